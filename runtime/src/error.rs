@@ -1,0 +1,211 @@
+//! Errors of singletable operations.
+
+use crate::item::Item;
+use crate::key::KeyError;
+use std::fmt;
+
+/// The primary key of an item, as text, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyText {
+    /// Partition key attribute and value.
+    pub partition: (String, String),
+    /// Sort key attribute and value.
+    pub sort: Option<(String, String)>,
+}
+
+impl fmt::Display for KeyText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} = {:?}", self.partition.0, self.partition.1)?;
+        if let Some((name, value)) = &self.sort {
+            write!(f, ", {name} = {value:?}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An item read from the table that could not become the entity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The item belongs to another entity (or none).
+    #[error("item at {key} is a {found:?}, not a {expected:?} (attribute `{attribute}`)")]
+    WrongEntity {
+        /// The item's key.
+        key: KeyText,
+        /// The entity attribute name.
+        attribute: &'static str,
+        /// The entity expected.
+        expected: &'static str,
+        /// What the item says it is (`None` when the attribute is missing or not a string).
+        found: Option<String>,
+    },
+    /// An attribute is missing or has the wrong type or value.
+    #[error("{entity} at {key}: attribute `{attribute}`: {message}")]
+    Attribute {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// Path of the offending attribute (`status`, `tags[2]`, `.` for the item itself).
+        attribute: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// A DynamoDB limit the request would break; checked before sending, because some engines
+/// accept what DynamoDB rejects.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// An item above 400 KB.
+    #[error("item at {key} is {size} bytes; DynamoDB items are at most 400 KB ({max} bytes)")]
+    ItemSize {
+        /// The item's key.
+        key: KeyText,
+        /// Its size as DynamoDB counts it.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A key attribute above its size limit.
+    #[error("key attribute `{attribute}` is {size} bytes; DynamoDB allows at most {max}")]
+    KeySize {
+        /// The attribute.
+        attribute: String,
+        /// Its size.
+        size: usize,
+        /// 2048 for partition keys, 1024 for sort keys.
+        max: usize,
+    },
+}
+
+/// Why an entity could not become an item; kept by builders until `params` or `send`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// A key could not be rendered.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The item breaks a DynamoDB limit.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// serde_dynamo could not serialize the entity.
+    #[error("{entity} could not be written as a DynamoDB item: {message}")]
+    Serialize {
+        /// The entity.
+        entity: &'static str,
+        /// What serde_dynamo reported.
+        message: String,
+    },
+}
+
+impl From<EncodeError> for Error {
+    fn from(error: EncodeError) -> Self {
+        match error {
+            EncodeError::Key(error) => Error::Key(error),
+            EncodeError::Limit(error) => Error::Limit(error),
+            EncodeError::Serialize { entity, message } => Error::Encode { entity, message },
+        }
+    }
+}
+
+/// Everything a singletable operation can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The item does not exist.
+    #[error("{entity} not found at {key}")]
+    NotFound {
+        /// The entity.
+        entity: &'static str,
+        /// The key asked for.
+        key: KeyText,
+    },
+    /// A condition of the request did not hold; nothing was written.
+    #[error("condition failed for {entity} at {key}")]
+    ConditionFailed {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// The item as it is now, when the request asked for it.
+        current: Option<Box<Item>>,
+    },
+    /// A key could not be rendered.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// An item could not be read as its entity.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// An entity could not be written as an item.
+    #[error("{entity} could not be written as a DynamoDB item: {message}")]
+    Encode {
+        /// The entity.
+        entity: &'static str,
+        /// What serde_dynamo reported.
+        message: String,
+    },
+    /// The request would break a DynamoDB limit.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// A request could not be built (a required field was missing).
+    #[error("request could not be built: {0}")]
+    Build(#[from] aws_sdk_dynamodb::error::BuildError),
+    /// Waiting for a table or index to become active failed or timed out.
+    #[error("waiting for table {table:?}: {message}")]
+    Wait {
+        /// The table.
+        table: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Any other error from DynamoDB or the SDK.
+    #[error("DynamoDB: {0}")]
+    Service(#[source] Box<aws_sdk_dynamodb::Error>),
+}
+
+impl Error {
+    /// Whether this is [`Error::NotFound`].
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound { .. })
+    }
+
+    /// Whether this is [`Error::ConditionFailed`].
+    pub fn is_condition_failed(&self) -> bool {
+        matches!(self, Error::ConditionFailed { .. })
+    }
+
+    /// The current item a failed condition returned, decoded as `E`.
+    pub fn current_item<E: crate::Entity>(&self) -> Option<Result<E, DecodeError>> {
+        match self {
+            Error::ConditionFailed {
+                current: Some(item),
+                ..
+            } => Some(crate::item::decode::<E>((**item).clone())),
+            _ => None,
+        }
+    }
+}
+
+impl<E, R> From<aws_sdk_dynamodb::error::SdkError<E, R>> for Error
+where
+    aws_sdk_dynamodb::Error: From<aws_sdk_dynamodb::error::SdkError<E, R>>,
+{
+    fn from(error: aws_sdk_dynamodb::error::SdkError<E, R>) -> Self {
+        Error::Service(Box::new(aws_sdk_dynamodb::Error::from(error)))
+    }
+}
+
+/// Turns [`Error::NotFound`] into `Ok(None)`, like diesel's `OptionalExtension`.
+pub trait OptionalExt<T> {
+    /// `Ok(Some(value))`, `Ok(None)` for not found, or the other error.
+    fn optional(self) -> Result<Option<T>, Error>;
+}
+
+impl<T> OptionalExt<T> for Result<T, Error> {
+    fn optional(self) -> Result<Option<T>, Error> {
+        match self {
+            Ok(value) => Ok(Some(value)),
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+}

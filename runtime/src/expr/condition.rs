@@ -1,0 +1,258 @@
+//! Condition expressions (`ConditionExpression`, `FilterExpression`).
+
+use super::{AttrPath, Placeholders};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::fmt::Write;
+use std::marker::PhantomData;
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    /// `=`
+    Eq,
+    /// `<>`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl Comparison {
+    fn symbol(self) -> &'static str {
+        match self {
+            Comparison::Eq => "=",
+            Comparison::Ne => "<>",
+            Comparison::Lt => "<",
+            Comparison::Le => "<=",
+            Comparison::Gt => ">",
+            Comparison::Ge => ">=",
+        }
+    }
+}
+
+/// A DynamoDB attribute type, for `attribute_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttributeType {
+    /// `S`
+    String,
+    /// `N`
+    Number,
+    /// `B`
+    Binary,
+    /// `BOOL`
+    Bool,
+    /// `NULL`
+    Null,
+    /// `SS`
+    StringSet,
+    /// `NS`
+    NumberSet,
+    /// `BS`
+    BinarySet,
+    /// `L`
+    List,
+    /// `M`
+    Map,
+}
+
+impl AttributeType {
+    fn code(self) -> &'static str {
+        match self {
+            AttributeType::String => "S",
+            AttributeType::Number => "N",
+            AttributeType::Binary => "B",
+            AttributeType::Bool => "BOOL",
+            AttributeType::Null => "NULL",
+            AttributeType::StringSet => "SS",
+            AttributeType::NumberSet => "NS",
+            AttributeType::BinarySet => "BS",
+            AttributeType::List => "L",
+            AttributeType::Map => "M",
+        }
+    }
+}
+
+/// The right-hand side of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// A value.
+    Value(AttributeValue),
+    /// Another attribute.
+    Path(AttrPath),
+    /// `size(path)`.
+    Size(AttrPath),
+}
+
+impl Operand {
+    fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
+        match self {
+            Operand::Value(value) => out.push_str(&placeholders.value(value.clone())),
+            Operand::Path(path) => path.render(placeholders, out),
+            Operand::Size(path) => {
+                out.push_str("size(");
+                path.render(placeholders, out);
+                out.push(')');
+            }
+        }
+    }
+}
+
+/// An untyped condition tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// `a <op> b`
+    Compare(Operand, Comparison, Operand),
+    /// `a BETWEEN low AND high`
+    Between(Operand, Operand, Operand),
+    /// `a IN (b, c, ...)`
+    In(Operand, Vec<Operand>),
+    /// `begins_with(path, value)`
+    BeginsWith(AttrPath, Operand),
+    /// `contains(path, value)`
+    Contains(AttrPath, Operand),
+    /// `attribute_exists(path)`
+    Exists(AttrPath),
+    /// `attribute_not_exists(path)`
+    NotExists(AttrPath),
+    /// `attribute_type(path, type)`
+    Type(AttrPath, AttributeType),
+    /// Both.
+    And(Box<Node>, Box<Node>),
+    /// Either.
+    Or(Box<Node>, Box<Node>),
+    /// Negation.
+    Not(Box<Node>),
+}
+
+impl Node {
+    /// Writes the expression text, drawing placeholders from `placeholders`.
+    pub fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
+        match self {
+            Node::Compare(left, comparison, right) => {
+                left.render(placeholders, out);
+                let _ = write!(out, " {} ", comparison.symbol());
+                right.render(placeholders, out);
+            }
+            Node::Between(subject, low, high) => {
+                subject.render(placeholders, out);
+                out.push_str(" BETWEEN ");
+                low.render(placeholders, out);
+                out.push_str(" AND ");
+                high.render(placeholders, out);
+            }
+            Node::In(subject, options) => {
+                subject.render(placeholders, out);
+                out.push_str(" IN (");
+                for (position, option) in options.iter().enumerate() {
+                    if position > 0 {
+                        out.push_str(", ");
+                    }
+                    option.render(placeholders, out);
+                }
+                out.push(')');
+            }
+            Node::BeginsWith(path, operand) => function(placeholders, out, "begins_with", path, Some(operand)),
+            Node::Contains(path, operand) => function(placeholders, out, "contains", path, Some(operand)),
+            Node::Exists(path) => function(placeholders, out, "attribute_exists", path, None),
+            Node::NotExists(path) => function(placeholders, out, "attribute_not_exists", path, None),
+            Node::Type(path, kind) => {
+                let operand = Operand::Value(AttributeValue::S(kind.code().to_owned()));
+                function(placeholders, out, "attribute_type", path, Some(&operand));
+            }
+            Node::And(left, right) => {
+                group(left, placeholders, out, |node| matches!(node, Node::Or(..)));
+                out.push_str(" AND ");
+                group(right, placeholders, out, |node| matches!(node, Node::Or(..)));
+            }
+            Node::Or(left, right) => {
+                group(left, placeholders, out, |node| matches!(node, Node::And(..)));
+                out.push_str(" OR ");
+                group(right, placeholders, out, |node| matches!(node, Node::And(..)));
+            }
+            Node::Not(inner) => {
+                out.push_str("NOT ");
+                group(inner, placeholders, out, |node| matches!(node, Node::And(..) | Node::Or(..)));
+            }
+        }
+    }
+
+    /// The rendered expression text alone.
+    pub fn to_expression(&self, placeholders: &mut Placeholders) -> String {
+        let mut out = String::new();
+        self.render(placeholders, &mut out);
+        out
+    }
+}
+
+fn function(placeholders: &mut Placeholders, out: &mut String, name: &str, path: &AttrPath, operand: Option<&Operand>) {
+    out.push_str(name);
+    out.push('(');
+    path.render(placeholders, out);
+    if let Some(operand) = operand {
+        out.push_str(", ");
+        operand.render(placeholders, out);
+    }
+    out.push(')');
+}
+
+/// Parenthesises a mixed `AND`/`OR` operand so precedence never depends on the reader.
+fn group(node: &Node, placeholders: &mut Placeholders, out: &mut String, needs_parens: impl Fn(&Node) -> bool) {
+    if needs_parens(node) {
+        out.push('(');
+        node.render(placeholders, out);
+        out.push(')');
+    } else {
+        node.render(placeholders, out);
+    }
+}
+
+/// A condition on items of entity `E`, built from its typed paths.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition<E> {
+    node: Node,
+    entity: PhantomData<fn() -> E>,
+}
+
+impl<E> Condition<E> {
+    /// Wraps an untyped tree; the typed builders are the public way in.
+    #[doc(hidden)]
+    pub fn from_node(node: Node) -> Self {
+        Condition {
+            node,
+            entity: PhantomData,
+        }
+    }
+
+    /// The untyped tree.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// Both conditions.
+    pub fn and(self, other: Condition<E>) -> Self {
+        Self::from_node(Node::And(Box::new(self.node), Box::new(other.node)))
+    }
+
+    /// Either condition.
+    pub fn or(self, other: Condition<E>) -> Self {
+        Self::from_node(Node::Or(Box::new(self.node), Box::new(other.node)))
+    }
+
+    /// The negation.
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(self) -> Self {
+        Self::from_node(Node::Not(Box::new(self.node)))
+    }
+}
+
+/// Joins optional condition parts with `AND`.
+pub(crate) fn all(parts: impl IntoIterator<Item = Node>) -> Option<Node> {
+    parts
+        .into_iter()
+        .reduce(|left, right| Node::And(Box::new(left), Box::new(right)))
+}

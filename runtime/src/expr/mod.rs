@@ -1,0 +1,79 @@
+//! Expression building: every attribute name and value goes through a placeholder.
+//!
+//! Names become `#n0`, `#n1`, … and values `:v0`, `:v1`, … in the order they are first used,
+//! so the same request always renders to the same text and nothing a user supplies is ever
+//! spliced into expression text.
+
+pub mod condition;
+pub mod path;
+
+pub use condition::Condition;
+pub use path::AttrPath;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Placeholders for the names and values of one request's expressions.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Placeholders {
+    names: Vec<String>,
+    values: Vec<AttributeValue>,
+}
+
+impl Placeholders {
+    /// The placeholder for attribute `name`, reused if the name was seen before.
+    pub fn name(&mut self, name: &str) -> String {
+        let index = match self.names.iter().position(|known| known == name) {
+            Some(index) => index,
+            None => {
+                self.names.push(name.to_owned());
+                self.names.len() - 1
+            }
+        };
+        format!("#n{index}")
+    }
+
+    /// A new placeholder for `value`.
+    pub fn value(&mut self, value: AttributeValue) -> String {
+        self.values.push(value);
+        format!(":v{}", self.values.len() - 1)
+    }
+
+    /// Whether no placeholder was used.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.values.is_empty()
+    }
+
+    /// `ExpressionAttributeNames`, or `None` when empty (DynamoDB rejects an empty map).
+    pub fn names(&self) -> Option<HashMap<String, String>> {
+        (!self.names.is_empty()).then(|| {
+            self.names
+                .iter()
+                .enumerate()
+                .map(|(index, name)| (format!("#n{index}"), name.clone()))
+                .collect()
+        })
+    }
+
+    /// `ExpressionAttributeValues`, or `None` when empty.
+    pub fn values(&self) -> Option<HashMap<String, AttributeValue>> {
+        (!self.values.is_empty()).then(|| {
+            self.values
+                .iter()
+                .enumerate()
+                .map(|(index, value)| (format!(":v{index}"), value.clone()))
+                .collect()
+        })
+    }
+
+    /// The names as wire JSON, if any.
+    pub(crate) fn names_json(&self) -> Option<Value> {
+        self.names().map(|names| serde_json::json!(names))
+    }
+
+    /// The values as wire JSON, if any.
+    pub(crate) fn values_json(&self) -> Option<Value> {
+        self.values().map(|values| crate::wire::item(&values))
+    }
+}

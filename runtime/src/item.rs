@@ -1,0 +1,134 @@
+//! Converting entities to and from DynamoDB items.
+
+use crate::error::{DecodeError, EncodeError, KeyText, LimitError};
+use crate::schema::{Entity, Table};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// A DynamoDB item: attribute names to values.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// DynamoDB's item size limit.
+pub const MAX_ITEM_BYTES: usize = 400 * 1024;
+/// DynamoDB's partition key size limit.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// DynamoDB's sort key size limit.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// The whole item for `entity`: its serde fields, its primary key, its index keys and the
+/// entity attribute.
+pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
+    let table = <E::Table as Table>::SCHEMA;
+    let mut item: Item = serde_dynamo::to_item(entity).map_err(|error| EncodeError::Serialize {
+        entity: E::SCHEMA.name,
+        message: error.to_string(),
+    })?;
+    let key = entity.primary_key()?;
+    item.extend(key.to_attributes());
+    item.insert(
+        table.entity_attribute.to_owned(),
+        AttributeValue::S(E::SCHEMA.name.to_owned()),
+    );
+    entity.write_index_keys(&mut item)?;
+    check_item_size(&item, || key.text())?;
+    Ok(item)
+}
+
+/// Reads `item` as `E`, checking the entity attribute first.
+pub fn decode<E: Entity>(item: Item) -> Result<E, DecodeError> {
+    let table = <E::Table as Table>::SCHEMA;
+    let found = match item.get(table.entity_attribute) {
+        Some(AttributeValue::S(name)) => Some(name.as_str()),
+        _ => None,
+    };
+    if found != Some(E::SCHEMA.name) {
+        return Err(DecodeError::WrongEntity {
+            key: key_text::<E::Table>(&item),
+            attribute: table.entity_attribute,
+            expected: E::SCHEMA.name,
+            found: found.map(str::to_owned),
+        });
+    }
+    let key = key_text::<E::Table>(&item);
+    let value = serde_dynamo::AttributeValue::M(serde_dynamo::Item::from(item).into());
+    let deserializer = serde_dynamo::Deserializer::from_attribute_value(value);
+    serde_path_to_error::deserialize(deserializer).map_err(|error| DecodeError::Attribute {
+        entity: E::SCHEMA.name,
+        key,
+        attribute: error.path().to_string(),
+        message: error.into_inner().to_string(),
+    })
+}
+
+/// The primary key of a raw item, for messages; missing or non-string parts are shown as such.
+pub fn key_text<T: Table>(item: &Item) -> KeyText {
+    let schema = T::SCHEMA;
+    let text = |name: &str| match item.get(name) {
+        Some(AttributeValue::S(value)) => value.clone(),
+        Some(AttributeValue::N(value)) => value.clone(),
+        Some(other) => format!("{other:?}"),
+        None => "<missing>".to_owned(),
+    };
+    KeyText {
+        partition: (schema.partition_key.to_owned(), text(schema.partition_key)),
+        sort: schema
+            .sort_key
+            .map(|name| (name.to_owned(), text(name))),
+    }
+}
+
+/// The size of an item as DynamoDB counts it: attribute names plus values.
+pub fn item_size(item: &Item) -> usize {
+    item.iter()
+        .map(|(name, value)| name.len() + value_size(value))
+        .sum()
+}
+
+/// The size of one attribute value as DynamoDB documents it: strings and binaries by length,
+/// numbers by roughly one byte per two significant digits plus one, containers by their
+/// contents plus three bytes, and one byte per element.
+pub fn value_size(value: &AttributeValue) -> usize {
+    match value {
+        AttributeValue::S(text) => text.len(),
+        AttributeValue::N(number) => number_size(number),
+        AttributeValue::B(bytes) => bytes.as_ref().len(),
+        AttributeValue::Bool(_) | AttributeValue::Null(_) => 1,
+        AttributeValue::Ss(texts) => texts.iter().map(String::len).sum(),
+        AttributeValue::Ns(numbers) => numbers.iter().map(|number| number_size(number)).sum(),
+        AttributeValue::Bs(items) => items.iter().map(|bytes| bytes.as_ref().len()).sum(),
+        AttributeValue::L(values) => 3 + values.iter().map(|value| 1 + value_size(value)).sum::<usize>(),
+        AttributeValue::M(map) => {
+            3 + map
+                .iter()
+                .map(|(name, value)| 1 + name.len() + value_size(value))
+                .sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
+fn number_size(number: &str) -> usize {
+    let significant = number
+        .trim_start_matches('-')
+        .split(['e', 'E'])
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect::<String>();
+    let trimmed = significant.trim_start_matches('0').trim_end_matches('0');
+    trimmed.len().div_ceil(2) + 1
+}
+
+/// Fails when the item is above DynamoDB's 400 KB limit.
+pub fn check_item_size(item: &Item, key: impl FnOnce() -> KeyText) -> Result<(), LimitError> {
+    let size = item_size(item);
+    if size > MAX_ITEM_BYTES {
+        return Err(LimitError::ItemSize {
+            key: key(),
+            size,
+            max: MAX_ITEM_BYTES,
+        });
+    }
+    Ok(())
+}

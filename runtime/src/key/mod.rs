@@ -1,0 +1,310 @@
+//! Key templates: how an entity's fields become the text of a key attribute, and back.
+//!
+//! A template such as `"STATUS#{status}#TICKET#{id}"` is parsed by the derive at compile time
+//! into a static [`KeyTemplate`]; at run time [`KeyTemplate::render`] writes each field with its
+//! [`KeyPart`] encoding and [`KeyTemplate::parse`] splits a stored key back into the raw text of
+//! each field. Rendering refuses any value that would make the key ambiguous, so every key that
+//! can be written can also be read back exactly.
+
+mod part;
+
+pub use part::{KeyField, KeyPart, PartContext};
+
+use std::fmt;
+
+/// One piece of a key template: constant text or a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// Constant text, copied as is (`"TICKET#"`).
+    Literal(&'static str),
+    /// A field of the entity (`{id}` or, with a width override for integers, `{seq:6}`).
+    Field {
+        /// The Rust field name.
+        name: &'static str,
+        /// Zero-padding width for integers; `None` uses the type's full width.
+        width: Option<u8>,
+    },
+}
+
+/// A key template, parsed at compile time by the derive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTemplate {
+    /// The template as written, e.g. `"TICKET#{id}"` (used in messages).
+    pub source: &'static str,
+    /// The template split into constant text and fields, in order.
+    pub segments: &'static [Segment],
+}
+
+/// Why a key could not be rendered or parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The value contains text that follows the field in the template, so the key could not be
+    /// split back into its fields.
+    #[error("value {value:?} of `{field}` contains {separator:?}, which separates it from the rest of the key in template {template:?}; such a key could not be read back")]
+    Ambiguous {
+        /// The field.
+        field: &'static str,
+        /// The offending value.
+        value: String,
+        /// The constant text after the field.
+        separator: &'static str,
+        /// The template.
+        template: &'static str,
+    },
+    /// An integer needs more digits than the template's width, which would break sort order.
+    #[error("value {value} of `{field}` needs more than {width} digits (template {template:?}); widen the field, e.g. `{{{field}:{needed}}}`")]
+    TooWide {
+        /// The field.
+        field: &'static str,
+        /// The value as text.
+        value: String,
+        /// The template's width.
+        width: u8,
+        /// Digits the value needs.
+        needed: usize,
+        /// The template.
+        template: &'static str,
+    },
+    /// A value that cannot be written in a sortable form (a year outside 0000-9999, say).
+    #[error("value of `{field}` cannot be part of a key: {reason}")]
+    Unrepresentable {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The rendered key is empty, which DynamoDB rejects for key attributes.
+    #[error("template {template:?} rendered an empty key; DynamoDB key attributes cannot be empty")]
+    Empty {
+        /// The template.
+        template: &'static str,
+    },
+    /// A rendered key is longer than DynamoDB allows for its attribute.
+    #[error("key {key:?} is {size} bytes; DynamoDB allows at most {max} bytes for a {role} key")]
+    TooLong {
+        /// The rendered key.
+        key: String,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        max: usize,
+        /// `partition` or `sort`.
+        role: &'static str,
+    },
+    /// A stored key does not have the template's shape.
+    #[error("key {key:?} does not match template {template:?}: {reason}")]
+    Mismatch {
+        /// The stored key.
+        key: String,
+        /// The template.
+        template: &'static str,
+        /// What did not match.
+        reason: String,
+    },
+    /// The text of one field could not be read as the field's type.
+    #[error("`{field}` in key {key:?} is not a valid {expected}: {text:?}")]
+    InvalidPart {
+        /// The field.
+        field: &'static str,
+        /// The stored key.
+        key: String,
+        /// What the field's type expects.
+        expected: &'static str,
+        /// The text found.
+        text: String,
+    },
+}
+
+/// Error a [`KeyPart`] reports while parsing its own text; the template adds the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartError {
+    /// What was expected, e.g. `"10-digit unsigned integer"`.
+    pub expected: &'static str,
+}
+
+impl KeyTemplate {
+    /// The names of the fields this template uses, in order.
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.segments.iter().filter_map(|segment| match segment {
+            Segment::Field { name, .. } => Some(*name),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    /// Whether the template has no fields (a constant such as `"TICKET"`).
+    pub fn is_constant(&self) -> bool {
+        self.fields().next().is_none()
+    }
+
+    /// Renders the template with `values` given in field order (as [`KeyTemplate::fields`]).
+    ///
+    /// ```
+    /// use singletable_runtime::key::{KeyTemplate, Segment};
+    /// const TEMPLATE: KeyTemplate = KeyTemplate {
+    ///     source: "TEAM#{team}#TICKET#{id}",
+    ///     segments: &[
+    ///         Segment::Literal("TEAM#"),
+    ///         Segment::Field { name: "team", width: None },
+    ///         Segment::Literal("#TICKET#"),
+    ///         Segment::Field { name: "id", width: None },
+    ///     ],
+    /// };
+    /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"]).unwrap(), "TEAM#0000000007#TICKET#8842");
+    /// assert!(TEMPLATE.render(&[&7u32, &"a#TICKET#b"]).is_ok()); // last field: nothing follows
+    /// assert!(TEMPLATE.render(&[&7u32, &"8842"]).is_ok());
+    /// ```
+    pub fn render(&self, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
+        self.render_prefix(values, values.len())
+    }
+
+    /// Renders the template up to (not including) field number `fields` and the constant text
+    /// after the last rendered field: the prefix a `begins_with` key condition uses.
+    pub fn render_prefix(&self, values: &[&dyn KeyPart], fields: usize) -> Result<String, KeyError> {
+        let mut out = String::with_capacity(self.source.len() + 16);
+        let mut values = values.iter();
+        let mut rendered = 0;
+        for (position, segment) in self.segments.iter().enumerate() {
+            match *segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Field { name, width } => {
+                    if rendered == fields {
+                        break;
+                    }
+                    let Some(value) = values.next() else { break };
+                    let start = out.len();
+                    value.render_part(
+                        PartContext {
+                            field: name,
+                            width,
+                            template: self.source,
+                        },
+                        &mut out,
+                    )?;
+                    if let Some(Segment::Literal(separator)) = self.segments.get(position + 1) {
+                        check_separable(name, &out[start..], separator, self.source)?;
+                    }
+                    rendered += 1;
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(KeyError::Empty {
+                template: self.source,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Splits a stored key into the raw text of each field, in field order.
+    ///
+    /// ```
+    /// use singletable_runtime::key::{KeyTemplate, Segment};
+    /// const TEMPLATE: KeyTemplate = KeyTemplate {
+    ///     source: "STATUS#{status}#TICKET#{id}",
+    ///     segments: &[
+    ///         Segment::Literal("STATUS#"),
+    ///         Segment::Field { name: "status", width: None },
+    ///         Segment::Literal("#TICKET#"),
+    ///         Segment::Field { name: "id", width: None },
+    ///     ],
+    /// };
+    /// assert_eq!(TEMPLATE.split("STATUS#open#TICKET#8842").unwrap(), vec!["open", "8842"]);
+    /// assert!(TEMPLATE.split("ORDER#1").is_err());
+    /// ```
+    pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>, KeyError> {
+        let mismatch = |reason: String| KeyError::Mismatch {
+            key: key.to_owned(),
+            template: self.source,
+            reason,
+        };
+        let mut rest = key;
+        let mut parts = Vec::new();
+        let mut segments = self.segments.iter().peekable();
+        while let Some(segment) = segments.next() {
+            match *segment {
+                Segment::Literal(text) => {
+                    rest = rest
+                        .strip_prefix(text)
+                        .ok_or_else(|| mismatch(format!("expected {text:?} at {rest:?}")))?;
+                }
+                Segment::Field { .. } => match segments.peek() {
+                    Some(Segment::Literal(separator)) => {
+                        let end = rest.find(separator).ok_or_else(|| {
+                            mismatch(format!("expected {separator:?} after a field in {rest:?}"))
+                        })?;
+                        parts.push(&rest[..end]);
+                        rest = &rest[end..];
+                    }
+                    // The derive rejects adjacent fields, so only the last field gets here.
+                    _ => {
+                        parts.push(rest);
+                        rest = "";
+                    }
+                },
+            }
+        }
+        if !rest.is_empty() {
+            return Err(mismatch(format!("unexpected trailing text {rest:?}")));
+        }
+        Ok(parts)
+    }
+
+    /// Parses the text of field number `index` (from [`KeyTemplate::split`]) as `T`.
+    pub fn parse_part<T: KeyField>(&self, key: &str, index: usize, text: &str) -> Result<T, KeyError> {
+        let (name, width) = self
+            .segments
+            .iter()
+            .filter_map(|segment| match *segment {
+                Segment::Field { name, width } => Some((name, width)),
+                Segment::Literal(_) => None,
+            })
+            .nth(index)
+            .ok_or_else(|| KeyError::Mismatch {
+                key: key.to_owned(),
+                template: self.source,
+                reason: format!("the template has no field number {index}"),
+            })?;
+        T::parse_part(text, width).map_err(|error| KeyError::InvalidPart {
+            field: name,
+            key: key.to_owned(),
+            expected: error.expected,
+            text: text.to_owned(),
+        })
+    }
+}
+
+/// A field's text must not run into the constant that follows it: parsing takes the first
+/// occurrence of that constant, which must be the one the template put there.
+fn check_separable(
+    field: &'static str,
+    rendered: &str,
+    separator: &'static str,
+    template: &'static str,
+) -> Result<(), KeyError> {
+    // `rendered + separator` must not contain `separator` before `rendered.len()`.
+    let runs_into_separator = rendered.char_indices().any(|(index, _)| {
+        let tail = &rendered[index..];
+        if tail.len() >= separator.len() {
+            tail.starts_with(separator)
+        } else {
+            let overlap = separator.len() - tail.len();
+            separator.starts_with(tail)
+                && separator.get(tail.len()..) == separator.get(..overlap)
+        }
+    });
+    if runs_into_separator {
+        return Err(KeyError::Ambiguous {
+            field,
+            value: rendered.to_owned(),
+            separator,
+            template,
+        });
+    }
+    Ok(())
+}
+
+impl fmt::Display for KeyTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.source)
+    }
+}

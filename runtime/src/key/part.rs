@@ -1,0 +1,300 @@
+//! How each Rust type is written into a key so that text order equals value order.
+
+use super::{KeyError, PartError};
+
+/// Where a part is being rendered, for error messages and the width override.
+#[derive(Debug, Clone, Copy)]
+pub struct PartContext {
+    /// The field name.
+    pub field: &'static str,
+    /// The width override from the template (`{seq:6}`), if any.
+    pub width: Option<u8>,
+    /// The template source.
+    pub template: &'static str,
+}
+
+/// A type that can be part of a key template.
+///
+/// Implemented for strings, integers (zero-padded so that text order is numeric order),
+/// `bool`, timestamps and dates (with the `chrono` feature), UUIDs (`uuid`) and ULIDs (`ulid`),
+/// and for unit-variant enums through `#[derive(singletable::KeyPart)]`.
+pub trait KeyPart {
+    /// Appends this value's key text to `out`.
+    fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError>;
+}
+
+/// The type of a field used in a key template: a [`KeyPart`] that can be read back.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be part of a key template",
+    label = "this template uses a field of type `{Self}`",
+    note = "key parts must sort as text: strings, integers, `bool`, unit-variant enums with `#[derive(singletable::KeyPart)]`, `chrono::DateTime<Utc>`/`NaiveDate` (feature `chrono`), `uuid::Uuid` (feature `uuid`) or `ulid::Ulid` (feature `ulid`)",
+    note = "floats, maps, lists and bytes have no order-preserving text form; keep them as ordinary attributes"
+)]
+pub trait KeyField: KeyPart + Sized {
+    /// The type generated key constructors take a reference to (`str` for `String`).
+    type Borrowed: ?Sized + KeyPart;
+
+
+    /// Parses the exact text [`KeyPart::render_part`] writes.
+    fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError>;
+}
+
+impl<T: KeyPart + ?Sized> KeyPart for &T {
+    fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        (**self).render_part(context, out)
+    }
+}
+
+impl KeyPart for str {
+    fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        out.push_str(self);
+        Ok(())
+    }
+}
+
+impl KeyPart for String {
+    fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        self.as_str().render_part(context, out)
+    }
+}
+
+impl KeyField for String {
+    type Borrowed = str;
+
+    fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
+        Ok(text.to_owned())
+    }
+}
+
+impl KeyPart for bool {
+    fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        out.push_str(if *self { "true" } else { "false" });
+        Ok(())
+    }
+}
+
+impl KeyField for bool {
+    type Borrowed = bool;
+
+    fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
+        match text {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(PartError {
+                expected: "`true` or `false`",
+            }),
+        }
+    }
+}
+
+/// Writes `digits` left-padded with zeros to `width`, or fails if it needs more.
+fn push_padded(digits: &str, value: &dyn std::fmt::Display, context: PartContext, width: u8, out: &mut String) -> Result<(), KeyError> {
+    if digits.len() > usize::from(width) {
+        return Err(KeyError::TooWide {
+            field: context.field,
+            value: value.to_string(),
+            width,
+            needed: digits.len(),
+            template: context.template,
+        });
+    }
+    out.extend(std::iter::repeat_n('0', usize::from(width) - digits.len()));
+    out.push_str(digits);
+    Ok(())
+}
+
+/// Checks that `text` is exactly `width` ASCII digits.
+fn fixed_digits(text: &str, width: u8, expected: &'static str) -> Result<u128, PartError> {
+    if text.len() != usize::from(width) || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(PartError { expected });
+    }
+    text.parse::<u128>().map_err(|_| PartError { expected })
+}
+
+macro_rules! unsigned_key_part {
+    ($($ty:ty => $width:expr),* $(,)?) => {$(
+        impl KeyPart for $ty {
+            fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+                let width = context.width.unwrap_or($width);
+                push_padded(&self.to_string(), self, context, width, out)
+            }
+        }
+
+        impl KeyField for $ty {
+            type Borrowed = $ty;
+
+            fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError> {
+                const EXPECTED: &str = concat!("zero-padded ", stringify!($ty));
+                let value = fixed_digits(text, width.unwrap_or($width), EXPECTED)?;
+                <$ty>::try_from(value).map_err(|_| PartError { expected: EXPECTED })
+            }
+        }
+    )*};
+}
+
+unsigned_key_part!(u8 => 3, u16 => 5, u32 => 10, u64 => 20, usize => 20);
+
+/// Negative integers are written as `-` followed by `10^width + value`, zero-padded: `-` sorts
+/// before every digit, and among negatives a larger value gives a larger complement, so text
+/// order stays numeric order (`-9999999998` = -2 < `-9999999999` = -1 < `0000000000` = 0).
+macro_rules! signed_key_part {
+    ($($ty:ty => $width:expr),* $(,)?) => {$(
+        impl KeyPart for $ty {
+            fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+                let width = context.width.unwrap_or($width);
+                if *self >= 0 {
+                    return push_padded(&self.to_string(), self, context, width, out);
+                }
+                // ok: every signed type here fits in i128.
+                let magnitude = (*self as i128).unsigned_abs();
+                let base = 10u128.checked_pow(u32::from(width)).unwrap_or(u128::MAX);
+                if magnitude >= base {
+                    return Err(KeyError::TooWide {
+                        field: context.field,
+                        value: self.to_string(),
+                        width,
+                        needed: magnitude.to_string().len() + 1,
+                        template: context.template,
+                    });
+                }
+                out.push('-');
+                push_padded(&(base - magnitude).to_string(), self, context, width, out)
+            }
+        }
+
+        impl KeyField for $ty {
+            type Borrowed = $ty;
+
+            fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError> {
+                const EXPECTED: &str = concat!("zero-padded ", stringify!($ty));
+                let width = width.unwrap_or($width);
+                let invalid = PartError { expected: EXPECTED };
+                let value = match text.strip_prefix('-') {
+                    Some(complement) => {
+                        let complement = fixed_digits(complement, width, EXPECTED)?;
+                        let base = 10u128.checked_pow(u32::from(width)).ok_or(invalid.clone())?;
+                        if complement == 0 || complement >= base {
+                            return Err(invalid);
+                        }
+                        -i128::try_from(base - complement).map_err(|_| invalid.clone())?
+                    }
+                    None => i128::try_from(fixed_digits(text, width, EXPECTED)?).map_err(|_| invalid.clone())?,
+                };
+                <$ty>::try_from(value).map_err(|_| invalid)
+            }
+        }
+    )*};
+}
+
+signed_key_part!(i8 => 3, i16 => 5, i32 => 10, i64 => 19, isize => 19);
+
+#[cfg(feature = "chrono")]
+mod chrono_parts {
+    use super::*;
+    use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+
+    /// RFC 3339 in UTC with nanoseconds and `Z`: fixed width, so text order is time order.
+    impl KeyPart for DateTime<Utc> {
+        fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+            use chrono::Datelike;
+            if !(0..=9999).contains(&self.year()) {
+                return Err(KeyError::Unrepresentable {
+                    field: context.field,
+                    reason: format!("year {} is outside 0000-9999, so it would not sort as text", self.year()),
+                });
+            }
+            out.push_str(&self.to_rfc3339_opts(SecondsFormat::Nanos, true));
+            Ok(())
+        }
+    }
+
+    impl KeyField for DateTime<Utc> {
+        type Borrowed = DateTime<Utc>;
+
+        fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
+            const EXPECTED: &str = "RFC 3339 UTC timestamp with nanoseconds";
+            let parsed = DateTime::parse_from_rfc3339(text)
+                .map_err(|_| PartError { expected: EXPECTED })?
+                .with_timezone(&Utc);
+            // Only the exact rendered form is accepted, so a key has one spelling.
+            if parsed.to_rfc3339_opts(SecondsFormat::Nanos, true) != text {
+                return Err(PartError { expected: EXPECTED });
+            }
+            Ok(parsed)
+        }
+    }
+
+    /// `YYYY-MM-DD`.
+    impl KeyPart for NaiveDate {
+        fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+            use chrono::Datelike;
+            if !(0..=9999).contains(&self.year()) {
+                return Err(KeyError::Unrepresentable {
+                    field: context.field,
+                    reason: format!("year {} is outside 0000-9999, so it would not sort as text", self.year()),
+                });
+            }
+            out.push_str(&self.format("%Y-%m-%d").to_string());
+            Ok(())
+        }
+    }
+
+    impl KeyField for NaiveDate {
+        type Borrowed = NaiveDate;
+
+        fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
+            const EXPECTED: &str = "date YYYY-MM-DD";
+            let parsed = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| PartError { expected: EXPECTED })?;
+            if parsed.format("%Y-%m-%d").to_string() != text {
+                return Err(PartError { expected: EXPECTED });
+            }
+            Ok(parsed)
+        }
+    }
+}
+
+#[cfg(feature = "uuid")]
+impl KeyPart for uuid::Uuid {
+    /// Lowercase hyphenated form.
+    fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        out.push_str(self.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()));
+        Ok(())
+    }
+}
+
+#[cfg(feature = "uuid")]
+impl KeyField for uuid::Uuid {
+    type Borrowed = uuid::Uuid;
+
+    fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
+        const EXPECTED: &str = "lowercase hyphenated UUID";
+        let parsed = uuid::Uuid::try_parse(text).map_err(|_| PartError { expected: EXPECTED })?;
+        if parsed.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()) != text {
+            return Err(PartError { expected: EXPECTED });
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(feature = "ulid")]
+impl KeyPart for ulid::Ulid {
+    /// Canonical 26-character Crockford base32, which sorts by creation time.
+    fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        out.push_str(&self.to_string());
+        Ok(())
+    }
+}
+
+#[cfg(feature = "ulid")]
+impl KeyField for ulid::Ulid {
+    type Borrowed = ulid::Ulid;
+
+    fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
+        const EXPECTED: &str = "26-character ULID";
+        let parsed = ulid::Ulid::from_string(text).map_err(|_| PartError { expected: EXPECTED })?;
+        if parsed.to_string() != text {
+            return Err(PartError { expected: EXPECTED });
+        }
+        Ok(parsed)
+    }
+}

@@ -1,0 +1,102 @@
+//! `DeleteItem`.
+
+use super::condition_failure;
+use crate::error::Error;
+use crate::expr::condition::{all, Node};
+use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::schema::{Entity, Table};
+use crate::wire::{self, Body, Request};
+use crate::{Db, Key};
+use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
+use serde_json::json;
+
+impl<T: Table> Db<T> {
+    /// Deletes the item with this key (succeeding if there is none, unless told otherwise).
+    pub fn delete<E: Entity<Table = T>>(&self, key: Key<E>) -> Delete<'_, E> {
+        Delete {
+            db: self,
+            key,
+            only_if_exists: false,
+            condition: None,
+        }
+    }
+}
+
+/// A `DeleteItem` of one entity; see [`Db::delete`].
+#[must_use = "an operation does nothing until it is sent"]
+pub struct Delete<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    key: Key<E>,
+    only_if_exists: bool,
+    condition: Option<Condition<E>>,
+}
+
+impl<E: Entity> Delete<'_, E> {
+    /// Fails with [`Error::NotFound`] if there is no item to delete.
+    pub fn only_if_exists(mut self) -> Self {
+        self.only_if_exists = true;
+        self
+    }
+
+    /// Deletes only if `condition` holds for the current item.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        self.condition = Some(match self.condition.take() {
+            Some(existing) => existing.and(condition),
+            None => condition,
+        });
+        self
+    }
+
+    fn expression(&self) -> (Option<String>, Placeholders) {
+        let table = <E::Table as Table>::SCHEMA;
+        let exists = self
+            .only_if_exists
+            .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
+        let user = self.condition.as_ref().map(|condition| condition.node().clone());
+        let mut placeholders = Placeholders::default();
+        let text = all(exists.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
+        (text, placeholders)
+    }
+
+    /// The request this operation sends.
+    pub fn params(&self) -> Request {
+        let (condition, placeholders) = self.expression();
+        Body::default()
+            .field("TableName", json!(self.db.table_name()))
+            .field("Key", wire::item(&self.key.to_attributes()))
+            .field("ReturnValuesOnConditionCheckFailure", condition.is_some().then(|| json!("ALL_OLD")))
+            .field("ConditionExpression", condition.map(|text| json!(text)))
+            .field("ExpressionAttributeNames", placeholders.names_json())
+            .field("ExpressionAttributeValues", placeholders.values_json())
+            .request("DeleteItem")
+    }
+
+    /// Sends the request.
+    pub async fn send(self) -> Result<(), Error> {
+        let (condition, placeholders) = self.expression();
+        let conditional = condition.is_some();
+        let result = self
+            .db
+            .client()
+            .delete_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.key.to_attributes()))
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(placeholders.names())
+            .set_expression_attribute_values(placeholders.values())
+            .set_return_values_on_condition_check_failure(
+                conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
+            )
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(error) => match error.as_service_error() {
+                Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(failure)) => {
+                    Err(condition_failure(E::SCHEMA.name, self.key.text(), failure.item(), self.only_if_exists))
+                }
+                _ => Err(error.into()),
+            },
+        }
+    }
+}

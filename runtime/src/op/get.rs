@@ -1,0 +1,63 @@
+//! `GetItem`.
+
+use crate::error::Error;
+use crate::schema::Entity;
+use crate::wire::{self, Body, Request};
+use crate::{Db, Key};
+use serde_json::json;
+
+impl<T: crate::Table> Db<T> {
+    /// Reads one item by key.
+    pub fn get<E: Entity<Table = T>>(&self, key: Key<E>) -> Get<'_, E> {
+        Get {
+            db: self,
+            key,
+            consistent: false,
+        }
+    }
+}
+
+/// A `GetItem` of one entity; see [`Db::get`].
+#[must_use = "an operation does nothing until it is sent"]
+pub struct Get<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    key: Key<E>,
+    consistent: bool,
+}
+
+impl<E: Entity> Get<'_, E> {
+    /// Asks for a strongly consistent read (twice the read cost).
+    pub fn consistent(mut self, consistent: bool) -> Self {
+        self.consistent = consistent;
+        self
+    }
+
+    /// The request this operation sends.
+    pub fn params(&self) -> Request {
+        Body::default()
+            .field("TableName", json!(self.db.table_name()))
+            .field("Key", wire::item(&self.key.to_attributes()))
+            .field("ConsistentRead", self.consistent.then(|| json!(true)))
+            .request("GetItem")
+    }
+
+    /// Sends the request: the item, or [`Error::NotFound`].
+    pub async fn send(self) -> Result<E, Error> {
+        let output = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.key.to_attributes()))
+            .set_consistent_read(self.consistent.then_some(true))
+            .send()
+            .await?;
+        match output.item {
+            Some(item) => Ok(crate::item::decode(item)?),
+            None => Err(Error::NotFound {
+                entity: E::SCHEMA.name,
+                key: self.key.text(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `CreateTable` from a [`Table`] declaration, and "create if missing".
+
+use crate::error::Error;
+use crate::schema::{IndexKind, Table};
+use crate::wire::Request;
+use crate::Db;
+use aws_sdk_dynamodb::client::Waiters;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
+    LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType,
+};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// The `CreateTable` request for a declaration: on-demand billing, every index projecting all
+/// attributes, every key attribute a string (templates render to text).
+#[derive(Debug, Clone)]
+pub struct CreateTable {
+    table_name: String,
+    attributes: Vec<&'static str>,
+    partition_key: &'static str,
+    sort_key: Option<&'static str>,
+    indexes: Vec<(&'static str, IndexKind, &'static str, Option<&'static str>)>,
+}
+
+impl<T: Table> Db<T> {
+    /// The `CreateTable` request for this table.
+    pub fn create_table(&self) -> CreateTable {
+        let schema = T::SCHEMA;
+        let mut attributes = vec![schema.partition_key];
+        attributes.extend(schema.sort_key);
+        let mut indexes = Vec::new();
+        for index in schema.indexes {
+            attributes.push(index.partition_key);
+            attributes.extend(index.sort_key);
+            indexes.push((index.name, index.kind, index.partition_key, index.sort_key));
+        }
+        attributes.sort_unstable();
+        attributes.dedup();
+        CreateTable {
+            table_name: self.table_name().to_owned(),
+            attributes,
+            partition_key: schema.partition_key,
+            sort_key: schema.sort_key,
+            indexes,
+        }
+    }
+
+    /// Creates the table if it does not exist and waits until it is active; returns whether it
+    /// created it.
+    pub async fn ensure_table(&self) -> Result<bool, Error> {
+        let described = self.client().describe_table().table_name(self.table_name()).send().await;
+        match described {
+            Ok(_) => return Ok(false),
+            Err(error) if error.as_service_error().is_some_and(|e| e.is_resource_not_found_exception()) => {}
+            Err(error) => return Err(error.into()),
+        }
+        let created = self.create_table().send(self.client()).await;
+        match created {
+            Ok(()) => {}
+            // Another process created it between our describe and create.
+            Err(Error::Service(error)) if matches!(*error, aws_sdk_dynamodb::Error::ResourceInUseException(_)) => {}
+            Err(error) => return Err(error),
+        }
+        self.client()
+            .wait_until_table_exists()
+            .table_name(self.table_name())
+            .wait(Duration::from_secs(300))
+            .await
+            .map_err(|error| Error::Wait {
+                table: self.table_name().to_owned(),
+                message: error.to_string(),
+            })?;
+        Ok(true)
+    }
+}
+
+fn key_schema(
+    partition_key: &str,
+    sort_key: Option<&str>,
+) -> Result<Vec<KeySchemaElement>, aws_sdk_dynamodb::error::BuildError> {
+    let element = |name: &str, kind: KeyType| {
+        KeySchemaElement::builder().attribute_name(name).key_type(kind).build()
+    };
+    std::iter::once(element(partition_key, KeyType::Hash))
+        .chain(sort_key.map(|name| element(name, KeyType::Range)))
+        .collect()
+}
+
+fn key_schema_json(partition_key: &str, sort_key: Option<&str>) -> Value {
+    let mut elements = vec![json!({"AttributeName": partition_key, "KeyType": "HASH"})];
+    elements.extend(sort_key.map(|name| json!({"AttributeName": name, "KeyType": "RANGE"})));
+    Value::Array(elements)
+}
+
+impl CreateTable {
+    /// The request this operation sends.
+    pub fn params(&self) -> Request {
+        let index_json = |kind: IndexKind| {
+            let indexes: Vec<Value> = self
+                .indexes
+                .iter()
+                .filter(|index| index.1 == kind)
+                .map(|(name, _, partition_key, sort_key)| {
+                    json!({
+                        "IndexName": name,
+                        "KeySchema": key_schema_json(partition_key, *sort_key),
+                        "Projection": {"ProjectionType": "ALL"},
+                    })
+                })
+                .collect();
+            (!indexes.is_empty()).then_some(Value::Array(indexes))
+        };
+        crate::wire::Body::default()
+            .field("TableName", json!(self.table_name))
+            .field(
+                "AttributeDefinitions",
+                Value::Array(
+                    self.attributes
+                        .iter()
+                        .map(|name| json!({"AttributeName": name, "AttributeType": "S"}))
+                        .collect(),
+                ),
+            )
+            .field("KeySchema", key_schema_json(self.partition_key, self.sort_key))
+            .field("BillingMode", json!("PAY_PER_REQUEST"))
+            .field("GlobalSecondaryIndexes", index_json(IndexKind::Global))
+            .field("LocalSecondaryIndexes", index_json(IndexKind::Local))
+            .request("CreateTable")
+    }
+
+    /// Sends the request (it fails if the table exists; see [`Db::ensure_table`]).
+    pub async fn send(self, client: &aws_sdk_dynamodb::Client) -> Result<(), Error> {
+        let projection = Projection::builder().projection_type(ProjectionType::All).build();
+        let mut request = client
+            .create_table()
+            .table_name(&self.table_name)
+            .billing_mode(BillingMode::PayPerRequest)
+            .set_key_schema(Some(key_schema(self.partition_key, self.sort_key)?));
+        for name in &self.attributes {
+            let definition = AttributeDefinition::builder()
+                .attribute_name(*name)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                ?;
+            request = request.attribute_definitions(definition);
+        }
+        for (name, kind, partition_key, sort_key) in &self.indexes {
+            match kind {
+                IndexKind::Global => {
+                    let index = GlobalSecondaryIndex::builder()
+                        .index_name(*name)
+                        .set_key_schema(Some(key_schema(partition_key, *sort_key)?))
+                        .projection(projection.clone())
+                        .build()
+                        ?;
+                    request = request.global_secondary_indexes(index);
+                }
+                IndexKind::Local => {
+                    let index = LocalSecondaryIndex::builder()
+                        .index_name(*name)
+                        .set_key_schema(Some(key_schema(partition_key, *sort_key)?))
+                        .projection(projection.clone())
+                        .build()
+                        ?;
+                    request = request.local_secondary_indexes(index);
+                }
+            }
+        }
+        request.send().await?;
+        Ok(())
+    }
+}
+

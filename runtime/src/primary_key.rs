@@ -1,0 +1,118 @@
+//! The primary key of one item of an entity.
+
+use crate::error::KeyText;
+use crate::item::{Item, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+use crate::key::KeyError;
+use crate::schema::{Entity, Table};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The rendered primary key of an item of entity `E`, built by the generated `E::key(..)` or
+/// [`Entity::primary_key`].
+pub struct Key<E> {
+    partition: String,
+    sort: Option<String>,
+    entity: PhantomData<fn() -> E>,
+}
+
+impl<E: Entity> Key<E> {
+    /// A key from rendered templates; checks DynamoDB's key size limits.
+    #[doc(hidden)]
+    pub fn from_rendered(partition: String, sort: Option<String>) -> Result<Self, KeyError> {
+        check_length(&partition, MAX_PARTITION_KEY_BYTES, "partition")?;
+        if let Some(sort) = &sort {
+            check_length(sort, MAX_SORT_KEY_BYTES, "sort")?;
+        }
+        Ok(Key {
+            partition,
+            sort,
+            entity: PhantomData,
+        })
+    }
+
+    /// The partition key value.
+    pub fn partition(&self) -> &str {
+        &self.partition
+    }
+
+    /// The sort key value, if the table has a sort key.
+    pub fn sort(&self) -> Option<&str> {
+        self.sort.as_deref()
+    }
+
+    /// The key as DynamoDB attributes.
+    pub fn to_attributes(&self) -> Item {
+        let schema = <E::Table as Table>::SCHEMA;
+        let mut item = Item::with_capacity(2);
+        item.insert(
+            schema.partition_key.to_owned(),
+            AttributeValue::S(self.partition.clone()),
+        );
+        if let (Some(name), Some(sort)) = (schema.sort_key, &self.sort) {
+            item.insert(name.to_owned(), AttributeValue::S(sort.clone()));
+        }
+        item
+    }
+
+    /// The key for messages.
+    pub fn text(&self) -> KeyText {
+        let schema = <E::Table as Table>::SCHEMA;
+        KeyText {
+            partition: (schema.partition_key.to_owned(), self.partition.clone()),
+            sort: schema
+                .sort_key
+                .zip(self.sort.clone())
+                .map(|(name, sort)| (name.to_owned(), sort)),
+        }
+    }
+}
+
+fn check_length(key: &str, max: usize, role: &'static str) -> Result<(), KeyError> {
+    if key.len() > max {
+        return Err(KeyError::TooLong {
+            key: key.to_owned(),
+            size: key.len(),
+            max,
+            role,
+        });
+    }
+    Ok(())
+}
+
+impl<E> Clone for Key<E> {
+    fn clone(&self) -> Self {
+        Key {
+            partition: self.partition.clone(),
+            sort: self.sort.clone(),
+            entity: PhantomData,
+        }
+    }
+}
+
+impl<E> PartialEq for Key<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.partition == other.partition && self.sort == other.sort
+    }
+}
+
+impl<E> Eq for Key<E> {}
+
+impl<E> std::hash::Hash for Key<E> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.partition.hash(state);
+        self.sort.hash(state);
+    }
+}
+
+impl<E: Entity> fmt::Debug for Key<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key<{}>({})", E::SCHEMA.name, self.text())
+    }
+}
+
+impl<E: Entity> fmt::Display for Key<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.text(), f)
+    }
+}

@@ -1,0 +1,160 @@
+//! Static descriptions of tables, indexes and entities, filled in by the derives.
+
+use crate::item::Item;
+use crate::key::{KeyError, KeyTemplate};
+use crate::Key;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// A DynamoDB table declared with `#[derive(singletable::Table)]`.
+pub trait Table: Send + Sync + 'static {
+    /// The table's key attributes and indexes.
+    const SCHEMA: &'static TableSchema;
+}
+
+/// A table's key attributes and indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSchema {
+    /// The Rust type name, for messages.
+    pub type_name: &'static str,
+    /// The default table name (a [`Db`](crate::Db) can override it).
+    pub name: &'static str,
+    /// Partition key attribute name.
+    pub partition_key: &'static str,
+    /// Sort key attribute name, if the table has one.
+    pub sort_key: Option<&'static str>,
+    /// The attribute that records which entity an item is.
+    pub entity_attribute: &'static str,
+    /// Secondary indexes.
+    pub indexes: &'static [IndexSchema],
+}
+
+/// Whether an index is global or local.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    /// A global secondary index: its own partition key; eventually consistent reads only.
+    Global,
+    /// A local secondary index: the table's partition key, another sort key.
+    Local,
+}
+
+/// A secondary index of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSchema {
+    /// How entity templates refer to it (`gsi1`, `lsi1`).
+    pub slot: &'static str,
+    /// The index name in DynamoDB (`GSI1`).
+    pub name: &'static str,
+    /// Global or local.
+    pub kind: IndexKind,
+    /// Partition key attribute (for a local index, the table's).
+    pub partition_key: &'static str,
+    /// Sort key attribute, if any.
+    pub sort_key: Option<&'static str>,
+}
+
+/// An item type stored in a table, declared with `#[derive(singletable::Entity)]`.
+pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// The table the entity lives in.
+    type Table: Table;
+    /// The entity's key templates.
+    const SCHEMA: &'static EntitySchema;
+
+    /// Renders this item's primary key.
+    fn primary_key(&self) -> Result<Key<Self>, KeyError>;
+
+    /// Writes this item's secondary index key attributes into `item`, leaving out those of
+    /// sparse indexes whose rule does not hold.
+    fn write_index_keys(&self, item: &mut Item) -> Result<(), KeyError>;
+}
+
+/// An entity's key templates on the table and its indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntitySchema {
+    /// The value of the table's entity attribute for this entity.
+    pub name: &'static str,
+    /// Partition key template.
+    pub partition_key: KeyTemplate,
+    /// Sort key template (exactly when the table has a sort key).
+    pub sort_key: Option<KeyTemplate>,
+    /// The indexes this entity writes keys for.
+    pub indexes: &'static [EntityIndex],
+}
+
+/// An entity's templates on one secondary index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityIndex {
+    /// The index.
+    pub index: &'static IndexSchema,
+    /// Partition key template (`None` on a local index, which shares the table's).
+    pub partition_key: Option<KeyTemplate>,
+    /// Sort key template, if the index has a sort key.
+    pub sort_key: Option<KeyTemplate>,
+    /// The rule that decides whether an item is indexed, as written (`None`: always).
+    pub when: Option<&'static str>,
+}
+
+/// Index markers: the type-level names of index slots, used by the derives to check that a
+/// table declares the indexes an entity uses.
+pub mod index {
+    /// A secondary index slot.
+    pub trait IndexSlot: 'static {
+        /// Global or local.
+        const KIND: super::IndexKind;
+    }
+
+    macro_rules! slots {
+        ($kind:ident: $($slot:ident),*) => {$(
+            #[doc = concat!("The `", stringify!($slot), "` index slot.")]
+            #[allow(non_camel_case_types)]
+            #[derive(Debug, Clone, Copy)]
+            pub enum $slot {}
+            impl IndexSlot for $slot {
+                const KIND: super::IndexKind = super::IndexKind::$kind;
+            }
+        )*};
+    }
+
+    slots!(Global: gsi1, gsi2, gsi3, gsi4, gsi5, gsi6, gsi7, gsi8, gsi9, gsi10,
+        gsi11, gsi12, gsi13, gsi14, gsi15, gsi16, gsi17, gsi18, gsi19, gsi20);
+    slots!(Local: lsi1, lsi2, lsi3, lsi4, lsi5);
+}
+
+/// Implemented by the `Table` derive for each index the table declares.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` does not declare index `{I}`",
+    label = "this template uses index `{I}`, which `{Self}` does not declare",
+    note = "declare it on the table, e.g. `#[dynamo(gsi1(name = \"GSI1\", pk = \"GSI1PK\", sk = \"GSI1SK\"))]`"
+)]
+pub trait DeclaresIndex<I: index::IndexSlot>: Table {
+    /// The index.
+    const INDEX: &'static IndexSchema;
+}
+
+/// Implemented by the `Table` derive when the table has a sort key.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` has no sort key, so an entity in it cannot have an `sk` template",
+    label = "remove this `sk` template, or declare `sk = \"SK\"` on `{Self}`"
+)]
+pub trait HasSortKey: Table {}
+
+/// Implemented by the `Table` derive when the table has no sort key.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` has a sort key, so every entity in it needs an `sk` template",
+    label = "add an `sk = \"...\"` template to this entity"
+)]
+pub trait HasNoSortKey: Table {}
+
+/// Implemented by the `Table` derive for each index that has a sort key.
+#[diagnostic::on_unimplemented(
+    message = "index `{I}` of table `{Self}` has no sort key",
+    label = "remove this sort key template, or declare `sk = \"...\"` on the index"
+)]
+pub trait IndexHasSortKey<I: index::IndexSlot>: DeclaresIndex<I> {}
+
+/// Implemented by the `Table` derive for each index that has no sort key.
+#[diagnostic::on_unimplemented(
+    message = "index `{I}` of table `{Self}` has a sort key, so this entity needs a sort key template for it",
+    label = "add the index's sort key template to this entity"
+)]
+pub trait IndexHasNoSortKey<I: index::IndexSlot>: DeclaresIndex<I> {}

@@ -1,0 +1,1 @@
+pub use singletable_runtime::*;
