@@ -1,1 +1,40 @@
+//! Derive macros of [singletable](https://docs.rs/singletable): `Table`, `Entity` and
+//! `KeyPart`. Attributes are parsed into an AST that borrows the input (`ast`, `attr`),
+//! checked with every error collected (`valid`), then expanded into static schema data and thin
+//! calls into the runtime (`expand`).
 
+mod ast;
+mod attr;
+mod ctxt;
+mod expand;
+mod template;
+mod valid;
+
+use proc_macro::TokenStream;
+use syn::{parse_macro_input, DeriveInput};
+
+/// Declares a DynamoDB table: its key attributes and secondary indexes.
+///
+/// See the `singletable` crate documentation for the grammar.
+#[proc_macro_derive(Table, attributes(dynamo))]
+pub fn derive_table(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_table(&input).into()
+}
+
+/// Declares an entity stored in a table, with key templates checked at compile time.
+///
+/// See the `singletable` crate documentation for the grammar.
+#[proc_macro_derive(Entity, attributes(dynamo))]
+pub fn derive_entity(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_entity(&input).into()
+}
+
+/// Lets a unit-variant enum be part of a key; the key text is the variant name after serde's
+/// `rename`/`rename_all`, so keys and stored attributes agree.
+#[proc_macro_derive(KeyPart)]
+pub fn derive_key_part(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_key_part(&input).into()
+}

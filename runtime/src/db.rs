@@ -53,6 +53,8 @@ impl<T> Clone for Db<T> {
 
 impl<T> std::fmt::Debug for Db<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("table_name", &self.table_name).finish()
+        f.debug_struct("Db")
+            .field("table_name", &self.table_name)
+            .finish()
     }
 }

@@ -71,9 +71,7 @@ pub fn key_text<T: Table>(item: &Item) -> KeyText {
     };
     KeyText {
         partition: (schema.partition_key.to_owned(), text(schema.partition_key)),
-        sort: schema
-            .sort_key
-            .map(|name| (name.to_owned(), text(name))),
+        sort: schema.sort_key.map(|name| (name.to_owned(), text(name))),
     }
 }
 
@@ -96,7 +94,12 @@ pub fn value_size(value: &AttributeValue) -> usize {
         AttributeValue::Ss(texts) => texts.iter().map(String::len).sum(),
         AttributeValue::Ns(numbers) => numbers.iter().map(|number| number_size(number)).sum(),
         AttributeValue::Bs(items) => items.iter().map(|bytes| bytes.as_ref().len()).sum(),
-        AttributeValue::L(values) => 3 + values.iter().map(|value| 1 + value_size(value)).sum::<usize>(),
+        AttributeValue::L(values) => {
+            3 + values
+                .iter()
+                .map(|value| 1 + value_size(value))
+                .sum::<usize>()
+        }
         AttributeValue::M(map) => {
             3 + map
                 .iter()

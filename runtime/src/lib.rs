@@ -26,15 +26,26 @@ pub use wire::Request;
 /// What generated code calls; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::key::{KeyPart, KeyTemplate, KeyField, PartContext, PartError, Segment};
+    pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, Segment};
     pub use crate::schema::index;
     pub use crate::schema::{
-        DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexHasNoSortKey,
-        IndexHasSortKey, IndexKind, IndexSchema, TableSchema,
+        DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,
+        IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
     };
+
+    /// Checked for each template field: its type must be a [`KeyField`].
+    pub fn assert_key_field<T: KeyField>(_: &T) {}
+    /// Checked for an entity with an `sk` template.
+    pub fn assert_table_has_sort_key<T: HasSortKey>() {}
+    /// Checked for an entity without an `sk` template.
+    pub fn assert_table_has_no_sort_key<T: HasNoSortKey>() {}
+    /// Checked for an index sort key template.
+    pub fn assert_index_has_sort_key<S: IndexSortKeyDeclared>() {}
+    /// Checked for an index without a sort key template.
+    pub fn assert_index_has_no_sort_key<S: IndexSortKeyAbsent>() {}
     pub use crate::{Entity, Item, Key, KeyError, Table};
     pub use aws_sdk_dynamodb::types::AttributeValue;
-    pub use std::option::Option::{None, Some};
+    pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};
     pub use std::string::String;
 }

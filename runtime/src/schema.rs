@@ -129,6 +129,8 @@ pub mod index {
 pub trait DeclaresIndex<I: index::IndexSlot>: Table {
     /// The index.
     const INDEX: &'static IndexSchema;
+    /// [`WithSortKey`] or [`WithoutSortKey`].
+    type SortKey;
 }
 
 /// Implemented by the `Table` derive when the table has a sort key.
@@ -145,16 +147,26 @@ pub trait HasSortKey: Table {}
 )]
 pub trait HasNoSortKey: Table {}
 
-/// Implemented by the `Table` derive for each index that has a sort key.
-#[diagnostic::on_unimplemented(
-    message = "index `{I}` of table `{Self}` has no sort key",
-    label = "remove this sort key template, or declare `sk = \"...\"` on the index"
-)]
-pub trait IndexHasSortKey<I: index::IndexSlot>: DeclaresIndex<I> {}
+/// Marks an index declared with a sort key.
+#[derive(Debug, Clone, Copy)]
+pub enum WithSortKey {}
 
-/// Implemented by the `Table` derive for each index that has no sort key.
+/// Marks an index declared without a sort key.
+#[derive(Debug, Clone, Copy)]
+pub enum WithoutSortKey {}
+
+/// Holds for [`WithSortKey`]: the entity gives a sort key template to an index that has one.
 #[diagnostic::on_unimplemented(
-    message = "index `{I}` of table `{Self}` has a sort key, so this entity needs a sort key template for it",
-    label = "add the index's sort key template to this entity"
+    message = "this index has no sort key, so the entity cannot give it a sort key template",
+    label = "remove this template, or declare `sk = \"...\"` on the table's index"
 )]
-pub trait IndexHasNoSortKey<I: index::IndexSlot>: DeclaresIndex<I> {}
+pub trait IndexSortKeyDeclared {}
+impl IndexSortKeyDeclared for WithSortKey {}
+
+/// Holds for [`WithoutSortKey`]: the entity gives no sort key template to an index without one.
+#[diagnostic::on_unimplemented(
+    message = "this index has a sort key, so the entity needs a sort key template for it",
+    label = "add the index's sort key template (e.g. `gsi1sk = \"...\"`) next to this one"
+)]
+pub trait IndexSortKeyAbsent {}
+impl IndexSortKeyAbsent for WithoutSortKey {}

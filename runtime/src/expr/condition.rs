@@ -156,10 +156,16 @@ impl Node {
                 }
                 out.push(')');
             }
-            Node::BeginsWith(path, operand) => function(placeholders, out, "begins_with", path, Some(operand)),
-            Node::Contains(path, operand) => function(placeholders, out, "contains", path, Some(operand)),
+            Node::BeginsWith(path, operand) => {
+                function(placeholders, out, "begins_with", path, Some(operand))
+            }
+            Node::Contains(path, operand) => {
+                function(placeholders, out, "contains", path, Some(operand))
+            }
             Node::Exists(path) => function(placeholders, out, "attribute_exists", path, None),
-            Node::NotExists(path) => function(placeholders, out, "attribute_not_exists", path, None),
+            Node::NotExists(path) => {
+                function(placeholders, out, "attribute_not_exists", path, None)
+            }
             Node::Type(path, kind) => {
                 let operand = Operand::Value(AttributeValue::S(kind.code().to_owned()));
                 function(placeholders, out, "attribute_type", path, Some(&operand));
@@ -167,16 +173,24 @@ impl Node {
             Node::And(left, right) => {
                 group(left, placeholders, out, |node| matches!(node, Node::Or(..)));
                 out.push_str(" AND ");
-                group(right, placeholders, out, |node| matches!(node, Node::Or(..)));
+                group(right, placeholders, out, |node| {
+                    matches!(node, Node::Or(..))
+                });
             }
             Node::Or(left, right) => {
-                group(left, placeholders, out, |node| matches!(node, Node::And(..)));
+                group(left, placeholders, out, |node| {
+                    matches!(node, Node::And(..))
+                });
                 out.push_str(" OR ");
-                group(right, placeholders, out, |node| matches!(node, Node::And(..)));
+                group(right, placeholders, out, |node| {
+                    matches!(node, Node::And(..))
+                });
             }
             Node::Not(inner) => {
                 out.push_str("NOT ");
-                group(inner, placeholders, out, |node| matches!(node, Node::And(..) | Node::Or(..)));
+                group(inner, placeholders, out, |node| {
+                    matches!(node, Node::And(..) | Node::Or(..))
+                });
             }
         }
     }
@@ -189,7 +203,13 @@ impl Node {
     }
 }
 
-fn function(placeholders: &mut Placeholders, out: &mut String, name: &str, path: &AttrPath, operand: Option<&Operand>) {
+fn function(
+    placeholders: &mut Placeholders,
+    out: &mut String,
+    name: &str,
+    path: &AttrPath,
+    operand: Option<&Operand>,
+) {
     out.push_str(name);
     out.push('(');
     path.render(placeholders, out);
@@ -201,7 +221,12 @@ fn function(placeholders: &mut Placeholders, out: &mut String, name: &str, path:
 }
 
 /// Parenthesises a mixed `AND`/`OR` operand so precedence never depends on the reader.
-fn group(node: &Node, placeholders: &mut Placeholders, out: &mut String, needs_parens: impl Fn(&Node) -> bool) {
+fn group(
+    node: &Node,
+    placeholders: &mut Placeholders,
+    out: &mut String,
+    needs_parens: impl Fn(&Node) -> bool,
+) {
     if needs_parens(node) {
         out.push('(');
         node.render(placeholders, out);

@@ -74,7 +74,9 @@ pub enum KeyError {
         reason: String,
     },
     /// The rendered key is empty, which DynamoDB rejects for key attributes.
-    #[error("template {template:?} rendered an empty key; DynamoDB key attributes cannot be empty")]
+    #[error(
+        "template {template:?} rendered an empty key; DynamoDB key attributes cannot be empty"
+    )]
     Empty {
         /// The template.
         template: &'static str,
@@ -159,7 +161,11 @@ impl KeyTemplate {
 
     /// Renders the template up to (not including) field number `fields` and the constant text
     /// after the last rendered field: the prefix a `begins_with` key condition uses.
-    pub fn render_prefix(&self, values: &[&dyn KeyPart], fields: usize) -> Result<String, KeyError> {
+    pub fn render_prefix(
+        &self,
+        values: &[&dyn KeyPart],
+        fields: usize,
+    ) -> Result<String, KeyError> {
         let mut out = String::with_capacity(self.source.len() + 16);
         let mut values = values.iter();
         let mut rendered = 0;
@@ -250,7 +256,12 @@ impl KeyTemplate {
     }
 
     /// Parses the text of field number `index` (from [`KeyTemplate::split`]) as `T`.
-    pub fn parse_part<T: KeyField>(&self, key: &str, index: usize, text: &str) -> Result<T, KeyError> {
+    pub fn parse_part<T: KeyField>(
+        &self,
+        key: &str,
+        index: usize,
+        text: &str,
+    ) -> Result<T, KeyError> {
         let (name, width) = self
             .segments
             .iter()
@@ -288,8 +299,7 @@ fn check_separable(
             tail.starts_with(separator)
         } else {
             let overlap = separator.len() - tail.len();
-            separator.starts_with(tail)
-                && separator.get(tail.len()..) == separator.get(..overlap)
+            separator.starts_with(tail) && separator.get(tail.len()..) == separator.get(..overlap)
         }
     });
     if runs_into_separator {

@@ -34,7 +34,6 @@ pub trait KeyField: KeyPart + Sized {
     /// The type generated key constructors take a reference to (`str` for `String`).
     type Borrowed: ?Sized + KeyPart;
 
-
     /// Parses the exact text [`KeyPart::render_part`] writes.
     fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError>;
 }
@@ -88,7 +87,13 @@ impl KeyField for bool {
 }
 
 /// Writes `digits` left-padded with zeros to `width`, or fails if it needs more.
-fn push_padded(digits: &str, value: &dyn std::fmt::Display, context: PartContext, width: u8, out: &mut String) -> Result<(), KeyError> {
+fn push_padded(
+    digits: &str,
+    value: &dyn std::fmt::Display,
+    context: PartContext,
+    width: u8,
+    out: &mut String,
+) -> Result<(), KeyError> {
     if digits.len() > usize::from(width) {
         return Err(KeyError::TooWide {
             field: context.field,
@@ -200,7 +205,10 @@ mod chrono_parts {
             if !(0..=9999).contains(&self.year()) {
                 return Err(KeyError::Unrepresentable {
                     field: context.field,
-                    reason: format!("year {} is outside 0000-9999, so it would not sort as text", self.year()),
+                    reason: format!(
+                        "year {} is outside 0000-9999, so it would not sort as text",
+                        self.year()
+                    ),
                 });
             }
             out.push_str(&self.to_rfc3339_opts(SecondsFormat::Nanos, true));
@@ -231,7 +239,10 @@ mod chrono_parts {
             if !(0..=9999).contains(&self.year()) {
                 return Err(KeyError::Unrepresentable {
                     field: context.field,
-                    reason: format!("year {} is outside 0000-9999, so it would not sort as text", self.year()),
+                    reason: format!(
+                        "year {} is outside 0000-9999, so it would not sort as text",
+                        self.year()
+                    ),
                 });
             }
             out.push_str(&self.format("%Y-%m-%d").to_string());
@@ -244,7 +255,8 @@ mod chrono_parts {
 
         fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
             const EXPECTED: &str = "date YYYY-MM-DD";
-            let parsed = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| PartError { expected: EXPECTED })?;
+            let parsed = NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .map_err(|_| PartError { expected: EXPECTED })?;
             if parsed.format("%Y-%m-%d").to_string() != text {
                 return Err(PartError { expected: EXPECTED });
             }
@@ -257,7 +269,10 @@ mod chrono_parts {
 impl KeyPart for uuid::Uuid {
     /// Lowercase hyphenated form.
     fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
-        out.push_str(self.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()));
+        out.push_str(
+            self.hyphenated()
+                .encode_lower(&mut uuid::Uuid::encode_buffer()),
+        );
         Ok(())
     }
 }
@@ -269,7 +284,11 @@ impl KeyField for uuid::Uuid {
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         const EXPECTED: &str = "lowercase hyphenated UUID";
         let parsed = uuid::Uuid::try_parse(text).map_err(|_| PartError { expected: EXPECTED })?;
-        if parsed.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()) != text {
+        if parsed
+            .hyphenated()
+            .encode_lower(&mut uuid::Uuid::encode_buffer())
+            != text
+        {
             return Err(PartError { expected: EXPECTED });
         }
         Ok(parsed)

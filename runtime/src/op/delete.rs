@@ -52,9 +52,13 @@ impl<E: Entity> Delete<'_, E> {
         let exists = self
             .only_if_exists
             .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
-        let user = self.condition.as_ref().map(|condition| condition.node().clone());
+        let user = self
+            .condition
+            .as_ref()
+            .map(|condition| condition.node().clone());
         let mut placeholders = Placeholders::default();
-        let text = all(exists.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
+        let text =
+            all(exists.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
         (text, placeholders)
     }
 
@@ -64,7 +68,10 @@ impl<E: Entity> Delete<'_, E> {
         Body::default()
             .field("TableName", json!(self.db.table_name()))
             .field("Key", wire::item(&self.key.to_attributes()))
-            .field("ReturnValuesOnConditionCheckFailure", condition.is_some().then(|| json!("ALL_OLD")))
+            .field(
+                "ReturnValuesOnConditionCheckFailure",
+                condition.is_some().then(|| json!("ALL_OLD")),
+            )
             .field("ConditionExpression", condition.map(|text| json!(text)))
             .field("ExpressionAttributeNames", placeholders.names_json())
             .field("ExpressionAttributeValues", placeholders.values_json())

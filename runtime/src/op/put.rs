@@ -61,9 +61,13 @@ impl<E: Entity> Put<'_, E> {
         let absent = self
             .only_if_absent
             .then(|| Node::NotExists(AttrPath::attribute(table.partition_key)));
-        let user = self.condition.as_ref().map(|condition| condition.node().clone());
+        let user = self
+            .condition
+            .as_ref()
+            .map(|condition| condition.node().clone());
         let mut placeholders = Placeholders::default();
-        let condition = all(absent.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
+        let condition =
+            all(absent.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
         Ok(Prepared {
             item,
             condition,
@@ -77,9 +81,18 @@ impl<E: Entity> Put<'_, E> {
         Ok(Body::default()
             .field("TableName", json!(self.db.table_name()))
             .field("Item", wire::item(&prepared.item))
-            .field("ConditionExpression", prepared.condition.map(|text| json!(text)))
-            .field("ExpressionAttributeNames", prepared.placeholders.names_json())
-            .field("ExpressionAttributeValues", prepared.placeholders.values_json())
+            .field(
+                "ConditionExpression",
+                prepared.condition.map(|text| json!(text)),
+            )
+            .field(
+                "ExpressionAttributeNames",
+                prepared.placeholders.names_json(),
+            )
+            .field(
+                "ExpressionAttributeValues",
+                prepared.placeholders.values_json(),
+            )
             .field(
                 "ReturnValuesOnConditionCheckFailure",
                 (self.only_if_absent || self.condition.is_some()).then(|| json!("ALL_OLD")),
@@ -117,4 +130,3 @@ impl<E: Entity> Put<'_, E> {
         }
     }
 }
-

@@ -49,17 +49,26 @@ impl<T: Table> Db<T> {
     /// Creates the table if it does not exist and waits until it is active; returns whether it
     /// created it.
     pub async fn ensure_table(&self) -> Result<bool, Error> {
-        let described = self.client().describe_table().table_name(self.table_name()).send().await;
+        let described = self
+            .client()
+            .describe_table()
+            .table_name(self.table_name())
+            .send()
+            .await;
         match described {
             Ok(_) => return Ok(false),
-            Err(error) if error.as_service_error().is_some_and(|e| e.is_resource_not_found_exception()) => {}
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) => {}
             Err(error) => return Err(error.into()),
         }
         let created = self.create_table().send(self.client()).await;
         match created {
             Ok(()) => {}
             // Another process created it between our describe and create.
-            Err(Error::Service(error)) if matches!(*error, aws_sdk_dynamodb::Error::ResourceInUseException(_)) => {}
+            Err(Error::Service(error))
+                if matches!(*error, aws_sdk_dynamodb::Error::ResourceInUseException(_)) => {}
             Err(error) => return Err(error),
         }
         self.client()
@@ -80,7 +89,10 @@ fn key_schema(
     sort_key: Option<&str>,
 ) -> Result<Vec<KeySchemaElement>, aws_sdk_dynamodb::error::BuildError> {
     let element = |name: &str, kind: KeyType| {
-        KeySchemaElement::builder().attribute_name(name).key_type(kind).build()
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(kind)
+            .build()
     };
     std::iter::once(element(partition_key, KeyType::Hash))
         .chain(sort_key.map(|name| element(name, KeyType::Range)))
@@ -122,7 +134,10 @@ impl CreateTable {
                         .collect(),
                 ),
             )
-            .field("KeySchema", key_schema_json(self.partition_key, self.sort_key))
+            .field(
+                "KeySchema",
+                key_schema_json(self.partition_key, self.sort_key),
+            )
             .field("BillingMode", json!("PAY_PER_REQUEST"))
             .field("GlobalSecondaryIndexes", index_json(IndexKind::Global))
             .field("LocalSecondaryIndexes", index_json(IndexKind::Local))
@@ -131,7 +146,9 @@ impl CreateTable {
 
     /// Sends the request (it fails if the table exists; see [`Db::ensure_table`]).
     pub async fn send(self, client: &aws_sdk_dynamodb::Client) -> Result<(), Error> {
-        let projection = Projection::builder().projection_type(ProjectionType::All).build();
+        let projection = Projection::builder()
+            .projection_type(ProjectionType::All)
+            .build();
         let mut request = client
             .create_table()
             .table_name(&self.table_name)
@@ -141,8 +158,7 @@ impl CreateTable {
             let definition = AttributeDefinition::builder()
                 .attribute_name(*name)
                 .attribute_type(ScalarAttributeType::S)
-                .build()
-                ?;
+                .build()?;
             request = request.attribute_definitions(definition);
         }
         for (name, kind, partition_key, sort_key) in &self.indexes {
@@ -152,8 +168,7 @@ impl CreateTable {
                         .index_name(*name)
                         .set_key_schema(Some(key_schema(partition_key, *sort_key)?))
                         .projection(projection.clone())
-                        .build()
-                        ?;
+                        .build()?;
                     request = request.global_secondary_indexes(index);
                 }
                 IndexKind::Local => {
@@ -161,8 +176,7 @@ impl CreateTable {
                         .index_name(*name)
                         .set_key_schema(Some(key_schema(partition_key, *sort_key)?))
                         .projection(projection.clone())
-                        .build()
-                        ?;
+                        .build()?;
                     request = request.local_secondary_indexes(index);
                 }
             }
@@ -171,4 +185,3 @@ impl CreateTable {
         Ok(())
     }
 }
-

@@ -1,0 +1,93 @@
+//! The derive inputs, borrowed from the syntax tree.
+
+use crate::attr::{self, EntityAttrs, TableAttrs};
+use crate::ctxt::Ctxt;
+use syn::{Data, DeriveInput, Fields, Ident, Type};
+
+/// A struct deriving `Entity`.
+pub struct Entity<'a> {
+    pub ident: &'a Ident,
+    pub attrs: EntityAttrs,
+    pub fields: Vec<Field<'a>>,
+}
+
+/// One named field.
+pub struct Field<'a> {
+    pub ident: &'a Ident,
+    pub ty: &'a Type,
+    /// The attribute name serde writes the field under.
+    pub attribute: String,
+}
+
+impl<'a> Entity<'a> {
+    pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let fields = match &input.data {
+            Data::Struct(data) => match &data.fields {
+                Fields::Named(named) => &named.named,
+                _ => {
+                    cx.error_spanned_by(&input.ident, "`Entity` needs a struct with named fields: its fields become the item's attributes");
+                    return None;
+                }
+            },
+            _ => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    "`Entity` can only be derived for a struct with named fields",
+                );
+                return None;
+            }
+        };
+        if !input.generics.params.is_empty() {
+            cx.error_spanned_by(
+                &input.generics,
+                "`Entity` cannot be generic: each entity is one concrete item shape in the table",
+            );
+        }
+        let rename_all = attr::serde_rename_all(&input.attrs);
+        let fields = fields
+            .iter()
+            .filter_map(|field| {
+                let ident = field.ident.as_ref()?;
+                let rust_name = ident.to_string();
+                let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
+                let attribute =
+                    attr::serde_rename(&field.attrs).unwrap_or_else(|| match &rename_all {
+                        Some(rule) => attr::apply_rename_all(rule, rust_name, false),
+                        None => rust_name.to_owned(),
+                    });
+                Some(Field {
+                    ident,
+                    ty: &field.ty,
+                    attribute,
+                })
+            })
+            .collect();
+        Some(Entity {
+            ident: &input.ident,
+            attrs: attr::entity_attrs(cx, &input.attrs),
+            fields,
+        })
+    }
+
+    pub fn field(&self, name: &str) -> Option<&Field<'a>> {
+        self.fields.iter().find(|field| field.ident == name)
+    }
+}
+
+/// A struct deriving `Table`.
+pub struct Table<'a> {
+    pub ident: &'a Ident,
+    pub attrs: TableAttrs,
+}
+
+impl<'a> Table<'a> {
+    pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Self {
+        if !input.generics.params.is_empty() {
+            cx.error_spanned_by(&input.generics, "`Table` cannot be generic");
+        }
+        Table {
+            ident: &input.ident,
+            attrs: attr::table_attrs(cx, &input.attrs),
+        }
+    }
+}

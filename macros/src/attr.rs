@@ -1,0 +1,378 @@
+//! `#[dynamo(...)]` attributes as written, before cross-attribute validation.
+
+use crate::ctxt::{did_you_mean, Ctxt};
+use crate::template::Template;
+use syn::meta::ParseNestedMeta;
+use syn::{Attribute, Expr, Ident, LitStr, Path};
+
+/// Which index slot, parsed from `gsi3pk`, `lsi1sk`, `gsi2(...)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Slot {
+    Global(u8),
+    Local(u8),
+}
+
+impl Slot {
+    /// `gsi3` → `Global(3)`; numbers outside DynamoDB's limits (20 global, 5 local) are `None`.
+    pub fn parse(text: &str) -> Option<Slot> {
+        let (kind, number): (fn(u8) -> Slot, &str) = if let Some(rest) = text.strip_prefix("gsi") {
+            (Slot::Global, rest)
+        } else if let Some(rest) = text.strip_prefix("lsi") {
+            (Slot::Local, rest)
+        } else {
+            return None;
+        };
+        let number: u8 = number.parse().ok()?;
+        let slot = kind(number);
+        let max = match slot {
+            Slot::Global(_) => 20,
+            Slot::Local(_) => 5,
+        };
+        (number >= 1 && number <= max && !number.to_string().starts_with('0')).then_some(slot)
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Slot::Global(number) => format!("gsi{number}"),
+            Slot::Local(number) => format!("lsi{number}"),
+        }
+    }
+}
+
+/// `gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")` on a table.
+pub struct TableIndexAttr {
+    pub slot: Slot,
+    pub slot_ident: Path,
+    pub name: Option<LitStr>,
+    pub pk: Option<LitStr>,
+    pub sk: Option<LitStr>,
+}
+
+/// `#[dynamo(...)]` on a `Table`.
+#[derive(Default)]
+pub struct TableAttrs {
+    pub name: Option<LitStr>,
+    pub pk: Option<LitStr>,
+    pub sk: Option<LitStr>,
+    pub entity_attribute: Option<LitStr>,
+    pub indexes: Vec<TableIndexAttr>,
+}
+
+const TABLE_KEYS: &[&str] = &["name", "pk", "sk", "entity_attribute", "gsi1", "lsi1"];
+const TABLE_INDEX_KEYS: &[&str] = &["name", "pk", "sk"];
+
+pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
+    let mut out = TableAttrs::default();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            match key.as_str() {
+                "name" => set_once(cx, &meta, &mut out.name),
+                "pk" => set_once(cx, &meta, &mut out.pk),
+                "sk" => set_once(cx, &meta, &mut out.sk),
+                "entity_attribute" => set_once(cx, &meta, &mut out.entity_attribute),
+                _ => match Slot::parse(&key) {
+                    Some(slot) => {
+                        let mut index = TableIndexAttr {
+                            slot,
+                            slot_ident: meta.path.clone(),
+                            name: None,
+                            pk: None,
+                            sk: None,
+                        };
+                        meta.parse_nested_meta(|inner| {
+                            let key = inner.path.get_ident().map(Ident::to_string).unwrap_or_default();
+                            match key.as_str() {
+                                "name" => set_once(cx, &inner, &mut index.name),
+                                "pk" => set_once(cx, &inner, &mut index.pk),
+                                "sk" => set_once(cx, &inner, &mut index.sk),
+                                _ => Err(inner.error(format!(
+                                    "unknown index setting `{key}`; expected `name`, `pk` or `sk`{}",
+                                    did_you_mean(&key, TABLE_INDEX_KEYS.iter().copied())
+                                ))),
+                            }
+                        })?;
+                        if out.indexes.iter().any(|known| known.slot == slot) {
+                            cx.error_spanned_by(&meta.path, format!("index `{key}` is declared twice"));
+                        } else {
+                            out.indexes.push(index);
+                        }
+                        Ok(())
+                    }
+                    None => Err(meta.error(format!(
+                        "unknown table setting `{key}`; expected `name`, `pk`, `sk`, `entity_attribute`, or an index `gsi1`..`gsi20`/`lsi1`..`lsi5`{}",
+                        did_you_mean(&key, TABLE_KEYS.iter().copied())
+                    ))),
+                },
+            }
+        });
+        if let Err(error) = result {
+            cx.syn_error(error);
+        }
+    }
+    out
+}
+
+/// `gsi1_when = is_open(status)`: a rule function and the fields it reads.
+pub struct WhenRule {
+    pub expr: Expr,
+    pub function: Path,
+    pub arguments: Vec<Ident>,
+}
+
+/// An entity's templates and rule for one index slot.
+pub struct EntityIndexAttr {
+    pub slot: Slot,
+    pub pk: Option<Template>,
+    pub sk: Option<Template>,
+    pub when: Option<WhenRule>,
+    /// The first attribute path naming this slot, for errors about the slot as a whole.
+    pub first_path: Path,
+}
+
+/// `#[dynamo(...)]` on an `Entity`.
+#[derive(Default)]
+pub struct EntityAttrs {
+    pub table: Option<Path>,
+    pub name: Option<LitStr>,
+    pub pk: Option<Template>,
+    pub sk: Option<Template>,
+    pub indexes: Vec<EntityIndexAttr>,
+}
+
+const ENTITY_KEYS: &[&str] = &[
+    "table",
+    "name",
+    "pk",
+    "sk",
+    "gsi1pk",
+    "gsi1sk",
+    "gsi1_when",
+    "lsi1sk",
+];
+
+pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
+    let mut out = EntityAttrs::default();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            match key.as_str() {
+                "table" => {
+                    let path: Path = meta.value()?.parse()?;
+                    if out.table.replace(path).is_some() {
+                        cx.error_spanned_by(&meta.path, "`table` is given twice");
+                    }
+                    Ok(())
+                }
+                "name" => set_once(cx, &meta, &mut out.name),
+                "pk" => set_template(cx, &meta, &mut out.pk),
+                "sk" => set_template(cx, &meta, &mut out.sk),
+                _ => {
+                    let Some((slot, part)) = index_key(&key) else {
+                        return Err(meta.error(format!(
+                            "unknown entity setting `{key}`; expected `table`, `name`, `pk`, `sk`, or index templates such as `gsi1pk`, `gsi1sk`, `gsi1_when`, `lsi1sk`{}",
+                            did_you_mean(&key, ENTITY_KEYS.iter().copied())
+                        )));
+                    };
+                    let position = match out.indexes.iter().position(|index| index.slot == slot) {
+                        Some(position) => position,
+                        None => {
+                            out.indexes.push(EntityIndexAttr {
+                                slot,
+                                pk: None,
+                                sk: None,
+                                when: None,
+                                first_path: meta.path.clone(),
+                            });
+                            out.indexes.len() - 1
+                        }
+                    };
+                    let index = &mut out.indexes[position];
+                    match part {
+                        IndexPart::Pk => set_template(cx, &meta, &mut index.pk),
+                        IndexPart::Sk => set_template(cx, &meta, &mut index.sk),
+                        IndexPart::When => {
+                            let rule = parse_when(&meta)?;
+                            if index.when.replace(rule).is_some() {
+                                cx.error_spanned_by(&meta.path, format!("`{key}` is given twice"));
+                            }
+                            Ok(())
+                        }
+                    }
+                }
+            }
+        });
+        if let Err(error) = result {
+            cx.syn_error(error);
+        }
+    }
+    out.indexes.sort_by_key(|index| index.slot);
+    out
+}
+
+enum IndexPart {
+    Pk,
+    Sk,
+    When,
+}
+
+fn index_key(key: &str) -> Option<(Slot, IndexPart)> {
+    let (slot, part) = if let Some(slot) = key.strip_suffix("_when") {
+        (slot, IndexPart::When)
+    } else if let Some(slot) = key.strip_suffix("pk") {
+        (slot, IndexPart::Pk)
+    } else if let Some(slot) = key.strip_suffix("sk") {
+        (slot, IndexPart::Sk)
+    } else {
+        return None;
+    };
+    Some((Slot::parse(slot)?, part))
+}
+
+fn parse_when(meta: &ParseNestedMeta) -> syn::Result<WhenRule> {
+    let expr: Expr = meta.value()?.parse()?;
+    let help = "write the rule as a call naming the fields it reads, e.g. `gsi1_when = Ticket::is_open(status)` with `fn is_open(status: &Status) -> bool`: updates re-evaluate the rule from those fields";
+    match &expr {
+        Expr::Call(call) => {
+            let Expr::Path(function) = &*call.func else {
+                return Err(syn::Error::new_spanned(
+                    &call.func,
+                    format!("expected a function path; {help}"),
+                ));
+            };
+            let mut arguments = Vec::new();
+            for argument in &call.args {
+                match argument {
+                    Expr::Path(path) if path.path.get_ident().is_some() => {
+                        arguments.extend(path.path.get_ident().cloned());
+                    }
+                    other => {
+                        return Err(syn::Error::new_spanned(
+                            other,
+                            format!("rule arguments must be field names; {help}"),
+                        ))
+                    }
+                }
+            }
+            Ok(WhenRule {
+                function: function.path.clone(),
+                arguments,
+                expr: expr.clone(),
+            })
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("the rule must name the fields it reads; {help}"),
+        )),
+    }
+}
+
+fn set_once(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<LitStr>) -> syn::Result<()> {
+    let value: LitStr = meta.value()?.parse()?;
+    if slot.replace(value).is_some() {
+        cx.error_spanned_by(&meta.path, "this setting is given twice");
+    }
+    Ok(())
+}
+
+fn set_template(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    slot: &mut Option<Template>,
+) -> syn::Result<()> {
+    let value: LitStr = meta.value()?.parse()?;
+    match Template::parse(&value) {
+        Ok(template) => {
+            if slot.replace(template).is_some() {
+                cx.error_spanned_by(&meta.path, "this template is given twice");
+            }
+        }
+        Err(error) => cx.syn_error(error),
+    }
+    Ok(())
+}
+
+/// `#[serde(rename = "...")]` on a field or variant, if any.
+pub fn serde_rename(attrs: &[Attribute]) -> Option<String> {
+    serde_string(attrs, "rename")
+}
+
+/// `#[serde(rename_all = "...")]` on a container, if any.
+pub fn serde_rename_all(attrs: &[Attribute]) -> Option<String> {
+    serde_string(attrs, "rename_all")
+}
+
+fn serde_string(attrs: &[Attribute], wanted: &str) -> Option<String> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+        // Other serde settings are serde's business; only read the one asked for.
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(wanted) {
+                if let Ok(value) = meta.value().and_then(|value| value.parse::<LitStr>()) {
+                    found = Some(value.value());
+                }
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|_| Ok(()))?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+/// Applies a serde `rename_all` rule to a Rust name.
+pub fn apply_rename_all(rule: &str, name: &str, is_variant: bool) -> String {
+    let words = split_words(name, is_variant);
+    match rule {
+        "lowercase" => name.to_lowercase(),
+        "UPPERCASE" => name.to_uppercase(),
+        "PascalCase" => words.iter().map(|word| capitalize(word)).collect(),
+        "camelCase" => words
+            .iter()
+            .enumerate()
+            .map(|(position, word)| {
+                if position == 0 {
+                    word.to_lowercase()
+                } else {
+                    capitalize(word)
+                }
+            })
+            .collect(),
+        "snake_case" => words.join("_").to_lowercase(),
+        "SCREAMING_SNAKE_CASE" => words.join("_").to_uppercase(),
+        "kebab-case" => words.join("-").to_lowercase(),
+        "SCREAMING-KEBAB-CASE" => words.join("-").to_uppercase(),
+        _ => name.to_owned(),
+    }
+}
+
+fn split_words(name: &str, is_variant: bool) -> Vec<String> {
+    if !is_variant {
+        return name
+            .split('_')
+            .filter(|word| !word.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
+    let mut words: Vec<String> = Vec::new();
+    for c in name.chars() {
+        match words.last_mut() {
+            Some(word) if !c.is_uppercase() => word.push(c),
+            _ => words.push(c.to_string()),
+        }
+    }
+    words
+}
+
+fn capitalize(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,47 @@
+//! Collects every error of one derive so the user sees them all at once (serde's `Ctxt`).
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use std::fmt::Display;
+
+/// The errors found so far.
+#[derive(Default)]
+pub struct Ctxt {
+    errors: Vec<syn::Error>,
+}
+
+impl Ctxt {
+    /// Records an error spanned at `tokens`.
+    pub fn error_spanned_by(&mut self, tokens: impl ToTokens, message: impl Display) {
+        self.errors.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    /// Records an error from syn.
+    pub fn syn_error(&mut self, error: syn::Error) {
+        self.errors.push(error);
+    }
+
+    /// Whether any error was recorded.
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// All errors as `compile_error!` invocations.
+    pub fn to_compile_errors(&self) -> TokenStream {
+        self.errors
+            .iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
+    }
+}
+
+/// "did you mean `x`?" for the closest of `candidates`, if any is close enough.
+pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    candidates
+        .into_iter()
+        .map(|candidate| (strsim::jaro_winkler(unknown, candidate), candidate))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| format!("; did you mean `{candidate}`?"))
+        .unwrap_or_default()
+}

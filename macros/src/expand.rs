@@ -1,0 +1,477 @@
+//! Code generation: static schema data plus thin calls into `singletable-runtime`.
+
+use crate::ast::{Entity, Table};
+use crate::attr::{self, Slot};
+use crate::ctxt::Ctxt;
+use crate::template::{Piece, Template};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Data, DeriveInput, Fields, Ident};
+
+fn private() -> TokenStream {
+    quote!(::singletable::__private)
+}
+
+pub fn derive_entity(input: &DeriveInput) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let Some(entity) = Entity::from_syn(&mut cx, input) else {
+        return cx.to_compile_errors();
+    };
+    entity.validate(&mut cx);
+    if cx.has_errors() {
+        return [cx.to_compile_errors(), entity_stub(&entity)]
+            .into_iter()
+            .collect();
+    }
+    expand_entity(&entity)
+}
+
+/// After an error, an impl that keeps the rest of the user's code type-checking, so the error
+/// they see is the one that matters.
+fn entity_stub(entity: &Entity) -> TokenStream {
+    let Some(table) = &entity.attrs.table else {
+        return TokenStream::new();
+    };
+    let ident = entity.ident;
+    let st = private();
+    let name = ident.to_string();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #st::Entity for #ident {
+                type Table = #table;
+                const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
+                    name: #name,
+                    partition_key: #st::KeyTemplate { source: "", segments: &[] },
+                    sort_key: #st::None,
+                    indexes: &[],
+                };
+                fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
+                }
+                fn write_index_keys(&self, _: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
+                    ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
+                }
+            }
+        };
+    }
+}
+
+fn template_const(template: &Template) -> TokenStream {
+    let st = private();
+    let source = &template.literal;
+    let segments = template.pieces.iter().map(|piece| match piece {
+        Piece::Literal(text) => quote!(#st::Segment::Literal(#text)),
+        Piece::Field { name, width } => {
+            let width = match width {
+                Some(width) => quote!(#st::Some(#width)),
+                None => quote!(#st::None),
+            };
+            quote!(#st::Segment::Field { name: #name, width: #width })
+        }
+    });
+    quote!(#st::KeyTemplate { source: #source, segments: &[#(#segments),*] })
+}
+
+/// `TEMPLATE.render(&[&self.a, &self.b])?` (or with bare idents for key constructors).
+fn render(
+    template_const: &Ident,
+    template: &Template,
+    receiver: Option<&TokenStream>,
+) -> TokenStream {
+    let values = template.fields().map(|name| {
+        let field = format_ident!("{}", name);
+        match receiver {
+            Some(receiver) => quote!(&#receiver.#field),
+            None => quote!(&#field),
+        }
+    });
+    quote!(#template_const.render(&[#(#values),*])?)
+}
+
+fn expand_entity(entity: &Entity) -> TokenStream {
+    let st = private();
+    let ident = entity.ident;
+    let (Some(table), Some(pk)) = (&entity.attrs.table, &entity.attrs.pk) else {
+        return TokenStream::new();
+    };
+    let name = entity
+        .attrs
+        .name
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| ident.to_string());
+    let this = quote!(self);
+
+    let pk_const = format_ident!("__PK");
+    let sk_const = format_ident!("__SK");
+    let pk_value = template_const(pk);
+    let mut consts = vec![quote!(const __PK: #st::KeyTemplate = #pk_value;)];
+    let mut checks = Vec::new();
+    let sk_schema;
+    let sk_render_self;
+    let sk_render_args;
+    match &entity.attrs.sk {
+        Some(sk) => {
+            let value = template_const(sk);
+            consts.push(quote!(const __SK: #st::KeyTemplate = #value;));
+            sk_schema = quote!(#st::Some(__SK));
+            let render_self = render(&sk_const, sk, Some(&this));
+            let render_args = render(&sk_const, sk, None);
+            sk_render_self = quote!(#st::Some(#render_self));
+            sk_render_args = quote!(#st::Some(#render_args));
+            checks.push(
+                quote_spanned!(sk.literal.span()=> #st::assert_table_has_sort_key::<#table>();),
+            );
+        }
+        None => {
+            sk_schema = quote!(#st::None);
+            sk_render_self = quote!(#st::None);
+            sk_render_args = quote!(#st::None);
+            checks.push(
+                quote_spanned!(pk.literal.span()=> #st::assert_table_has_no_sort_key::<#table>();),
+            );
+        }
+    }
+
+    // Every template field must be a key field type; the error points at the template.
+    let mut templates: Vec<&Template> = vec![pk];
+    templates.extend(&entity.attrs.sk);
+    for index in &entity.attrs.indexes {
+        templates.extend(index.pk.iter().chain(&index.sk));
+    }
+    for template in &templates {
+        for name in template.fields() {
+            let field = Ident::new(name, template.literal.span());
+            checks.push(
+                quote_spanned!(template.literal.span()=> #st::assert_key_field(&__item.#field);),
+            );
+        }
+    }
+
+    let mut index_schemas = Vec::new();
+    let mut index_writes = Vec::new();
+    for index in &entity.attrs.indexes {
+        let slot_name = index.slot.name();
+        let slot = format_ident!("{}", slot_name);
+        let upper = slot_name.to_uppercase();
+        let index_const = format_ident!("__{}", upper);
+        let first = index.pk.as_ref().or(index.sk.as_ref());
+        let span = first
+            .map(|template| template.literal.span())
+            .unwrap_or_else(Span::call_site);
+        consts.push(quote_spanned! {span=>
+            const #index_const: &'static #st::IndexSchema =
+                <#table as #st::DeclaresIndex<#st::index::#slot>>::INDEX;
+        });
+        let mut writes = Vec::new();
+        let pk_schema = match &index.pk {
+            Some(template) => {
+                let template_name = format_ident!("__{}_PK", upper);
+                let value = template_const(template);
+                consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
+                let rendered = render(&template_name, template, Some(&this));
+                writes.push(quote! {
+                    item.insert(#index_const.partition_key.into(), #st::AttributeValue::S(#rendered));
+                });
+                quote!(#st::Some(#template_name))
+            }
+            None => quote!(#st::None),
+        };
+        let sk_schema = match &index.sk {
+            Some(template) => {
+                let template_name = format_ident!("__{}_SK", upper);
+                let value = template_const(template);
+                consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
+                let rendered = render(&template_name, template, Some(&this));
+                writes.push(quote! {
+                    if let #st::Some(name) = #index_const.sort_key {
+                        item.insert(name.into(), #st::AttributeValue::S(#rendered));
+                    }
+                });
+                checks.push(quote_spanned!(template.literal.span()=>
+                    #st::assert_index_has_sort_key::<<#table as #st::DeclaresIndex<#st::index::#slot>>::SortKey>();));
+                quote!(#st::Some(#template_name))
+            }
+            None => {
+                checks.push(quote_spanned!(span=>
+                    #st::assert_index_has_no_sort_key::<<#table as #st::DeclaresIndex<#st::index::#slot>>::SortKey>();));
+                quote!(#st::None)
+            }
+        };
+        let when_text = match &index.when {
+            Some(rule) => {
+                let expr = &rule.expr;
+                let text = quote!(#expr).to_string().replace(' ', "");
+                quote!(#st::Some(#text))
+            }
+            None => quote!(#st::None),
+        };
+        index_schemas.push(quote! {
+            #st::EntityIndex {
+                index: #index_const,
+                partition_key: #pk_schema,
+                sort_key: #sk_schema,
+                when: #when_text,
+            }
+        });
+        index_writes.push(match &index.when {
+            Some(rule) => {
+                let function = &rule.function;
+                let arguments = &rule.arguments;
+                quote! {
+                    if #function(#(&self.#arguments),*) {
+                        #(#writes)*
+                    }
+                }
+            }
+            None => quote!(#(#writes)*),
+        });
+    }
+
+    // Key constructor arguments: the primary key's fields, in order of first appearance.
+    let mut key_fields: Vec<&str> = Vec::new();
+    for name in pk
+        .fields()
+        .chain(entity.attrs.sk.iter().flat_map(Template::fields))
+    {
+        if !key_fields.contains(&name) {
+            key_fields.push(name);
+        }
+    }
+    let key_params = key_fields.iter().filter_map(|name| {
+        let field = entity.field(name)?;
+        let ident = field.ident;
+        let ty = field.ty;
+        Some(quote!(#ident: &<#ty as #st::KeyField>::Borrowed))
+    });
+    let pk_render_self = render(&pk_const, pk, Some(&this));
+    let pk_render_args = render(&pk_const, pk, None);
+    let key_doc = format!(
+        "The primary key of the `{ident}` with these key fields (pk = {:?}{}).",
+        pk.literal.value(),
+        entity
+            .attrs
+            .sk
+            .as_ref()
+            .map(|sk| format!(", sk = {:?}", sk.literal.value()))
+            .unwrap_or_default()
+    );
+
+    quote! {
+        const _: () = {
+            #(#consts)*
+
+            #[automatically_derived]
+            impl #st::Entity for #ident {
+                type Table = #table;
+                const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
+                    name: #name,
+                    partition_key: __PK,
+                    sort_key: #sk_schema,
+                    indexes: &[#(#index_schemas),*],
+                };
+
+                fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    #st::Key::from_rendered(#pk_render_self, #sk_render_self)
+                }
+
+                fn write_index_keys(&self, item: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
+                    #(#index_writes)*
+                    #st::Ok(())
+                }
+            }
+
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #key_doc]
+                pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    #st::Key::from_rendered(#pk_render_args, #sk_render_args)
+                }
+            }
+
+            #[allow(dead_code)]
+            fn __singletable_checks(__item: &#ident) {
+                #(#checks)*
+            }
+        };
+    }
+}
+
+pub fn derive_table(input: &DeriveInput) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let table = Table::from_syn(&mut cx, input);
+    table.validate(&mut cx);
+    if cx.has_errors() {
+        return cx.to_compile_errors();
+    }
+    expand_table(&table)
+}
+
+fn expand_table(table: &Table) -> TokenStream {
+    let st = private();
+    let ident = table.ident;
+    let type_name = ident.to_string();
+    let attrs = &table.attrs;
+    let name = attrs
+        .name
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| type_name.clone());
+    let Some(pk) = attrs.pk.as_ref().map(|pk| pk.value()) else {
+        return TokenStream::new();
+    };
+    let option = |value: Option<String>| match value {
+        Some(value) => quote!(#st::Some(#value)),
+        None => quote!(#st::None),
+    };
+    let sk = option(attrs.sk.as_ref().map(|sk| sk.value()));
+    let entity_attribute = attrs
+        .entity_attribute
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| "_type".to_owned());
+    let sort_key_impl = if attrs.sk.is_some() {
+        quote!(impl #st::HasSortKey for #ident {})
+    } else {
+        quote!(impl #st::HasNoSortKey for #ident {})
+    };
+    let mut index_consts = Vec::new();
+    let mut index_names = Vec::new();
+    let mut index_impls = Vec::new();
+    for index in &attrs.indexes {
+        let slot_name = index.slot.name();
+        let slot = format_ident!("{}", slot_name);
+        let index_const = format_ident!("__{}", slot_name.to_uppercase());
+        let index_name = index
+            .name
+            .as_ref()
+            .map(|name| name.value())
+            .unwrap_or_else(|| slot_name.to_uppercase());
+        let (kind, partition_key) = match index.slot {
+            Slot::Global(_) => (
+                quote!(Global),
+                index.pk.as_ref().map(|pk| pk.value()).unwrap_or_default(),
+            ),
+            Slot::Local(_) => (quote!(Local), pk.clone()),
+        };
+        let sort_key = option(index.sk.as_ref().map(|sk| sk.value()));
+        let sort_key_marker = if index.sk.is_some() {
+            quote!(#st::WithSortKey)
+        } else {
+            quote!(#st::WithoutSortKey)
+        };
+        index_consts.push(quote! {
+            const #index_const: #st::IndexSchema = #st::IndexSchema {
+                slot: #slot_name,
+                name: #index_name,
+                kind: #st::IndexKind::#kind,
+                partition_key: #partition_key,
+                sort_key: #sort_key,
+            };
+        });
+        index_names.push(index_const.clone());
+        index_impls.push(quote! {
+            #[automatically_derived]
+            impl #st::DeclaresIndex<#st::index::#slot> for #ident {
+                const INDEX: &'static #st::IndexSchema = &#index_const;
+                type SortKey = #sort_key_marker;
+            }
+        });
+    }
+    quote! {
+        const _: () = {
+            #(#index_consts)*
+
+            #[automatically_derived]
+            impl #st::Table for #ident {
+                const SCHEMA: &'static #st::TableSchema = &#st::TableSchema {
+                    type_name: #type_name,
+                    name: #name,
+                    partition_key: #pk,
+                    sort_key: #sk,
+                    entity_attribute: #entity_attribute,
+                    indexes: &[#(#index_names),*],
+                };
+            }
+
+            #[automatically_derived]
+            #sort_key_impl
+
+            #(#index_impls)*
+        };
+    }
+}
+
+pub fn derive_key_part(input: &DeriveInput) -> TokenStream {
+    let st = private();
+    let ident = &input.ident;
+    let Data::Enum(data) = &input.data else {
+        return syn::Error::new_spanned(
+            ident,
+            "`KeyPart` can be derived for enums with unit variants only; for other types implement `singletable::KeyPart` and `singletable::KeyField`",
+        )
+        .to_compile_error();
+    };
+    let mut cx = Ctxt::default();
+    let rename_all = attr::serde_rename_all(&input.attrs);
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        if !matches!(variant.fields, Fields::Unit) {
+            cx.error_spanned_by(
+                variant,
+                format!(
+                    "variant `{}` has fields; only unit variants have a fixed key text",
+                    variant.ident
+                ),
+            );
+            continue;
+        }
+        let text = attr::serde_rename(&variant.attrs).unwrap_or_else(|| match &rename_all {
+            Some(rule) => attr::apply_rename_all(rule, &variant.ident.to_string(), true),
+            None => variant.ident.to_string(),
+        });
+        variants.push((&variant.ident, text));
+    }
+    if variants.is_empty() && !cx.has_errors() {
+        cx.error_spanned_by(ident, "`KeyPart` needs at least one variant");
+    }
+    if cx.has_errors() {
+        return cx.to_compile_errors();
+    }
+    let render_arms = variants
+        .iter()
+        .map(|(variant, text)| quote!(#ident::#variant => #text));
+    let parse_arms = variants
+        .iter()
+        .map(|(variant, text)| quote!(#text => #st::Ok(#ident::#variant)));
+    let expected = format!(
+        "one of {}",
+        variants
+            .iter()
+            .map(|(_, text)| format!("`{text}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    quote! {
+        #[automatically_derived]
+        impl #st::KeyPart for #ident {
+            fn render_part(&self, _: #st::PartContext, out: &mut #st::String) -> #st::Result<(), #st::KeyError> {
+                out.push_str(match self { #(#render_arms),* });
+                #st::Ok(())
+            }
+        }
+
+        #[automatically_derived]
+        impl #st::KeyField for #ident {
+            type Borrowed = Self;
+
+            fn parse_part(text: &str, _: #st::Option<u8>) -> #st::Result<Self, #st::PartError> {
+                match text {
+                    #(#parse_arms,)*
+                    _ => #st::Err(#st::PartError { expected: #expected }),
+                }
+            }
+        }
+    }
+}

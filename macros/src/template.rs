@@ -1,0 +1,127 @@
+//! Key templates parsed at compile time: `"STATUS#{status}#TICKET#{id}"`, `"SEQ#{seq:6}"`.
+
+use syn::LitStr;
+
+/// One piece of a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Constant text.
+    Literal(String),
+    /// A field, with an optional integer width.
+    Field { name: String, width: Option<u8> },
+}
+
+/// A parsed template with the string literal it came from (for spans).
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub literal: LitStr,
+    pub pieces: Vec<Piece>,
+}
+
+impl Template {
+    /// Parses the literal; errors are spanned at it. `{{` and `}}` stand for braces.
+    pub fn parse(literal: &LitStr) -> syn::Result<Template> {
+        let source = literal.value();
+        let error = |message: String| syn::Error::new(literal.span(), message);
+        if source.is_empty() {
+            return Err(error(
+                "key template is empty; DynamoDB key attributes cannot be empty (use constant text such as \"TICKET\")".into(),
+            ));
+        }
+        let mut pieces = Vec::new();
+        let mut literal_text = String::new();
+        let mut chars = source.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '{' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    literal_text.push('{');
+                }
+                '}' if chars.peek() == Some(&'}') => {
+                    chars.next();
+                    literal_text.push('}');
+                }
+                '}' => return Err(error(format!(
+                    "unbalanced `}}` in key template {source:?}; write `}}}}` for a literal brace"
+                ))),
+                '{' => {
+                    let mut inner = String::new();
+                    let mut closed = false;
+                    for c in chars.by_ref() {
+                        if c == '}' {
+                            closed = true;
+                            break;
+                        }
+                        if c == '{' {
+                            break;
+                        }
+                        inner.push(c);
+                    }
+                    if !closed {
+                        return Err(error(format!(
+                            "unbalanced `{{` in key template {source:?}: every `{{field}}` needs its `}}`; write `{{{{` for a literal brace"
+                        )));
+                    }
+                    if !literal_text.is_empty() {
+                        pieces.push(Piece::Literal(std::mem::take(&mut literal_text)));
+                    }
+                    if let Some(Piece::Field { name, .. }) = pieces.last() {
+                        return Err(error(format!(
+                            "fields `{name}` and `{}` are adjacent in key template {source:?}; put constant text between them (such as `#`) so the key can be split back into its fields",
+                            inner.split(':').next().unwrap_or_default().trim()
+                        )));
+                    }
+                    pieces.push(parse_field(&inner, &source).map_err(error)?);
+                }
+                c => literal_text.push(c),
+            }
+        }
+        if !literal_text.is_empty() {
+            pieces.push(Piece::Literal(literal_text));
+        }
+        Ok(Template {
+            literal: literal.clone(),
+            pieces,
+        })
+    }
+
+    /// The field names, in order.
+    pub fn fields(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|piece| match piece {
+            Piece::Field { name, .. } => Some(name.as_str()),
+            Piece::Literal(_) => None,
+        })
+    }
+}
+
+fn parse_field(inner: &str, source: &str) -> Result<Piece, String> {
+    let (name, width) = match inner.split_once(':') {
+        Some((name, width)) => (name.trim(), Some(width.trim())),
+        None => (inner.trim(), None),
+    };
+    if name.is_empty() {
+        return Err(format!(
+            "empty `{{}}` in key template {source:?}; name a field, e.g. `{{id}}`"
+        ));
+    }
+    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(format!(
+            "`{{{inner}}}` in key template {source:?} is not a field name; fields are written `{{field}}` or, for integers, `{{field:width}}`"
+        ));
+    }
+    let width = match width {
+        None => None,
+        Some(text) => match text.parse::<u8>() {
+            Ok(width) if (1..=38).contains(&width) => Some(width),
+            _ => {
+                return Err(format!(
+                    "width `{text}` of `{name}` in key template {source:?} must be a number of digits from 1 to 38"
+                ))
+            }
+        },
+    };
+    Ok(Piece::Field {
+        name: name.to_owned(),
+        width,
+    })
+}

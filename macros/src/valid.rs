@@ -1,0 +1,136 @@
+//! Cross-attribute rules, checked before expansion; every violation is reported.
+
+use crate::ast::{Entity, Table};
+use crate::attr::Slot;
+use crate::ctxt::{did_you_mean, Ctxt};
+use crate::template::Template;
+
+impl Entity<'_> {
+    pub fn validate(&self, cx: &mut Ctxt) {
+        if self.attrs.table.is_none() {
+            cx.error_spanned_by(
+                self.ident,
+                "missing `#[dynamo(table = ...)]`: name the `#[derive(singletable::Table)]` type this entity is stored in",
+            );
+        }
+        match &self.attrs.pk {
+            Some(template) => self.check_template(cx, template),
+            None => cx.error_spanned_by(
+                self.ident,
+                "missing `#[dynamo(pk = \"...\")]`: every entity needs a partition key template, e.g. `pk = \"TICKET#{id}\"`",
+            ),
+        }
+        if let Some(template) = &self.attrs.sk {
+            self.check_template(cx, template);
+        }
+        for index in &self.attrs.indexes {
+            let slot = index.slot.name();
+            match (index.slot, &index.pk) {
+                (Slot::Global(_), None) => cx.error_spanned_by(
+                    &index.first_path,
+                    format!("index `{slot}` needs a partition key template: add `{slot}pk = \"...\"`"),
+                ),
+                (Slot::Local(_), Some(template)) => cx.error_spanned_by(
+                    &template.literal,
+                    format!("`{slot}` is a local index: it shares the table's partition key, so it takes only `{slot}sk`"),
+                ),
+                _ => {}
+            }
+            if matches!(index.slot, Slot::Local(_)) && index.sk.is_none() {
+                cx.error_spanned_by(
+                    &index.first_path,
+                    format!(
+                        "local index `{slot}` needs a sort key template: add `{slot}sk = \"...\"`"
+                    ),
+                );
+            }
+            for template in index.pk.iter().chain(&index.sk) {
+                self.check_template(cx, template);
+            }
+            if let Some(rule) = &index.when {
+                for argument in &rule.arguments {
+                    if self.field(&argument.to_string()).is_none() {
+                        cx.error_spanned_by(
+                            argument,
+                            format!(
+                                "`{argument}` is not a field of `{}`{}",
+                                self.ident,
+                                self.did_you_mean(&argument.to_string())
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn did_you_mean(&self, name: &str) -> String {
+        let names: Vec<String> = self
+            .fields
+            .iter()
+            .map(|field| field.ident.to_string())
+            .collect();
+        did_you_mean(name, names.iter().map(String::as_str))
+    }
+
+    fn check_template(&self, cx: &mut Ctxt, template: &Template) {
+        for name in template.fields() {
+            if self.field(name).is_none() {
+                cx.error_spanned_by(
+                    &template.literal,
+                    format!(
+                        "`{{{name}}}` in key template {:?} is not a field of `{}`{}",
+                        template.literal.value(),
+                        self.ident,
+                        self.did_you_mean(name)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+impl Table<'_> {
+    pub fn validate(&self, cx: &mut Ctxt) {
+        if self.attrs.pk.is_none() {
+            cx.error_spanned_by(
+                self.ident,
+                "missing `#[dynamo(pk = \"...\")]`: name the table's partition key attribute, e.g. `pk = \"PK\"`",
+            );
+        }
+        for attribute in [
+            &self.attrs.name,
+            &self.attrs.pk,
+            &self.attrs.sk,
+            &self.attrs.entity_attribute,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if attribute.value().is_empty() {
+                cx.error_spanned_by(attribute, "this name cannot be empty");
+            }
+        }
+        for index in &self.attrs.indexes {
+            let slot = index.slot.name();
+            match index.slot {
+                Slot::Global(_) if index.pk.is_none() => cx.error_spanned_by(
+                    &index.slot_ident,
+                    format!("global index `{slot}` needs its partition key attribute: `{slot}(pk = \"{}PK\", ...)`", slot.to_uppercase()),
+                ),
+                Slot::Local(_) => {
+                    if let Some(pk) = &index.pk {
+                        cx.error_spanned_by(pk, format!("local index `{slot}` shares the table's partition key; remove `pk`"));
+                    }
+                    if index.sk.is_none() {
+                        cx.error_spanned_by(&index.slot_ident, format!("local index `{slot}` needs a sort key attribute: `{slot}(sk = \"...\")`"));
+                    }
+                    if self.attrs.sk.is_none() {
+                        cx.error_spanned_by(&index.slot_ident, "DynamoDB allows local indexes only on tables with a sort key");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}

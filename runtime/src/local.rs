@@ -1,0 +1,1 @@
+//! Local engine (being written).
