@@ -133,6 +133,8 @@ pub struct EntityIndexAttr {
 /// `#[dynamo(...)]` on an `Entity`.
 #[derive(Default)]
 pub struct EntityAttrs {
+    /// Settings that were written, valid or not (so an invalid `pk` is not also "missing").
+    pub given: Vec<String>,
     pub table: Option<Path>,
     pub name: Option<LitStr>,
     pub pk: Option<Template>,
@@ -156,6 +158,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
         let result = attr.parse_nested_meta(|meta| {
             let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            out.given.push(key.clone());
             match key.as_str() {
                 "table" => {
                     let path: Path = meta.value()?.parse()?;

@@ -4,12 +4,30 @@ use crate::ast::{Entity, Table};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::template::{Piece, Template};
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::{Data, DeriveInput, Fields, Ident};
 
 fn private() -> TokenStream {
     quote!(::singletable::__private)
+}
+
+/// The same tokens, all at `span`: a check on the table type then points at the template.
+fn respan(tokens: impl ToTokens, span: Span) -> TokenStream {
+    tokens
+        .into_token_stream()
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut respanned = Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                token = TokenTree::Group(respanned);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }
 
 pub fn derive_entity(input: &DeriveInput) -> TokenStream {
@@ -74,16 +92,21 @@ fn template_const(template: &Template) -> TokenStream {
 }
 
 /// `TEMPLATE.render(&[&self.a, &self.b])?` (or with bare idents for key constructors).
+///
+/// Field values pass through `key_part`, spanned at the template, so a field type that cannot
+/// be a key part is reported once, at the template that uses it.
 fn render(
     template_const: &Ident,
     template: &Template,
     receiver: Option<&TokenStream>,
 ) -> TokenStream {
+    let st = private();
+    let span = template.literal.span();
     let values = template.fields().map(|name| {
-        let field = format_ident!("{}", name);
+        let field = Ident::new(name, span);
         match receiver {
-            Some(receiver) => quote!(&#receiver.#field),
-            None => quote!(&#field),
+            Some(receiver) => respan(quote!(#st::key_part(&#receiver.#field)), span),
+            None => respan(quote!(&#field), span),
         }
     });
     quote!(#template_const.render(&[#(#values),*])?)
@@ -134,21 +157,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         }
     }
 
-    // Every template field must be a key field type; the error points at the template.
-    let mut templates: Vec<&Template> = vec![pk];
-    templates.extend(&entity.attrs.sk);
-    for index in &entity.attrs.indexes {
-        templates.extend(index.pk.iter().chain(&index.sk));
-    }
-    for template in &templates {
-        for name in template.fields() {
-            let field = Ident::new(name, template.literal.span());
-            checks.push(
-                quote_spanned!(template.literal.span()=> #st::assert_key_field(&__item.#field);),
-            );
-        }
-    }
-
     let mut index_schemas = Vec::new();
     let mut index_writes = Vec::new();
     for index in &entity.attrs.indexes {
@@ -160,9 +168,12 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let span = first
             .map(|template| template.literal.span())
             .unwrap_or_else(Span::call_site);
+        let declared = respan(
+            quote!(<#table as #st::DeclaresIndex<#st::index::#slot>>),
+            span,
+        );
         consts.push(quote_spanned! {span=>
-            const #index_const: &'static #st::IndexSchema =
-                <#table as #st::DeclaresIndex<#st::index::#slot>>::INDEX;
+            const #index_const: &'static #st::IndexSchema = #declared::INDEX;
         });
         let mut writes = Vec::new();
         let pk_schema = match &index.pk {
@@ -190,12 +201,12 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     }
                 });
                 checks.push(quote_spanned!(template.literal.span()=>
-                    #st::assert_index_has_sort_key::<<#table as #st::DeclaresIndex<#st::index::#slot>>::SortKey>();));
+                    #st::assert_index_has_sort_key::<#declared::SortKey>();));
                 quote!(#st::Some(#template_name))
             }
             None => {
                 checks.push(quote_spanned!(span=>
-                    #st::assert_index_has_no_sort_key::<<#table as #st::DeclaresIndex<#st::index::#slot>>::SortKey>();));
+                    #st::assert_index_has_no_sort_key::<#declared::SortKey>();));
                 quote!(#st::None)
             }
         };
@@ -242,8 +253,17 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     let key_params = key_fields.iter().filter_map(|name| {
         let field = entity.field(name)?;
         let ident = field.ident;
+        let template = if pk.fields().any(|field| field == *name) {
+            Some(pk)
+        } else {
+            entity.attrs.sk.as_ref()
+        };
+        let span = template
+            .map(|template| template.literal.span())
+            .unwrap_or_else(Span::call_site);
         let ty = field.ty;
-        Some(quote!(#ident: &<#ty as #st::KeyField>::Borrowed))
+        let ty = respan(quote!(<#ty as #st::KeyField>::Borrowed), span);
+        Some(quote!(#ident: &#ty))
     });
     let pk_render_self = render(&pk_const, pk, Some(&this));
     let pk_render_args = render(&pk_const, pk, None);
@@ -291,7 +311,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             }
 
             #[allow(dead_code)]
-            fn __singletable_checks(__item: &#ident) {
+            fn __singletable_checks() {
                 #(#checks)*
             }
         };

@@ -41,9 +41,11 @@ impl Template {
                     chars.next();
                     literal_text.push('}');
                 }
-                '}' => return Err(error(format!(
+                '}' => {
+                    return Err(error(format!(
                     "unbalanced `}}` in key template {source:?}; write `}}}}` for a literal brace"
-                ))),
+                )))
+                }
                 '{' => {
                     let mut inner = String::new();
                     let mut closed = false;

@@ -15,6 +15,7 @@ impl Entity<'_> {
         }
         match &self.attrs.pk {
             Some(template) => self.check_template(cx, template),
+            None if self.attrs.given.iter().any(|key| key == "pk") => {}
             None => cx.error_spanned_by(
                 self.ident,
                 "missing `#[dynamo(pk = \"...\")]`: every entity needs a partition key template, e.g. `pk = \"TICKET#{id}\"`",

@@ -13,6 +13,8 @@ pub mod local;
 pub mod op;
 mod primary_key;
 pub mod schema;
+#[cfg(feature = "local")]
+pub mod testing;
 pub mod wire;
 
 pub use db::Db;
@@ -33,8 +35,10 @@ pub mod __private {
         IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
     };
 
-    /// Checked for each template field: its type must be a [`KeyField`].
-    pub fn assert_key_field<T: KeyField>(_: &T) {}
+    /// A template field's value, checked to be a [`KeyField`].
+    pub fn key_part<T: KeyField>(value: &T) -> &dyn KeyPart {
+        value
+    }
     /// Checked for an entity with an `sk` template.
     pub fn assert_table_has_sort_key<T: HasSortKey>() {}
     /// Checked for an entity without an `sk` template.

@@ -1,0 +1,62 @@
+//! The seed's help-desk table, shared by the integration tests.
+#![allow(dead_code)]
+
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, KeyPart, Table};
+
+#[derive(Table)]
+#[dynamo(
+    name = "app",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
+pub struct App;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Open,
+    Pending,
+    Closed,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET",
+         gsi1pk = "TEAM#{team_id}", gsi1sk = "STATUS#{status}#TICKET#{id}",
+         gsi1_when = Ticket::is_open(status))]
+pub struct Ticket {
+    pub id: String,
+    pub team_id: u32,
+    pub status: Status,
+    pub title: String,
+}
+
+impl Ticket {
+    pub fn is_open(status: &Status) -> bool {
+        *status != Status::Closed
+    }
+
+    pub fn new(id: &str, team_id: u32, status: Status, title: &str) -> Self {
+        Ticket {
+            id: id.to_owned(),
+            team_id,
+            status,
+            title: title.to_owned(),
+        }
+    }
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "TEAM#{id}", sk = "TEAM")]
+pub struct Team {
+    pub id: u32,
+    pub name: String,
+}
+
+pub async fn db() -> singletable::Db<App> {
+    match singletable::testing::table::<App>().await {
+        Ok(db) => db,
+        Err(error) => panic!("test table: {error}"),
+    }
+}

@@ -1,0 +1,21 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Table};
+
+#[derive(Table)]
+#[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+pub struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET", gsi1pk = "TEAM#{team}", gsi1sk = "TICKET#{id}", gsi1_when = Ticket::is_open)]
+pub struct Ticket {
+    pub id: String,
+    pub team: String,
+    pub open: bool,
+}
+
+impl Ticket {
+    fn is_open(&self) -> bool {
+        self.open
+    }
+}
+fn main() {}

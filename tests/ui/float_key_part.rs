@@ -1,0 +1,14 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Table};
+
+#[derive(Table)]
+#[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+pub struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "READING#{sensor}", sk = "VALUE#{value}")]
+pub struct Reading {
+    pub sensor: String,
+    pub value: f64,
+}
+fn main() {}

@@ -1,0 +1,9 @@
+use singletable::KeyPart;
+
+#[derive(KeyPart)]
+pub enum Status {
+    Open,
+    Snoozed { until: u64 },
+}
+
+fn main() {}

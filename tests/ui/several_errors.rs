@@ -1,0 +1,14 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Table};
+
+#[derive(Table)]
+#[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+pub struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TICKET#{idd}", sk = "STATUS#{statsu}")]
+pub struct Ticket {
+    pub id: String,
+    pub status: String,
+}
+fn main() {}

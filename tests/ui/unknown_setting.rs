@@ -1,0 +1,13 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Table};
+
+#[derive(Table)]
+#[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+pub struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET", gsi1_pk = "TEAM#{id}")]
+pub struct Ticket {
+    pub id: String,
+}
+fn main() {}
