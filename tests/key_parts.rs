@@ -1,0 +1,190 @@
+//! Key parts: every type renders to text whose order is the value's order, and every rendered
+//! key parses back exactly (property tests), including through the engine.
+
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use singletable::key::{KeyField, KeyTemplate, Segment};
+use singletable::{Entity, KeyError, Table};
+
+const PAIR: KeyTemplate = KeyTemplate {
+    source: "A#{first}#B#{second}",
+    segments: &[
+        Segment::Literal("A#"),
+        Segment::Field { name: "first", width: None },
+        Segment::Literal("#B#"),
+        Segment::Field { name: "second", width: None },
+    ],
+};
+
+fn one(width: Option<u8>) -> KeyTemplate {
+    let segments: &'static [Segment] = Box::leak(Box::new([
+        Segment::Literal("N#"),
+        Segment::Field { name: "n", width },
+    ]));
+    KeyTemplate { source: "N#{n}", segments }
+}
+
+fn round_trip<T: KeyField + PartialEq + std::fmt::Debug>(template: &KeyTemplate, value: &T) -> T {
+    let rendered = template.render(&[value]).unwrap();
+    let parts = template.split(&rendered).unwrap();
+    template.parse_part::<T>(&rendered, 0, parts[0]).unwrap()
+}
+
+proptest! {
+    #[test]
+    fn strings_round_trip_or_are_rejected_as_ambiguous(first in ".*", second in ".*") {
+        match PAIR.render(&[&first, &second]) {
+            Ok(rendered) => {
+                let parts = PAIR.split(&rendered).unwrap();
+                prop_assert_eq!(parts, vec![first.as_str(), second.as_str()]);
+            }
+            Err(KeyError::Ambiguous { field, .. }) => {
+                prop_assert_eq!(field, "first");
+                prop_assert!((first.clone() + "#B#").find("#B#") != Some(first.len()));
+            }
+            Err(KeyError::Empty { .. }) => prop_assert!(false, "template has constant text"),
+            Err(other) => prop_assert!(false, "unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn separators_in_values_are_rejected(prefix in "[a-z]{0,5}", suffix in "[a-z]{0,5}") {
+        let value = format!("{prefix}#B#{suffix}");
+        let rejected = matches!(PAIR.render(&[&value, &"x"]), Err(KeyError::Ambiguous { .. }));
+        prop_assert!(rejected);
+    }
+
+    #[test]
+    fn u64_order_is_text_order(a: u64, b: u64) {
+        let (ta, tb) = (one(None).render(&[&a]).unwrap(), one(None).render(&[&b]).unwrap());
+        prop_assert_eq!(a.cmp(&b), ta.cmp(&tb));
+        prop_assert_eq!(round_trip(&one(None), &a), a);
+    }
+
+    #[test]
+    fn i64_order_is_text_order(a: i64, b: i64) {
+        let (ta, tb) = (one(None).render(&[&a]).unwrap(), one(None).render(&[&b]).unwrap());
+        prop_assert_eq!(a.cmp(&b), ta.cmp(&tb), "{} {}", ta, tb);
+        prop_assert_eq!(round_trip(&one(None), &a), a);
+    }
+
+    #[test]
+    fn i16_with_width_override_round_trips_or_reports_too_wide(a: i16) {
+        let template = one(Some(4));
+        match template.render(&[&a]) {
+            Ok(_) => prop_assert_eq!(round_trip(&template, &a), a),
+            Err(KeyError::TooWide { .. }) => prop_assert!(a.unsigned_abs() >= 10_000 || a > 9_999),
+            Err(other) => prop_assert!(false, "unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn timestamps_order_is_text_order(a in 0i64..253_402_300_799, b in 0i64..253_402_300_799, na in 0u32..1_000_000_000) {
+        use chrono::{DateTime, Utc};
+        let ta: DateTime<Utc> = DateTime::from_timestamp(a, na).unwrap();
+        let tb: DateTime<Utc> = DateTime::from_timestamp(b, 0).unwrap();
+        let (ra, rb) = (one(None).render(&[&ta]).unwrap(), one(None).render(&[&tb]).unwrap());
+        prop_assert_eq!(ta.cmp(&tb), ra.cmp(&rb));
+        prop_assert_eq!(round_trip(&one(None), &ta), ta);
+    }
+
+    #[test]
+    fn ulids_and_uuids_round_trip(bits: u128) {
+        let ulid = ulid::Ulid(bits);
+        prop_assert_eq!(round_trip(&one(None), &ulid), ulid);
+        let uuid = uuid::Uuid::from_u128(bits);
+        prop_assert_eq!(round_trip(&one(None), &uuid), uuid);
+    }
+}
+
+#[test]
+fn integer_padding_and_negative_numbers() {
+    assert_eq!(one(None).render(&[&7u32]).unwrap(), "N#0000000007");
+    assert_eq!(one(Some(6)).render(&[&42u64]).unwrap(), "N#000042");
+    assert_eq!(one(None).render(&[&-1i32]).unwrap(), "N#-9999999999");
+    assert_eq!(one(None).render(&[&-2i32]).unwrap(), "N#-9999999998");
+    assert!(matches!(one(Some(2)).render(&[&100u8]), Err(KeyError::TooWide { needed: 3, width: 2, .. })));
+    assert!(one(None).split("N#12").is_ok());
+    let parts = one(None).split("N#12").unwrap();
+    assert!(one(None).parse_part::<u32>("N#12", 0, parts[0]).is_err(), "not the rendered width");
+    assert!(one(None).parse_part::<bool>("N#yes", 0, "yes").is_err());
+}
+
+#[test]
+fn mismatched_keys_are_reported() {
+    assert!(matches!(PAIR.split("X#1#B#2"), Err(KeyError::Mismatch { .. })));
+    assert!(matches!(PAIR.split("A#1#C#2"), Err(KeyError::Mismatch { .. })));
+    assert!(matches!(PAIR.render(&[&"", &""]), Ok(text) if text == "A##B#"));
+}
+
+#[derive(Table)]
+#[dynamo(name = "parts", pk = "PK", sk = "SK")]
+struct Parts;
+
+#[derive(singletable::KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+enum Priority {
+    VeryHigh,
+    Low,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Parts, pk = "S#{text}#U#{unsigned}#I#{signed}#B#{flag}#E#{priority}",
+         sk = "T#{at}#D#{day}#UU#{uuid}#UL#{ulid}#W#{small:3}")]
+struct EveryPart {
+    text: String,
+    unsigned: u64,
+    signed: i32,
+    flag: bool,
+    priority: Priority,
+    at: chrono::DateTime<chrono::Utc>,
+    day: chrono::NaiveDate,
+    uuid: uuid::Uuid,
+    ulid: ulid::Ulid,
+    small: u16,
+}
+
+#[tokio::test]
+async fn every_key_part_type_round_trips_through_the_engine() {
+    let db = match singletable::testing::table::<Parts>().await {
+        Ok(db) => db,
+        Err(error) => panic!("{error}"),
+    };
+    let item = EveryPart {
+        text: "hello world/ünïcode".into(),
+        unsigned: u64::MAX,
+        signed: -42,
+        flag: true,
+        priority: Priority::VeryHigh,
+        at: chrono::DateTime::from_timestamp(1_775_000_000, 123_456_789).unwrap(),
+        day: chrono::NaiveDate::from_ymd_opt(2026, 4, 1).unwrap(),
+        uuid: uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef),
+        ulid: ulid::Ulid(0x0190_0000_0000_0000_0000_0000_0000_0001),
+        small: 7,
+    };
+    db.put(&item).send().await.unwrap();
+    let key = item.primary_key().unwrap();
+    assert_eq!(
+        key.partition(),
+        "S#hello world/ünïcode#U#18446744073709551615#I#-9999999958#B#true#E#VERY_HIGH"
+    );
+    assert_eq!(
+        key.sort(),
+        Some("T#2026-03-31T23:33:20.123456789Z#D#2026-04-01#UU#01234567-89ab-cdef-0123-456789abcdef#UL#01J00000000000000000000001#W#007")
+    );
+    let read = db.get(key.clone()).send().await.unwrap();
+    assert_eq!(read, item);
+    // Parse the stored key back into every field.
+    let sort = EveryPart::SCHEMA.sort_key.unwrap();
+    let stored = key.sort().unwrap();
+    let parts = sort.split(stored).unwrap();
+    assert_eq!(sort.parse_part::<chrono::DateTime<chrono::Utc>>(stored, 0, parts[0]).unwrap(), item.at);
+    assert_eq!(sort.parse_part::<chrono::NaiveDate>(stored, 1, parts[1]).unwrap(), item.day);
+    assert_eq!(sort.parse_part::<uuid::Uuid>(stored, 2, parts[2]).unwrap(), item.uuid);
+    assert_eq!(sort.parse_part::<ulid::Ulid>(stored, 3, parts[3]).unwrap(), item.ulid);
+    assert_eq!(sort.parse_part::<u16>(stored, 4, parts[4]).unwrap(), item.small);
+    let partition = EveryPart::SCHEMA.partition_key;
+    let parts = partition.split(key.partition()).unwrap();
+    assert_eq!(partition.parse_part::<i32>(key.partition(), 2, parts[2]).unwrap(), -42);
+    assert_eq!(partition.parse_part::<Priority>(key.partition(), 4, parts[4]).unwrap(), Priority::VeryHigh);
+}
