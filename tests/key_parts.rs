@@ -10,9 +10,15 @@ const PAIR: KeyTemplate = KeyTemplate {
     source: "A#{first}#B#{second}",
     segments: &[
         Segment::Literal("A#"),
-        Segment::Field { name: "first", width: None },
+        Segment::Field {
+            name: "first",
+            width: None,
+        },
         Segment::Literal("#B#"),
-        Segment::Field { name: "second", width: None },
+        Segment::Field {
+            name: "second",
+            width: None,
+        },
     ],
 };
 
@@ -21,7 +27,10 @@ fn one(width: Option<u8>) -> KeyTemplate {
         Segment::Literal("N#"),
         Segment::Field { name: "n", width },
     ]));
-    KeyTemplate { source: "N#{n}", segments }
+    KeyTemplate {
+        source: "N#{n}",
+        segments,
+    }
 }
 
 fn round_trip<T: KeyField + PartialEq + std::fmt::Debug>(template: &KeyTemplate, value: &T) -> T {
@@ -103,17 +112,33 @@ fn integer_padding_and_negative_numbers() {
     assert_eq!(one(Some(6)).render(&[&42u64]).unwrap(), "N#000042");
     assert_eq!(one(None).render(&[&-1i32]).unwrap(), "N#-9999999999");
     assert_eq!(one(None).render(&[&-2i32]).unwrap(), "N#-9999999998");
-    assert!(matches!(one(Some(2)).render(&[&100u8]), Err(KeyError::TooWide { needed: 3, width: 2, .. })));
+    assert!(matches!(
+        one(Some(2)).render(&[&100u8]),
+        Err(KeyError::TooWide {
+            needed: 3,
+            width: 2,
+            ..
+        })
+    ));
     assert!(one(None).split("N#12").is_ok());
     let parts = one(None).split("N#12").unwrap();
-    assert!(one(None).parse_part::<u32>("N#12", 0, parts[0]).is_err(), "not the rendered width");
+    assert!(
+        one(None).parse_part::<u32>("N#12", 0, parts[0]).is_err(),
+        "not the rendered width"
+    );
     assert!(one(None).parse_part::<bool>("N#yes", 0, "yes").is_err());
 }
 
 #[test]
 fn mismatched_keys_are_reported() {
-    assert!(matches!(PAIR.split("X#1#B#2"), Err(KeyError::Mismatch { .. })));
-    assert!(matches!(PAIR.split("A#1#C#2"), Err(KeyError::Mismatch { .. })));
+    assert!(matches!(
+        PAIR.split("X#1#B#2"),
+        Err(KeyError::Mismatch { .. })
+    ));
+    assert!(matches!(
+        PAIR.split("A#1#C#2"),
+        Err(KeyError::Mismatch { .. })
+    ));
     assert!(matches!(PAIR.render(&[&"", &""]), Ok(text) if text == "A##B#"));
 }
 
@@ -178,13 +203,40 @@ async fn every_key_part_type_round_trips_through_the_engine() {
     let sort = EveryPart::SCHEMA.sort_key.unwrap();
     let stored = key.sort().unwrap();
     let parts = sort.split(stored).unwrap();
-    assert_eq!(sort.parse_part::<chrono::DateTime<chrono::Utc>>(stored, 0, parts[0]).unwrap(), item.at);
-    assert_eq!(sort.parse_part::<chrono::NaiveDate>(stored, 1, parts[1]).unwrap(), item.day);
-    assert_eq!(sort.parse_part::<uuid::Uuid>(stored, 2, parts[2]).unwrap(), item.uuid);
-    assert_eq!(sort.parse_part::<ulid::Ulid>(stored, 3, parts[3]).unwrap(), item.ulid);
-    assert_eq!(sort.parse_part::<u16>(stored, 4, parts[4]).unwrap(), item.small);
+    assert_eq!(
+        sort.parse_part::<chrono::DateTime<chrono::Utc>>(stored, 0, parts[0])
+            .unwrap(),
+        item.at
+    );
+    assert_eq!(
+        sort.parse_part::<chrono::NaiveDate>(stored, 1, parts[1])
+            .unwrap(),
+        item.day
+    );
+    assert_eq!(
+        sort.parse_part::<uuid::Uuid>(stored, 2, parts[2]).unwrap(),
+        item.uuid
+    );
+    assert_eq!(
+        sort.parse_part::<ulid::Ulid>(stored, 3, parts[3]).unwrap(),
+        item.ulid
+    );
+    assert_eq!(
+        sort.parse_part::<u16>(stored, 4, parts[4]).unwrap(),
+        item.small
+    );
     let partition = EveryPart::SCHEMA.partition_key;
     let parts = partition.split(key.partition()).unwrap();
-    assert_eq!(partition.parse_part::<i32>(key.partition(), 2, parts[2]).unwrap(), -42);
-    assert_eq!(partition.parse_part::<Priority>(key.partition(), 4, parts[4]).unwrap(), Priority::VeryHigh);
+    assert_eq!(
+        partition
+            .parse_part::<i32>(key.partition(), 2, parts[2])
+            .unwrap(),
+        -42
+    );
+    assert_eq!(
+        partition
+            .parse_part::<Priority>(key.partition(), 4, parts[4])
+            .unwrap(),
+        Priority::VeryHigh
+    );
 }

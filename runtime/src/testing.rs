@@ -18,15 +18,7 @@ pub enum TestTableError {
 
 /// A new, empty table for declaration `T`, named `<name>-<pid>-<n>`, on the engine from
 /// [`local::sdk_config`] (moto, or whatever `AWS_ENDPOINT_URL_DYNAMODB` points at).
-///
-/// ```no_run
-/// # #[derive(singletable::Table)]
-/// # #[dynamo(name = "app", pk = "PK", sk = "SK")]
-/// # struct App;
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// let db = singletable::testing::table::<App>().await?;
-/// # Ok(()) }
-/// ```
+/// In a test: `let db = singletable::testing::table::<App>().await?;`.
 pub async fn table<T: Table>() -> Result<Db<T>, TestTableError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let client = local::client().await?;

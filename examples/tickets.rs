@@ -1,0 +1,91 @@
+//! The seed's help-desk tickets, end to end on the local engine (or the endpoint in
+//! `AWS_ENDPOINT_URL_DYNAMODB`): each request is printed before it is sent.
+//!
+//! Run with `cargo run --example tickets`.
+
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, KeyPart, OptionalExt, Table};
+
+#[derive(Table)]
+#[dynamo(
+    name = "tickets-example",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
+pub struct App;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Open,
+    Pending,
+    Closed,
+}
+
+/// Status is volatile, so it lives on the GSI sort key, never in the primary key; the GSI is
+/// sparse: closed tickets leave the team's queue.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET",
+         gsi1pk = "TEAM#{team_id}", gsi1sk = "STATUS#{status}#TICKET#{id}",
+         gsi1_when = Ticket::is_open(status))]
+pub struct Ticket {
+    pub id: String,
+    pub team_id: u32,
+    pub status: Status,
+    pub title: String,
+}
+
+impl Ticket {
+    fn is_open(status: &Status) -> bool {
+        *status != Status::Closed
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!(
+        "engine: {}",
+        singletable::local::endpoint_description().await?
+    );
+    let db = singletable::Db::<App>::new(singletable::local::client().await?);
+    println!("\n{}", db.create_table().params());
+    let created = db.ensure_table().await?;
+    println!(
+        "=> table {} {}",
+        db.table_name(),
+        if created { "created" } else { "already there" }
+    );
+
+    let ticket = Ticket {
+        id: "8842".into(),
+        team_id: 7,
+        status: Status::Open,
+        title: "Printer on fire".into(),
+    };
+    let put = db.put(&ticket);
+    println!("\n{}", put.params()?);
+    put.send().await?;
+    println!("=> stored");
+
+    let get = db.get(Ticket::key("8842")?).consistent(true);
+    println!("\n{}", get.params());
+    let read = get.send().await?;
+    println!("=> {read:?}");
+
+    let duplicate = db.put(&ticket).only_if_absent();
+    println!("\n{}", duplicate.params()?);
+    match duplicate.send().await {
+        Err(error) if error.is_condition_failed() => println!("=> refused: {error}"),
+        other => println!("=> unexpected: {other:?}"),
+    }
+
+    let delete = db.delete(Ticket::key("8842")?).only_if_exists();
+    println!("\n{}", delete.params());
+    delete.send().await?;
+    println!("=> deleted");
+
+    let gone = db.get(Ticket::key("8842")?).send().await.optional()?;
+    println!("\n=> after delete: {gone:?}");
+    Ok(())
+}
