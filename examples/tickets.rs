@@ -81,7 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let delete = db.delete(Ticket::key("8842")?).only_if_exists();
-    println!("\n{}", delete.params());
+    println!("\n{}", delete.params()?);
     delete.send().await?;
     println!("=> deleted");
 

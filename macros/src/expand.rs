@@ -63,6 +63,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     partition_key: #st::KeyTemplate { source: "", segments: &[] },
                     sort_key: #st::None,
                     indexes: &[],
+                    fields: &[],
                 };
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
@@ -157,6 +158,11 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         }
     }
 
+    let mut templates: Vec<&Template> = vec![pk];
+    templates.extend(&entity.attrs.sk);
+    for index in &entity.attrs.indexes {
+        templates.extend(index.pk.iter().chain(&index.sk));
+    }
     let mut index_schemas = Vec::new();
     let mut index_writes = Vec::new();
     for index in &entity.attrs.indexes {
@@ -210,11 +216,25 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 quote!(#st::None)
             }
         };
-        let when_text = match &index.when {
+        let rule = match &index.when {
             Some(rule) => {
                 let expr = &rule.expr;
-                let text = quote!(#expr).to_string().replace(' ', "");
-                quote!(#st::Some(#text))
+                let source = quote!(#expr).to_string().replace(' ', "");
+                let function = &rule.function;
+                let inputs = rule.arguments.iter().map(|argument| argument.to_string());
+                let arguments = rule
+                    .arguments
+                    .iter()
+                    .enumerate()
+                    .map(|(position, argument)| {
+                        let ty = entity.field(&argument.to_string()).map(|field| field.ty);
+                        quote!(arguments.get(#position)?.downcast_ref::<#ty>()?)
+                    });
+                quote!(#st::Some(#st::IndexRule {
+                    source: #source,
+                    inputs: &[#(#inputs),*],
+                    evaluate: |arguments: &[&dyn #st::Any]| #st::Some(#function(#(#arguments),*)),
+                }))
             }
             None => quote!(#st::None),
         };
@@ -223,7 +243,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 index: #index_const,
                 partition_key: #pk_schema,
                 sort_key: #sk_schema,
-                when: #when_text,
+                rule: #rule,
             }
         });
         index_writes.push(match &index.when {
@@ -265,6 +285,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let ty = respan(quote!(<#ty as #st::KeyField>::Borrowed), span);
         Some(quote!(#ident: &#ty))
     });
+    let (field_schemas, field_paths, updatable) = expand_fields(entity, &templates);
     let pk_render_self = render(&pk_const, pk, Some(&this));
     let pk_render_args = render(&pk_const, pk, None);
     let key_doc = format!(
@@ -290,6 +311,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     partition_key: __PK,
                     sort_key: #sk_schema,
                     indexes: &[#(#index_schemas),*],
+                    fields: &[#(#field_schemas),*],
                 };
 
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -302,8 +324,12 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 }
             }
 
+            #(#updatable)*
+
             #[automatically_derived]
             impl #ident {
+                #(#field_paths)*
+
                 #[doc = #key_doc]
                 pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     #st::Key::from_rendered(#pk_render_args, #sk_render_args)
@@ -316,6 +342,85 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             }
         };
     }
+}
+
+/// Per field: its schema entry, its typed path constant, and whether it may be updated.
+fn expand_fields(
+    entity: &Entity,
+    templates: &[&Template],
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    let st = private();
+    let ident = entity.ident;
+    let key_templates: Vec<&Template> = entity.attrs.pk.iter().chain(&entity.attrs.sk).collect();
+    let mut schemas = Vec::new();
+    let mut paths = Vec::new();
+    let mut updatable = Vec::new();
+    for (position, field) in entity.fields.iter().enumerate() {
+        let name = field.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+        let attribute = &field.attribute;
+        let ty = field.ty;
+        let in_template = templates
+            .iter()
+            .any(|template| template.fields().any(|used| used == name));
+        let key_part = if in_template {
+            quote!(#st::Some(#st::KeyPartFns {
+                render: #st::render_any::<#ty>,
+                parse: #st::parse_any::<#ty>,
+            }))
+        } else {
+            quote!(#st::None)
+        };
+        schemas.push(
+            quote!(#st::FieldSchema { name: #name, attribute: #attribute, key_part: #key_part }),
+        );
+        let constant = format_ident!("{}", name.to_uppercase());
+        let doc = format!(
+            "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."
+        );
+        paths.push(quote! {
+            #[doc = #doc]
+            pub const #constant: #st::Field<#ident, #ty, #position> = #st::Field::new(#name, #attribute);
+        });
+        let key_uses: Vec<String> = key_templates
+            .iter()
+            .filter(|template| template.fields().any(|used| used == name))
+            .map(|template| template.literal.value())
+            .collect();
+        if key_uses.is_empty() {
+            updatable.push(quote! {
+                #[automatically_derived]
+                impl<T> #st::Updatable<#position, T> for #ident {}
+            });
+            continue;
+        }
+        // A key field's update resolves to this trait, which nothing implements: its message
+        // is the explanation the user sees.
+        let explanation = format_ident!("__{}_{}_is_a_key_attribute", ident, name);
+        let templates = key_uses
+            .iter()
+            .map(|template| {
+                format!("{:?}", template)
+                    .replace('{', "{{")
+                    .replace('}', "}}")
+            })
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let message = format!(
+            "`{name}` is part of the primary key of `{ident}` ({templates}); keys cannot change in place"
+        );
+        let note = format!(
+            "to change `{name}`, move the item: delete the old `{ident}` and put the new one in one transaction, so it is never lost or duplicated"
+        );
+        updatable.push(quote! {
+            #[diagnostic::on_unimplemented(message = #message, label = "cannot update a key attribute", note = #note)]
+            #[allow(non_camel_case_types)]
+            trait #explanation {}
+            #[automatically_derived]
+            impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+        });
+    }
+    (schemas, paths, updatable)
 }
 
 pub fn derive_table(input: &DeriveInput) -> TokenStream {

@@ -107,6 +107,45 @@ impl From<EncodeError> for Error {
     }
 }
 
+/// An update that cannot keep the entity's indexes correct.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// The update changes some inputs of an index key but the others' current values are
+    /// unknown, so the index key cannot be recomputed.
+    #[error("this update of {entity} changes {changed} but not {missing}, which index `{index}` also needs ({templates}); supply their current values with `.given(...)` so the index key is recomputed in the same request")]
+    IndexInputsMissing {
+        /// The entity.
+        entity: &'static str,
+        /// The index slot.
+        index: &'static str,
+        /// The changed inputs, as text (`` `status` ``).
+        changed: String,
+        /// The inputs whose values are unknown, as text.
+        missing: String,
+        /// The index's templates and rule, as text.
+        templates: String,
+    },
+    /// An input of an index key changes by an amount (`ADD`, increment, append) rather than to a
+    /// known value, so the new index key is unknown.
+    #[error("`{field}` of {entity} feeds index `{index}`, so it must be changed with `set` (to a known value), not by {operation}")]
+    RelativeIndexInput {
+        /// The entity.
+        entity: &'static str,
+        /// The field.
+        field: &'static str,
+        /// The index slot.
+        index: &'static str,
+        /// What the update did.
+        operation: &'static str,
+    },
+    /// The update has nothing to do.
+    #[error("this update of {entity} changes nothing")]
+    Empty {
+        /// The entity.
+        entity: &'static str,
+    },
+}
+
 /// Everything a singletable operation can fail with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -143,6 +182,9 @@ pub enum Error {
         /// What serde_dynamo reported.
         message: String,
     },
+    /// An update that would leave an index stale.
+    #[error(transparent)]
+    Update(#[from] UpdateError),
     /// The request would break a DynamoDB limit.
     #[error(transparent)]
     Limit(#[from] LimitError),

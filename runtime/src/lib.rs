@@ -35,6 +35,34 @@ pub mod __private {
         IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
     };
 
+    pub use crate::expr::field::Updatable;
+    pub use crate::expr::Field;
+    pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns};
+    pub use std::any::Any;
+
+    /// Renders a type-erased field value; used through [`KeyPartFns`].
+    pub fn render_any<T: KeyPart + 'static>(
+        value: &dyn Any,
+        context: PartContext,
+        out: &mut String,
+    ) -> Result<(), KeyError> {
+        match value.downcast_ref::<T>() {
+            Some(value) => value.render_part(context, out),
+            None => Err(KeyError::Unrepresentable {
+                field: context.field,
+                reason: format!("expected a value of type {}", std::any::type_name::<T>()),
+            }),
+        }
+    }
+
+    /// Parses a field's key text into a type-erased value; used through [`KeyPartFns`].
+    pub fn parse_any<T: KeyField + Send + Sync + 'static>(
+        text: &str,
+        width: Option<u8>,
+    ) -> Result<Box<dyn Any + Send + Sync>, PartError> {
+        T::parse_part(text, width).map(|value| Box::new(value) as Box<dyn Any + Send + Sync>)
+    }
+
     /// A template field's value, checked to be a [`KeyField`].
     pub fn key_part<T: KeyField>(value: &T) -> &dyn KeyPart {
         value

@@ -1,10 +1,11 @@
 //! Static descriptions of tables, indexes and entities, filled in by the derives.
 
 use crate::item::Item;
-use crate::key::{KeyError, KeyTemplate};
+use crate::key::{KeyError, KeyTemplate, PartContext, PartError};
 use crate::Key;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::any::Any;
 
 /// A DynamoDB table declared with `#[derive(singletable::Table)]`.
 pub trait Table: Send + Sync + 'static {
@@ -79,7 +80,73 @@ pub struct EntitySchema {
     pub sort_key: Option<KeyTemplate>,
     /// The indexes this entity writes keys for.
     pub indexes: &'static [EntityIndex],
+    /// Every field, in declaration order (typed paths index into it).
+    pub fields: &'static [FieldSchema],
 }
+
+impl EntitySchema {
+    /// The field with this Rust name.
+    pub fn field(&self, name: &str) -> Option<&'static FieldSchema> {
+        self.fields.iter().find(|field| field.name == name)
+    }
+
+    /// The fields of the primary key templates.
+    pub fn primary_key_fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.partition_key
+            .fields()
+            .chain(self.sort_key.iter().flat_map(|template| template.fields()))
+    }
+}
+
+/// One field of an entity.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSchema {
+    /// The Rust field name.
+    pub name: &'static str,
+    /// The attribute name (after serde's renames).
+    pub attribute: &'static str,
+    /// How to render and parse it, for fields used in key templates.
+    pub key_part: Option<KeyPartFns>,
+}
+
+impl PartialEq for FieldSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.attribute == other.attribute
+    }
+}
+
+impl Eq for FieldSchema {}
+
+/// Type-erased [`KeyPart`](crate::KeyPart) functions of a field, so index keys can be
+/// recomputed from the values an update carries.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyPartFns {
+    /// Renders a value (of the field's type) into a key.
+    pub render: fn(&dyn Any, PartContext, &mut String) -> Result<(), KeyError>,
+    /// Parses the field's key text into a value of the field's type.
+    pub parse: fn(&str, Option<u8>) -> Result<Box<dyn Any + Send + Sync>, PartError>,
+}
+
+/// A sparse index rule: the fields it reads and the function deciding whether an item is
+/// indexed, called with those fields' values in order.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexRule {
+    /// The rule as written, e.g. `Ticket::is_open(status)`.
+    pub source: &'static str,
+    /// The fields it reads.
+    pub inputs: &'static [&'static str],
+    /// Evaluates it; `None` if an argument has the wrong type (cannot happen for generated
+    /// schemas).
+    pub evaluate: fn(&[&dyn Any]) -> Option<bool>,
+}
+
+impl PartialEq for IndexRule {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source && self.inputs == other.inputs
+    }
+}
+
+impl Eq for IndexRule {}
 
 /// An entity's templates on one secondary index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,8 +157,23 @@ pub struct EntityIndex {
     pub partition_key: Option<KeyTemplate>,
     /// Sort key template, if the index has a sort key.
     pub sort_key: Option<KeyTemplate>,
-    /// The rule that decides whether an item is indexed, as written (`None`: always).
-    pub when: Option<&'static str>,
+    /// The rule that decides whether an item is indexed (`None`: always).
+    pub rule: Option<IndexRule>,
+}
+
+impl EntityIndex {
+    /// Every field the index keys and the rule read.
+    pub fn inputs(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.partition_key
+            .iter()
+            .chain(&self.sort_key)
+            .flat_map(|template| template.fields())
+            .chain(
+                self.rule
+                    .iter()
+                    .flat_map(|rule| rule.inputs.iter().copied()),
+            )
+    }
 }
 
 /// Index markers: the type-level names of index slots, used by the derives to check that a

@@ -1,6 +1,7 @@
 //! Condition expressions (`ConditionExpression`, `FilterExpression`).
 
 use super::{AttrPath, Placeholders};
+use crate::error::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::fmt::Write;
 use std::marker::PhantomData;
@@ -236,10 +237,10 @@ fn group(
     }
 }
 
-/// A condition on items of entity `E`, built from its typed paths.
+/// A condition on items of entity `E`, built from its typed paths (`Ticket::STATUS.eq(..)`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Condition<E> {
-    node: Node,
+    node: Result<Node, EncodeError>,
     entity: PhantomData<fn() -> E>,
 }
 
@@ -248,30 +249,49 @@ impl<E> Condition<E> {
     #[doc(hidden)]
     pub fn from_node(node: Node) -> Self {
         Condition {
-            node,
+            node: Ok(node),
             entity: PhantomData,
         }
     }
 
-    /// The untyped tree.
-    pub fn node(&self) -> &Node {
-        &self.node
+    /// A condition whose value could not be encoded; the error surfaces when the request is
+    /// built.
+    pub(crate) fn invalid(error: EncodeError) -> Self {
+        Condition {
+            node: Err(error),
+            entity: PhantomData,
+        }
+    }
+
+    /// The untyped tree, or the error of a value that could not be encoded.
+    pub fn node(&self) -> Result<&Node, &EncodeError> {
+        self.node.as_ref()
+    }
+
+    fn combine(self, other: Condition<E>, join: fn(Box<Node>, Box<Node>) -> Node) -> Self {
+        match (self.node, other.node) {
+            (Ok(left), Ok(right)) => Self::from_node(join(Box::new(left), Box::new(right))),
+            (Err(error), _) | (_, Err(error)) => Self::invalid(error),
+        }
     }
 
     /// Both conditions.
     pub fn and(self, other: Condition<E>) -> Self {
-        Self::from_node(Node::And(Box::new(self.node), Box::new(other.node)))
+        self.combine(other, Node::And)
     }
 
     /// Either condition.
     pub fn or(self, other: Condition<E>) -> Self {
-        Self::from_node(Node::Or(Box::new(self.node), Box::new(other.node)))
+        self.combine(other, Node::Or)
     }
 
     /// The negation.
     #[allow(clippy::should_implement_trait)]
     pub fn not(self) -> Self {
-        Self::from_node(Node::Not(Box::new(self.node)))
+        match self.node {
+            Ok(node) => Self::from_node(Node::Not(Box::new(node))),
+            Err(error) => Self::invalid(error),
+        }
     }
 }
 
@@ -280,4 +300,11 @@ pub(crate) fn all(parts: impl IntoIterator<Item = Node>) -> Option<Node> {
     parts
         .into_iter()
         .reduce(|left, right| Node::And(Box::new(left), Box::new(right)))
+}
+
+/// The tree of an optional user condition, or the error of a value it could not encode.
+pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<Node>, EncodeError> {
+    condition
+        .map(|condition| condition.node().cloned().map_err(Clone::clone))
+        .transpose()
 }

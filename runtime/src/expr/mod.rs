@@ -5,9 +5,12 @@
 //! spliced into expression text.
 
 pub mod condition;
+pub mod field;
 pub mod path;
+pub mod update;
 
-pub use condition::Condition;
+pub use condition::{AttributeType, Comparison, Condition};
+pub use field::Field;
 pub use path::AttrPath;
 
 use aws_sdk_dynamodb::types::AttributeValue;

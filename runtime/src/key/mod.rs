@@ -166,8 +166,23 @@ impl KeyTemplate {
         values: &[&dyn KeyPart],
         fields: usize,
     ) -> Result<String, KeyError> {
+        self.render_with(
+            fields.min(values.len()),
+            |position, context, out| match values.get(position) {
+                Some(value) => value.render_part(context, out),
+                None => Ok(()),
+            },
+        )
+    }
+
+    /// Renders the first `fields` fields (and the constant text after the last), asking
+    /// `part` to write field number `position` with the given context.
+    pub fn render_with(
+        &self,
+        fields: usize,
+        mut part: impl FnMut(usize, PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<String, KeyError> {
         let mut out = String::with_capacity(self.source.len() + 16);
-        let mut values = values.iter();
         let mut rendered = 0;
         for (position, segment) in self.segments.iter().enumerate() {
             match *segment {
@@ -176,16 +191,13 @@ impl KeyTemplate {
                     if rendered == fields {
                         break;
                     }
-                    let Some(value) = values.next() else { break };
                     let start = out.len();
-                    value.render_part(
-                        PartContext {
-                            field: name,
-                            width,
-                            template: self.source,
-                        },
-                        &mut out,
-                    )?;
+                    let context = PartContext {
+                        field: name,
+                        width,
+                        template: self.source,
+                    };
+                    part(rendered, context, &mut out)?;
                     if let Some(Segment::Literal(separator)) = self.segments.get(position + 1) {
                         check_separable(name, &out[start..], separator, self.source)?;
                     }

@@ -2,7 +2,7 @@
 
 use super::condition_failure;
 use crate::error::Error;
-use crate::expr::condition::{all, Node};
+use crate::expr::condition::{all, user_node, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
@@ -47,25 +47,22 @@ impl<E: Entity> Delete<'_, E> {
         self
     }
 
-    fn expression(&self) -> (Option<String>, Placeholders) {
+    fn expression(&self) -> Result<(Option<String>, Placeholders), Error> {
         let table = <E::Table as Table>::SCHEMA;
         let exists = self
             .only_if_exists
             .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
-        let user = self
-            .condition
-            .as_ref()
-            .map(|condition| condition.node().clone());
+        let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
         let text =
             all(exists.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
-        (text, placeholders)
+        Ok((text, placeholders))
     }
 
     /// The request this operation sends.
-    pub fn params(&self) -> Request {
-        let (condition, placeholders) = self.expression();
-        Body::default()
+    pub fn params(&self) -> Result<Request, Error> {
+        let (condition, placeholders) = self.expression()?;
+        Ok(Body::default()
             .field("TableName", json!(self.db.table_name()))
             .field("Key", wire::item(&self.key.to_attributes()))
             .field(
@@ -75,12 +72,12 @@ impl<E: Entity> Delete<'_, E> {
             .field("ConditionExpression", condition.map(|text| json!(text)))
             .field("ExpressionAttributeNames", placeholders.names_json())
             .field("ExpressionAttributeValues", placeholders.values_json())
-            .request("DeleteItem")
+            .request("DeleteItem"))
     }
 
     /// Sends the request.
     pub async fn send(self) -> Result<(), Error> {
-        let (condition, placeholders) = self.expression();
+        let (condition, placeholders) = self.expression()?;
         let conditional = condition.is_some();
         let result = self
             .db

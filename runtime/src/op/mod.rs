@@ -4,6 +4,7 @@ pub mod delete;
 pub mod get;
 pub mod put;
 pub mod table;
+pub mod update;
 
 use crate::error::{Error, KeyText};
 use crate::item::Item;

@@ -2,7 +2,7 @@
 
 use super::condition_failure;
 use crate::error::{EncodeError, Error};
-use crate::expr::condition::{all, Node};
+use crate::expr::condition::{all, user_node, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -61,10 +61,7 @@ impl<E: Entity> Put<'_, E> {
         let absent = self
             .only_if_absent
             .then(|| Node::NotExists(AttrPath::attribute(table.partition_key)));
-        let user = self
-            .condition
-            .as_ref()
-            .map(|condition| condition.node().clone());
+        let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
         let condition =
             all(absent.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));

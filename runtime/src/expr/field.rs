@@ -1,0 +1,291 @@
+//! Typed paths to an entity's fields: generated as `Ticket::STATUS`, `Ticket::TEAM_ID`, ...
+//! A value compared with or written to a field must have the field's Rust type.
+
+use super::condition::{AttributeType, Comparison, Node, Operand};
+use super::{AttrPath, Condition};
+use crate::error::EncodeError;
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use std::marker::PhantomData;
+
+/// The typed path to field number `F` (of type `T`) of entity `E`.
+pub struct Field<E, T, const F: usize> {
+    name: &'static str,
+    attribute: &'static str,
+    types: PhantomData<fn() -> (E, T)>,
+}
+
+impl<E, T, const F: usize> Clone for Field<E, T, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E, T, const F: usize> Copy for Field<E, T, F> {}
+
+impl<E, T, const F: usize> std::fmt::Debug for Field<E, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Field({})", self.attribute)
+    }
+}
+
+/// A value as a DynamoDB attribute; a value that cannot be one (a map with non-string keys,
+/// say) becomes an error reported when the request is built.
+pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, EncodeError> {
+    serde_dynamo::to_attribute_value(value).map_err(|error| EncodeError::Serialize {
+        entity: "value",
+        message: error.to_string(),
+    })
+}
+
+impl<E, T, const F: usize> Field<E, T, F> {
+    /// Used by the derive.
+    #[doc(hidden)]
+    pub const fn new(name: &'static str, attribute: &'static str) -> Self {
+        Field {
+            name,
+            attribute,
+            types: PhantomData,
+        }
+    }
+
+    /// The Rust field name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The attribute name.
+    pub fn attribute(&self) -> &'static str {
+        self.attribute
+    }
+
+    /// The untyped document path.
+    pub fn path(&self) -> AttrPath {
+        AttrPath::attribute(self.attribute)
+    }
+
+    fn compare(self, comparison: Comparison, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        condition_with_values([value], |mut operands| {
+            Node::Compare(Operand::Path(self.path()), comparison, operands.remove(0))
+        })
+    }
+
+    /// `field = value`
+    pub fn eq(self, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        self.compare(Comparison::Eq, value)
+    }
+
+    /// `field <> value`
+    pub fn ne(self, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        self.compare(Comparison::Ne, value)
+    }
+
+    /// `field < value`
+    pub fn lt(self, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        self.compare(Comparison::Lt, value)
+    }
+
+    /// `field <= value`
+    pub fn le(self, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        self.compare(Comparison::Le, value)
+    }
+
+    /// `field > value`
+    pub fn gt(self, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        self.compare(Comparison::Gt, value)
+    }
+
+    /// `field >= value`
+    pub fn ge(self, value: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        self.compare(Comparison::Ge, value)
+    }
+
+    /// `field BETWEEN low AND high`
+    pub fn between(self, low: &T, high: &T) -> Condition<E>
+    where
+        T: Serialize,
+    {
+        condition_with_values([low, high], |mut operands| {
+            let high = operands.remove(1);
+            Node::Between(Operand::Path(self.path()), operands.remove(0), high)
+        })
+    }
+
+    /// `field IN (a, b, ...)` (DynamoDB allows up to 100 options).
+    pub fn is_in<'v>(self, options: impl IntoIterator<Item = &'v T>) -> Condition<E>
+    where
+        T: Serialize + 'v,
+    {
+        condition_with_values(options, |operands| {
+            Node::In(Operand::Path(self.path()), operands)
+        })
+    }
+
+    /// `attribute_exists(field)`
+    pub fn exists(self) -> Condition<E> {
+        Condition::from_node(Node::Exists(self.path()))
+    }
+
+    /// `attribute_not_exists(field)`
+    pub fn not_exists(self) -> Condition<E> {
+        Condition::from_node(Node::NotExists(self.path()))
+    }
+
+    /// `attribute_type(field, type)`
+    pub fn has_type(self, kind: AttributeType) -> Condition<E> {
+        Condition::from_node(Node::Type(self.path(), kind))
+    }
+
+    /// `size(field) <op> n`, for strings, binaries, sets, lists and maps.
+    pub fn size(self, comparison: Comparison, size: u64) -> Condition<E> {
+        Condition::from_node(Node::Compare(
+            Operand::Size(self.path()),
+            comparison,
+            Operand::Value(AttributeValue::N(size.to_string())),
+        ))
+    }
+
+    /// `field <op> other_field`, both of the same type.
+    pub fn compare_field<const G: usize>(
+        self,
+        comparison: Comparison,
+        other: Field<E, T, G>,
+    ) -> Condition<E> {
+        Condition::from_node(Node::Compare(
+            Operand::Path(self.path()),
+            comparison,
+            Operand::Path(other.path()),
+        ))
+    }
+}
+
+impl<E, const F: usize> Field<E, String, F> {
+    /// `begins_with(field, prefix)`
+    pub fn begins_with(self, prefix: &str) -> Condition<E> {
+        Condition::from_node(Node::BeginsWith(
+            self.path(),
+            Operand::Value(AttributeValue::S(prefix.to_owned())),
+        ))
+    }
+
+    /// `contains(field, text)`
+    pub fn contains(self, text: &str) -> Condition<E> {
+        Condition::from_node(Node::Contains(
+            self.path(),
+            Operand::Value(AttributeValue::S(text.to_owned())),
+        ))
+    }
+}
+
+impl<E, T: Collection, const F: usize> Field<E, T, F> {
+    /// `contains(field, element)` on a set or list.
+    pub fn contains_element(self, element: &T::Element) -> Condition<E>
+    where
+        T::Element: Serialize,
+    {
+        condition_with_values([element], |mut operands| {
+            Node::Contains(self.path(), operands.remove(0))
+        })
+    }
+}
+
+/// Builds a condition whose values all encoded; otherwise a condition that carries the error.
+fn condition_with_values<'v, E, V: Serialize + ?Sized + 'v>(
+    values: impl IntoIterator<Item = &'v V>,
+    build: impl FnOnce(Vec<Operand>) -> Node,
+) -> Condition<E> {
+    let operands: Result<Vec<Operand>, EncodeError> = values
+        .into_iter()
+        .map(|value| to_value(value).map(Operand::Value))
+        .collect();
+    match operands {
+        Ok(operands) => Condition::from_node(build(operands)),
+        Err(error) => Condition::invalid(error),
+    }
+}
+
+/// A set or list type, for `contains`, `ADD`/`DELETE` of elements and `list_append`.
+pub trait Collection {
+    /// The element type.
+    type Element;
+}
+
+impl<U> Collection for Vec<U> {
+    type Element = U;
+}
+
+impl<U, S> Collection for std::collections::HashSet<U, S> {
+    type Element = U;
+}
+
+impl<U> Collection for std::collections::BTreeSet<U> {
+    type Element = U;
+}
+
+/// Fields that may be updated; the derive leaves key fields out, with an explanation.
+#[diagnostic::on_unimplemented(message = "field number {F} of `{Self}` cannot be updated")]
+pub trait Updatable<const F: usize, T> {}
+
+/// Optional fields, which `REMOVE` may delete.
+#[diagnostic::on_unimplemented(
+    message = "cannot REMOVE a required field: its type `{Self}` is not an `Option`",
+    label = "REMOVE would leave an item that no longer deserializes",
+    note = "make the field `Option<...>` to allow removing it, or `set` a new value instead"
+)]
+pub trait Optional {}
+
+impl<U> Optional for Option<U> {}
+
+/// Numbers and sets, which `ADD` works on.
+#[diagnostic::on_unimplemented(
+    message = "ADD works only on numbers and sets, not on `{Self}`",
+    label = "DynamoDB's ADD adds to a number or inserts into a set",
+    note = "use `set` to replace a value, or `append` to extend a list"
+)]
+pub trait Addable {}
+
+macro_rules! addable_numbers {
+    ($($ty:ty),*) => {$( impl Addable for $ty {} )*};
+}
+addable_numbers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+impl<U, S> Addable for std::collections::HashSet<U, S> {}
+impl<U> Addable for std::collections::BTreeSet<U> {}
+
+/// Sets, which `DELETE` removes elements from.
+#[diagnostic::on_unimplemented(
+    message = "DELETE works only on sets, not on `{Self}`",
+    label = "DynamoDB's DELETE removes elements from a set"
+)]
+pub trait SetType: Collection {}
+
+impl<U, S> SetType for std::collections::HashSet<U, S> {}
+impl<U> SetType for std::collections::BTreeSet<U> {}
+
+/// Lists, which `list_append` extends.
+#[diagnostic::on_unimplemented(
+    message = "list_append works only on lists (`Vec`), not on `{Self}`"
+)]
+pub trait ListType: Collection {}
+
+impl<U> ListType for Vec<U> {}

@@ -1,0 +1,109 @@
+//! Update expressions (`SET`, `REMOVE`, `ADD`, `DELETE`).
+
+use super::{AttrPath, Placeholders};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+/// What a `SET` writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetValue {
+    /// `path = :v`
+    Value(AttributeValue),
+    /// `path = if_not_exists(path, :v)`
+    IfNotExists(AttributeValue),
+    /// `path = path + :v`
+    Plus(AttributeValue),
+    /// `path = path - :v`
+    Minus(AttributeValue),
+    /// `path = list_append(path, :v)`
+    Append(AttributeValue),
+    /// `path = list_append(:v, path)`
+    Prepend(AttributeValue),
+}
+
+/// One clause of an update expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// `SET`
+    Set(AttrPath, SetValue),
+    /// `REMOVE`
+    Remove(AttrPath),
+    /// `ADD path :v`
+    Add(AttrPath, AttributeValue),
+    /// `DELETE path :v`
+    Delete(AttrPath, AttributeValue),
+}
+
+/// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
+/// actions in the order given within each.
+pub fn render(actions: &[Action], placeholders: &mut Placeholders) -> String {
+    let mut clauses: [(&str, Vec<String>); 4] = [
+        ("SET", Vec::new()),
+        ("REMOVE", Vec::new()),
+        ("ADD", Vec::new()),
+        ("DELETE", Vec::new()),
+    ];
+    for action in actions {
+        let mut text = String::new();
+        let path = |placeholders: &mut Placeholders, path: &AttrPath| {
+            let mut out = String::new();
+            path.render(placeholders, &mut out);
+            out
+        };
+        let clause = match action {
+            Action::Set(target, value) => {
+                let target = path(placeholders, target);
+                text.push_str(&target);
+                text.push_str(" = ");
+                match value {
+                    SetValue::Value(value) => text.push_str(&placeholders.value(value.clone())),
+                    SetValue::IfNotExists(value) => {
+                        let value = placeholders.value(value.clone());
+                        text.push_str(&format!("if_not_exists({target}, {value})"));
+                    }
+                    SetValue::Plus(value) => {
+                        let value = placeholders.value(value.clone());
+                        text.push_str(&format!("{target} + {value}"));
+                    }
+                    SetValue::Minus(value) => {
+                        let value = placeholders.value(value.clone());
+                        text.push_str(&format!("{target} - {value}"));
+                    }
+                    SetValue::Append(value) => {
+                        let value = placeholders.value(value.clone());
+                        text.push_str(&format!("list_append({target}, {value})"));
+                    }
+                    SetValue::Prepend(value) => {
+                        let value = placeholders.value(value.clone());
+                        text.push_str(&format!("list_append({value}, {target})"));
+                    }
+                }
+                0
+            }
+            Action::Remove(target) => {
+                text.push_str(&path(placeholders, target));
+                1
+            }
+            Action::Add(target, value) => {
+                text.push_str(&path(placeholders, target));
+                text.push(' ');
+                text.push_str(&placeholders.value(value.clone()));
+                2
+            }
+            Action::Delete(target, value) => {
+                text.push_str(&path(placeholders, target));
+                text.push(' ');
+                text.push_str(&placeholders.value(value.clone()));
+                3
+            }
+        };
+        if let Some((_, parts)) = clauses.get_mut(clause) {
+            parts.push(text);
+        }
+    }
+    clauses
+        .iter()
+        .filter(|(_, parts)| !parts.is_empty())
+        .map(|(keyword, parts)| format!("{keyword} {}", parts.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,511 @@
+//! `UpdateItem` with index maintenance: an update that changes an input of an index key also
+//! rewrites (or, for a sparse index whose rule now fails, removes) that index's key attributes
+//! in the same request, so the index never goes stale.
+
+use super::condition_failure;
+use crate::error::{EncodeError, Error, UpdateError};
+use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
+use crate::expr::field::{to_value, Addable, Collection, ListType, Optional, SetType, Updatable};
+use crate::expr::update::{self, Action, SetValue};
+use crate::expr::{AttrPath, Condition, Field, Placeholders};
+use crate::key::{KeyError, KeyTemplate};
+use crate::schema::{Entity, EntityIndex, IndexKind, Table};
+use crate::wire::{self, Body, Request};
+use crate::{Db, Key};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use serde::Serialize;
+use serde_json::json;
+use std::any::Any;
+
+impl<T: Table> Db<T> {
+    /// Updates the existing item with this key; a missing item is [`Error::NotFound`] (an
+    /// `UpdateItem` on a missing key would otherwise create a partial item).
+    pub fn update<E: Entity<Table = T>>(&self, key: Key<E>) -> Update<'_, E> {
+        Update {
+            db: self,
+            key,
+            actions: Vec::new(),
+            known: Vec::new(),
+            relative: Vec::new(),
+            given: Vec::new(),
+            condition: None,
+            error: None,
+        }
+    }
+}
+
+/// A field value the update knows: what it sets, or what the caller says is current.
+struct Known {
+    field: &'static str,
+    value: Box<dyn Any + Send + Sync>,
+}
+
+/// An `UpdateItem` of one entity; see [`Db::update`].
+#[must_use = "an operation does nothing until it is sent"]
+pub struct Update<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    key: Key<E>,
+    actions: Vec<Action>,
+    /// Fields set to known values.
+    known: Vec<Known>,
+    /// Fields changed relative to their current value, with the operation's name.
+    relative: Vec<(&'static str, &'static str)>,
+    /// Current values supplied by the caller, asserted by the condition.
+    given: Vec<(Known, AttributeValue)>,
+    condition: Option<Condition<E>>,
+    error: Option<EncodeError>,
+}
+
+struct Prepared {
+    update: String,
+    condition: String,
+    placeholders: Placeholders,
+}
+
+impl<'db, E: Entity> Update<'db, E> {
+    fn encode<V: Serialize + ?Sized>(&mut self, value: &V) -> Option<AttributeValue> {
+        match to_value(value) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.error.get_or_insert(error);
+                None
+            }
+        }
+    }
+
+    /// `SET field = value`. Key fields cannot be set (a compile error that explains why).
+    pub fn set<T, const F: usize>(mut self, field: Field<E, T, F>, value: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        if let Some(encoded) = self.encode(&value) {
+            self.actions
+                .push(Action::Set(field.path(), SetValue::Value(encoded)));
+            self.known.push(Known {
+                field: field.name(),
+                value: Box::new(value),
+            });
+        }
+        self
+    }
+
+    /// `SET field = if_not_exists(field, value)`.
+    pub fn set_if_not_exists<T, const F: usize>(mut self, field: Field<E, T, F>, value: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: Serialize,
+    {
+        if let Some(encoded) = self.encode(&value) {
+            self.actions
+                .push(Action::Set(field.path(), SetValue::IfNotExists(encoded)));
+            self.relative.push((field.name(), "set_if_not_exists"));
+        }
+        self
+    }
+
+    /// `REMOVE field`, for optional fields only.
+    pub fn remove<T, const F: usize>(mut self, field: Field<E, Option<T>, F>) -> Self
+    where
+        E: Updatable<F, Option<T>>,
+        Option<T>: Optional,
+        T: Send + Sync + 'static,
+    {
+        self.actions.push(Action::Remove(field.path()));
+        self.known.push(Known {
+            field: field.name(),
+            value: Box::new(None::<T>),
+        });
+        self
+    }
+
+    /// `ADD field value`: adds to a number or inserts into a set.
+    pub fn add<T, const F: usize>(mut self, field: Field<E, T, F>, value: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: Addable + Serialize,
+    {
+        if let Some(encoded) = self.encode(&value) {
+            self.actions.push(Action::Add(field.path(), encoded));
+            self.relative.push((field.name(), "ADD"));
+        }
+        self
+    }
+
+    /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
+    pub fn increment<T, const F: usize>(mut self, field: Field<E, T, F>, by: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: Addable + Serialize,
+    {
+        if let Some(encoded) = self.encode(&by) {
+            self.actions
+                .push(Action::Set(field.path(), SetValue::Plus(encoded)));
+            self.relative.push((field.name(), "increment"));
+        }
+        self
+    }
+
+    /// `SET field = field - by`.
+    pub fn decrement<T, const F: usize>(mut self, field: Field<E, T, F>, by: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: Addable + Serialize,
+    {
+        if let Some(encoded) = self.encode(&by) {
+            self.actions
+                .push(Action::Set(field.path(), SetValue::Minus(encoded)));
+            self.relative.push((field.name(), "decrement"));
+        }
+        self
+    }
+
+    /// `DELETE field elements`: removes elements from a set.
+    pub fn delete_elements<T, const F: usize>(mut self, field: Field<E, T, F>, elements: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: SetType + Serialize,
+    {
+        if let Some(encoded) = self.encode(&elements) {
+            self.actions.push(Action::Delete(field.path(), encoded));
+            self.relative.push((field.name(), "DELETE"));
+        }
+        self
+    }
+
+    /// `SET field = list_append(field, items)`.
+    pub fn append<T, const F: usize>(mut self, field: Field<E, T, F>, items: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: ListType + Serialize,
+    {
+        if let Some(encoded) = self.encode(&items) {
+            self.actions
+                .push(Action::Set(field.path(), SetValue::Append(encoded)));
+            self.relative.push((field.name(), "append"));
+        }
+        self
+    }
+
+    /// `SET field = list_append(items, field)`.
+    pub fn prepend<T, const F: usize>(mut self, field: Field<E, T, F>, items: T) -> Self
+    where
+        E: Updatable<F, T>,
+        T: ListType + Collection + Serialize,
+    {
+        if let Some(encoded) = self.encode(&items) {
+            self.actions
+                .push(Action::Set(field.path(), SetValue::Prepend(encoded)));
+            self.relative.push((field.name(), "prepend"));
+        }
+        self
+    }
+
+    /// Supplies the current value of a field the update does not change but an index key
+    /// needs. The request asserts it (`field = value`), so a caller with stale data gets
+    /// [`Error::ConditionFailed`] instead of writing a wrong index key.
+    pub fn given<T, const F: usize>(mut self, field: Field<E, T, F>, current: T) -> Self
+    where
+        T: Serialize + Send + Sync + 'static,
+    {
+        if let Some(encoded) = self.encode(&current) {
+            self.given.push((
+                Known {
+                    field: field.name(),
+                    value: Box::new(current),
+                },
+                encoded,
+            ));
+        }
+        self
+    }
+
+    /// Updates only if `condition` also holds.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        self.condition = Some(match self.condition.take() {
+            Some(existing) => existing.and(condition),
+            None => condition,
+        });
+        self
+    }
+
+    fn prepare(&self) -> Result<Prepared, Error> {
+        if let Some(error) = &self.error {
+            return Err(error.clone().into());
+        }
+        let schema = E::SCHEMA;
+        let table = <E::Table as Table>::SCHEMA;
+        if self.actions.is_empty() {
+            return Err(UpdateError::Empty {
+                entity: schema.name,
+            }
+            .into());
+        }
+        let key_values = self.primary_key_values()?;
+        let values = Values {
+            known: &self.known,
+            given: &self.given,
+            key: &key_values,
+        };
+        let mut actions = self.actions.clone();
+        for index in schema.indexes {
+            let mut inputs: Vec<&'static str> = Vec::new();
+            for input in index.inputs() {
+                if !inputs.contains(&input) {
+                    inputs.push(input);
+                }
+            }
+            let changes = |name: &&str| {
+                self.known.iter().any(|known| known.field == *name)
+                    || self.relative.iter().any(|(field, _)| field == name)
+            };
+            if !inputs.iter().any(changes) {
+                continue;
+            }
+            if let Some((field, operation)) = self
+                .relative
+                .iter()
+                .find(|(field, _)| inputs.contains(field))
+            {
+                return Err(UpdateError::RelativeIndexInput {
+                    entity: schema.name,
+                    field,
+                    index: index.index.slot,
+                    operation,
+                }
+                .into());
+            }
+            let missing: Vec<&str> = inputs
+                .iter()
+                .copied()
+                .filter(|name| values.get(name).is_none())
+                .collect();
+            if !missing.is_empty() {
+                return Err(
+                    index_inputs_missing(schema.name, index, &inputs, &missing, changes).into(),
+                );
+            }
+            actions.extend(index_actions::<E>(index, table.partition_key, &values)?);
+        }
+        let mut placeholders = Placeholders::default();
+        let update = update::render(&actions, &mut placeholders);
+        let exists = Node::Exists(AttrPath::attribute(table.partition_key));
+        let given = self.given.iter().filter_map(|(known, value)| {
+            let field = schema.field(known.field)?;
+            Some(Node::Compare(
+                Operand::Path(AttrPath::attribute(field.attribute)),
+                Comparison::Eq,
+                Operand::Value(value.clone()),
+            ))
+        });
+        let user = user_node(self.condition.as_ref())?;
+        let condition = all(std::iter::once(exists).chain(given).chain(user))
+            .map(|node| node.to_expression(&mut placeholders))
+            .unwrap_or_default();
+        Ok(Prepared {
+            update,
+            condition,
+            placeholders,
+        })
+    }
+
+    /// The primary key's field values, parsed back from the key (they are never supplied).
+    fn primary_key_values(&self) -> Result<Vec<(&'static str, Box<dyn Any + Send + Sync>)>, Error> {
+        let schema = E::SCHEMA;
+        let mut values = Vec::new();
+        let templates = std::iter::once((schema.partition_key, self.key.partition()))
+            .chain(schema.sort_key.zip(self.key.sort()));
+        for (template, key) in templates {
+            let parts = template.split(key)?;
+            for ((position, name), text) in template.fields().enumerate().zip(parts) {
+                let Some(fns) = schema.field(name).and_then(|field| field.key_part) else {
+                    continue;
+                };
+                let width = field_width(&template, position);
+                let value = (fns.parse)(text, width).map_err(|error| KeyError::InvalidPart {
+                    field: name,
+                    key: key.to_owned(),
+                    expected: error.expected,
+                    text: text.to_owned(),
+                })?;
+                values.push((name, value));
+            }
+        }
+        Ok(values)
+    }
+
+    /// The request this operation sends.
+    pub fn params(&self) -> Result<Request, Error> {
+        let prepared = self.prepare()?;
+        Ok(Body::default()
+            .field("TableName", json!(self.db.table_name()))
+            .field("Key", wire::item(&self.key.to_attributes()))
+            .field("UpdateExpression", json!(prepared.update))
+            .field("ConditionExpression", json!(prepared.condition))
+            .field(
+                "ExpressionAttributeNames",
+                prepared.placeholders.names_json(),
+            )
+            .field(
+                "ExpressionAttributeValues",
+                prepared.placeholders.values_json(),
+            )
+            .field("ReturnValues", json!("ALL_NEW"))
+            .field("ReturnValuesOnConditionCheckFailure", json!("ALL_OLD"))
+            .request("UpdateItem"))
+    }
+
+    /// Sends the request; returns the item as it is after the update.
+    pub async fn send(self) -> Result<E, Error> {
+        let prepared = self.prepare()?;
+        let result = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.key.to_attributes()))
+            .update_expression(prepared.update)
+            .condition_expression(prepared.condition)
+            .set_expression_attribute_names(prepared.placeholders.names())
+            .set_expression_attribute_values(prepared.placeholders.values())
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(output) => Ok(crate::item::decode(output.attributes.unwrap_or_default())?),
+            Err(error) => match error.as_service_error() {
+                Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(failure)) => {
+                    Err(condition_failure(E::SCHEMA.name, self.key.text(), failure.item(), true))
+                }
+                _ => Err(error.into()),
+            },
+        }
+    }
+}
+
+/// Every field value an update knows, by field name.
+struct Values<'a> {
+    known: &'a [Known],
+    given: &'a [(Known, AttributeValue)],
+    key: &'a [(&'static str, Box<dyn Any + Send + Sync>)],
+}
+
+impl<'a> Values<'a> {
+    fn get(&self, name: &str) -> Option<&'a dyn Any> {
+        let known = self
+            .known
+            .iter()
+            .chain(self.given.iter().map(|(known, _)| known))
+            .find(|known| known.field == name)
+            .map(|known| &*known.value as &dyn Any);
+        known.or_else(|| {
+            self.key
+                .iter()
+                .find(|(field, _)| *field == name)
+                .map(|(_, value)| &**value as &dyn Any)
+        })
+    }
+}
+
+fn field_width(template: &KeyTemplate, position: usize) -> Option<u8> {
+    template
+        .segments
+        .iter()
+        .filter_map(|segment| match segment {
+            crate::key::Segment::Field { width, .. } => Some(*width),
+            crate::key::Segment::Literal(_) => None,
+        })
+        .nth(position)
+        .flatten()
+}
+
+fn index_inputs_missing(
+    entity: &'static str,
+    index: &EntityIndex,
+    inputs: &[&'static str],
+    missing: &[&str],
+    changes: impl Fn(&&str) -> bool,
+) -> UpdateError {
+    let quote = |names: &mut dyn Iterator<Item = &str>| {
+        names
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let slot = index.index.slot;
+    let mut templates = Vec::new();
+    if let Some(template) = index.partition_key {
+        templates.push(format!("{slot}pk = {:?}", template.source));
+    }
+    if let Some(template) = index.sort_key {
+        templates.push(format!("{slot}sk = {:?}", template.source));
+    }
+    if let Some(rule) = index.rule {
+        templates.push(format!("{slot}_when = {}", rule.source));
+    }
+    UpdateError::IndexInputsMissing {
+        entity,
+        index: slot,
+        changed: quote(&mut inputs.iter().copied().filter(|name| changes(name))),
+        missing: quote(&mut missing.iter().copied()),
+        templates: templates.join(", "),
+    }
+}
+
+/// SETs the index's key attributes from the known values, or REMOVEs them when its rule fails.
+fn index_actions<E: Entity>(
+    index: &EntityIndex,
+    table_partition_key: &'static str,
+    values: &Values<'_>,
+) -> Result<Vec<Action>, Error> {
+    let schema = E::SCHEMA;
+    let attributes = std::iter::once(match index.index.kind {
+        IndexKind::Global => Some(index.index.partition_key),
+        // A local index shares the table's partition key, which never changes.
+        IndexKind::Local => None,
+    })
+    .chain(std::iter::once(index.index.sort_key))
+    .zip([index.partition_key, index.sort_key]);
+    let indexed = match index.rule {
+        Some(rule) => {
+            let arguments: Option<Vec<&dyn Any>> =
+                rule.inputs.iter().map(|name| values.get(name)).collect();
+            arguments
+                .and_then(|arguments| (rule.evaluate)(&arguments))
+                .unwrap_or(false)
+        }
+        None => true,
+    };
+    let mut actions = Vec::new();
+    for (attribute, template) in attributes {
+        let (Some(attribute), Some(template)) = (attribute, template) else {
+            continue;
+        };
+        if attribute == table_partition_key {
+            continue;
+        }
+        let path = AttrPath::attribute(attribute);
+        if !indexed {
+            actions.push(Action::Remove(path));
+            continue;
+        }
+        let names: Vec<&'static str> = template.fields().collect();
+        let rendered = template.render_with(names.len(), |position, context, out| {
+            let name = names.get(position).copied().unwrap_or_default();
+            let fns = schema.field(name).and_then(|field| field.key_part);
+            match (fns, values.get(name)) {
+                (Some(fns), Some(value)) => (fns.render)(value, context, out),
+                _ => Err(KeyError::Unrepresentable {
+                    field: context.field,
+                    reason: "its value is not known to this update".to_owned(),
+                }),
+            }
+        })?;
+        actions.push(Action::Set(
+            path,
+            SetValue::Value(AttributeValue::S(rendered)),
+        ));
+    }
+    Ok(actions)
+}

@@ -1,0 +1,269 @@
+//! Checked updates on the seed's ticket: status changes re-sort the GSI in one UpdateItem,
+//! closing leaves the sparse queue, reopening comes back, stale callers are refused.
+
+mod common;
+
+use common::{db, App, Status, Ticket};
+use singletable::error::UpdateError;
+use singletable::{Db, Error};
+
+fn offline_db() -> Db<App> {
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build(),
+    );
+    Db::new(client)
+}
+
+#[test]
+fn status_change_is_one_update_item_that_sets_status_and_gsi1sk() {
+    let db = offline_db();
+    let request = db
+        .update(Ticket::key("8842").unwrap())
+        .set(Ticket::STATUS, Status::Pending)
+        .given(Ticket::TEAM_ID, 7)
+        .params()
+        .unwrap();
+    assert_eq!(
+        request.to_string(),
+        r##"UpdateItem {
+  "ConditionExpression": "attribute_exists(#n3) AND #n4 = :v3",
+  "ExpressionAttributeNames": {
+    "#n0": "status",
+    "#n1": "GSI1PK",
+    "#n2": "GSI1SK",
+    "#n3": "PK",
+    "#n4": "team_id"
+  },
+  "ExpressionAttributeValues": {
+    ":v0": {
+      "S": "pending"
+    },
+    ":v1": {
+      "S": "TEAM#0000000007"
+    },
+    ":v2": {
+      "S": "STATUS#pending#TICKET#8842"
+    },
+    ":v3": {
+      "N": "7"
+    }
+  },
+  "Key": {
+    "PK": {
+      "S": "TICKET#8842"
+    },
+    "SK": {
+      "S": "TICKET"
+    }
+  },
+  "ReturnValues": "ALL_NEW",
+  "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+  "TableName": "app",
+  "UpdateExpression": "SET #n0 = :v0, #n1 = :v1, #n2 = :v2"
+}"##
+    );
+}
+
+#[test]
+fn closing_removes_the_sparse_index_keys_and_reopening_restores_them() {
+    let db = offline_db();
+    let close = db
+        .update(Ticket::key("8842").unwrap())
+        .set(Ticket::STATUS, Status::Closed)
+        .given(Ticket::TEAM_ID, 7)
+        .params()
+        .unwrap();
+    assert_eq!(
+        close.body["UpdateExpression"],
+        "SET #n0 = :v0 REMOVE #n1, #n2"
+    );
+    assert_eq!(close.body["ExpressionAttributeNames"]["#n1"], "GSI1PK");
+    assert_eq!(close.body["ExpressionAttributeNames"]["#n2"], "GSI1SK");
+    let reopen = db
+        .update(Ticket::key("8842").unwrap())
+        .set(Ticket::STATUS, Status::Open)
+        .given(Ticket::TEAM_ID, 7)
+        .params()
+        .unwrap();
+    assert_eq!(
+        reopen.body["UpdateExpression"],
+        "SET #n0 = :v0, #n1 = :v1, #n2 = :v2"
+    );
+    assert_eq!(
+        reopen.body["ExpressionAttributeValues"][":v2"]["S"],
+        "STATUS#open#TICKET#8842"
+    );
+}
+
+#[test]
+fn an_update_that_cannot_recompute_the_index_is_refused_before_sending() {
+    let db = offline_db();
+    let error = db
+        .update(Ticket::key("8842").unwrap())
+        .set(Ticket::STATUS, Status::Pending)
+        .params()
+        .unwrap_err();
+    match &error {
+        Error::Update(UpdateError::IndexInputsMissing {
+            index,
+            changed,
+            missing,
+            ..
+        }) => {
+            assert_eq!(*index, "gsi1");
+            assert_eq!(changed, "`status`");
+            assert_eq!(missing, "`team_id`");
+        }
+        other => panic!("expected IndexInputsMissing, got {other:?}"),
+    }
+    assert!(
+        error
+            .to_string()
+            .contains("supply their current values with `.given(...)`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn fields_outside_every_index_update_alone() {
+    let db = offline_db();
+    let request = db
+        .update(Ticket::key("8842").unwrap())
+        .set(Ticket::TITLE, "Printer fixed".to_owned())
+        .condition(Ticket::STATUS.ne(&Status::Closed))
+        .params()
+        .unwrap();
+    assert_eq!(request.body["UpdateExpression"], "SET #n0 = :v0");
+    assert_eq!(
+        request.body["ConditionExpression"],
+        "attribute_exists(#n1) AND #n2 <> :v1"
+    );
+}
+
+async fn queue(db: &Db<App>, team: u32) -> Vec<String> {
+    let output = db
+        .client()
+        .query()
+        .table_name(db.table_name())
+        .index_name("GSI1")
+        .key_condition_expression("GSI1PK = :pk")
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(format!("TEAM#{team:010}")),
+        )
+        .send()
+        .await
+        .unwrap();
+    output
+        .items()
+        .iter()
+        .filter_map(|item| item.get("GSI1SK")?.as_s().ok().cloned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_team_queue_follows_every_status_change() {
+    let db = db().await;
+    for (id, status) in [
+        ("1", Status::Open),
+        ("2", Status::Pending),
+        ("3", Status::Open),
+    ] {
+        db.put(&Ticket::new(id, 7, status, "t"))
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        queue(&db, 7).await,
+        [
+            "STATUS#open#TICKET#1",
+            "STATUS#open#TICKET#3",
+            "STATUS#pending#TICKET#2"
+        ]
+    );
+    let updated = db
+        .update(Ticket::key("1").unwrap())
+        .set(Ticket::STATUS, Status::Pending)
+        .given(Ticket::TEAM_ID, 7)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.status, Status::Pending);
+    assert_eq!(
+        queue(&db, 7).await,
+        [
+            "STATUS#open#TICKET#3",
+            "STATUS#pending#TICKET#1",
+            "STATUS#pending#TICKET#2"
+        ]
+    );
+    db.update(Ticket::key("3").unwrap())
+        .set(Ticket::STATUS, Status::Closed)
+        .given(Ticket::TEAM_ID, 7)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        queue(&db, 7).await,
+        ["STATUS#pending#TICKET#1", "STATUS#pending#TICKET#2"]
+    );
+    db.update(Ticket::key("3").unwrap())
+        .set(Ticket::STATUS, Status::Open)
+        .given(Ticket::TEAM_ID, 7)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        queue(&db, 7).await,
+        [
+            "STATUS#open#TICKET#3",
+            "STATUS#pending#TICKET#1",
+            "STATUS#pending#TICKET#2"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_stale_supplied_value_fails_its_condition_instead_of_writing_a_wrong_index_key() {
+    let db = db().await;
+    db.put(&Ticket::new("9", 8, Status::Open, "moved to team 8"))
+        .send()
+        .await
+        .unwrap();
+    // The caller still believes the ticket belongs to team 7.
+    let error = db
+        .update(Ticket::key("9").unwrap())
+        .set(Ticket::STATUS, Status::Pending)
+        .given(Ticket::TEAM_ID, 7)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(error.is_condition_failed(), "{error}");
+    assert_eq!(error.current_item::<Ticket>().unwrap().unwrap().team_id, 8);
+    assert!(
+        queue(&db, 7).await.is_empty(),
+        "nothing was written under team 7"
+    );
+    assert_eq!(queue(&db, 8).await, ["STATUS#open#TICKET#9"]);
+}
+
+#[tokio::test]
+async fn updating_a_missing_item_is_not_found_and_creates_nothing() {
+    let db = db().await;
+    let error = db
+        .update(Ticket::key("ghost").unwrap())
+        .set(Ticket::TITLE, "boo".to_owned())
+        .send()
+        .await
+        .unwrap_err();
+    assert!(error.is_not_found(), "{error}");
+    assert!(db
+        .get(Ticket::key("ghost").unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+}
