@@ -384,8 +384,9 @@ fn expand_fields(
         });
         let key_uses: Vec<String> = key_templates
             .iter()
-            .filter(|template| template.fields().any(|used| used == name))
-            .map(|template| template.literal.value())
+            .zip(["pk", "sk"])
+            .filter(|(template, _)| template.fields().any(|used| used == name))
+            .map(|(template, role)| format!("{role} = {:?}", template.literal.value()))
             .collect();
         if key_uses.is_empty() {
             updatable.push(quote! {
@@ -399,18 +400,14 @@ fn expand_fields(
         let explanation = format_ident!("__{}_{}_is_a_key_attribute", ident, name);
         let templates = key_uses
             .iter()
-            .map(|template| {
-                format!("{:?}", template)
-                    .replace('{', "{{")
-                    .replace('}', "}}")
-            })
+            .map(|template| template.replace('{', "{{").replace('}', "}}"))
             .collect::<Vec<_>>()
             .join(" and ");
         let message = format!(
             "`{name}` is part of the primary key of `{ident}` ({templates}); keys cannot change in place"
         );
         let note = format!(
-            "to change `{name}`, move the item: delete the old `{ident}` and put the new one in one transaction, so it is never lost or duplicated"
+            "to change `{name}`, move the item instead: delete the old `{ident}` and put the new one in one transaction, so it is never lost or duplicated; or keep the changing value on an index key, which an update can change"
         );
         updatable.push(quote! {
             #[diagnostic::on_unimplemented(message = #message, label = "cannot update a key attribute", note = #note)]

@@ -253,9 +253,16 @@ pub trait Updatable<const F: usize, T> {}
     label = "REMOVE would leave an item that no longer deserializes",
     note = "make the field `Option<...>` to allow removing it, or `set` a new value instead"
 )]
-pub trait Optional {}
+pub trait Optional {
+    /// The absent value (what a removed attribute reads as).
+    fn none() -> Self;
+}
 
-impl<U> Optional for Option<U> {}
+impl<U> Optional for Option<U> {
+    fn none() -> Self {
+        None
+    }
+}
 
 /// Numbers and sets, which `ADD` works on.
 #[diagnostic::on_unimplemented(

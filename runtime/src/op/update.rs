@@ -105,16 +105,15 @@ impl<'db, E: Entity> Update<'db, E> {
     }
 
     /// `REMOVE field`, for optional fields only.
-    pub fn remove<T, const F: usize>(mut self, field: Field<E, Option<T>, F>) -> Self
+    pub fn remove<T, const F: usize>(mut self, field: Field<E, T, F>) -> Self
     where
-        E: Updatable<F, Option<T>>,
-        Option<T>: Optional,
-        T: Send + Sync + 'static,
+        E: Updatable<F, T>,
+        T: Optional + Send + Sync + 'static,
     {
         self.actions.push(Action::Remove(field.path()));
         self.known.push(Known {
             field: field.name(),
-            value: Box::new(None::<T>),
+            value: Box::new(T::none()),
         });
         self
     }
