@@ -4,7 +4,6 @@
 mod common;
 
 use common::{db, App, Status, Ticket};
-use singletable::error::UpdateError;
 use singletable::{Db, Error};
 
 fn offline_db() -> Db<App> {
@@ -94,35 +93,6 @@ fn closing_removes_the_sparse_index_keys_and_reopening_restores_them() {
     assert_eq!(
         reopen.body["ExpressionAttributeValues"][":v2"]["S"],
         "STATUS#open#TICKET#8842"
-    );
-}
-
-#[test]
-fn an_update_that_cannot_recompute_the_index_is_refused_before_sending() {
-    let db = offline_db();
-    let error = db
-        .update(Ticket::key("8842").unwrap())
-        .set(Ticket::STATUS, Status::Pending)
-        .params()
-        .unwrap_err();
-    match &error {
-        Error::Update(UpdateError::IndexInputsMissing {
-            index,
-            changed,
-            missing,
-            ..
-        }) => {
-            assert_eq!(*index, "gsi1");
-            assert_eq!(changed, "`status`");
-            assert_eq!(missing, "`team_id`");
-        }
-        other => panic!("expected IndexInputsMissing, got {other:?}"),
-    }
-    assert!(
-        error
-            .to_string()
-            .contains("supply their current values with `.given(...)`"),
-        "{error}"
     );
 }
 

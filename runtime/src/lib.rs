@@ -36,6 +36,7 @@ pub mod __private {
     };
 
     pub use crate::expr::field::Updatable;
+    pub use crate::expr::state;
     pub use crate::expr::Field;
     pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns};
     pub use std::any::Any;

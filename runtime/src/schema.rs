@@ -60,6 +60,9 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
     type Table: Table;
     /// The entity's key templates.
     const SCHEMA: &'static EntitySchema;
+    /// The state an update starts in (see [`crate::expr::state`]).
+    #[doc(hidden)]
+    type UpdateState;
 
     /// Renders this item's primary key.
     fn primary_key(&self) -> Result<Key<Self>, KeyError>;

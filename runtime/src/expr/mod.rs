@@ -7,6 +7,7 @@
 pub mod condition;
 pub mod field;
 pub mod path;
+pub mod state;
 pub mod update;
 
 pub use condition::{AttributeType, Comparison, Condition};

@@ -6,6 +6,7 @@ use super::condition_failure;
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
 use crate::expr::field::{to_value, Addable, Collection, ListType, Optional, SetType, Updatable};
+use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field, Placeholders};
 use crate::key::{KeyError, KeyTemplate};
@@ -16,20 +17,28 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use serde::Serialize;
 use serde_json::json;
 use std::any::Any;
+use std::marker::PhantomData;
 
 impl<T: Table> Db<T> {
     /// Updates the existing item with this key; a missing item is [`Error::NotFound`] (an
     /// `UpdateItem` on a missing key would otherwise create a partial item).
+    ///
+    /// Changing a field that feeds an index key also rewrites that key; the update must then
+    /// know every other input of that index (set it, or supply its current value with
+    /// [`Update::given`]), or it does not compile.
     pub fn update<E: Entity<Table = T>>(&self, key: Key<E>) -> Update<'_, E> {
         Update {
-            db: self,
-            key,
-            actions: Vec::new(),
-            known: Vec::new(),
-            relative: Vec::new(),
-            given: Vec::new(),
-            condition: None,
-            error: None,
+            parts: Parts {
+                db: self,
+                key,
+                actions: Vec::new(),
+                known: Vec::new(),
+                relative: Vec::new(),
+                given: Vec::new(),
+                condition: None,
+                error: None,
+            },
+            state: PhantomData,
         }
     }
 }
@@ -40,9 +49,15 @@ struct Known {
     value: Box<dyn Any + Send + Sync>,
 }
 
-/// An `UpdateItem` of one entity; see [`Db::update`].
+/// An `UpdateItem` of one entity; see [`Db::update`]. `S` tracks, at the type level, which
+/// index inputs the update changes or knows.
 #[must_use = "an operation does nothing until it is sent"]
-pub struct Update<'db, E: Entity> {
+pub struct Update<'db, E: Entity, S = <E as Entity>::UpdateState> {
+    parts: Parts<'db, E>,
+    state: PhantomData<fn() -> S>,
+}
+
+struct Parts<'db, E: Entity> {
     db: &'db Db<E::Table>,
     key: Key<E>,
     actions: Vec<Action>,
@@ -62,7 +77,245 @@ struct Prepared {
     placeholders: Placeholders,
 }
 
-impl<'db, E: Entity> Update<'db, E> {
+impl<'db, E: Entity, S> Update<'db, E, S> {
+    /// Applies `change` and moves to the state of an operation `M` on field `F`.
+    fn then<M, const F: usize>(
+        mut self,
+        change: impl FnOnce(&mut Parts<'db, E>),
+    ) -> Update<'db, E, S::Out>
+    where
+        S: Touch<F, M>,
+    {
+        change(&mut self.parts);
+        Update {
+            parts: self.parts,
+            state: PhantomData,
+        }
+    }
+
+    /// `SET field = value`. Key fields cannot be set (a compile error that explains why).
+    pub fn set<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Changed>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.then::<Changed, F>(|parts| {
+            if let Some(encoded) = parts.encode(&value) {
+                parts
+                    .actions
+                    .push(Action::Set(field.path(), SetValue::Value(encoded)));
+                parts.known.push(Known {
+                    field: field.name(),
+                    value: Box::new(value),
+                });
+            }
+        })
+    }
+
+    /// `REMOVE field`, for optional fields only.
+    pub fn remove<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+    ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Changed>,
+        T: Optional + Send + Sync + 'static,
+    {
+        self.then::<Changed, F>(|parts| {
+            parts.actions.push(Action::Remove(field.path()));
+            parts.known.push(Known {
+                field: field.name(),
+                value: Box::new(T::none()),
+            });
+        })
+    }
+
+    fn relative<T: Serialize, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: &T,
+        operation: &'static str,
+        action: impl FnOnce(AttrPath, AttributeValue) -> Action,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        S: Touch<F, Relative>,
+    {
+        self.then::<Relative, F>(|parts| {
+            if let Some(encoded) = parts.encode(value) {
+                parts.actions.push(action(field.path(), encoded));
+                parts.relative.push((field.name(), operation));
+            }
+        })
+    }
+
+    /// `SET field = if_not_exists(field, value)`.
+    pub fn set_if_not_exists<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Serialize,
+    {
+        self.relative(field, &value, "set_if_not_exists", |path, value| {
+            Action::Set(path, SetValue::IfNotExists(value))
+        })
+    }
+
+    /// `ADD field value`: adds to a number or inserts into a set.
+    pub fn add<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Addable + Serialize,
+    {
+        self.relative(field, &value, "ADD", Action::Add)
+    }
+
+    /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
+    pub fn increment<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        by: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Addable + Serialize,
+    {
+        self.relative(field, &by, "increment", |path, value| {
+            Action::Set(path, SetValue::Plus(value))
+        })
+    }
+
+    /// `SET field = field - by`.
+    pub fn decrement<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        by: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Addable + Serialize,
+    {
+        self.relative(field, &by, "decrement", |path, value| {
+            Action::Set(path, SetValue::Minus(value))
+        })
+    }
+
+    /// `DELETE field elements`: removes elements from a set.
+    pub fn delete_elements<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        elements: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: SetType + Serialize,
+    {
+        self.relative(field, &elements, "DELETE", Action::Delete)
+    }
+
+    /// `SET field = list_append(field, items)`.
+    pub fn append<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        items: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: ListType + Serialize,
+    {
+        self.relative(field, &items, "append", |path, value| {
+            Action::Set(path, SetValue::Append(value))
+        })
+    }
+
+    /// `SET field = list_append(items, field)`.
+    pub fn prepend<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        items: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: ListType + Collection + Serialize,
+    {
+        self.relative(field, &items, "prepend", |path, value| {
+            Action::Set(path, SetValue::Prepend(value))
+        })
+    }
+
+    /// Supplies the current value of a field the update does not change but an index key
+    /// needs. The request asserts it (`field = value`), so a caller with stale data gets
+    /// [`Error::ConditionFailed`] instead of writing a wrong index key.
+    pub fn given<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        current: T,
+    ) -> Update<'db, E, <S as Touch<F, Given>>::Out>
+    where
+        S: Touch<F, Given>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.then::<Given, F>(|parts| {
+            if let Some(encoded) = parts.encode(&current) {
+                parts.given.push((
+                    Known {
+                        field: field.name(),
+                        value: Box::new(current),
+                    },
+                    encoded,
+                ));
+            }
+        })
+    }
+
+    /// Updates only if `condition` also holds.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        self.parts.condition = Some(match self.parts.condition.take() {
+            Some(existing) => existing.and(condition),
+            None => condition,
+        });
+        self
+    }
+}
+
+impl<E: Entity, S> Update<'_, E, S> {
+    /// The request this operation sends.
+    pub fn params(&self) -> Result<Request, Error>
+    where
+        S: UpdateComplete,
+    {
+        self.parts.params()
+    }
+
+    /// Sends the request; returns the item as it is after the update.
+    pub async fn send(self) -> Result<E, Error>
+    where
+        S: UpdateComplete,
+    {
+        self.parts.send().await
+    }
+}
+
+impl<E: Entity> Parts<'_, E> {
     fn encode<V: Serialize + ?Sized>(&mut self, value: &V) -> Option<AttributeValue> {
         match to_value(value) {
             Ok(value) => Some(value),
@@ -71,161 +324,6 @@ impl<'db, E: Entity> Update<'db, E> {
                 None
             }
         }
-    }
-
-    /// `SET field = value`. Key fields cannot be set (a compile error that explains why).
-    pub fn set<T, const F: usize>(mut self, field: Field<E, T, F>, value: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: Serialize + Send + Sync + 'static,
-    {
-        if let Some(encoded) = self.encode(&value) {
-            self.actions
-                .push(Action::Set(field.path(), SetValue::Value(encoded)));
-            self.known.push(Known {
-                field: field.name(),
-                value: Box::new(value),
-            });
-        }
-        self
-    }
-
-    /// `SET field = if_not_exists(field, value)`.
-    pub fn set_if_not_exists<T, const F: usize>(mut self, field: Field<E, T, F>, value: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: Serialize,
-    {
-        if let Some(encoded) = self.encode(&value) {
-            self.actions
-                .push(Action::Set(field.path(), SetValue::IfNotExists(encoded)));
-            self.relative.push((field.name(), "set_if_not_exists"));
-        }
-        self
-    }
-
-    /// `REMOVE field`, for optional fields only.
-    pub fn remove<T, const F: usize>(mut self, field: Field<E, T, F>) -> Self
-    where
-        E: Updatable<F, T>,
-        T: Optional + Send + Sync + 'static,
-    {
-        self.actions.push(Action::Remove(field.path()));
-        self.known.push(Known {
-            field: field.name(),
-            value: Box::new(T::none()),
-        });
-        self
-    }
-
-    /// `ADD field value`: adds to a number or inserts into a set.
-    pub fn add<T, const F: usize>(mut self, field: Field<E, T, F>, value: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: Addable + Serialize,
-    {
-        if let Some(encoded) = self.encode(&value) {
-            self.actions.push(Action::Add(field.path(), encoded));
-            self.relative.push((field.name(), "ADD"));
-        }
-        self
-    }
-
-    /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
-    pub fn increment<T, const F: usize>(mut self, field: Field<E, T, F>, by: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: Addable + Serialize,
-    {
-        if let Some(encoded) = self.encode(&by) {
-            self.actions
-                .push(Action::Set(field.path(), SetValue::Plus(encoded)));
-            self.relative.push((field.name(), "increment"));
-        }
-        self
-    }
-
-    /// `SET field = field - by`.
-    pub fn decrement<T, const F: usize>(mut self, field: Field<E, T, F>, by: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: Addable + Serialize,
-    {
-        if let Some(encoded) = self.encode(&by) {
-            self.actions
-                .push(Action::Set(field.path(), SetValue::Minus(encoded)));
-            self.relative.push((field.name(), "decrement"));
-        }
-        self
-    }
-
-    /// `DELETE field elements`: removes elements from a set.
-    pub fn delete_elements<T, const F: usize>(mut self, field: Field<E, T, F>, elements: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: SetType + Serialize,
-    {
-        if let Some(encoded) = self.encode(&elements) {
-            self.actions.push(Action::Delete(field.path(), encoded));
-            self.relative.push((field.name(), "DELETE"));
-        }
-        self
-    }
-
-    /// `SET field = list_append(field, items)`.
-    pub fn append<T, const F: usize>(mut self, field: Field<E, T, F>, items: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: ListType + Serialize,
-    {
-        if let Some(encoded) = self.encode(&items) {
-            self.actions
-                .push(Action::Set(field.path(), SetValue::Append(encoded)));
-            self.relative.push((field.name(), "append"));
-        }
-        self
-    }
-
-    /// `SET field = list_append(items, field)`.
-    pub fn prepend<T, const F: usize>(mut self, field: Field<E, T, F>, items: T) -> Self
-    where
-        E: Updatable<F, T>,
-        T: ListType + Collection + Serialize,
-    {
-        if let Some(encoded) = self.encode(&items) {
-            self.actions
-                .push(Action::Set(field.path(), SetValue::Prepend(encoded)));
-            self.relative.push((field.name(), "prepend"));
-        }
-        self
-    }
-
-    /// Supplies the current value of a field the update does not change but an index key
-    /// needs. The request asserts it (`field = value`), so a caller with stale data gets
-    /// [`Error::ConditionFailed`] instead of writing a wrong index key.
-    pub fn given<T, const F: usize>(mut self, field: Field<E, T, F>, current: T) -> Self
-    where
-        T: Serialize + Send + Sync + 'static,
-    {
-        if let Some(encoded) = self.encode(&current) {
-            self.given.push((
-                Known {
-                    field: field.name(),
-                    value: Box::new(current),
-                },
-                encoded,
-            ));
-        }
-        self
-    }
-
-    /// Updates only if `condition` also holds.
-    pub fn condition(mut self, condition: Condition<E>) -> Self {
-        self.condition = Some(match self.condition.take() {
-            Some(existing) => existing.and(condition),
-            None => condition,
-        });
-        self
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {
@@ -333,8 +431,7 @@ impl<'db, E: Entity> Update<'db, E> {
         Ok(values)
     }
 
-    /// The request this operation sends.
-    pub fn params(&self) -> Result<Request, Error> {
+    fn params(&self) -> Result<Request, Error> {
         let prepared = self.prepare()?;
         Ok(Body::default()
             .field("TableName", json!(self.db.table_name()))
@@ -354,8 +451,7 @@ impl<'db, E: Entity> Update<'db, E> {
             .request("UpdateItem"))
     }
 
-    /// Sends the request; returns the item as it is after the update.
-    pub async fn send(self) -> Result<E, Error> {
+    async fn send(self) -> Result<E, Error> {
         let prepared = self.prepare()?;
         let result = self
             .db

@@ -1,0 +1,143 @@
+//! Type-level bookkeeping that makes an update which would leave an index stale a compile
+//! error.
+//!
+//! The derive gives each entity an update state type with one parameter per field that feeds
+//! an index key or a sparse-index rule (fields of the primary key excepted: the key supplies
+//! them). Each `set`/`given`/`add`... moves that field's parameter to [`Changed`], [`Given`] or
+//! [`Relative`]; `send` requires [`UpdateComplete`], which holds when, for every index, either
+//! no input changes or every input is known.
+
+/// The field is neither changed nor supplied.
+#[derive(Debug)]
+pub enum Untouched {}
+/// The update sets the field to a known value.
+#[derive(Debug)]
+pub enum Changed {}
+/// The caller supplied the field's current value (`given`).
+#[derive(Debug)]
+pub enum Given {}
+/// The update changes the field by an amount (`ADD`, increment, append): its new value is
+/// unknown, so an index computed from it cannot be.
+#[derive(Debug)]
+pub enum Relative {}
+
+/// Type-level true.
+#[derive(Debug)]
+pub enum Yes {}
+/// Type-level false.
+#[derive(Debug)]
+pub enum No {}
+
+/// A type-level boolean.
+pub trait Bit {
+    /// `self || B`
+    type Or<B: Bit>: Bit;
+    /// `self && B`
+    type And<B: Bit>: Bit;
+}
+
+impl Bit for Yes {
+    type Or<B: Bit> = Yes;
+    type And<B: Bit> = B;
+}
+
+impl Bit for No {
+    type Or<B: Bit> = B;
+    type And<B: Bit> = No;
+}
+
+/// What an input's state means for its index.
+pub trait InputState {
+    /// Whether the update changes it.
+    type Changes: Bit;
+    /// Whether its new (or current) value is known.
+    type Known: Bit;
+}
+
+impl InputState for Untouched {
+    type Changes = No;
+    type Known = No;
+}
+
+impl InputState for Given {
+    type Changes = No;
+    type Known = Yes;
+}
+
+impl InputState for Changed {
+    type Changes = Yes;
+    type Known = Yes;
+}
+
+impl InputState for Relative {
+    type Changes = Yes;
+    type Known = No;
+}
+
+/// The state after an operation of kind `M` on a field in state `Self`.
+pub trait Join<M> {
+    /// The new state.
+    type Out;
+}
+
+impl<S> Join<Changed> for S {
+    type Out = Changed;
+}
+
+impl<S> Join<Relative> for S {
+    type Out = Relative;
+}
+
+impl Join<Given> for Untouched {
+    type Out = Given;
+}
+
+impl Join<Given> for Given {
+    type Out = Given;
+}
+
+impl Join<Given> for Changed {
+    type Out = Changed;
+}
+
+impl Join<Given> for Relative {
+    type Out = Relative;
+}
+
+/// An index whose inputs are untouched, or all known.
+#[derive(Debug)]
+pub enum Complete {}
+/// An index some of whose inputs change while others are unknown.
+#[derive(Debug)]
+pub enum Incomplete {}
+
+/// `(changes any input, knows every input)` to a verdict.
+pub trait Verdict {
+    /// [`Complete`] or [`Incomplete`].
+    type Out;
+}
+
+impl<Known> Verdict for (No, Known) {
+    type Out = Complete;
+}
+
+impl Verdict for (Yes, Yes) {
+    type Out = Complete;
+}
+
+impl Verdict for (Yes, No) {
+    type Out = Incomplete;
+}
+
+/// The update state after an operation of kind `M` on field number `F`.
+pub trait Touch<const F: usize, M> {
+    /// The new update state.
+    type Out;
+}
+
+/// Holds for an update state in which no index would go stale.
+#[diagnostic::on_unimplemented(
+    message = "this update would leave an index of the entity stale",
+    label = "some index input changes while others are unknown"
+)]
+pub trait UpdateComplete {}
