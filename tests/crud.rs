@@ -274,7 +274,7 @@ fn params_show_the_exact_request() {
     assert_eq!(put.body["ExpressionAttributeNames"]["#n0"], "PK");
     assert_eq!(put.body["Item"]["GSI1SK"]["S"], "STATUS#open#TICKET#8842");
     assert_eq!(
-        Ticket::SCHEMA.indexes[0].when,
+        Ticket::SCHEMA.indexes[0].rule.map(|rule| rule.source),
         Some("Ticket::is_open(status)")
     );
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{db, App, Status, Ticket};
-use singletable::{Db, Error};
+use singletable::Db;
 
 fn offline_db() -> Db<App> {
     let client = aws_sdk_dynamodb::Client::from_conf(
