@@ -73,6 +73,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let read = get.send().await?;
     println!("=> {read:?}");
 
+    // Status lives on the GSI sort key: changing it is one UpdateItem that also rewrites
+    // GSI1SK, so the team's queue re-sorts. The team is supplied (and asserted) because
+    // GSI1PK is recomputed too; leaving it out would not compile.
+    let pending = db
+        .update(Ticket::key("8842")?)
+        .set(Ticket::STATUS, Status::Pending)
+        .given(Ticket::TEAM_ID, 7);
+    println!("\n{}", pending.params()?);
+    println!("=> {:?}", pending.send().await?);
+
+    // Closing takes the ticket out of the sparse queue: GSI1PK/GSI1SK are REMOVEd.
+    let close = db
+        .update(Ticket::key("8842")?)
+        .set(Ticket::STATUS, Status::Closed)
+        .given(Ticket::TEAM_ID, 7);
+    println!("\n{}", close.params()?);
+    println!("=> {:?}", close.send().await?);
+
+    // The key attribute cannot be updated in place; this does not compile:
+    //
+    //     db.update(Ticket::key("8842")?).set(Ticket::ID, "8843".to_owned());
+    //
+    // error[E0277]: `id` is part of the primary key of `Ticket` (pk = "TICKET#{id}");
+    //               keys cannot change in place
+
     let duplicate = db.put(&ticket).only_if_absent();
     println!("\n{}", duplicate.params()?);
     match duplicate.send().await {

@@ -17,6 +17,8 @@ pub struct Field<'a> {
     pub ty: &'a Type,
     /// The attribute name serde writes the field under.
     pub attribute: String,
+    /// Whether the library maintains it, and the attribute path that says so.
+    pub role: Option<(attr::FieldRole, syn::Path)>,
 }
 
 impl<'a> Entity<'a> {
@@ -44,7 +46,7 @@ impl<'a> Entity<'a> {
             );
         }
         let rename_all = attr::serde_rename_all(&input.attrs);
-        let fields = fields
+        let fields: Vec<Field> = fields
             .iter()
             .filter_map(|field| {
                 let ident = field.ident.as_ref()?;
@@ -59,6 +61,7 @@ impl<'a> Entity<'a> {
                     ident,
                     ty: &field.ty,
                     attribute,
+                    role: attr::field_role(cx, &field.attrs),
                 })
             })
             .collect();

@@ -379,3 +379,50 @@ fn capitalize(word: &str) -> String {
         None => String::new(),
     }
 }
+
+/// A field the library maintains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldRole {
+    Version,
+    CreatedAt,
+    UpdatedAt,
+}
+
+impl FieldRole {
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldRole::Version => "version",
+            FieldRole::CreatedAt => "created_at",
+            FieldRole::UpdatedAt => "updated_at",
+        }
+    }
+}
+
+/// `#[dynamo(version)]`, `#[dynamo(created_at)]` or `#[dynamo(updated_at)]` on a field.
+pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path)> {
+    let mut role = None;
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            let found = match key.as_str() {
+                "version" => FieldRole::Version,
+                "created_at" => FieldRole::CreatedAt,
+                "updated_at" => FieldRole::UpdatedAt,
+                _ => {
+                    return Err(meta.error(format!(
+                        "unknown field setting `{key}`; expected `version`, `created_at` or `updated_at`{}",
+                        did_you_mean(&key, ["version", "created_at", "updated_at"])
+                    )))
+                }
+            };
+            if role.replace((found, meta.path.clone())).is_some() {
+                cx.error_spanned_by(&meta.path, "a field can have one role only");
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            cx.syn_error(error);
+        }
+    }
+    role
+}

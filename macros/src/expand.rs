@@ -1,11 +1,12 @@
 //! Code generation: static schema data plus thin calls into `singletable-runtime`.
 
 use crate::ast::{Entity, Table};
-use crate::attr::{self, Slot};
+use crate::attr::{self, FieldRole, Slot};
 use crate::ctxt::Ctxt;
 use crate::template::{Piece, Template};
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Ident};
 
 fn private() -> TokenStream {
@@ -65,6 +66,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     sort_key: #st::None,
                     indexes: &[],
                     fields: &[],
+                    managed: #st::ManagedFields { version: #st::None, created_at: #st::None, updated_at: #st::None },
                 };
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
@@ -288,6 +290,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     });
     let (field_schemas, field_paths, updatable) = expand_fields(entity, &templates);
     let (update_state, update_state_items) = expand_update_state(entity);
+    let managed = expand_managed(entity, &mut checks);
     let pk_render_self = render(&pk_const, pk, Some(&this));
     let pk_render_args = render(&pk_const, pk, None);
     let key_doc = format!(
@@ -315,6 +318,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     sort_key: #sk_schema,
                     indexes: &[#(#index_schemas),*],
                     fields: &[#(#field_schemas),*],
+                    managed: #managed,
                 };
 
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -341,12 +345,53 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 }
             }
 
-            #[allow(dead_code)]
-            fn __singletable_checks() {
+            #[allow(dead_code, unused_variables)]
+            fn __singletable_checks(__item: &#ident) {
                 #(#checks)*
             }
         };
     }
+}
+
+/// The managed fields' schema, with checks that their types fit their roles.
+fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream {
+    let st = private();
+    let mut version = quote!(#st::None);
+    let mut created_at = quote!(#st::None);
+    let mut updated_at = quote!(#st::None);
+    for field in &entity.fields {
+        let Some((role, path)) = &field.role else {
+            continue;
+        };
+        let attribute = &field.attribute;
+        let ty = field.ty;
+        let name = respan(field.ident, path.span());
+        let timestamp = quote!(#st::Some(#st::ManagedTimestamp { attribute: #attribute, now: #st::now_value::<#ty> }));
+        match role {
+            FieldRole::Version => {
+                version = quote!(#st::Some(#attribute));
+                checks.push(respan(
+                    quote!(#st::assert_version(&__item.#name);),
+                    path.span(),
+                ));
+            }
+            FieldRole::CreatedAt => {
+                created_at = timestamp;
+                checks.push(respan(
+                    quote!(#st::assert_timestamp(&__item.#name);),
+                    path.span(),
+                ));
+            }
+            FieldRole::UpdatedAt => {
+                updated_at = timestamp;
+                checks.push(respan(
+                    quote!(#st::assert_timestamp(&__item.#name);),
+                    path.span(),
+                ));
+            }
+        }
+    }
+    quote!(#st::ManagedFields { version: #version, created_at: #created_at, updated_at: #updated_at })
 }
 
 /// The update state type: one parameter per field that feeds an index (primary key fields
@@ -553,6 +598,25 @@ fn expand_fields(
             .filter(|(template, _)| template.fields().any(|used| used == name))
             .map(|(template, role)| format!("{role} = {:?}", template.literal.value()))
             .collect();
+        if let Some((role, _)) = &field.role {
+            let explanation = format_ident!("__{}_{}_is_managed", ident, name);
+            let message = format!(
+                "`{name}` is `#[dynamo({})]`: singletable maintains it on every put and update, so it cannot be updated directly",
+                role.name()
+            );
+            let note = match role {
+                FieldRole::Version => "use `.expect_version(v)` to update only if the item is still at the version you read".to_owned(),
+                FieldRole::CreatedAt | FieldRole::UpdatedAt => "the library writes the current time itself".to_owned(),
+            };
+            updatable.push(quote! {
+                #[diagnostic::on_unimplemented(message = #message, label = "maintained by singletable", note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #explanation {}
+                #[automatically_derived]
+                impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+            });
+            continue;
+        }
         if key_uses.is_empty() {
             updatable.push(quote! {
                 #[automatically_derived]

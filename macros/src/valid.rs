@@ -24,6 +24,7 @@ impl Entity<'_> {
         if let Some(template) = &self.attrs.sk {
             self.check_template(cx, template);
         }
+        self.check_managed_fields(cx);
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
             match (index.slot, &index.pk) {
@@ -60,6 +61,37 @@ impl Entity<'_> {
                             ),
                         );
                     }
+                }
+            }
+        }
+    }
+
+    fn check_managed_fields(&self, cx: &mut Ctxt) {
+        let mut seen: Vec<crate::attr::FieldRole> = Vec::new();
+        for field in &self.fields {
+            let Some((role, path)) = &field.role else {
+                continue;
+            };
+            if seen.contains(role) {
+                cx.error_spanned_by(
+                    path,
+                    format!("only one field can be `#[dynamo({})]`", role.name()),
+                );
+            }
+            seen.push(*role);
+            let name = field.ident.to_string();
+            let templates = self.attrs.pk.iter().chain(&self.attrs.sk).chain(
+                self.attrs
+                    .indexes
+                    .iter()
+                    .flat_map(|index| index.pk.iter().chain(&index.sk)),
+            );
+            for template in templates {
+                if template.fields().any(|used| used == name) {
+                    cx.error_spanned_by(
+                        &template.literal,
+                        format!("`{name}` is `#[dynamo({})]`, maintained by singletable on every write, so it cannot be part of a key", role.name()),
+                    );
                 }
             }
         }

@@ -168,6 +168,21 @@ pub enum Error {
         /// The item as it is now, when the request asked for it.
         current: Option<Box<Item>>,
     },
+    /// Optimistic locking: the item's version is not the one this write expected, because
+    /// someone else wrote it first. Read it again and retry.
+    #[error("version conflict for {entity} at {key}: expected version {expected}, found {found}")]
+    VersionConflict {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// The version this write expected.
+        expected: u64,
+        /// The version found (0: no item).
+        found: u64,
+        /// The item as it is now, when there is one.
+        current: Option<Box<Item>>,
+    },
     /// A key could not be rendered.
     #[error(transparent)]
     Key(#[from] KeyError),
@@ -202,12 +217,50 @@ pub enum Error {
     /// Any other error from DynamoDB or the SDK.
     #[error("DynamoDB: {0}")]
     Service(#[source] Box<aws_sdk_dynamodb::Error>),
+    /// One batch write has two operations on the same item, which DynamoDB rejects (and whose
+    /// order retries could not keep); nothing was sent.
+    #[error("batch write has a {first} and then a {second} of the item at {key}; DynamoDB rejects two operations on one item in a batch")]
+    DuplicateWrite {
+        /// The item's key.
+        key: KeyText,
+        /// The first operation on it.
+        first: crate::op::batch::WriteOperation,
+        /// The second operation on it.
+        second: crate::op::batch::WriteOperation,
+    },
+    /// A request of a batch write failed part-way; `partial` tells what was written and holds
+    /// every write not known to be written (safe to resend: puts and deletes are idempotent).
+    #[error("batch write stopped after writing {} items ({} not written): {source}", partial.written, partial.unprocessed.len())]
+    BatchWrite {
+        /// What the batch did before the failure.
+        partial: Box<crate::op::batch::BatchWriteOutput>,
+        /// The failure.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A builder argument outside the range DynamoDB accepts; nothing was sent.
+    #[error("{parameter} must be between {min} and {max}, not {value}")]
+    OutOfRange {
+        /// The request parameter (`TotalSegments`, `Limit`).
+        parameter: &'static str,
+        /// The value given.
+        value: u64,
+        /// The smallest value allowed.
+        min: u64,
+        /// The largest value allowed.
+        max: u64,
+    },
 }
 
 impl Error {
     /// Whether this is [`Error::NotFound`].
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })
+    }
+
+    /// Whether this is [`Error::VersionConflict`].
+    pub fn is_version_conflict(&self) -> bool {
+        matches!(self, Error::VersionConflict { .. })
     }
 
     /// Whether this is [`Error::ConditionFailed`].
@@ -219,6 +272,10 @@ impl Error {
     pub fn current_item<E: crate::Entity>(&self) -> Option<Result<E, DecodeError>> {
         match self {
             Error::ConditionFailed {
+                current: Some(item),
+                ..
+            }
+            | Error::VersionConflict {
                 current: Some(item),
                 ..
             } => Some(crate::item::decode::<E>((**item).clone())),

@@ -10,8 +10,10 @@ pub mod item;
 pub mod key;
 #[cfg(feature = "local")]
 pub mod local;
+pub mod managed;
 pub mod op;
 mod primary_key;
+pub mod retry;
 pub mod schema;
 #[cfg(feature = "local")]
 pub mod testing;
@@ -22,6 +24,7 @@ pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalEx
 pub use expr::Condition;
 pub use key::{KeyError, KeyField, KeyPart, KeyTemplate};
 pub use primary_key::Key;
+pub use retry::RetryPolicy;
 pub use schema::{Entity, Table};
 pub use wire::Request;
 
@@ -38,7 +41,13 @@ pub mod __private {
     pub use crate::expr::field::Updatable;
     pub use crate::expr::state;
     pub use crate::expr::Field;
-    pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns};
+    pub use crate::managed::{now_value, Timestamp, VersionNumber};
+    pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp};
+
+    /// Checked for a `#[dynamo(version)]` field.
+    pub fn assert_version<T: VersionNumber>(_: &T) {}
+    /// Checked for a timestamp field.
+    pub fn assert_timestamp<T: Timestamp>(_: &T) {}
     pub use std::any::Any;
 
     /// Renders a type-erased field value; used through [`KeyPartFns`].

@@ -85,7 +85,38 @@ pub struct EntitySchema {
     pub indexes: &'static [EntityIndex],
     /// Every field, in declaration order (typed paths index into it).
     pub fields: &'static [FieldSchema],
+    /// Fields the library maintains.
+    pub managed: ManagedFields,
 }
+
+/// Fields maintained by the library: `#[dynamo(version)]`, `#[dynamo(created_at)]`,
+/// `#[dynamo(updated_at)]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ManagedFields {
+    /// The optimistic-locking version attribute.
+    pub version: Option<&'static str>,
+    /// Set when the item is created.
+    pub created_at: Option<ManagedTimestamp>,
+    /// Set on every put and update.
+    pub updated_at: Option<ManagedTimestamp>,
+}
+
+/// A timestamp attribute and how to make "now" in the field's own type.
+#[derive(Debug, Clone, Copy)]
+pub struct ManagedTimestamp {
+    /// The attribute.
+    pub attribute: &'static str,
+    /// The current time as the field's attribute value.
+    pub now: fn() -> Result<aws_sdk_dynamodb::types::AttributeValue, crate::EncodeError>,
+}
+
+impl PartialEq for ManagedTimestamp {
+    fn eq(&self, other: &Self) -> bool {
+        self.attribute == other.attribute
+    }
+}
+
+impl Eq for ManagedTimestamp {}
 
 impl EntitySchema {
     /// The field with this Rust name.

@@ -1,6 +1,6 @@
 //! `DeleteItem`.
 
-use super::condition_failure;
+use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::condition::{all, user_node, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
@@ -97,7 +97,12 @@ impl<E: Entity> Delete<'_, E> {
             Ok(_) => Ok(()),
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(failure)) => {
-                    Err(condition_failure(E::SCHEMA.name, self.key.text(), failure.item(), self.only_if_exists))
+                    Err(condition_failure(
+                        E::SCHEMA.name,
+                        self.key.text(),
+                        failure.item(),
+                        Expectations { requires_existing: self.only_if_exists, version: None },
+                    ))
                 }
                 _ => Err(error.into()),
             },

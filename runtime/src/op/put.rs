@@ -1,14 +1,14 @@
 //! `PutItem`.
 
-use super::condition_failure;
+use super::{condition_failure, Expectations};
 use crate::error::{EncodeError, Error};
-use crate::expr::condition::{all, user_node, Node};
+use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
-use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 use serde_json::json;
 
 impl<T: Table> Db<T> {
@@ -36,6 +36,7 @@ struct Prepared {
     item: Item,
     condition: Option<String>,
     placeholders: Placeholders,
+    expectations: Expectations,
 }
 
 impl<E: Entity> Put<'_, E> {
@@ -56,25 +57,58 @@ impl<E: Entity> Put<'_, E> {
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {
-        let item = self.item.clone()?;
+        let mut item = self.item.clone()?;
         let table = <E::Table as Table>::SCHEMA;
-        let absent = self
-            .only_if_absent
-            .then(|| Node::NotExists(AttrPath::attribute(table.partition_key)));
+        let managed = E::SCHEMA.managed;
+        let no_item = || Node::NotExists(AttrPath::attribute(table.partition_key));
+        let absent = self.only_if_absent.then(no_item);
+        // Optimistic locking: the entity carries the version it was read at; the write
+        // expects exactly that version (0: no item yet) and stores the next one.
+        let mut expectations = Expectations::default();
+        let mut version_check = None;
+        if let Some(attribute) = managed.version {
+            let expected = crate::managed::version_of(item.get(attribute));
+            version_check = Some(if expected == 0 {
+                no_item()
+            } else {
+                Node::Compare(
+                    Operand::Path(AttrPath::attribute(attribute)),
+                    Comparison::Eq,
+                    Operand::Value(AttributeValue::N(expected.to_string())),
+                )
+            });
+            item.insert(
+                attribute.to_owned(),
+                AttributeValue::N((expected + 1).to_string()),
+            );
+            expectations.version = Some((attribute, expected));
+        }
+        let creates = self.only_if_absent
+            || expectations
+                .version
+                .is_some_and(|(_, version)| version == 0);
+        if let Some(timestamp) = managed.updated_at {
+            item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
+        }
+        if let Some(timestamp) = managed.created_at.filter(|_| creates) {
+            item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
+        }
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let condition =
-            all(absent.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
+        let condition = all(absent.into_iter().chain(version_check).chain(user))
+            .map(|node| node.to_expression(&mut placeholders));
         Ok(Prepared {
             item,
             condition,
             placeholders,
+            expectations,
         })
     }
 
     /// The request this operation sends.
     pub fn params(&self) -> Result<Request, Error> {
         let prepared = self.prepare()?;
+        let conditional = prepared.condition.is_some();
         Ok(Body::default()
             .field("TableName", json!(self.db.table_name()))
             .field("Item", wire::item(&prepared.item))
@@ -92,7 +126,7 @@ impl<E: Entity> Put<'_, E> {
             )
             .field(
                 "ReturnValuesOnConditionCheckFailure",
-                (self.only_if_absent || self.condition.is_some()).then(|| json!("ALL_OLD")),
+                conditional.then(|| json!("ALL_OLD")),
             )
             .request("PutItem"))
     }
@@ -102,6 +136,7 @@ impl<E: Entity> Put<'_, E> {
         let prepared = self.prepare()?;
         let key = crate::item::key_text::<E::Table>(&prepared.item);
         let conditional = prepared.condition.is_some();
+        let expectations = prepared.expectations;
         let result = self
             .db
             .client()
@@ -120,7 +155,7 @@ impl<E: Entity> Put<'_, E> {
             Ok(_) => Ok(()),
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure)) => {
-                    Err(condition_failure(E::SCHEMA.name, key, failure.item(), false))
+                    Err(condition_failure(E::SCHEMA.name, key, failure.item(), expectations))
                 }
                 _ => Err(error.into()),
             },

@@ -2,7 +2,7 @@
 //! rewrites (or, for a sparse index whose rule now fails, removes) that index's key attributes
 //! in the same request, so the index never goes stale.
 
-use super::condition_failure;
+use super::{condition_failure, Expectations};
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
 use crate::expr::field::{to_value, Addable, Collection, ListType, Optional, SetType, Updatable};
@@ -36,6 +36,7 @@ impl<T: Table> Db<T> {
                 relative: Vec::new(),
                 given: Vec::new(),
                 condition: None,
+                expected_version: None,
                 error: None,
             },
             state: PhantomData,
@@ -68,6 +69,7 @@ struct Parts<'db, E: Entity> {
     /// Current values supplied by the caller, asserted by the condition.
     given: Vec<(Known, AttributeValue)>,
     condition: Option<Condition<E>>,
+    expected_version: Option<u64>,
     error: Option<EncodeError>,
 }
 
@@ -287,6 +289,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         })
     }
 
+    /// Optimistic locking: updates only if the item is still at `version` (the version it
+    /// was read at); otherwise [`Error::VersionConflict`]. Every update increments the version
+    /// whether or not this is given.
+    pub fn expect_version(mut self, version: u64) -> Self {
+        self.parts.expected_version = Some(version);
+        self
+    }
+
     /// Updates only if `condition` also holds.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
         self.parts.condition = Some(match self.parts.condition.take() {
@@ -384,6 +394,29 @@ impl<E: Entity> Parts<'_, E> {
             }
             actions.extend(index_actions::<E>(index, table.partition_key, &values)?);
         }
+        let managed = schema.managed;
+        if let Some(attribute) = managed.version {
+            actions.push(Action::Set(
+                AttrPath::attribute(attribute),
+                SetValue::Plus(AttributeValue::N("1".to_owned())),
+            ));
+        }
+        if let Some(timestamp) = managed.updated_at {
+            actions.push(Action::Set(
+                AttrPath::attribute(timestamp.attribute),
+                SetValue::Value((timestamp.now)()?),
+            ));
+        }
+        let version = managed
+            .version
+            .zip(self.expected_version)
+            .map(|(attribute, expected)| {
+                Node::Compare(
+                    Operand::Path(AttrPath::attribute(attribute)),
+                    Comparison::Eq,
+                    Operand::Value(AttributeValue::N(expected.to_string())),
+                )
+            });
         let mut placeholders = Placeholders::default();
         let update = update::render(&actions, &mut placeholders);
         let exists = Node::Exists(AttrPath::attribute(table.partition_key));
@@ -396,9 +429,12 @@ impl<E: Entity> Parts<'_, E> {
             ))
         });
         let user = user_node(self.condition.as_ref())?;
-        let condition = all(std::iter::once(exists).chain(given).chain(user))
-            .map(|node| node.to_expression(&mut placeholders))
-            .unwrap_or_default();
+        let condition = all(std::iter::once(exists)
+            .chain(version)
+            .chain(given)
+            .chain(user))
+        .map(|node| node.to_expression(&mut placeholders))
+        .unwrap_or_default();
         Ok(Prepared {
             update,
             condition,
@@ -471,7 +507,15 @@ impl<E: Entity> Parts<'_, E> {
             Ok(output) => Ok(crate::item::decode(output.attributes.unwrap_or_default())?),
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(failure)) => {
-                    Err(condition_failure(E::SCHEMA.name, self.key.text(), failure.item(), true))
+                    Err(condition_failure(
+                        E::SCHEMA.name,
+                        self.key.text(),
+                        failure.item(),
+                        Expectations {
+                            requires_existing: true,
+                            version: E::SCHEMA.managed.version.zip(self.expected_version),
+                        },
+                    ))
                 }
                 _ => Err(error.into()),
             },

@@ -1,0 +1,66 @@
+//! Library-maintained fields: optimistic-locking versions and timestamps.
+
+use crate::error::EncodeError;
+use crate::expr::field::to_value;
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+
+/// Integer types a `#[dynamo(version)]` field may have.
+#[diagnostic::on_unimplemented(
+    message = "a `#[dynamo(version)]` field must be an unsigned or signed integer, not `{Self}`",
+    label = "versions count writes"
+)]
+pub trait VersionNumber {}
+
+macro_rules! version_numbers {
+    ($($ty:ty),*) => {$( impl VersionNumber for $ty {} )*};
+}
+version_numbers!(u16, u32, u64, i32, i64);
+
+/// Types a `#[dynamo(created_at)]` or `#[dynamo(updated_at)]` field may have.
+#[diagnostic::on_unimplemented(
+    message = "a timestamp field must be `chrono::DateTime<Utc>` (feature `chrono`) or `i64`/`u64` milliseconds since the Unix epoch, not `{Self}`"
+)]
+pub trait Timestamp: Serialize {
+    /// The current time.
+    fn now() -> Self;
+}
+
+fn epoch_millis() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis())
+        .unwrap_or_default()
+}
+
+impl Timestamp for u64 {
+    fn now() -> Self {
+        u64::try_from(epoch_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+impl Timestamp for i64 {
+    fn now() -> Self {
+        i64::try_from(epoch_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+#[cfg(feature = "chrono")]
+impl Timestamp for chrono::DateTime<chrono::Utc> {
+    fn now() -> Self {
+        chrono::Utc::now()
+    }
+}
+
+/// The current time as a `T` attribute value; referenced by generated schemas.
+pub fn now_value<T: Timestamp>() -> Result<AttributeValue, EncodeError> {
+    to_value(&T::now())
+}
+
+/// Reads a version attribute (a missing one is version 0: the item was never written).
+pub(crate) fn version_of(value: Option<&AttributeValue>) -> u64 {
+    match value {
+        Some(AttributeValue::N(number)) => number.parse().unwrap_or_default(),
+        _ => 0,
+    }
+}

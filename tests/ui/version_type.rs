@@ -1,0 +1,16 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Table};
+
+#[derive(Table)]
+#[dynamo(name = "docs", pk = "PK", sk = "SK")]
+pub struct Docs;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = Docs, pk = "DOC#{id}", sk = "DOC")]
+pub struct Document {
+    pub id: String,
+    #[dynamo(version)]
+    pub revision: String,
+}
+
+fn main() {}
