@@ -1,0 +1,646 @@
+//! `BatchGetItem` and `BatchWriteItem`: many items in as few requests as DynamoDB allows,
+//! with what DynamoDB leaves unprocessed resent under a [`RetryPolicy`] and, if it is still
+//! unprocessed when the policy gives up, returned to the caller rather than dropped.
+
+use crate::error::{DecodeError, Error, KeyText};
+use crate::item::{self, Item};
+use crate::retry::RetryPolicy;
+use crate::schema::{Entity, Table};
+use crate::wire::{self, Body, Request};
+use crate::{Db, Key};
+use aws_sdk_dynamodb::types::{DeleteRequest, KeysAndAttributes, PutRequest, WriteRequest};
+use serde_json::{json, Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::future::Future;
+
+/// DynamoDB's limit on the keys of one `BatchGetItem`.
+pub const MAX_GET_KEYS: usize = 100;
+/// DynamoDB's limit on the operations of one `BatchWriteItem`. Checked here because some
+/// engines (moto) accept more.
+pub const MAX_WRITES: usize = 25;
+
+impl<T: Table> Db<T> {
+    /// Reads many items of one entity by key, in `BatchGetItem` requests of at most
+    /// [`MAX_GET_KEYS`] keys.
+    ///
+    /// A key given more than once is read once: DynamoDB rejects a request that repeats a
+    /// key, and reading an item twice would return it twice.
+    pub fn batch_get<E: Entity<Table = T>>(
+        &self,
+        keys: impl IntoIterator<Item = Key<E>>,
+    ) -> BatchGet<'_, E> {
+        let mut seen = HashSet::new();
+        let keys = keys
+            .into_iter()
+            .filter(|key| seen.insert(key.clone()))
+            .collect();
+        BatchGet {
+            db: self,
+            keys,
+            consistent: false,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// Writes and deletes many items, of any entities of this table, in `BatchWriteItem`
+    /// requests of at most [`MAX_WRITES`] operations.
+    ///
+    /// A batch write is not a transaction: each operation succeeds or fails on its own, none
+    /// can have a condition, and [`BatchWriteOutput::unprocessed`] lists those DynamoDB did
+    /// not do.
+    pub fn batch_write(&self) -> BatchWrite<'_, T> {
+        BatchWrite {
+            db: self,
+            writes: Vec::new(),
+            error: None,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// Requests still to send, each with the key that identifies it in DynamoDB's answer.
+struct Pending<M, R> {
+    key: KeyText,
+    request: R,
+    meta: M,
+}
+
+/// What one batch request returned: items read, and the keys DynamoDB left unprocessed.
+struct Response {
+    items: Vec<Item>,
+    unprocessed: Vec<KeyText>,
+}
+
+/// The result of sending one chunk until it is done or the policy gives up.
+struct Driven<M, R> {
+    items: Vec<Item>,
+    done: usize,
+    left: Vec<Pending<M, R>>,
+    requests: usize,
+    error: Option<Error>,
+}
+
+/// Sends `pending` and resends whatever comes back unprocessed, sleeping between attempts as
+/// `policy` says, until nothing is left or the attempts run out. A failed request ends it,
+/// with everything not yet done in `left`.
+async fn drive<M, R, F, Fut>(
+    mut pending: Vec<Pending<M, R>>,
+    policy: &RetryPolicy,
+    mut send: F,
+) -> Driven<M, R>
+where
+    R: Clone,
+    F: FnMut(Vec<R>) -> Fut,
+    Fut: Future<Output = Result<Response, Error>>,
+{
+    let mut driven = Driven {
+        items: Vec::new(),
+        done: 0,
+        left: Vec::new(),
+        requests: 0,
+        error: None,
+    };
+    let mut attempt = 0;
+    while !pending.is_empty() && attempt < policy.attempts() {
+        policy.sleep_before(attempt).await;
+        attempt += 1;
+        driven.requests += 1;
+        let requests = pending.iter().map(|entry| entry.request.clone()).collect();
+        match send(requests).await {
+            Ok(response) => {
+                driven.items.extend(response.items);
+                // Keys are unique within a batch (deduplicated or rejected), so a key
+                // names exactly one pending request.
+                let (left, done): (Vec<_>, Vec<_>) = pending
+                    .into_iter()
+                    .partition(|entry| response.unprocessed.contains(&entry.key));
+                driven.done += done.len();
+                pending = left;
+            }
+            Err(error) => {
+                driven.error = Some(error);
+                break;
+            }
+        }
+    }
+    driven.left = pending;
+    driven
+}
+
+/// A `BatchGetItem` of many items of one entity; see [`Db::batch_get`].
+#[must_use = "an operation does nothing until it is sent"]
+pub struct BatchGet<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    keys: Vec<Key<E>>,
+    consistent: bool,
+    retry: RetryPolicy,
+}
+
+/// What a [`BatchGet`] read.
+#[derive(Debug)]
+#[non_exhaustive]
+#[must_use = "keys DynamoDB left unprocessed are reported here, not as an error"]
+pub struct BatchGetOutput<E: Entity> {
+    /// The items found, in no particular order (DynamoDB answers in its own order). A key
+    /// with no item is simply absent.
+    pub items: Vec<E>,
+    /// Items that exist but could not be read as `E` (another entity's item under this key,
+    /// or a malformed one); the rest of the batch is unaffected.
+    pub errors: Vec<DecodeError>,
+    /// Keys DynamoDB still had not processed when the retry policy gave up; read them again
+    /// later.
+    pub unprocessed: Vec<Key<E>>,
+    /// How many `BatchGetItem` requests were sent, retries included.
+    pub requests: usize,
+}
+
+impl<E: Entity> BatchGetOutput<E> {
+    /// Whether every key was processed and every item found decoded.
+    pub fn is_complete(&self) -> bool {
+        self.errors.is_empty() && self.unprocessed.is_empty()
+    }
+}
+
+impl<E: Entity> BatchGet<'_, E> {
+    /// Asks for strongly consistent reads (twice the read cost).
+    pub fn consistent(mut self, consistent: bool) -> Self {
+        self.consistent = consistent;
+        self
+    }
+
+    /// How to resend unprocessed keys; [`RetryPolicy::default`] unless set.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The first request of each chunk of at most [`MAX_GET_KEYS`] keys (retries resend the
+    /// unprocessed subset of a chunk); none for no keys.
+    pub fn params(&self) -> Vec<Request> {
+        self.keys
+            .chunks(MAX_GET_KEYS)
+            .map(|chunk| {
+                let keys: Vec<Value> = chunk
+                    .iter()
+                    .map(|key| wire::item(&key.to_attributes()))
+                    .collect();
+                let mut request = Map::new();
+                request.insert("Keys".to_owned(), Value::Array(keys));
+                if self.consistent {
+                    request.insert("ConsistentRead".to_owned(), json!(true));
+                }
+                Body::default()
+                    .field(
+                        "RequestItems",
+                        json!({ self.db.table_name(): Value::Object(request) }),
+                    )
+                    .request("BatchGetItem")
+            })
+            .collect()
+    }
+
+    /// Sends the requests, one chunk after another. A failed request fails the whole read
+    /// (reads have no effect, so it can simply be repeated).
+    pub async fn send(self) -> Result<BatchGetOutput<E>, Error> {
+        let mut output = BatchGetOutput {
+            items: Vec::new(),
+            errors: Vec::new(),
+            unprocessed: Vec::new(),
+            requests: 0,
+        };
+        for chunk in self.keys.chunks(MAX_GET_KEYS) {
+            let pending = chunk
+                .iter()
+                .map(|key| {
+                    let attributes = key.to_attributes();
+                    Pending {
+                        key: item::key_text::<E::Table>(&attributes),
+                        request: attributes,
+                        meta: key.clone(),
+                    }
+                })
+                .collect();
+            let driven = drive(pending, &self.retry, |keys| self.request(keys)).await;
+            output.requests += driven.requests;
+            if let Some(error) = driven.error {
+                return Err(error);
+            }
+            for found in driven.items {
+                match item::decode::<E>(found) {
+                    Ok(entity) => output.items.push(entity),
+                    Err(error) => output.errors.push(error),
+                }
+            }
+            output
+                .unprocessed
+                .extend(driven.left.into_iter().map(|entry| entry.meta));
+        }
+        Ok(output)
+    }
+
+    async fn request(&self, keys: Vec<Item>) -> Result<Response, Error> {
+        let table = self.db.table_name();
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .set_consistent_read(self.consistent.then_some(true))
+            .build()?;
+        let output = self
+            .db
+            .client()
+            .batch_get_item()
+            .request_items(table, request)
+            .send()
+            .await?;
+        let items = output
+            .responses
+            .and_then(|mut responses| responses.remove(table))
+            .unwrap_or_default();
+        let unprocessed = output
+            .unprocessed_keys
+            .and_then(|mut unprocessed| unprocessed.remove(table))
+            .map(|keys| keys.keys.iter().map(item::key_text::<E::Table>).collect())
+            .unwrap_or_default();
+        Ok(Response { items, unprocessed })
+    }
+}
+
+/// The kind of one operation of a batch write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteOperation {
+    /// `PutRequest`: writes the whole item.
+    Put,
+    /// `DeleteRequest`: deletes the item with the key.
+    Delete,
+}
+
+impl fmt::Display for WriteOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WriteOperation::Put => "put",
+            WriteOperation::Delete => "delete",
+        })
+    }
+}
+
+/// One operation of a batch write, as reported when DynamoDB did not do it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnprocessedWrite {
+    /// Put or delete.
+    pub operation: WriteOperation,
+    /// The entity written or deleted.
+    pub entity: &'static str,
+    /// The item's primary key.
+    pub key: KeyText,
+    /// The whole item for a put, the key attributes for a delete: enough to send it again.
+    pub item: Item,
+}
+
+impl UnprocessedWrite {
+    fn to_request(&self) -> Result<WriteRequest, Error> {
+        let item = Some(self.item.clone());
+        Ok(match self.operation {
+            WriteOperation::Put => WriteRequest::builder()
+                .put_request(PutRequest::builder().set_item(item).build()?)
+                .build(),
+            WriteOperation::Delete => WriteRequest::builder()
+                .delete_request(DeleteRequest::builder().set_key(item).build()?)
+                .build(),
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        match self.operation {
+            WriteOperation::Put => json!({ "PutRequest": { "Item": wire::item(&self.item) } }),
+            WriteOperation::Delete => {
+                json!({ "DeleteRequest": { "Key": wire::item(&self.item) } })
+            }
+        }
+    }
+}
+
+/// What a [`BatchWrite`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+#[must_use = "writes DynamoDB left unprocessed are reported here, not as an error"]
+pub struct BatchWriteOutput {
+    /// Operations DynamoDB confirmed.
+    pub written: usize,
+    /// How many `BatchWriteItem` requests were sent, retries included.
+    pub requests: usize,
+    /// Operations not done: still unprocessed when the retry policy gave up or, in
+    /// [`Error::BatchWrite`], also those whose request failed or was never sent.
+    pub unprocessed: Vec<UnprocessedWrite>,
+}
+
+impl BatchWriteOutput {
+    /// Whether every operation was written.
+    pub fn is_complete(&self) -> bool {
+        self.unprocessed.is_empty()
+    }
+}
+
+/// A `BatchWriteItem` of puts and deletes of any entities of table `T`; see
+/// [`Db::batch_write`].
+#[must_use = "an operation does nothing until it is sent"]
+pub struct BatchWrite<'db, T: Table> {
+    db: &'db Db<T>,
+    writes: Vec<UnprocessedWrite>,
+    /// The first entity that could not be encoded, reported by `params` and `send`.
+    error: Option<crate::error::EncodeError>,
+    retry: RetryPolicy,
+}
+
+impl<T: Table> BatchWrite<'_, T> {
+    /// Adds a put of `entity`, replacing any item with its key.
+    pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
+        match item::encode(entity) {
+            Ok(encoded) => self.writes.push(UnprocessedWrite {
+                operation: WriteOperation::Put,
+                entity: E::SCHEMA.name,
+                key: item::key_text::<T>(&encoded),
+                item: encoded,
+            }),
+            Err(error) => {
+                self.error.get_or_insert(error);
+            }
+        }
+        self
+    }
+
+    /// Adds a put of each entity.
+    pub fn put_all<'e, E: Entity<Table = T>>(
+        self,
+        entities: impl IntoIterator<Item = &'e E>,
+    ) -> Self {
+        entities
+            .into_iter()
+            .fold(self, |batch, entity| batch.put(entity))
+    }
+
+    /// Adds a delete of the item with `key` (nothing happens if there is none).
+    pub fn delete<E: Entity<Table = T>>(mut self, key: Key<E>) -> Self {
+        let attributes = key.to_attributes();
+        self.writes.push(UnprocessedWrite {
+            operation: WriteOperation::Delete,
+            entity: E::SCHEMA.name,
+            key: item::key_text::<T>(&attributes),
+            item: attributes,
+        });
+        self
+    }
+
+    /// Adds a delete of each key.
+    pub fn delete_all<E: Entity<Table = T>>(self, keys: impl IntoIterator<Item = Key<E>>) -> Self {
+        keys.into_iter().fold(self, |batch, key| batch.delete(key))
+    }
+
+    /// How to resend unprocessed writes; [`RetryPolicy::default`] unless set.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The number of operations added.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// Whether no operation was added.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// Fails on an entity that could not be encoded or on two operations on one item.
+    fn check(&self) -> Result<(), Error> {
+        if let Some(error) = &self.error {
+            return Err(error.clone().into());
+        }
+        let mut seen: HashMap<(&str, Option<&str>), WriteOperation> = HashMap::new();
+        for write in &self.writes {
+            let id = (
+                write.key.partition.1.as_str(),
+                write.key.sort.as_ref().map(|(_, sort)| sort.as_str()),
+            );
+            if let Some(first) = seen.insert(id, write.operation) {
+                return Err(Error::DuplicateWrite {
+                    key: write.key.clone(),
+                    first,
+                    second: write.operation,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The first request of each chunk of at most [`MAX_WRITES`] operations, in the order
+    /// they were added (retries resend the unprocessed subset of a chunk); none for an empty
+    /// batch.
+    pub fn params(&self) -> Result<Vec<Request>, Error> {
+        self.check()?;
+        Ok(self
+            .writes
+            .chunks(MAX_WRITES)
+            .map(|chunk| {
+                let writes: Vec<Value> = chunk.iter().map(UnprocessedWrite::to_json).collect();
+                Body::default()
+                    .field("RequestItems", json!({ self.db.table_name(): writes }))
+                    .request("BatchWriteItem")
+            })
+            .collect())
+    }
+
+    /// Sends the requests, one chunk after another, resending unprocessed operations under
+    /// the retry policy. Operations still unprocessed after that are in
+    /// [`BatchWriteOutput::unprocessed`]. If a request fails, the error is
+    /// [`Error::BatchWrite`], which tells what was written and what was not.
+    pub async fn send(self) -> Result<BatchWriteOutput, Error> {
+        self.check()?;
+        let mut output = BatchWriteOutput::default();
+        let mut chunks = self.writes.chunks(MAX_WRITES);
+        while let Some(chunk) = chunks.next() {
+            let pending = chunk
+                .iter()
+                .map(|write| {
+                    Ok(Pending {
+                        key: write.key.clone(),
+                        request: write.to_request()?,
+                        meta: write,
+                    })
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            let driven = drive(pending, &self.retry, |writes| self.request(writes)).await;
+            output.written += driven.done;
+            output.requests += driven.requests;
+            output
+                .unprocessed
+                .extend(driven.left.into_iter().map(|entry| entry.meta.clone()));
+            if let Some(error) = driven.error {
+                output.unprocessed.extend(chunks.flatten().cloned());
+                return Err(Error::BatchWrite {
+                    partial: Box::new(output),
+                    source: Box::new(error),
+                });
+            }
+        }
+        Ok(output)
+    }
+
+    async fn request(&self, writes: Vec<WriteRequest>) -> Result<Response, Error> {
+        let table = self.db.table_name();
+        let output = self
+            .db
+            .client()
+            .batch_write_item()
+            .request_items(table, writes)
+            .send()
+            .await?;
+        let unprocessed = output
+            .unprocessed_items
+            .and_then(|mut unprocessed| unprocessed.remove(table))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|write| {
+                let key = write
+                    .put_request
+                    .as_ref()
+                    .map(|put| &put.item)
+                    .or_else(|| write.delete_request.as_ref().map(|delete| &delete.key))?;
+                Some(item::key_text::<T>(key))
+            })
+            .collect();
+        Ok(Response {
+            items: Vec::new(),
+            unprocessed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{drive, Pending, Response};
+    use crate::error::{Error, KeyText};
+    use crate::retry::RetryPolicy;
+    use std::future::ready;
+    use std::time::Duration;
+
+    fn key(n: usize) -> KeyText {
+        KeyText {
+            partition: ("PK".into(), format!("K#{n}")),
+            sort: None,
+        }
+    }
+
+    fn pending(count: usize) -> Vec<Pending<usize, usize>> {
+        (0..count)
+            .map(|n| Pending {
+                key: key(n),
+                request: n,
+                meta: n,
+            })
+            .collect()
+    }
+
+    fn no_delay(max_attempts: u32) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts,
+            base_delay: Duration::ZERO,
+            max_delay: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn unprocessed_requests_are_resent_until_done() {
+        let mut sent: Vec<Vec<usize>> = Vec::new();
+        let driven = futures::executor::block_on(drive(pending(5), &no_delay(8), |requests| {
+            sent.push(requests.clone());
+            // First answer leaves 1 and 3, the second leaves 3, the third does it.
+            let left: Vec<usize> = match sent.len() {
+                1 => vec![1, 3],
+                2 => vec![3],
+                _ => vec![],
+            };
+            ready(Ok::<_, Error>(Response {
+                items: Vec::new(),
+                unprocessed: left.into_iter().map(key).collect(),
+            }))
+        }));
+        assert_eq!(sent, vec![vec![0, 1, 2, 3, 4], vec![1, 3], vec![3]]);
+        assert_eq!(driven.done, 5);
+        assert_eq!(driven.requests, 3);
+        assert!(driven.left.is_empty());
+        assert!(driven.error.is_none());
+    }
+
+    #[test]
+    fn attempts_are_bounded_and_the_rest_is_returned() {
+        let mut calls = 0;
+        let driven = futures::executor::block_on(drive(pending(4), &no_delay(3), |requests| {
+            calls += 1;
+            // Always leaves the last two.
+            let left = requests.into_iter().filter(|n| *n >= 2).map(key).collect();
+            ready(Ok::<_, Error>(Response {
+                items: Vec::new(),
+                unprocessed: left,
+            }))
+        }));
+        assert_eq!(calls, 3);
+        assert_eq!(driven.requests, 3);
+        assert_eq!(driven.done, 2);
+        let left: Vec<usize> = driven.left.iter().map(|entry| entry.meta).collect();
+        assert_eq!(left, vec![2, 3]);
+    }
+
+    #[test]
+    fn a_failed_request_keeps_what_was_not_done() {
+        let mut calls = 0;
+        let driven = futures::executor::block_on(drive(pending(3), &no_delay(8), |_| {
+            calls += 1;
+            ready(if calls == 1 {
+                Ok(Response {
+                    items: Vec::new(),
+                    unprocessed: vec![key(2)],
+                })
+            } else {
+                Err(Error::Wait {
+                    table: "t".into(),
+                    message: "boom".into(),
+                })
+            })
+        }));
+        assert_eq!(driven.done, 2);
+        assert_eq!(driven.requests, 2);
+        assert_eq!(driven.left.len(), 1);
+        assert!(driven.error.is_some());
+    }
+
+    #[test]
+    fn nothing_to_send_sends_nothing() {
+        let driven = futures::executor::block_on(drive(pending(0), &no_delay(8), |_| {
+            ready(Err::<Response, _>(Error::Wait {
+                table: "t".into(),
+                message: "must not be called".into(),
+            }))
+        }));
+        assert_eq!(driven.requests, 0);
+        assert!(driven.error.is_none());
+    }
+
+    #[tokio::test]
+    async fn retries_sleep_between_attempts() {
+        let policy = RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+        };
+        let driven = drive(pending(1), &policy, |_| {
+            ready(Ok::<_, Error>(Response {
+                items: Vec::new(),
+                unprocessed: vec![key(0)],
+            }))
+        })
+        .await;
+        assert_eq!(driven.requests, 3);
+        assert_eq!(driven.left.len(), 1);
+    }
+}

@@ -1,0 +1,194 @@
+//! Bounded retries with exponential backoff and full jitter, for the parts of a batch that
+//! DynamoDB leaves unprocessed (`UnprocessedKeys`, `UnprocessedItems`).
+//!
+//! Errors the SDK considers transient (throttling, 5xx) are already retried by the SDK's own
+//! retry layer; this policy covers what DynamoDB reports as a *successful* response that did
+//! only part of the work.
+
+use std::time::Duration;
+
+/// How often and how patiently a batch operation resends what DynamoDB left unprocessed.
+///
+/// Attempt `0` is the first request and is sent at once. Before attempt `n ≥ 1` the
+/// operation sleeps a random time between zero and `min(max_delay, base_delay × 2ⁿ⁻¹)`
+/// ("full jitter", as AWS recommends, so that many clients backing off at once spread out
+/// instead of retrying in lockstep).
+///
+/// ```
+/// use singletable_runtime::RetryPolicy;
+/// use std::time::Duration;
+///
+/// let policy = RetryPolicy::default();
+/// assert_eq!(policy.max_attempts, 8);
+/// assert_eq!(policy.delay(0), Duration::ZERO);
+/// assert_eq!(policy.ceiling(1), Duration::from_millis(25));
+/// assert_eq!(policy.ceiling(3), Duration::from_millis(100));
+/// assert!(policy.delay(3) <= Duration::from_millis(100));
+/// assert_eq!(policy.ceiling(30), Duration::from_secs(2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Requests in all for one piece of work, the first included; `0` counts as `1` (the
+    /// work is always sent once).
+    pub max_attempts: u32,
+    /// The ceiling of the first retry's delay; each later retry doubles it.
+    pub base_delay: Duration,
+    /// The largest ceiling a delay can have.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 8 attempts, 25 ms base delay, 2 s maximum delay: at most 3.2 s of waiting in all
+    /// (1.6 s on average).
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 8,
+            base_delay: Duration::from_millis(25),
+            max_delay: Duration::from_secs(2),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A policy that sends once and never retries: what DynamoDB leaves unprocessed is
+    /// returned to the caller at once.
+    pub fn never() -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The number of requests the policy allows (`max_attempts`, at least 1).
+    pub fn attempts(&self) -> u32 {
+        self.max_attempts.max(1)
+    }
+
+    /// The largest delay before attempt `attempt`: zero for the first attempt, then
+    /// `min(max_delay, base_delay × 2^(attempt − 1))`. Never decreases as `attempt` grows.
+    pub fn ceiling(&self, attempt: u32) -> Duration {
+        if attempt == 0 {
+            return Duration::ZERO;
+        }
+        // 2^31 × any useful base is far above any useful maximum; capping the exponent
+        // keeps the shift in range, and saturation keeps the product from overflowing.
+        let factor = 1u32 << (attempt - 1).min(31);
+        self.base_delay.saturating_mul(factor).min(self.max_delay)
+    }
+
+    /// A random delay before attempt `attempt`, uniform between zero and
+    /// [`ceiling(attempt)`](Self::ceiling).
+    pub fn delay(&self, attempt: u32) -> Duration {
+        self.delay_with(attempt, &mut fastrand::Rng::new())
+    }
+
+    fn delay_with(&self, attempt: u32, rng: &mut fastrand::Rng) -> Duration {
+        let ceiling = self.ceiling(attempt);
+        // Durations above u64::MAX nanoseconds (584 years) are clamped; no one waits that long.
+        let nanos = u64::try_from(ceiling.as_nanos()).unwrap_or(u64::MAX);
+        Duration::from_nanos(rng.u64(0..=nanos))
+    }
+
+    /// Sleeps [`delay(attempt)`](Self::delay) on the tokio timer; returns at once for the
+    /// first attempt or a zero delay. Needs a tokio runtime with time enabled, as the AWS SDK
+    /// does.
+    pub async fn sleep_before(&self, attempt: u32) {
+        let delay = self.delay(attempt);
+        // No timer for a zero delay, so a policy without delays works on any executor.
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetryPolicy;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn delay_is_bounded_by_the_ceiling_and_the_maximum() {
+        let policy = RetryPolicy::default();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for attempt in 0..200 {
+            let ceiling = policy.ceiling(attempt);
+            assert!(
+                ceiling <= policy.max_delay,
+                "attempt {attempt}: {ceiling:?}"
+            );
+            for _ in 0..50 {
+                let delay = policy.delay_with(attempt, &mut rng);
+                assert!(
+                    delay <= ceiling,
+                    "attempt {attempt}: {delay:?} > {ceiling:?}"
+                );
+            }
+        }
+        assert_eq!(policy.delay(0), Duration::ZERO);
+    }
+
+    #[test]
+    fn ceiling_doubles_until_the_maximum() {
+        let policy = RetryPolicy::default();
+        let ceilings: Vec<u128> = (1..=9)
+            .map(|attempt| policy.ceiling(attempt).as_millis())
+            .collect();
+        assert_eq!(ceilings, [25, 50, 100, 200, 400, 800, 1600, 2000, 2000]);
+        assert_eq!(policy.ceiling(u32::MAX), policy.max_delay);
+        let huge = RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+        };
+        assert_eq!(huge.ceiling(40), Duration::MAX);
+        let mut rng = fastrand::Rng::with_seed(1);
+        assert!(huge.delay_with(40, &mut rng) <= Duration::MAX);
+    }
+
+    #[test]
+    fn delays_grow_with_the_attempt() {
+        let policy = RetryPolicy::default();
+        let mut rng = fastrand::Rng::with_seed(42);
+        let mean = |attempt: u32, rng: &mut fastrand::Rng| {
+            let total: Duration = (0..2000).map(|_| policy.delay_with(attempt, rng)).sum();
+            total / 2000
+        };
+        let means: Vec<Duration> = (1..=7).map(|attempt| mean(attempt, &mut rng)).collect();
+        for pair in means.windows(2) {
+            assert!(pair[0] < pair[1], "{means:?}");
+        }
+        // Full jitter averages half the ceiling.
+        let fourth = means[3].as_secs_f64();
+        assert!((0.08..0.12).contains(&fourth), "{means:?}");
+    }
+
+    #[test]
+    fn zero_attempts_still_send_once() {
+        let policy = RetryPolicy {
+            max_attempts: 0,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(policy.attempts(), 1);
+        assert_eq!(RetryPolicy::never().attempts(), 1);
+    }
+
+    #[tokio::test]
+    async fn sleep_before_waits_at_most_the_ceiling() {
+        let policy = RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(20),
+            max_delay: Duration::from_millis(20),
+        };
+        let started = Instant::now();
+        policy.sleep_before(0).await;
+        policy.sleep_before(5).await;
+        // Generous slack: the timer's granularity and a loaded machine.
+        assert!(started.elapsed() < Duration::from_millis(500));
+        let zero = RetryPolicy {
+            base_delay: Duration::ZERO,
+            ..policy
+        };
+        // Outside any runtime: a zero delay must not touch the timer.
+        futures::executor::block_on(zero.sleep_before(4));
+    }
+}
