@@ -290,6 +290,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     });
     let (field_schemas, field_paths, updatable) = expand_fields(entity, &templates);
     let (update_state, update_state_items) = expand_update_state(entity);
+    let (query_constructors, query_items) = expand_queries(entity);
     let managed = expand_managed(entity, &mut checks);
     let pk_render_self = render(&pk_const, pk, Some(&this));
     let pk_render_args = render(&pk_const, pk, None);
@@ -335,9 +336,13 @@ fn expand_entity(entity: &Entity) -> TokenStream {
 
             #update_state_items
 
+            #query_items
+
             #[automatically_derived]
             impl #ident {
                 #(#field_paths)*
+
+                #(#query_constructors)*
 
                 #[doc = #key_doc]
                 pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -351,6 +356,122 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             }
         };
     }
+}
+
+/// Per queryable index (the table's key, each GSI and LSI): a partition constructor taking
+/// the partition template's fields, and `SortKeyPart` impls that admit the sort key parts in
+/// template order only.
+fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
+    let st = private();
+    let ident = entity.ident;
+    let Some(pk) = &entity.attrs.pk else {
+        return (Vec::new(), TokenStream::new());
+    };
+    // (constructor name, index marker, index schema const, partition template, sort template, slot label, sort attribute label)
+    let mut targets = vec![(
+        format_ident!("partition"),
+        quote!(#st::primary),
+        quote!(#st::None),
+        pk,
+        entity.attrs.sk.as_ref(),
+        "the table".to_owned(),
+        "sk".to_owned(),
+    )];
+    for index in &entity.attrs.indexes {
+        let slot = index.slot.name();
+        let marker = format_ident!("{}", slot);
+        let schema = format_ident!("__{}", slot.to_uppercase());
+        let partition = match &index.pk {
+            Some(template) => template,
+            None => pk,
+        };
+        targets.push((
+            format_ident!("{}", slot),
+            quote!(#st::index::#marker),
+            quote!(#st::Some(#schema)),
+            partition,
+            index.sk.as_ref(),
+            format!("index `{slot}`"),
+            format!("{slot}sk"),
+        ));
+    }
+    let mut constructors = Vec::new();
+    let mut items = Vec::new();
+    for (name, marker, schema, partition, sort, label, sort_label) in targets {
+        let mut params = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
+        for field_name in partition.fields() {
+            if seen.contains(&field_name) {
+                continue;
+            }
+            seen.push(field_name);
+            let Some(field) = entity.field(field_name) else {
+                continue;
+            };
+            let arg = field.ident;
+            let ty = field.ty;
+            let ty = respan(
+                quote!(<#ty as #st::KeyField>::Borrowed),
+                partition.literal.span(),
+            );
+            params.push(quote!(#arg: &#ty));
+        }
+        let values = partition.fields().map(|field_name| {
+            let arg = Ident::new(field_name, partition.literal.span());
+            quote!(&#arg)
+        });
+        let template = template_const(partition);
+        let doc = format!(
+            "The partition of {label} with these fields (partition key {:?}), to pass to `Db::query`.",
+            partition.literal.value()
+        );
+        constructors.push(quote! {
+            #[doc = #doc]
+            pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+                const TEMPLATE: #st::KeyTemplate = #template;
+                #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #schema)
+            }
+        });
+        let Some(sort) = sort else { continue };
+        let parts: Vec<&str> = sort.fields().collect();
+        let list = parts
+            .iter()
+            .map(|part| format!("`{part}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (step, part) in parts.iter().enumerate() {
+            if parts[..step].contains(part) {
+                continue;
+            }
+            let Some(position) = entity.fields.iter().position(|field| field.ident == part) else {
+                continue;
+            };
+            let ty = entity.fields[position].ty;
+            let check = format_ident!("__{}_{}_sort_part_{}", ident, name, step);
+            let message = format!(
+                "`{part}` is sort key part {} of {label} of `{ident}` ({sort_label} = {:?}), so it cannot come here",
+                step + 1,
+                sort.literal.value()
+            )
+            .replace('{', "{{")
+            .replace('}', "}}");
+            let note = format!("give the parts in template order ({list}), each at most once; a range (`between`, `lt`, ...) on a part ends the sort key condition")
+                .replace('{', "{{")
+                .replace('}', "}}");
+            let next = step + 1;
+            items.push(quote! {
+                #[diagnostic::on_unimplemented(message = #message, label = "a query cannot skip or repeat a sort key part", note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #check {}
+                impl #check for #st::Parts<#step> {}
+                #[automatically_derived]
+                impl<P: #check> #st::SortKeyPart<#ident, #marker, P> for #st::Field<#ident, #ty, #position> {
+                    type Next = #st::Parts<#next>;
+                }
+            });
+        }
+    }
+    (constructors, quote!(#(#items)*))
 }
 
 /// The managed fields' schema, with checks that their types fit their roles.

@@ -183,6 +183,9 @@ pub enum Error {
         /// The item as it is now, when there is one.
         current: Option<Box<Item>>,
     },
+    /// A pagination cursor that does not belong to the query it was given to.
+    #[error(transparent)]
+    Cursor(#[from] crate::op::query::CursorError),
     /// A key could not be rendered.
     #[error(transparent)]
     Key(#[from] KeyError),
@@ -237,6 +240,13 @@ pub enum Error {
         /// The failure.
         #[source]
         source: Box<Error>,
+    },
+    /// An entity that a batch write cannot put: its `#[dynamo(version)]` field needs a
+    /// condition, and `BatchWriteItem` has none; nothing was sent.
+    #[error("{entity} has a version field, so it cannot be put in a batch write (which cannot check versions); use `put`, or a transaction")]
+    VersionedBatchPut {
+        /// The entity.
+        entity: &'static str,
     },
     /// A builder argument outside the range DynamoDB accepts; nothing was sent.
     #[error("{parameter} must be between {min} and {max}, not {value}")]

@@ -42,6 +42,7 @@ pub mod __private {
     pub use crate::expr::state;
     pub use crate::expr::Field;
     pub use crate::managed::{now_value, Timestamp, VersionNumber};
+    pub use crate::op::query::{primary, Closed, PartitionKey, Parts, SortKeyPart};
     pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp};
 
     /// Checked for a `#[dynamo(version)]` field.

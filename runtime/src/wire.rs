@@ -51,6 +51,70 @@ pub fn item(item: &HashMap<String, AttributeValue>) -> Value {
     )
 }
 
+/// Why wire JSON could not be read as attribute values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a DynamoDB JSON value: {0}")]
+pub struct ParseError(String);
+
+/// Reads one attribute value from DynamoDB JSON (the inverse of [`value`]).
+pub fn parse_value(json: &Value) -> Result<AttributeValue, ParseError> {
+    use aws_smithy_types::base64::decode;
+    let invalid = || ParseError(json.to_string());
+    let object = json
+        .as_object()
+        .filter(|object| object.len() == 1)
+        .ok_or_else(invalid)?;
+    let (kind, inner) = object.iter().next().ok_or_else(invalid)?;
+    let text = || inner.as_str().map(str::to_owned).ok_or_else(invalid);
+    let texts = || -> Result<Vec<String>, ParseError> {
+        inner
+            .as_array()
+            .ok_or_else(invalid)?
+            .iter()
+            .map(|value| value.as_str().map(str::to_owned).ok_or_else(invalid))
+            .collect()
+    };
+    let bytes = |text: &str| {
+        decode(text)
+            .map(aws_smithy_types::Blob::new)
+            .map_err(|_| invalid())
+    };
+    Ok(match kind.as_str() {
+        "S" => AttributeValue::S(text()?),
+        "N" => AttributeValue::N(text()?),
+        "B" => AttributeValue::B(bytes(&text()?)?),
+        "BOOL" => AttributeValue::Bool(inner.as_bool().ok_or_else(invalid)?),
+        "NULL" => AttributeValue::Null(inner.as_bool().ok_or_else(invalid)?),
+        "SS" => AttributeValue::Ss(texts()?),
+        "NS" => AttributeValue::Ns(texts()?),
+        "BS" => AttributeValue::Bs(
+            texts()?
+                .iter()
+                .map(|text| bytes(text))
+                .collect::<Result<_, _>>()?,
+        ),
+        "L" => AttributeValue::L(
+            inner
+                .as_array()
+                .ok_or_else(invalid)?
+                .iter()
+                .map(parse_value)
+                .collect::<Result<_, _>>()?,
+        ),
+        "M" => AttributeValue::M(parse_item(inner)?),
+        _ => return Err(invalid()),
+    })
+}
+
+/// Reads an item from DynamoDB JSON (the inverse of [`item`]).
+pub fn parse_item(json: &Value) -> Result<HashMap<String, AttributeValue>, ParseError> {
+    json.as_object()
+        .ok_or_else(|| ParseError(json.to_string()))?
+        .iter()
+        .map(|(name, value)| Ok((name.clone(), parse_value(value)?)))
+        .collect()
+}
+
 /// Builds a request body, leaving out absent fields.
 #[derive(Default)]
 pub(crate) struct Body(Map<String, Value>);

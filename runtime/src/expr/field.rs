@@ -29,6 +29,19 @@ impl<E, T, const F: usize> std::fmt::Debug for Field<E, T, F> {
     }
 }
 
+/// What a typed path points at, for APIs that take "any field path" as one type parameter.
+pub trait FieldPath {
+    /// The entity.
+    type Entity;
+    /// The field's type.
+    type Value;
+}
+
+impl<E, T, const F: usize> FieldPath for Field<E, T, F> {
+    type Entity = E;
+    type Value = T;
+}
+
 /// A value as a DynamoDB attribute; a value that cannot be one (a map with non-string keys,
 /// say) becomes an error reported when the request is built.
 pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, EncodeError> {

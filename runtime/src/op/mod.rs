@@ -4,6 +4,7 @@ pub mod batch;
 pub mod delete;
 pub mod get;
 pub mod put;
+pub mod query;
 pub mod scan;
 pub mod table;
 pub mod update;

@@ -1,0 +1,678 @@
+//! `Query` on the table or an index, with key conditions built from the same templates that
+//! build the keys, so a query can never ask for a key shape the writes do not produce.
+//!
+//! The partition key comes from a generated constructor that takes every field of the
+//! partition template (`Ticket::gsi1(&team_id)`); sort key parts are given in template order
+//! (`.sort(Ticket::STATUS, &Status::Open)`), giving `begins_with` on the rendered prefix, or
+//! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
+//! condition. Skipping a part, or a consistent read on a global index, does not compile.
+
+use crate::error::{DecodeError, Error};
+use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
+use crate::expr::field::FieldPath;
+use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::item::Item;
+use crate::key::{KeyPart, KeyTemplate, PartContext};
+use crate::schema::{index, Entity, IndexSchema, Table};
+use crate::wire::{self, Body, Request};
+use crate::Db;
+use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use futures::{Stream, StreamExt};
+use serde_json::json;
+use std::marker::PhantomData;
+
+/// Marks the table's own key as the queried "index".
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy)]
+pub enum primary {}
+
+/// An index a query can target: the table's primary key, a GSI or an LSI.
+pub trait QueryIndex: 'static {}
+impl QueryIndex for primary {}
+impl<I: index::IndexSlot> QueryIndex for I {}
+
+/// Indexes that support strongly consistent reads.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a global secondary index: DynamoDB rejects ConsistentRead on global secondary indexes",
+    label = "global secondary indexes are eventually consistent",
+    note = "read from the table or a local secondary index for strong consistency, or drop `.consistent()`"
+)]
+pub trait ConsistentIndex {}
+impl ConsistentIndex for primary {}
+macro_rules! consistent_local_indexes {
+    ($($slot:ident),*) => {$( impl ConsistentIndex for index::$slot {} )*};
+}
+consistent_local_indexes!(lsi1, lsi2, lsi3, lsi4, lsi5);
+
+/// How many sort key parts a query has given so far.
+#[derive(Debug)]
+pub enum Parts<const N: usize> {}
+/// The sort key condition is complete (all parts given, or a range given).
+#[derive(Debug)]
+pub enum Closed {}
+
+/// Implemented by the derive on each sort key part's field path: the part may follow state
+/// `P` of a query on index `I` of entity `E`, which admits parts in template order only.
+///
+/// It is implemented on the field (not the entity) so that the field a call names decides
+/// which part it is, and a misplaced part is reported as such.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a sort key part of this index",
+    label = "not part of the index's sort key template"
+)]
+pub trait SortKeyPart<E, I, P> {
+    /// The state after this part.
+    type Next;
+}
+
+/// A partition of an index, rendered from the partition template; made by the generated
+/// `Entity::partition(..)`, `Entity::gsi1(..)`, ... constructors.
+pub struct PartitionKey<E, I> {
+    value: Result<String, crate::KeyError>,
+    index: Option<&'static IndexSchema>,
+    types: PhantomData<fn() -> (E, I)>,
+}
+
+impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
+    /// Used by the derive.
+    #[doc(hidden)]
+    pub fn new(
+        value: Result<String, crate::KeyError>,
+        index: Option<&'static IndexSchema>,
+    ) -> Self {
+        PartitionKey {
+            value,
+            index,
+            types: PhantomData,
+        }
+    }
+
+    /// The rendered partition key value (or why it could not be rendered).
+    pub fn value(&self) -> Result<&str, &crate::KeyError> {
+        self.value.as_ref().map(String::as_str)
+    }
+
+    fn sort_template(&self) -> Option<KeyTemplate> {
+        match self.index {
+            None => E::SCHEMA.sort_key,
+            Some(index) => E::SCHEMA
+                .indexes
+                .iter()
+                .find(|entity_index| entity_index.index.slot == index.slot)
+                .and_then(|entity_index| entity_index.sort_key),
+        }
+    }
+}
+
+/// An owned, type-erased key part (a sort key value given to a query).
+type OwnedPart = Box<dyn KeyPart + Send + Sync>;
+
+/// The range on the next sort key part.
+enum Range {
+    Between(OwnedPart, OwnedPart),
+    Lt(OwnedPart),
+    Le(OwnedPart),
+    Gt(OwnedPart),
+    Ge(OwnedPart),
+}
+
+/// The character above every other in DynamoDB's byte order (U+10FFFF encodes as F4 8F BF BF,
+/// above any UTF-8 sequence for a lower code point), used to bound "everything after".
+const HIGHEST: char = '\u{10FFFF}';
+
+impl<T: Table> Db<T> {
+    /// A query on one partition of the table or an index.
+    pub fn query<E: Entity<Table = T>, I: QueryIndex>(
+        &self,
+        partition: PartitionKey<E, I>,
+    ) -> Query<'_, E, I, Parts<0>> {
+        Query {
+            db: self,
+            partition,
+            sort_parts: Vec::new(),
+            range: None,
+            descending: false,
+            limit: None,
+            filter: None,
+            consistent: false,
+            state: PhantomData,
+        }
+    }
+}
+
+/// A `Query` of one entity; see [`Db::query`].
+#[must_use = "an operation does nothing until it is sent"]
+pub struct Query<'db, E: Entity, I, P> {
+    db: &'db Db<E::Table>,
+    partition: PartitionKey<E, I>,
+    sort_parts: Vec<OwnedPart>,
+    range: Option<Range>,
+    descending: bool,
+    limit: Option<i32>,
+    filter: Option<Condition<E>>,
+    consistent: bool,
+    state: PhantomData<fn() -> P>,
+}
+
+impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
+    fn next<Q>(self, part: Option<OwnedPart>, range: Option<Range>) -> Query<'db, E, I, Q> {
+        let mut sort_parts = self.sort_parts;
+        sort_parts.extend(part);
+        Query {
+            db: self.db,
+            partition: self.partition,
+            sort_parts,
+            range: range.or(self.range),
+            descending: self.descending,
+            limit: self.limit,
+            filter: self.filter,
+            consistent: self.consistent,
+            state: PhantomData,
+        }
+    }
+
+    /// The next sort key part equals `value`.
+    pub fn sort<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Path::Next>
+    where
+        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
+        Path::Value: KeyPart + Send + Sync + 'static,
+    {
+        self.next(Some(Box::new(value)), None)
+    }
+
+    /// The next sort key part is between `low` and `high`, inclusive.
+    pub fn between<Path>(
+        self,
+        _field: Path,
+        low: Path::Value,
+        high: Path::Value,
+    ) -> Query<'db, E, I, Closed>
+    where
+        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
+        Path::Value: KeyPart + Send + Sync + 'static,
+    {
+        self.next(None, Some(Range::Between(Box::new(low), Box::new(high))))
+    }
+
+    /// The next sort key part is below `value`.
+    pub fn lt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    where
+        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
+        Path::Value: KeyPart + Send + Sync + 'static,
+    {
+        self.next(None, Some(Range::Lt(Box::new(value))))
+    }
+
+    /// The next sort key part is at most `value`.
+    pub fn le<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    where
+        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
+        Path::Value: KeyPart + Send + Sync + 'static,
+    {
+        self.next(None, Some(Range::Le(Box::new(value))))
+    }
+
+    /// The next sort key part is above `value`.
+    pub fn gt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    where
+        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
+        Path::Value: KeyPart + Send + Sync + 'static,
+    {
+        self.next(None, Some(Range::Gt(Box::new(value))))
+    }
+
+    /// The next sort key part is at least `value`.
+    pub fn ge<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    where
+        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
+        Path::Value: KeyPart + Send + Sync + 'static,
+    {
+        self.next(None, Some(Range::Ge(Box::new(value))))
+    }
+
+    /// Highest sort key first (`ScanIndexForward = false`): newest first for time-ordered keys.
+    pub fn descending(mut self) -> Self {
+        self.descending = true;
+        self
+    }
+
+    /// At most `limit` items are evaluated per request (DynamoDB applies it before filters).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(i32::try_from(limit).unwrap_or(i32::MAX));
+        self
+    }
+
+    /// Keeps only items for which `filter` holds (evaluated by DynamoDB after the key
+    /// condition; filtered items still cost reads).
+    pub fn filter(mut self, filter: Condition<E>) -> Self {
+        self.filter = Some(match self.filter.take() {
+            Some(existing) => existing.and(filter),
+            None => filter,
+        });
+        self
+    }
+
+    /// A strongly consistent read; only the table and local indexes support it.
+    pub fn consistent(mut self) -> Self
+    where
+        I: ConsistentIndex,
+    {
+        self.consistent = true;
+        self
+    }
+
+    fn prepare(&self, count: bool) -> Result<Prepared, Error> {
+        let table = <E::Table as Table>::SCHEMA;
+        let (partition_attribute, sort_attribute) = match self.partition.index {
+            Some(index) => (index.partition_key, index.sort_key),
+            None => (table.partition_key, table.sort_key),
+        };
+        let partition = self.partition.value.clone()?;
+        let mut placeholders = Placeholders::default();
+        let mut key = Node::Compare(
+            Operand::Path(AttrPath::attribute(partition_attribute)),
+            Comparison::Eq,
+            Operand::Value(AttributeValue::S(partition)),
+        );
+        if let (Some(template), Some(attribute)) = (self.partition.sort_template(), sort_attribute)
+        {
+            if let Some(sort) = self.sort_condition(&template, attribute)? {
+                key = Node::And(Box::new(key), Box::new(sort));
+            }
+        }
+        let key_condition = key.to_expression(&mut placeholders);
+        let entity = Node::Compare(
+            Operand::Path(AttrPath::attribute(table.entity_attribute)),
+            Comparison::Eq,
+            Operand::Value(AttributeValue::S(E::SCHEMA.name.to_owned())),
+        );
+        let user = user_node(self.filter.as_ref())?;
+        let filter = all(std::iter::once(entity).chain(user))
+            .map(|node| node.to_expression(&mut placeholders));
+        Ok(Prepared {
+            index_name: self.partition.index.map(|index| index.name),
+            key_condition,
+            filter,
+            placeholders,
+            count,
+        })
+    }
+
+    /// The sort key condition from the parts given so far.
+    fn sort_condition(
+        &self,
+        template: &KeyTemplate,
+        attribute: &'static str,
+    ) -> Result<Option<Node>, Error> {
+        let path = || Operand::Path(AttrPath::attribute(attribute));
+        let value = |text: String| Operand::Value(AttributeValue::S(text));
+        let given = self.sort_parts.len();
+        let fields = template.fields().count();
+        let render = |extra: Option<&OwnedPart>| -> Result<String, Error> {
+            let count = given + usize::from(extra.is_some());
+            Ok(template.render_with(count, |position, context, out| {
+                render_part(self.sort_parts.get(position).or(extra), context, out)
+            })?)
+        };
+        let Some(range) = &self.range else {
+            if given == fields {
+                return Ok(Some(Node::Compare(
+                    path(),
+                    Comparison::Eq,
+                    value(render(None)?),
+                )));
+            }
+            // The constant text before the first part always constrains the query, so one
+            // entity's query never reaches another's items.
+            let prefix = prefix_before(template, given, &self.sort_parts)?;
+            return Ok((!prefix.is_empty())
+                .then(|| Node::BeginsWith(AttrPath::attribute(attribute), value(prefix))));
+        };
+        let prefix = prefix_before(template, given, &self.sort_parts)?;
+        let upper_all = format!("{prefix}{HIGHEST}");
+        let with = |part: &OwnedPart| render(Some(part));
+        // A key whose part equals `part` starts with `with(part)`; everything after those is
+        // below `with(part) + HIGHEST`.
+        let (low, high) = match range {
+            Range::Between(low, high) => (with(low)?, format!("{}{HIGHEST}", with(high)?)),
+            Range::Ge(bound) => (with(bound)?, upper_all),
+            Range::Gt(bound) => (format!("{}{HIGHEST}", with(bound)?), upper_all),
+            Range::Le(bound) => (prefix.clone(), format!("{}{HIGHEST}", with(bound)?)),
+            Range::Lt(bound) => (prefix.clone(), just_below(&with(bound)?)),
+        };
+        Ok(Some(Node::Between(path(), value(low), value(high))))
+    }
+
+    /// The request this operation sends (the first page).
+    pub fn params(&self) -> Result<Request, Error> {
+        Ok(self.prepare(false)?.request(self, None))
+    }
+
+    /// One page, starting after `cursor` (from the previous page), or the first page.
+    pub async fn page(&self, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
+        let prepared = self.prepare(false)?;
+        let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
+        let output = prepared.builder(self, start).send().await?;
+        let mut items = Vec::with_capacity(output.items().len());
+        let mut errors = Vec::new();
+        for item in output.items.unwrap_or_default() {
+            match crate::item::decode::<E>(item) {
+                Ok(entity) => items.push(entity),
+                Err(error) => errors.push(error),
+            }
+        }
+        Ok(Page {
+            items,
+            errors,
+            cursor: output
+                .last_evaluated_key
+                .map(|key| Cursor::new(self.partition.index, key)),
+        })
+    }
+
+    /// Every page, following `LastEvaluatedKey` through the SDK's paginator.
+    pub fn pages(self) -> impl Stream<Item = Result<Page<E>, Error>> + 'db
+    where
+        E: 'db,
+        I: 'db,
+        P: 'db,
+    {
+        let index = self.partition.index;
+        let pages = match self.prepare(false) {
+            Ok(prepared) => Ok(prepared.builder(&self, None).into_paginator().send()),
+            Err(error) => Err(error),
+        };
+        futures::stream::unfold(Some(pages), move |state| async move {
+            match state? {
+                Err(error) => Some((Err(error), None)),
+                Ok(mut pages) => {
+                    let output = pages.next().await?;
+                    let page = output.map_err(Error::from).map(|output| {
+                        let mut items = Vec::new();
+                        let mut errors = Vec::new();
+                        for item in output.items.unwrap_or_default() {
+                            match crate::item::decode::<E>(item) {
+                                Ok(entity) => items.push(entity),
+                                Err(error) => errors.push(error),
+                            }
+                        }
+                        Page {
+                            items,
+                            errors,
+                            cursor: output.last_evaluated_key.map(|key| Cursor::new(index, key)),
+                        }
+                    });
+                    Some((page, Some(Ok(pages))))
+                }
+            }
+        })
+    }
+
+    /// Every matching item, page after page; an item that does not decode is an `Err` in the
+    /// stream (the rest still arrive).
+    pub fn items(self) -> impl Stream<Item = Result<E, Error>> + 'db
+    where
+        E: 'db,
+        I: 'db,
+        P: 'db,
+    {
+        self.pages().flat_map(|page| {
+            let results: Vec<Result<E, Error>> = match page {
+                Ok(page) => page
+                    .items
+                    .into_iter()
+                    .map(Ok)
+                    .chain(
+                        page.errors
+                            .into_iter()
+                            .map(|error| Err(Error::Decode(error))),
+                    )
+                    .collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures::stream::iter(results)
+        })
+    }
+
+    /// All matching items (every page).
+    pub async fn all(self) -> Result<Vec<E>, Error>
+    where
+        E: 'db,
+        I: 'db,
+        P: 'db,
+    {
+        let items = self.items();
+        futures::pin_mut!(items);
+        let mut all = Vec::new();
+        while let Some(item) = items.next().await {
+            all.push(item?);
+        }
+        Ok(all)
+    }
+
+    /// The number of matching items (`Select = COUNT`, every page).
+    pub async fn count(&self) -> Result<u64, Error> {
+        let prepared = self.prepare(true)?;
+        let mut pages = prepared.builder(self, None).into_paginator().send();
+        let mut total = 0u64;
+        while let Some(output) = pages.next().await {
+            total += u64::try_from(output?.count).unwrap_or_default();
+        }
+        Ok(total)
+    }
+}
+
+/// The greatest string below `text` that a key can be (keys never contain U+10FFFF): one
+/// condition on the sort key is all DynamoDB allows, so `< x` within a prefix becomes
+/// `BETWEEN prefix AND just_below(x)`.
+fn just_below(text: &str) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    match chars.pop() {
+        None => String::new(),
+        Some('\0') => chars.into_iter().collect(),
+        Some(last) => {
+            let mut code = u32::from(last) - 1;
+            // Skip the surrogate range, which is not a char.
+            if (0xD800..=0xDFFF).contains(&code) {
+                code = 0xD7FF;
+            }
+            chars.extend(char::from_u32(code));
+            chars.push(HIGHEST);
+            chars.into_iter().collect()
+        }
+    }
+}
+
+/// Renders a query's part value with the template's context.
+fn render_part(
+    part: Option<&OwnedPart>,
+    context: PartContext,
+    out: &mut String,
+) -> Result<(), crate::KeyError> {
+    match part {
+        Some(part) => part.render_part(context, out),
+        None => Err(crate::KeyError::Unrepresentable {
+            field: context.field,
+            reason: "no value was given for this sort key part".to_owned(),
+        }),
+    }
+}
+
+/// The sort key text before part number `given`: the constant text and given parts.
+fn prefix_before(
+    template: &KeyTemplate,
+    given: usize,
+    parts: &[OwnedPart],
+) -> Result<String, Error> {
+    if given == 0 {
+        return Ok(match template.segments.first() {
+            Some(crate::key::Segment::Literal(text)) => (*text).to_owned(),
+            _ => String::new(),
+        });
+    }
+    Ok(template.render_with(given, |position, context, out| {
+        render_part(parts.get(position), context, out)
+    })?)
+}
+
+struct Prepared {
+    index_name: Option<&'static str>,
+    key_condition: String,
+    filter: Option<String>,
+    placeholders: Placeholders,
+    count: bool,
+}
+
+impl Prepared {
+    fn request<E: Entity, I, P>(
+        &self,
+        query: &Query<'_, E, I, P>,
+        start: Option<&Item>,
+    ) -> Request {
+        Body::default()
+            .field("TableName", json!(query.db.table_name()))
+            .field("IndexName", self.index_name.map(|name| json!(name)))
+            .field("KeyConditionExpression", json!(self.key_condition))
+            .field(
+                "FilterExpression",
+                self.filter.as_ref().map(|text| json!(text)),
+            )
+            .field("ExpressionAttributeNames", self.placeholders.names_json())
+            .field("ExpressionAttributeValues", self.placeholders.values_json())
+            .field("ScanIndexForward", query.descending.then(|| json!(false)))
+            .field("Limit", query.limit.map(|limit| json!(limit)))
+            .field("ConsistentRead", query.consistent.then(|| json!(true)))
+            .field("Select", self.count.then(|| json!("COUNT")))
+            .field("ExclusiveStartKey", start.map(wire::item))
+            .request("Query")
+    }
+
+    fn builder<E: Entity, I, P>(
+        self,
+        query: &Query<'_, E, I, P>,
+        start: Option<Item>,
+    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        query
+            .db
+            .client()
+            .query()
+            .table_name(query.db.table_name())
+            .set_index_name(self.index_name.map(str::to_owned))
+            .key_condition_expression(self.key_condition)
+            .set_filter_expression(self.filter)
+            .set_expression_attribute_names(self.placeholders.names())
+            .set_expression_attribute_values(self.placeholders.values())
+            .set_scan_index_forward(query.descending.then_some(false))
+            .set_limit(query.limit)
+            .set_consistent_read(query.consistent.then_some(true))
+            .set_select(self.count.then_some(Select::Count))
+            .set_exclusive_start_key(start)
+    }
+}
+
+/// One page of a query.
+#[derive(Debug)]
+pub struct Page<E> {
+    /// The items of this page that decoded.
+    pub items: Vec<E>,
+    /// Items of this page that are this entity's but did not decode (never dropped silently).
+    pub errors: Vec<DecodeError>,
+    /// Where the next page starts; `None` on the last page.
+    pub cursor: Option<Cursor>,
+}
+
+/// An opaque position in a query's results, for "next page" APIs: [`Cursor::encode`] gives a
+/// URL-safe string and [`Cursor::decode`] reads it back. A cursor is checked against the
+/// query it resumes: one from another index, partition or table shape is an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cursor {
+    index: Option<String>,
+    key: Item,
+}
+
+/// Why a cursor cannot resume a query.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid cursor: {reason}")]
+pub struct CursorError {
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Cursor {
+    fn new(index: Option<&'static IndexSchema>, key: Item) -> Self {
+        Cursor {
+            index: index.map(|index| index.name.to_owned()),
+            key,
+        }
+    }
+
+    /// The cursor as an opaque string.
+    pub fn encode(&self) -> String {
+        let body = json!({ "i": self.index, "k": wire::item(&self.key) });
+        aws_smithy_types::base64::encode(body.to_string())
+    }
+
+    /// Reads a string made by [`Cursor::encode`].
+    pub fn decode(text: &str) -> Result<Cursor, CursorError> {
+        let invalid = |reason: &str| CursorError {
+            reason: reason.to_owned(),
+        };
+        let bytes = aws_smithy_types::base64::decode(text).map_err(|_| invalid("not base64"))?;
+        let body: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|_| invalid("not a cursor"))?;
+        let index = match body.get("i") {
+            Some(serde_json::Value::String(name)) => Some(name.clone()),
+            Some(serde_json::Value::Null) | None => None,
+            Some(_) => return Err(invalid("bad index")),
+        };
+        let key = body
+            .get("k")
+            .and_then(|key| wire::parse_item(key).ok())
+            .ok_or_else(|| invalid("bad key"))?;
+        Ok(Cursor { index, key })
+    }
+
+    /// The `ExclusiveStartKey` for `query`, if this cursor belongs to it.
+    fn start_key<E: Entity, I: QueryIndex, P>(
+        &self,
+        query: &Query<'_, E, I, P>,
+    ) -> Result<Item, Error> {
+        let table = <E::Table as Table>::SCHEMA;
+        let invalid = |reason: String| Error::Cursor(CursorError { reason });
+        let index = query.partition.index;
+        if self.index.as_deref() != index.map(|index| index.name) {
+            return Err(invalid(format!(
+                "it belongs to index {:?}, not {:?}",
+                self.index,
+                index.map(|index| index.name)
+            )));
+        }
+        let mut expected: Vec<&str> = vec![table.partition_key];
+        expected.extend(table.sort_key);
+        if let Some(index) = index {
+            expected.push(index.partition_key);
+            expected.extend(index.sort_key);
+        }
+        expected.sort_unstable();
+        expected.dedup();
+        let mut found: Vec<&str> = self.key.keys().map(String::as_str).collect();
+        found.sort_unstable();
+        if found != expected {
+            return Err(invalid(format!(
+                "its key attributes {found:?} are not this query's {expected:?}"
+            )));
+        }
+        let partition_attribute = index
+            .map(|index| index.partition_key)
+            .unwrap_or(table.partition_key);
+        let partition = query
+            .partition
+            .value
+            .as_ref()
+            .map_err(|error| Error::Key(error.clone()))?;
+        match self.key.get(partition_attribute) {
+            Some(AttributeValue::S(value)) if value == partition => Ok(self.key.clone()),
+            _ => Err(invalid("it belongs to another partition".to_owned())),
+        }
+    }
+}

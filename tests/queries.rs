@@ -1,0 +1,371 @@
+//! Typed queries: key conditions from templates, pagination, cursors, counts.
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use singletable::op::query::Cursor;
+use singletable::{Db, Entity, Error, KeyPart, Table};
+
+#[derive(Table)]
+#[dynamo(
+    name = "workspace",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"),
+    gsi2(name = "GSI2", pk = "GSI2PK", sk = "GSI2SK"),
+    lsi1(name = "LSI1", sk = "LSI1SK")
+)]
+struct Workspace;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Open,
+    Pending,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Workspace, pk = "TICKET#{id}", sk = "TICKET",
+         gsi1pk = "TEAM#{team_id}", gsi1sk = "STATUS#{status}#TICKET#{id}")]
+struct Ticket {
+    id: String,
+    team_id: u32,
+    status: Status,
+}
+
+/// Seed 003: comments live in their workspace's partition, under their document.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Workspace, pk = "WS#{workspace}", sk = "DOC#{date}#{doc}#CMT#{comment}",
+         gsi2pk = "MEMBER#{author}", gsi2sk = "{created_at}",
+         lsi1sk = "SEQ#{seq}")]
+struct Comment {
+    workspace: String,
+    date: chrono::NaiveDate,
+    doc: String,
+    comment: ulid::Ulid,
+    author: String,
+    created_at: chrono::DateTime<chrono::Utc>,
+    seq: u32,
+    text: String,
+}
+
+fn offline() -> Db<Workspace> {
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build(),
+    );
+    Db::new(client)
+}
+
+fn day(text: &str) -> chrono::NaiveDate {
+    text.parse().unwrap()
+}
+
+#[test]
+fn team_tickets_by_status_on_gsi1() {
+    let db = offline();
+    let request = db
+        .query(Ticket::gsi1(&7))
+        .sort(Ticket::STATUS, Status::Open)
+        .params()
+        .unwrap();
+    assert_eq!(request.body["IndexName"], "GSI1");
+    assert_eq!(
+        request.body["KeyConditionExpression"],
+        "#n0 = :v0 AND begins_with(#n1, :v1)"
+    );
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n0"], "GSI1PK");
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n1"], "GSI1SK");
+    assert_eq!(
+        request.body["ExpressionAttributeValues"][":v0"]["S"],
+        "TEAM#0000000007"
+    );
+    assert_eq!(
+        request.body["ExpressionAttributeValues"][":v1"]["S"],
+        "STATUS#open#TICKET#"
+    );
+    assert_eq!(request.body["FilterExpression"], "#n2 = :v2");
+    assert_eq!(
+        request.body["ExpressionAttributeValues"][":v2"]["S"],
+        "Ticket"
+    );
+    // No sort part: the constant text still constrains the query to tickets.
+    let all = db.query(Ticket::gsi1(&7)).params().unwrap();
+    assert_eq!(all.body["ExpressionAttributeValues"][":v1"]["S"], "STATUS#");
+    // Every part: equality.
+    let one = db
+        .query(Ticket::gsi1(&7))
+        .sort(Ticket::STATUS, Status::Open)
+        .sort(Ticket::ID, "8842".to_owned())
+        .params()
+        .unwrap();
+    assert_eq!(
+        one.body["KeyConditionExpression"],
+        "#n0 = :v0 AND #n1 = :v1"
+    );
+    assert_eq!(
+        one.body["ExpressionAttributeValues"][":v1"]["S"],
+        "STATUS#open#TICKET#8842"
+    );
+}
+
+#[test]
+fn a_documents_comments_by_begins_with() {
+    let db = offline();
+    let request = db
+        .query(Comment::partition(&"w1"))
+        .sort(Comment::DATE, day("2026-04-01"))
+        .sort(Comment::DOC, "x7".to_owned())
+        .params()
+        .unwrap();
+    assert_eq!(
+        request.body["KeyConditionExpression"],
+        "#n0 = :v0 AND begins_with(#n1, :v1)"
+    );
+    assert_eq!(
+        request.body["ExpressionAttributeValues"][":v0"]["S"],
+        "WS#w1"
+    );
+    assert_eq!(
+        request.body["ExpressionAttributeValues"][":v1"]["S"],
+        "DOC#2026-04-01#x7#CMT#"
+    );
+    assert!(request.body.get("IndexName").is_none());
+}
+
+#[test]
+fn a_members_comments_newest_first() {
+    let db = offline();
+    let request = db
+        .query(Comment::gsi2(&"ana"))
+        .descending()
+        .limit(20)
+        .params()
+        .unwrap();
+    assert_eq!(request.body["IndexName"], "GSI2");
+    assert_eq!(request.body["ScanIndexForward"], false);
+    assert_eq!(request.body["Limit"], 20);
+    assert_eq!(request.body["KeyConditionExpression"], "#n0 = :v0");
+    assert_eq!(
+        request.body["ExpressionAttributeValues"][":v0"]["S"],
+        "MEMBER#ana"
+    );
+}
+
+#[test]
+fn ranges_use_the_same_rendering_as_keys() {
+    let db = offline();
+    let between = db
+        .query(Comment::partition(&"w1"))
+        .between(Comment::DATE, day("2026-04-01"), day("2026-04-30"))
+        .params()
+        .unwrap();
+    assert_eq!(
+        between.body["KeyConditionExpression"],
+        "#n0 = :v0 AND #n1 BETWEEN :v1 AND :v2"
+    );
+    assert_eq!(
+        between.body["ExpressionAttributeValues"][":v1"]["S"],
+        "DOC#2026-04-01#"
+    );
+    assert_eq!(
+        between.body["ExpressionAttributeValues"][":v2"]["S"],
+        "DOC#2026-04-30#\u{10FFFF}"
+    );
+    let since = db
+        .query(Comment::lsi1(&"w1"))
+        .ge(Comment::SEQ, 42)
+        .consistent()
+        .params()
+        .unwrap();
+    assert_eq!(since.body["IndexName"], "LSI1");
+    assert_eq!(since.body["ConsistentRead"], true);
+    assert_eq!(
+        since.body["ExpressionAttributeValues"][":v1"]["S"],
+        "SEQ#0000000042"
+    );
+    assert_eq!(
+        since.body["ExpressionAttributeValues"][":v2"]["S"],
+        "SEQ#\u{10FFFF}"
+    );
+    let before = db
+        .query(Comment::lsi1(&"w1"))
+        .lt(Comment::SEQ, 42)
+        .params()
+        .unwrap();
+    assert_eq!(before.body["ExpressionAttributeValues"][":v1"]["S"], "SEQ#");
+    assert_eq!(
+        before.body["ExpressionAttributeValues"][":v2"]["S"],
+        "SEQ#0000000041\u{10FFFF}"
+    );
+}
+
+fn comment(workspace: &str, doc: &str, n: u32, author: &str) -> Comment {
+    Comment {
+        workspace: workspace.into(),
+        date: day("2026-04-01") + chrono::Duration::days(i64::from(n % 3)),
+        doc: doc.into(),
+        comment: ulid::Ulid::from_parts(1_775_000_000_000 + u64::from(n), u128::from(n)),
+        author: author.into(),
+        created_at: chrono::DateTime::from_timestamp(1_775_000_000 + i64::from(n), 0).unwrap(),
+        seq: n,
+        text: format!("comment {n}"),
+    }
+}
+
+async fn seeded(comments: u32) -> Db<Workspace> {
+    let db = match singletable::testing::table::<Workspace>().await {
+        Ok(db) => db,
+        Err(error) => panic!("{error}"),
+    };
+    let mut batch = db.batch_write();
+    for n in 0..comments {
+        batch = batch.put(&comment(
+            "w1",
+            if n % 2 == 0 { "x7" } else { "y9" },
+            n,
+            if n % 5 == 0 { "ana" } else { "bo" },
+        ));
+    }
+    for n in 0..50 {
+        batch = batch.put(&Ticket {
+            id: format!("{n}"),
+            team_id: 7,
+            status: Status::Open,
+        });
+    }
+    let output = batch.send().await.unwrap();
+    assert!(output.unprocessed.is_empty());
+    db
+}
+
+#[tokio::test]
+async fn paging_through_a_partition_returns_every_item_exactly_once_and_cursors_resume() {
+    let db = seeded(2_000).await;
+    let query = db.query(Comment::partition(&"w1")).limit(150);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cursor: Option<Cursor> = None;
+    let mut pages = 0;
+    loop {
+        let page = query.page(cursor.as_ref()).await.unwrap();
+        assert!(page.errors.is_empty());
+        pages += 1;
+        for item in page.items {
+            assert!(seen.insert(item.seq), "seq {} seen twice", item.seq);
+        }
+        // Round-trip the cursor through its string form, as a web API would.
+        match page.cursor {
+            Some(next) => cursor = Some(Cursor::decode(&next.encode()).unwrap()),
+            None => break,
+        }
+        assert!(pages < 100, "pagination does not end");
+    }
+    assert_eq!(seen.len(), 2_000);
+    assert_eq!(
+        db.query(Comment::partition(&"w1")).count().await.unwrap(),
+        2_000
+    );
+    let streamed: Vec<Comment> = db
+        .query(Comment::partition(&"w1"))
+        .limit(333)
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(streamed.len(), 2_000);
+}
+
+#[tokio::test]
+async fn cursors_of_another_query_or_tampered_cursors_are_refused() {
+    let db = seeded(30).await;
+    let first = db
+        .query(Comment::partition(&"w1"))
+        .limit(10)
+        .page(None)
+        .await
+        .unwrap();
+    let cursor = first.cursor.unwrap();
+    // Another index.
+    let other = db
+        .query(Comment::gsi2(&"ana"))
+        .page(Some(&cursor))
+        .await
+        .unwrap_err();
+    assert!(matches!(other, Error::Cursor(_)), "{other}");
+    // Another partition.
+    let other = db
+        .query(Comment::partition(&"w2"))
+        .page(Some(&cursor))
+        .await
+        .unwrap_err();
+    assert!(matches!(other, Error::Cursor(_)), "{other}");
+    // Garbage.
+    assert!(Cursor::decode("not a cursor").is_err());
+    let forged = aws_smithy_types::base64::encode("{\"i\":null,\"k\":{\"PK\":{\"Q\":1}}}");
+    assert!(Cursor::decode(&forged).is_err());
+}
+
+#[tokio::test]
+async fn key_conditions_select_the_right_items_on_the_engine() {
+    let db = seeded(300).await;
+    let docs: Vec<Comment> = db
+        .query(Comment::partition(&"w1"))
+        .sort(Comment::DATE, day("2026-04-01"))
+        .sort(Comment::DOC, "x7".to_owned())
+        .all()
+        .await
+        .unwrap();
+    assert!(!docs.is_empty());
+    assert!(docs
+        .iter()
+        .all(|c| c.doc == "x7" && c.date == day("2026-04-01")));
+    assert_eq!(
+        docs.len(),
+        (0..300).filter(|n| n % 2 == 0 && n % 3 == 0).count()
+    );
+    let newest: Vec<Comment> = db
+        .query(Comment::gsi2(&"ana"))
+        .descending()
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(newest.len(), 60);
+    assert!(newest
+        .windows(2)
+        .all(|pair| pair[0].created_at > pair[1].created_at));
+    let low: Vec<Comment> = db
+        .query(Comment::lsi1(&"w1"))
+        .lt(Comment::SEQ, 10)
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(
+        low.iter().map(|c| c.seq).collect::<Vec<_>>(),
+        (0..10).collect::<Vec<_>>()
+    );
+    let mid: Vec<Comment> = db
+        .query(Comment::lsi1(&"w1"))
+        .between(Comment::SEQ, 10, 19)
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(mid.len(), 10);
+    let high = db
+        .query(Comment::lsi1(&"w1"))
+        .gt(Comment::SEQ, 289)
+        .count()
+        .await
+        .unwrap();
+    assert_eq!(high, 10);
+    let tickets = db
+        .query(Ticket::gsi1(&7))
+        .sort(Ticket::STATUS, Status::Open)
+        .items();
+    assert_eq!(tickets.count().await, 50);
+    let filtered = db
+        .query(Comment::partition(&"w1"))
+        .filter(Comment::AUTHOR.eq(&"ana".to_owned()))
+        .count()
+        .await
+        .unwrap();
+    assert_eq!(filtered, 60);
+}

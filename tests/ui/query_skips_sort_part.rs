@@ -1,0 +1,25 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, KeyPart, Table};
+
+#[derive(Table)]
+#[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+pub struct App;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, PartialEq)]
+pub enum Status { Open, Closed }
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET", gsi1pk = "TEAM#{team_id}", gsi1sk = "STATUS#{status}#TICKET#{id}")]
+pub struct Ticket {
+    pub id: String,
+    pub team_id: u32,
+    pub status: Status,
+    pub title: String,
+    pub note: Option<String>,
+}
+fn check(db: singletable::Db<App>) -> Result<(), singletable::Error> {
+    let _ = db.query(Ticket::gsi1(&7)).sort(Ticket::ID, "8842".to_owned()).params();
+    Ok(())
+}
+
+fn main() {}
