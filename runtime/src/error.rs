@@ -8,9 +8,9 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyText {
     /// Partition key attribute and value.
-    pub partition: (String, String),
+    pub partition: (&'static str, String),
     /// Sort key attribute and value.
-    pub sort: Option<(String, String)>,
+    pub sort: Option<(&'static str, String)>,
 }
 
 impl fmt::Display for KeyText {

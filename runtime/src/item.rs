@@ -70,8 +70,8 @@ pub fn key_text<T: Table>(item: &Item) -> KeyText {
         None => "<missing>".to_owned(),
     };
     KeyText {
-        partition: (schema.partition_key.to_owned(), text(schema.partition_key)),
-        sort: schema.sort_key.map(|name| (name.to_owned(), text(name))),
+        partition: (schema.partition_key, text(schema.partition_key)),
+        sort: schema.sort_key.map(|name| (name, text(name))),
     }
 }
 

@@ -70,8 +70,8 @@ pub mod __private {
     pub fn parse_any<T: KeyField + Send + Sync + 'static>(
         text: &str,
         width: Option<u8>,
-    ) -> Result<Box<dyn Any + Send + Sync>, PartError> {
-        T::parse_part(text, width).map(|value| Box::new(value) as Box<dyn Any + Send + Sync>)
+    ) -> Result<crate::schema::AnyValue, PartError> {
+        T::parse_part(text, width).map(|value| Box::new(value) as crate::schema::AnyValue)
     }
 
     /// A template field's value, checked to be a [`KeyField`].

@@ -59,11 +59,8 @@ impl<E: Entity> Key<E> {
     pub fn text(&self) -> KeyText {
         let schema = <E::Table as Table>::SCHEMA;
         KeyText {
-            partition: (schema.partition_key.to_owned(), self.partition.clone()),
-            sort: schema
-                .sort_key
-                .zip(self.sort.clone())
-                .map(|(name, sort)| (name.to_owned(), sort)),
+            partition: (schema.partition_key, self.partition.clone()),
+            sort: schema.sort_key.zip(self.sort.clone()),
         }
     }
 }

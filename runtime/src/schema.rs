@@ -151,6 +151,9 @@ impl PartialEq for FieldSchema {
 
 impl Eq for FieldSchema {}
 
+/// A field value of any type, as updates carry them to recompute index keys.
+pub type AnyValue = Box<dyn Any + Send + Sync>;
+
 /// Type-erased [`KeyPart`](crate::KeyPart) functions of a field, so index keys can be
 /// recomputed from the values an update carries.
 #[derive(Debug, Clone, Copy)]
@@ -158,7 +161,7 @@ pub struct KeyPartFns {
     /// Renders a value (of the field's type) into a key.
     pub render: fn(&dyn Any, PartContext, &mut String) -> Result<(), KeyError>,
     /// Parses the field's key text into a value of the field's type.
-    pub parse: fn(&str, Option<u8>) -> Result<Box<dyn Any + Send + Sync>, PartError>,
+    pub parse: fn(&str, Option<u8>) -> Result<AnyValue, PartError>,
 }
 
 /// A sparse index rule: the fields it reads and the function deciding whether an item is

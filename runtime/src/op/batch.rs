@@ -346,15 +346,48 @@ impl BatchWriteOutput {
 pub struct BatchWrite<'db, T: Table> {
     db: &'db Db<T>,
     writes: Vec<UnprocessedWrite>,
-    /// The first entity that could not be encoded, reported by `params` and `send`.
-    error: Option<crate::error::EncodeError>,
+    /// The first entity that could not be added, reported by `params` and `send`.
+    error: Option<Deferred>,
     retry: RetryPolicy,
+}
+
+/// Why an entity could not be added to a batch write; kept until `params` or `send`.
+#[derive(Debug, Clone)]
+enum Deferred {
+    Encode(crate::error::EncodeError),
+    Versioned(&'static str),
+}
+
+impl From<Deferred> for Error {
+    fn from(deferred: Deferred) -> Self {
+        match deferred {
+            Deferred::Encode(error) => error.into(),
+            Deferred::Versioned(entity) => Error::VersionedBatchPut { entity },
+        }
+    }
 }
 
 impl<T: Table> BatchWrite<'_, T> {
     /// Adds a put of `entity`, replacing any item with its key.
+    ///
+    /// As with an unconditional [`Db::put`], an `updated_at` field is set to now and a
+    /// `created_at` field is written as the entity has it. An entity with a version field
+    /// cannot be put in a batch ([`Error::VersionedBatchPut`]): the version check needs a
+    /// condition, which `BatchWriteItem` does not allow.
     pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
-        match item::encode(entity) {
+        let managed = E::SCHEMA.managed;
+        if managed.version.is_some() {
+            self.error
+                .get_or_insert(Deferred::Versioned(E::SCHEMA.name));
+            return self;
+        }
+        let encoded = item::encode(entity).and_then(|mut encoded| {
+            if let Some(timestamp) = managed.updated_at {
+                encoded.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
+            }
+            Ok(encoded)
+        });
+        match encoded {
             Ok(encoded) => self.writes.push(UnprocessedWrite {
                 operation: WriteOperation::Put,
                 entity: E::SCHEMA.name,
@@ -362,7 +395,7 @@ impl<T: Table> BatchWrite<'_, T> {
                 item: encoded,
             }),
             Err(error) => {
-                self.error.get_or_insert(error);
+                self.error.get_or_insert(Deferred::Encode(error));
             }
         }
         self
@@ -526,7 +559,7 @@ mod tests {
 
     fn key(n: usize) -> KeyText {
         KeyText {
-            partition: ("PK".into(), format!("K#{n}")),
+            partition: ("PK", format!("K#{n}")),
             sort: None,
         }
     }

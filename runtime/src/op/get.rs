@@ -37,7 +37,7 @@ impl<E: Entity> Get<'_, E> {
         Body::default()
             .field("TableName", json!(self.db.table_name()))
             .field("Key", wire::item(&self.key.to_attributes()))
-            .field("ConsistentRead", self.consistent.then(|| json!(true)))
+            .field("ConsistentRead", self.consistent.then_some(json!(true)))
             .request("GetItem")
     }
 

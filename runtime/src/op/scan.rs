@@ -137,7 +137,7 @@ impl<E: Entity> Scan<'_, E> {
                         prepared.placeholders.values_json(),
                     )
                     .field("Limit", prepared.limit.map(|limit| json!(limit)))
-                    .field("ConsistentRead", prepared.consistent.then(|| json!(true)))
+                    .field("ConsistentRead", prepared.consistent.then_some(json!(true)))
                     .field("Segment", prepared.total_segments.map(|_| json!(segment)))
                     .field(
                         "TotalSegments",

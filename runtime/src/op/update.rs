@@ -10,7 +10,7 @@ use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field, Placeholders};
 use crate::key::{KeyError, KeyTemplate};
-use crate::schema::{Entity, EntityIndex, IndexKind, Table};
+use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
@@ -47,7 +47,7 @@ impl<T: Table> Db<T> {
 /// A field value the update knows: what it sets, or what the caller says is current.
 struct Known {
     field: &'static str,
-    value: Box<dyn Any + Send + Sync>,
+    value: AnyValue,
 }
 
 /// An `UpdateItem` of one entity; see [`Db::update`]. `S` tracks, at the type level, which
@@ -443,7 +443,7 @@ impl<E: Entity> Parts<'_, E> {
     }
 
     /// The primary key's field values, parsed back from the key (they are never supplied).
-    fn primary_key_values(&self) -> Result<Vec<(&'static str, Box<dyn Any + Send + Sync>)>, Error> {
+    fn primary_key_values(&self) -> Result<Vec<(&'static str, AnyValue)>, Error> {
         let schema = E::SCHEMA;
         let mut values = Vec::new();
         let templates = std::iter::once((schema.partition_key, self.key.partition()))
@@ -527,7 +527,7 @@ impl<E: Entity> Parts<'_, E> {
 struct Values<'a> {
     known: &'a [Known],
     given: &'a [(Known, AttributeValue)],
-    key: &'a [(&'static str, Box<dyn Any + Send + Sync>)],
+    key: &'a [(&'static str, AnyValue)],
 }
 
 impl<'a> Values<'a> {

@@ -1,0 +1,518 @@
+//! Batch get and batch write on the local engine: chunking, deduplication, retries of what
+//! DynamoDB leaves unprocessed, and errors that name the item.
+
+mod common;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use common::{db, App, Status, Team, Ticket};
+use serde::{Deserialize, Serialize};
+use singletable::op::batch::{WriteOperation, MAX_GET_KEYS, MAX_WRITES};
+use singletable::{DecodeError, Entity, Error, Key, RetryPolicy};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// An entity with a library-maintained `updated_at`.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: String,
+    #[dynamo(updated_at)]
+    updated_at: i64,
+}
+
+/// An entity with an optimistic-locking version.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "DOC#{id}", sk = "DOC")]
+struct Doc {
+    id: String,
+    #[dynamo(version)]
+    version: u64,
+}
+
+fn tickets(count: usize) -> Vec<Ticket> {
+    (0..count)
+        .map(|n| {
+            let status = [Status::Open, Status::Pending, Status::Closed][n % 3];
+            Ticket::new(
+                &n.to_string(),
+                (n % 7) as u32,
+                status,
+                &format!("ticket {n}"),
+            )
+        })
+        .collect()
+}
+
+fn ids(tickets: &[Ticket]) -> BTreeSet<String> {
+    tickets.iter().map(|ticket| ticket.id.clone()).collect()
+}
+
+fn offline_db() -> singletable::Db<App> {
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build(),
+    );
+    singletable::Db::<App>::new(client)
+}
+
+/// Short delays, so the test does not wait on the default backoff.
+fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 8,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(10),
+    }
+}
+
+#[tokio::test]
+async fn batch_write_of_1000_tickets_lands_every_one_in_40_requests() {
+    let db = db().await;
+    let all = tickets(1000);
+    let batch = db.batch_write().put_all(&all);
+    assert_eq!(batch.len(), 1000);
+    let params = batch.params().unwrap();
+    assert_eq!(params.len(), 40);
+    let output = batch.send().await.unwrap();
+    assert_eq!(output.written, 1000);
+    assert_eq!(output.requests, 40, "nothing unprocessed, so no retries");
+    assert!(output.is_complete(), "{:?}", output.unprocessed);
+
+    let read = db
+        .batch_get(all.iter().map(|ticket| Ticket::key(&ticket.id).unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.requests, 10);
+    assert!(read.is_complete());
+    assert_eq!(read.items.len(), 1000);
+    let mut items = read.items;
+    items.sort_by_key(|ticket| ticket.id.parse::<usize>().unwrap());
+    assert_eq!(items, all);
+}
+
+#[tokio::test]
+async fn batch_get_of_250_keys_sends_3_requests_and_returns_every_item() {
+    let db = db().await;
+    let all = tickets(250);
+    let output = db.batch_write().put_all(&all).send().await.unwrap();
+    assert!(output.is_complete());
+    let keys = || all.iter().map(|ticket| Ticket::key(&ticket.id).unwrap());
+    // Repeated keys are read once (DynamoDB would reject the request).
+    let get = db.batch_get(keys().chain(keys().take(30))).consistent(true);
+    let params = get.params();
+    let sizes: Vec<usize> = params
+        .iter()
+        .map(|request| {
+            let table = &request.body["RequestItems"][db.table_name()];
+            assert_eq!(table["ConsistentRead"], true);
+            table["Keys"].as_array().unwrap().len()
+        })
+        .collect();
+    assert_eq!(sizes, [100, 100, 50]);
+    let output = get.send().await.unwrap();
+    assert_eq!(output.requests, 3);
+    assert!(output.is_complete());
+    assert_eq!(output.items.len(), 250);
+    assert_eq!(ids(&output.items), ids(&all));
+}
+
+#[tokio::test]
+async fn batch_get_skips_missing_items_and_reports_unreadable_ones_without_failing() {
+    let db = db().await;
+    let output = db
+        .batch_write()
+        .put_all(&tickets(3))
+        .put(&Team {
+            id: 7,
+            name: "Support".into(),
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(output.written, 4);
+    // A Team item under a Ticket key, and a Ticket whose team_id is not a number.
+    let mut team_as_ticket = singletable::item::encode(&Team {
+        id: 8,
+        name: "Ops".into(),
+    })
+    .unwrap();
+    team_as_ticket.extend(Ticket::key("team").unwrap().to_attributes());
+    let mut malformed =
+        singletable::item::encode(&Ticket::new("bad", 7, Status::Open, "x")).unwrap();
+    malformed.insert("team_id".into(), AttributeValue::S("seven".into()));
+    for item in [team_as_ticket, malformed] {
+        db.client()
+            .put_item()
+            .table_name(db.table_name())
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    let keys = ["0", "1", "2", "missing", "team", "bad"].map(|id| Ticket::key(id).unwrap());
+    let output = db.batch_get(keys).send().await.unwrap();
+    assert_eq!(ids(&output.items), ids(&tickets(3)));
+    assert!(output.unprocessed.is_empty());
+    assert_eq!(output.errors.len(), 2, "{:?}", output.errors);
+    assert!(!output.is_complete());
+    let mut wrong_entity = 0;
+    let mut bad_attribute = 0;
+    for error in &output.errors {
+        match error {
+            DecodeError::WrongEntity { key, found, .. } => {
+                assert_eq!(key.partition.1, "TICKET#team");
+                assert_eq!(found.as_deref(), Some("Team"));
+                wrong_entity += 1;
+            }
+            DecodeError::Attribute { key, attribute, .. } => {
+                assert_eq!(key.partition.1, "TICKET#bad");
+                assert_eq!(attribute, "team_id");
+                bad_attribute += 1;
+            }
+        }
+    }
+    assert_eq!((wrong_entity, bad_attribute), (1, 1));
+}
+
+#[tokio::test]
+async fn batch_get_resends_keys_left_unprocessed_by_the_16_mb_response_limit() {
+    let db = db().await;
+    // 48 items of ~350 KB: about 16.8 MB, just over what one BatchGetItem response may
+    // carry, so the engine leaves the last keys unprocessed (as DynamoDB does).
+    let big: Vec<Ticket> = (0..48)
+        .map(|n| Ticket::new(&n.to_string(), 1, Status::Open, &"x".repeat(350 * 1024)))
+        .collect();
+    let keys = || big.iter().map(|ticket| Ticket::key(&ticket.id).unwrap());
+    for chunk in big.chunks(8) {
+        let output = db.batch_write().put_all(chunk).send().await.unwrap();
+        assert!(output.is_complete());
+    }
+
+    let once = db
+        .batch_get(keys())
+        .retry(RetryPolicy::never())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(once.requests, 1);
+    assert!(
+        !once.unprocessed.is_empty(),
+        "the engine should hit the 16 MB limit"
+    );
+    // Nothing is dropped: every key is either read or handed back.
+    let mut seen = ids(&once.items);
+    seen.extend(
+        once.unprocessed
+            .iter()
+            .map(|key: &Key<Ticket>| key.partition().trim_start_matches("TICKET#").to_owned()),
+    );
+    assert_eq!(seen, ids(&big));
+    assert_eq!(once.items.len() + once.unprocessed.len(), 48);
+
+    let retried = db
+        .batch_get(keys())
+        .retry(fast_retries())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(retried.requests, 2, "one retry reads the rest");
+    assert!(retried.is_complete());
+    assert_eq!(ids(&retried.items), ids(&big));
+}
+
+#[tokio::test]
+async fn batch_write_puts_and_deletes_items_of_several_entities() {
+    let db = db().await;
+    let all = tickets(30);
+    let teams: Vec<Team> = (0..5)
+        .map(|id| Team {
+            id,
+            name: format!("team {id}"),
+        })
+        .collect();
+    let output = db
+        .batch_write()
+        .put_all(&all)
+        .put_all(&teams)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((output.written, output.requests), (35, 2));
+
+    let output = db
+        .batch_write()
+        .delete_all((0..10).map(|n| Ticket::key(&n.to_string()).unwrap()))
+        .delete(Team::key(&0).unwrap())
+        .put(&Ticket::new("new", 3, Status::Open, "added"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((output.written, output.requests), (12, 1));
+
+    let left = db
+        .batch_get((0..31).map(|n| Ticket::key(&n.to_string()).unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ids(&left.items), ids(&all[10..]));
+    let teams_left = db
+        .batch_get((0..5).map(|id| Team::key(&id).unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(teams_left.items.len(), 4);
+    assert!(db.get(Ticket::key("new").unwrap()).send().await.is_ok());
+}
+
+#[tokio::test]
+async fn two_operations_on_one_item_are_rejected_before_sending() {
+    let db = db().await;
+    let ticket = Ticket::new("1", 7, Status::Open, "x");
+    // The duplicate is in another chunk of 25: still one call, so still rejected.
+    let batch = db
+        .batch_write()
+        .put(&ticket)
+        .put_all(&tickets(40)[2..])
+        .delete(Ticket::key("1").unwrap());
+    let expect_duplicate = |error: Error| match error {
+        Error::DuplicateWrite { key, first, second } => {
+            assert_eq!(key.partition.1, "TICKET#1");
+            assert_eq!(
+                (first, second),
+                (WriteOperation::Put, WriteOperation::Delete)
+            );
+        }
+        other => panic!("expected DuplicateWrite, got {other:?}"),
+    };
+    expect_duplicate(batch.params().unwrap_err());
+    let error = batch.send().await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "batch write has a put and then a delete of the item at PK = \"TICKET#1\", SK = \"TICKET\"; \
+         DynamoDB rejects two operations on one item in a batch"
+    );
+    expect_duplicate(error);
+    // Nothing of the batch was written.
+    assert!(db
+        .get(Ticket::key("1").unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+    assert!(db
+        .get(Ticket::key("5").unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+
+    let twice = db.batch_write().put(&ticket).put(&ticket).send().await;
+    assert!(
+        matches!(twice, Err(Error::DuplicateWrite { .. })),
+        "{twice:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_request_reports_what_was_not_written() {
+    let db = db().await.with_table_name("no-such-table");
+    let error = db
+        .batch_write()
+        .put_all(&tickets(60))
+        .send()
+        .await
+        .unwrap_err();
+    match &error {
+        Error::BatchWrite { partial, source } => {
+            assert_eq!(partial.written, 0);
+            assert_eq!(
+                partial.requests, 1,
+                "the first request failed, the rest were not sent"
+            );
+            assert_eq!(partial.unprocessed.len(), 60);
+            assert_eq!(partial.unprocessed[59].key.partition.1, "TICKET#59");
+            assert_eq!(partial.unprocessed[59].operation, WriteOperation::Put);
+            assert_eq!(partial.unprocessed[59].entity, "Ticket");
+            assert!(matches!(**source, Error::Service(_)), "{source:?}");
+        }
+        other => panic!("expected BatchWrite, got {other:?}"),
+    }
+    assert!(
+        error
+            .to_string()
+            .starts_with("batch write stopped after writing 0 items (60 not written): "),
+        "{error}"
+    );
+}
+
+#[test]
+fn params_chunk_writes_by_25_and_keys_by_100() {
+    let db = offline_db();
+    assert_eq!((MAX_WRITES, MAX_GET_KEYS), (25, 100));
+    let writes = db.batch_write().put_all(&tickets(51)).params().unwrap();
+    let sizes: Vec<usize> = writes
+        .iter()
+        .map(|request| {
+            request.body["RequestItems"]["app"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert_eq!(sizes, [25, 25, 1]);
+    let gets = db
+        .batch_get((0..201).map(|n| Ticket::key(&n.to_string()).unwrap()))
+        .params();
+    let sizes: Vec<usize> = gets
+        .iter()
+        .map(|request| {
+            request.body["RequestItems"]["app"]["Keys"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert_eq!(sizes, [100, 100, 1]);
+    assert!(db.batch_write().params().unwrap().is_empty());
+    assert!(db.batch_get(Vec::<Key<Ticket>>::new()).params().is_empty());
+}
+
+#[test]
+fn params_show_the_exact_requests() {
+    let db = offline_db();
+    let write = db
+        .batch_write()
+        .put(&Team {
+            id: 7,
+            name: "Support".into(),
+        })
+        .delete(Ticket::key("8842").unwrap())
+        .params()
+        .unwrap();
+    assert_eq!(write.len(), 1);
+    assert_eq!(
+        write[0].to_string(),
+        r#"BatchWriteItem {
+  "RequestItems": {
+    "app": [
+      {
+        "PutRequest": {
+          "Item": {
+            "PK": {
+              "S": "TEAM#0000000007"
+            },
+            "SK": {
+              "S": "TEAM"
+            },
+            "_type": {
+              "S": "Team"
+            },
+            "id": {
+              "N": "7"
+            },
+            "name": {
+              "S": "Support"
+            }
+          }
+        }
+      },
+      {
+        "DeleteRequest": {
+          "Key": {
+            "PK": {
+              "S": "TICKET#8842"
+            },
+            "SK": {
+              "S": "TICKET"
+            }
+          }
+        }
+      }
+    ]
+  }
+}"#
+    );
+    let get = db.batch_get([Ticket::key("1").unwrap()]).params();
+    assert_eq!(
+        get[0].to_string(),
+        r#"BatchGetItem {
+  "RequestItems": {
+    "app": {
+      "Keys": [
+        {
+          "PK": {
+            "S": "TICKET#1"
+          },
+          "SK": {
+            "S": "TICKET"
+          }
+        }
+      ]
+    }
+  }
+}"#
+    );
+}
+
+#[test]
+fn an_entity_that_cannot_be_encoded_fails_the_batch_before_sending() {
+    let db = offline_db();
+    let huge = Ticket::new("huge", 1, Status::Open, &"x".repeat(401 * 1024));
+    let error = db
+        .batch_write()
+        .put(&Ticket::new("ok", 1, Status::Open, "fine"))
+        .put(&huge)
+        .params()
+        .unwrap_err();
+    assert!(matches!(error, Error::Limit(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn batch_puts_stamp_updated_at_and_refuse_versioned_entities() {
+    let db = db().await;
+    let output = db
+        .batch_write()
+        .put(&Note {
+            id: "n".into(),
+            updated_at: 0,
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(output.written, 1);
+    let note = db.get(Note::key("n").unwrap()).send().await.unwrap();
+    assert!(note.updated_at > 0, "{note:?}");
+
+    // A version check needs a condition, which a batch write cannot carry.
+    let doc = Doc {
+        id: "d".into(),
+        version: 3,
+    };
+    let error = db
+        .batch_write()
+        .put(&Ticket::new("1", 1, Status::Open, "x"))
+        .put(&doc)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::VersionedBatchPut { entity: "Doc" }),
+        "{error:?}"
+    );
+    assert!(db
+        .get(Ticket::key("1").unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+    // Deletes need no version, as with `delete`.
+    let output = db
+        .batch_write()
+        .delete(Doc::key("d").unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(output.written, 1);
+}
