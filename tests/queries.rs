@@ -113,7 +113,7 @@ fn team_tickets_by_status_on_gsi1() {
 fn a_documents_comments_by_begins_with() {
     let db = offline();
     let request = db
-        .query(Comment::partition(&"w1"))
+        .query(Comment::partition("w1"))
         .sort(Comment::DATE, day("2026-04-01"))
         .sort(Comment::DOC, "x7".to_owned())
         .params()
@@ -137,7 +137,7 @@ fn a_documents_comments_by_begins_with() {
 fn a_members_comments_newest_first() {
     let db = offline();
     let request = db
-        .query(Comment::gsi2(&"ana"))
+        .query(Comment::gsi2("ana"))
         .descending()
         .limit(20)
         .params()
@@ -156,7 +156,7 @@ fn a_members_comments_newest_first() {
 fn ranges_use_the_same_rendering_as_keys() {
     let db = offline();
     let between = db
-        .query(Comment::partition(&"w1"))
+        .query(Comment::partition("w1"))
         .between(Comment::DATE, day("2026-04-01"), day("2026-04-30"))
         .params()
         .unwrap();
@@ -173,7 +173,7 @@ fn ranges_use_the_same_rendering_as_keys() {
         "DOC#2026-04-30#\u{10FFFF}"
     );
     let since = db
-        .query(Comment::lsi1(&"w1"))
+        .query(Comment::lsi1("w1"))
         .ge(Comment::SEQ, 42)
         .consistent()
         .params()
@@ -189,7 +189,7 @@ fn ranges_use_the_same_rendering_as_keys() {
         "SEQ#\u{10FFFF}"
     );
     let before = db
-        .query(Comment::lsi1(&"w1"))
+        .query(Comment::lsi1("w1"))
         .lt(Comment::SEQ, 42)
         .params()
         .unwrap();
@@ -242,7 +242,7 @@ async fn seeded(comments: u32) -> Db<Workspace> {
 #[tokio::test]
 async fn paging_through_a_partition_returns_every_item_exactly_once_and_cursors_resume() {
     let db = seeded(2_000).await;
-    let query = db.query(Comment::partition(&"w1")).limit(150);
+    let query = db.query(Comment::partition("w1")).limit(150);
     let mut seen = std::collections::BTreeSet::new();
     let mut cursor: Option<Cursor> = None;
     let mut pages = 0;
@@ -262,11 +262,11 @@ async fn paging_through_a_partition_returns_every_item_exactly_once_and_cursors_
     }
     assert_eq!(seen.len(), 2_000);
     assert_eq!(
-        db.query(Comment::partition(&"w1")).count().await.unwrap(),
+        db.query(Comment::partition("w1")).count().await.unwrap(),
         2_000
     );
     let streamed: Vec<Comment> = db
-        .query(Comment::partition(&"w1"))
+        .query(Comment::partition("w1"))
         .limit(333)
         .all()
         .await
@@ -278,7 +278,7 @@ async fn paging_through_a_partition_returns_every_item_exactly_once_and_cursors_
 async fn cursors_of_another_query_or_tampered_cursors_are_refused() {
     let db = seeded(30).await;
     let first = db
-        .query(Comment::partition(&"w1"))
+        .query(Comment::partition("w1"))
         .limit(10)
         .page(None)
         .await
@@ -286,14 +286,14 @@ async fn cursors_of_another_query_or_tampered_cursors_are_refused() {
     let cursor = first.cursor.unwrap();
     // Another index.
     let other = db
-        .query(Comment::gsi2(&"ana"))
+        .query(Comment::gsi2("ana"))
         .page(Some(&cursor))
         .await
         .unwrap_err();
     assert!(matches!(other, Error::Cursor(_)), "{other}");
     // Another partition.
     let other = db
-        .query(Comment::partition(&"w2"))
+        .query(Comment::partition("w2"))
         .page(Some(&cursor))
         .await
         .unwrap_err();
@@ -308,7 +308,7 @@ async fn cursors_of_another_query_or_tampered_cursors_are_refused() {
 async fn key_conditions_select_the_right_items_on_the_engine() {
     let db = seeded(300).await;
     let docs: Vec<Comment> = db
-        .query(Comment::partition(&"w1"))
+        .query(Comment::partition("w1"))
         .sort(Comment::DATE, day("2026-04-01"))
         .sort(Comment::DOC, "x7".to_owned())
         .all()
@@ -323,7 +323,7 @@ async fn key_conditions_select_the_right_items_on_the_engine() {
         (0..300).filter(|n| n % 2 == 0 && n % 3 == 0).count()
     );
     let newest: Vec<Comment> = db
-        .query(Comment::gsi2(&"ana"))
+        .query(Comment::gsi2("ana"))
         .descending()
         .all()
         .await
@@ -333,7 +333,7 @@ async fn key_conditions_select_the_right_items_on_the_engine() {
         .windows(2)
         .all(|pair| pair[0].created_at > pair[1].created_at));
     let low: Vec<Comment> = db
-        .query(Comment::lsi1(&"w1"))
+        .query(Comment::lsi1("w1"))
         .lt(Comment::SEQ, 10)
         .all()
         .await
@@ -343,14 +343,14 @@ async fn key_conditions_select_the_right_items_on_the_engine() {
         (0..10).collect::<Vec<_>>()
     );
     let mid: Vec<Comment> = db
-        .query(Comment::lsi1(&"w1"))
+        .query(Comment::lsi1("w1"))
         .between(Comment::SEQ, 10, 19)
         .all()
         .await
         .unwrap();
     assert_eq!(mid.len(), 10);
     let high = db
-        .query(Comment::lsi1(&"w1"))
+        .query(Comment::lsi1("w1"))
         .gt(Comment::SEQ, 289)
         .count()
         .await
@@ -362,7 +362,7 @@ async fn key_conditions_select_the_right_items_on_the_engine() {
         .items();
     assert_eq!(tickets.count().await, 50);
     let filtered = db
-        .query(Comment::partition(&"w1"))
+        .query(Comment::partition("w1"))
         .filter(Comment::AUTHOR.eq(&"ana".to_owned()))
         .count()
         .await

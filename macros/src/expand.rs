@@ -182,7 +182,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             span,
         );
         consts.push(quote_spanned! {span=>
-            const #index_const: &'static #st::IndexSchema = #declared::INDEX;
+            const #index_const: &#st::IndexSchema = #declared::INDEX;
         });
         let mut writes = Vec::new();
         let pk_schema = match &index.pk {
@@ -345,6 +345,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 #(#query_constructors)*
 
                 #[doc = #key_doc]
+                #[allow(clippy::too_many_arguments)]
                 pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     #st::Key::from_rendered(#pk_render_args, #sk_render_args)
                 }
@@ -427,6 +428,7 @@ fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
         );
         constructors.push(quote! {
             #[doc = #doc]
+            #[allow(clippy::too_many_arguments)]
             pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
                 const TEMPLATE: #st::KeyTemplate = #template;
                 #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #schema)
@@ -756,8 +758,9 @@ fn expand_fields(
         let message = format!(
             "`{name}` is part of the primary key of `{ident}` ({templates}); keys cannot change in place"
         );
+        let lower = ident.to_string().to_lowercase();
         let note = format!(
-            "to change `{name}`, move the item instead: delete the old `{ident}` and put the new one in one transaction, so it is never lost or duplicated; or keep the changing value on an index key, which an update can change"
+            "to change `{name}`, move the item with `db.rekey(old_key, &new_{lower})`: it deletes the old `{ident}` and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
         );
         updatable.push(quote! {
             #[diagnostic::on_unimplemented(message = #message, label = "cannot update a key attribute", note = #note)]

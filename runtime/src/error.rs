@@ -200,6 +200,12 @@ pub enum Error {
         /// What serde_dynamo reported.
         message: String,
     },
+    /// A transaction refused before sending.
+    #[error(transparent)]
+    Transaction(#[from] crate::op::transact::TransactionError),
+    /// A transaction DynamoDB cancelled, with each operation's reason.
+    #[error(transparent)]
+    TransactionCanceled(Box<crate::op::transact::TransactionCanceled>),
     /// An update that would leave an index stale.
     #[error(transparent)]
     Update(#[from] UpdateError),

@@ -59,6 +59,21 @@ impl<E: Entity> Delete<'_, E> {
         Ok((text, placeholders))
     }
 
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
+        let (condition, placeholders) = self.expression()?;
+        Ok(super::transact::TransactOp {
+            kind: super::transact::WriteKind::Delete,
+            entity: E::SCHEMA.name,
+            table_name: self.db.table_name().to_owned(),
+            key: self.key.to_attributes(),
+            key_text: self.key.text(),
+            item: None,
+            update: None,
+            condition,
+            placeholders,
+        })
+    }
+
     /// The request this operation sends.
     pub fn params(&self) -> Result<Request, Error> {
         let (condition, placeholders) = self.expression()?;

@@ -1,20 +1,24 @@
 //! Operations: each builder can show the exact request it will send (`params`) and send it.
 
+pub mod append;
 pub mod batch;
 pub mod delete;
 pub mod get;
 pub mod put;
 pub mod query;
+pub mod rekey;
 pub mod scan;
 pub mod table;
+pub mod transact;
 pub mod update;
 
 use crate::error::{Error, KeyText};
 use crate::item::Item;
 
 /// What a write's implicit conditions were, to explain a conditional check failure.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Expectations {
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Expectations {
     /// The write required an existing item.
     pub requires_existing: bool,
     /// The write expected this version (attribute, version).

@@ -68,20 +68,24 @@ impl<E: Entity> Put<'_, E> {
         let mut version_check = None;
         if let Some(attribute) = managed.version {
             let expected = crate::managed::version_of(item.get(attribute));
-            version_check = Some(if expected == 0 {
-                no_item()
-            } else {
-                Node::Compare(
-                    Operand::Path(AttrPath::attribute(attribute)),
-                    Comparison::Eq,
-                    Operand::Value(AttributeValue::N(expected.to_string())),
-                )
-            });
             item.insert(
                 attribute.to_owned(),
                 AttributeValue::N((expected + 1).to_string()),
             );
-            expectations.version = Some((attribute, expected));
+            // `only_if_absent` already says what the write expects: no item, whatever
+            // version the entity carries.
+            if !self.only_if_absent {
+                version_check = Some(if expected == 0 {
+                    no_item()
+                } else {
+                    Node::Compare(
+                        Operand::Path(AttrPath::attribute(attribute)),
+                        Comparison::Eq,
+                        Operand::Value(AttributeValue::N(expected.to_string())),
+                    )
+                });
+                expectations.version = Some((attribute, expected));
+            }
         }
         let creates = self.only_if_absent
             || expectations
@@ -102,6 +106,30 @@ impl<E: Entity> Put<'_, E> {
             condition,
             placeholders,
             expectations,
+        })
+    }
+
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
+        let prepared = self.prepare()?;
+        let table = <E::Table as Table>::SCHEMA;
+        let key: Item = prepared
+            .item
+            .iter()
+            .filter(|(name, _)| {
+                *name == table.partition_key || Some(name.as_str()) == table.sort_key
+            })
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        Ok(super::transact::TransactOp {
+            kind: super::transact::WriteKind::Put,
+            entity: E::SCHEMA.name,
+            table_name: self.db.table_name().to_owned(),
+            key_text: crate::item::key_text::<E::Table>(&prepared.item),
+            key,
+            item: Some(prepared.item),
+            update: None,
+            condition: prepared.condition,
+            placeholders: prepared.placeholders,
         })
     }
 

@@ -316,6 +316,25 @@ impl<E: Entity, S> Update<'_, E, S> {
         self.parts.params()
     }
 
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error>
+    where
+        S: UpdateComplete,
+    {
+        let parts = &self.parts;
+        let prepared = parts.prepare()?;
+        Ok(super::transact::TransactOp {
+            kind: super::transact::WriteKind::Update,
+            entity: E::SCHEMA.name,
+            table_name: parts.db.table_name().to_owned(),
+            key: parts.key.to_attributes(),
+            key_text: parts.key.text(),
+            item: None,
+            update: Some(prepared.update),
+            condition: Some(prepared.condition),
+            placeholders: prepared.placeholders,
+        })
+    }
+
     /// Sends the request; returns the item as it is after the update.
     pub async fn send(self) -> Result<E, Error>
     where

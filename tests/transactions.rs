@@ -1,0 +1,565 @@
+//! Transactions: typed operations, checks before sending, cancellation reasons, atomic rekey
+//! and the guarded monotonic append of seed 002.
+
+mod common;
+
+use serde::{Deserialize, Serialize};
+use singletable::op::append::Appended;
+use singletable::op::transact::{CancellationCode, TransactionError, WriteKind};
+use singletable::{Db, Entity, Error, KeyPart, Table};
+
+#[derive(Table)]
+#[dynamo(name = "desk", pk = "PK", sk = "SK")]
+struct Desk;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Open,
+    Pending,
+    Closed,
+}
+
+/// Status in the primary key: changing it means moving the item (seed 000/001/004).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "TICKET#{id}", sk = "STATUS#{status}")]
+struct Ticket {
+    id: String,
+    status: Status,
+    title: String,
+}
+
+/// Seed 002: a document's history, one item per accepted update time.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "DOC#{document_id}", sk = "UPDATE#{update_time}")]
+struct DocumentUpdate {
+    document_id: String,
+    update_time: u64,
+    writer: u32,
+}
+
+fn offline() -> Db<Desk> {
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build(),
+    );
+    Db::new(client)
+}
+
+async fn db() -> Db<Desk> {
+    match singletable::testing::table::<Desk>().await {
+        Ok(db) => db,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+fn ticket(id: &str, status: Status) -> Ticket {
+    Ticket {
+        id: id.into(),
+        status,
+        title: "Printer on fire".into(),
+    }
+}
+
+#[test]
+fn rekey_is_one_transaction_delete_then_put() {
+    let db = offline();
+    let request = db
+        .rekey(
+            Ticket::key("8842", &Status::Open).unwrap(),
+            &ticket("8842", Status::Pending),
+        )
+        .params()
+        .unwrap();
+    assert_eq!(request.operation, "TransactWriteItems");
+    let items = request.body["TransactItems"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    let delete = &items[0]["Delete"];
+    assert_eq!(delete["Key"]["SK"]["S"], "STATUS#open");
+    assert_eq!(delete["ConditionExpression"], "attribute_exists(#n0)");
+    assert_eq!(delete["ReturnValuesOnConditionCheckFailure"], "ALL_OLD");
+    let put = &items[1]["Put"];
+    assert_eq!(put["Item"]["SK"]["S"], "STATUS#pending");
+    assert_eq!(put["ConditionExpression"], "attribute_not_exists(#n0)");
+    assert_eq!(put["ExpressionAttributeNames"]["#n0"], "PK");
+}
+
+#[test]
+fn guarded_append_is_pointer_update_plus_conditional_put() {
+    let db = offline();
+    let update = DocumentUpdate {
+        document_id: "A".into(),
+        update_time: 150,
+        writer: 1,
+    };
+    let request = db
+        .append(&update, DocumentUpdate::UPDATE_TIME)
+        .params()
+        .unwrap();
+    let items = request.body["TransactItems"].as_array().unwrap();
+    let pointer = &items[0]["Update"];
+    assert_eq!(pointer["Key"]["PK"]["S"], "DOC#A");
+    assert_eq!(pointer["Key"]["SK"]["S"], "DocumentUpdate#LATEST");
+    assert_eq!(
+        pointer["ConditionExpression"],
+        "attribute_not_exists(#n0) OR #n0 < :v3"
+    );
+    assert_eq!(pointer["ExpressionAttributeValues"][":v3"]["N"], "150");
+    assert_eq!(
+        pointer["UpdateExpression"],
+        "SET #n0 = :v0, #n1 = :v1, #n2 = :v2"
+    );
+    assert_eq!(pointer["ExpressionAttributeNames"]["#n0"], "latest");
+    assert_eq!(pointer["ExpressionAttributeValues"][":v0"]["N"], "150");
+    let history = &items[1]["Put"];
+    assert_eq!(history["Item"]["SK"]["S"], "UPDATE#00000000000000000150");
+    assert_eq!(history["ConditionExpression"], "attribute_not_exists(#n0)");
+}
+
+#[test]
+fn transactions_are_checked_before_sending() {
+    let db = offline();
+    assert!(matches!(
+        db.transaction().params(),
+        Err(Error::Transaction(TransactionError::Empty))
+    ));
+    let mut too_many = db.transaction();
+    for n in 0..101 {
+        too_many = too_many.with(db.put(&ticket(&n.to_string(), Status::Open)));
+    }
+    match too_many.params() {
+        Err(Error::Transaction(TransactionError::TooMany {
+            count: 101,
+            max: 100,
+        })) => {}
+        other => panic!("expected TooMany, got {other:?}"),
+    }
+    let twice = db
+        .transaction()
+        .with(db.put(&ticket("1", Status::Open)))
+        .with(db.put(&ticket("2", Status::Open)))
+        .with(db.delete(Ticket::key("1", &Status::Open).unwrap()));
+    match twice.params() {
+        Err(Error::Transaction(TransactionError::SameItem {
+            first: 0,
+            second: 2,
+            first_kind,
+            second_kind,
+            key,
+        })) => {
+            assert_eq!(
+                (first_kind, second_kind),
+                (WriteKind::Put, WriteKind::Delete)
+            );
+            assert_eq!(key.partition.1, "TICKET#1");
+        }
+        other => panic!("expected SameItem, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_cancellation_reason_code_maps() {
+    let cases = [
+        ("None", CancellationCode::None, false),
+        (
+            "ConditionalCheckFailed",
+            CancellationCode::ConditionalCheckFailed,
+            false,
+        ),
+        (
+            "ItemCollectionSizeLimitExceeded",
+            CancellationCode::ItemCollectionSizeLimitExceeded,
+            false,
+        ),
+        (
+            "TransactionConflict",
+            CancellationCode::TransactionConflict,
+            true,
+        ),
+        (
+            "ProvisionedThroughputExceeded",
+            CancellationCode::ProvisionedThroughputExceeded,
+            true,
+        ),
+        ("ThrottlingError", CancellationCode::ThrottlingError, true),
+        ("ValidationError", CancellationCode::ValidationError, false),
+        (
+            "SomethingNew",
+            CancellationCode::Other("SomethingNew".into()),
+            false,
+        ),
+    ];
+    for (text, code, transient) in cases {
+        assert_eq!(CancellationCode::parse(text), code);
+        assert_eq!(code.is_transient(), transient, "{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_condition_cancels_with_typed_reasons_and_the_current_item() {
+    let db = db().await;
+    db.put(&ticket("1", Status::Open)).send().await.unwrap();
+    let error = db
+        .transaction()
+        .with(db.put(&ticket("2", Status::Open)))
+        .with(db.put(&ticket("1", Status::Open)).only_if_absent())
+        .send()
+        .await
+        .unwrap_err();
+    let Error::TransactionCanceled(cancelled) = error else {
+        panic!("expected a cancellation, got {error:?}")
+    };
+    assert_eq!(cancelled.attempts, 1, "a failed condition is never retried");
+    assert_eq!(cancelled.reasons.len(), 2);
+    assert_eq!(cancelled.reasons[0].code, CancellationCode::None);
+    assert_eq!(
+        cancelled.reasons[1].code,
+        CancellationCode::ConditionalCheckFailed
+    );
+    assert_eq!(cancelled.reasons[1].entity, "Ticket");
+    assert_eq!(cancelled.reasons[1].key.partition.1, "TICKET#1");
+    let current: Ticket = cancelled.reasons[1].current().unwrap().unwrap();
+    assert_eq!(current, ticket("1", Status::Open));
+    assert!(db
+        .get(Ticket::key("2", &Status::Open).unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+}
+
+#[tokio::test]
+async fn typed_transact_get_reads_several_entities() {
+    let db = db().await;
+    db.put(&ticket("1", Status::Open)).send().await.unwrap();
+    db.put(&DocumentUpdate {
+        document_id: "A".into(),
+        update_time: 5,
+        writer: 0,
+    })
+    .send()
+    .await
+    .unwrap();
+    let mut get = db.transact_get();
+    let a = get.get(Ticket::key("1", &Status::Open).unwrap());
+    let b = get.get(DocumentUpdate::key("A", &5).unwrap());
+    let c = get.get(Ticket::key("missing", &Status::Open).unwrap());
+    let mut output = get.send().await.unwrap();
+    assert_eq!(output.take(&a).unwrap().unwrap().id, "1");
+    assert_eq!(output.take(&b).unwrap().unwrap().update_time, 5);
+    assert_eq!(output.take(&c).unwrap(), None);
+}
+
+#[tokio::test]
+async fn rekey_moves_the_item_and_explains_failures() {
+    let db = db().await;
+    db.put(&ticket("1", Status::Open)).send().await.unwrap();
+    db.rekey(
+        Ticket::key("1", &Status::Open).unwrap(),
+        &ticket("1", Status::Pending),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert!(db
+        .get(Ticket::key("1", &Status::Open).unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+    assert_eq!(
+        db.get(Ticket::key("1", &Status::Pending).unwrap())
+            .send()
+            .await
+            .unwrap()
+            .status,
+        Status::Pending
+    );
+    // The old item is gone now.
+    let error = db
+        .rekey(
+            Ticket::key("1", &Status::Open).unwrap(),
+            &ticket("1", Status::Closed),
+        )
+        .send()
+        .await
+        .unwrap_err();
+    assert!(error.is_not_found(), "{error}");
+    // The new key is taken.
+    db.put(&ticket("1", Status::Closed)).send().await.unwrap();
+    let error = db
+        .rekey(
+            Ticket::key("1", &Status::Pending).unwrap(),
+            &ticket("1", Status::Closed),
+        )
+        .send()
+        .await
+        .unwrap_err();
+    match &error {
+        Error::ConditionFailed { key, current, .. } => {
+            assert_eq!(key.sort.as_ref().unwrap().1, "STATUS#closed");
+            assert!(current.is_some());
+        }
+        other => panic!("expected ConditionFailed, got {other:?}"),
+    }
+    // Nothing moved: the pending ticket is still there.
+    db.get(Ticket::key("1", &Status::Pending).unwrap())
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_rekeys_never_lose_or_duplicate_a_ticket() {
+    let db = db().await;
+    const TICKETS: usize = 4;
+    for id in 0..TICKETS {
+        db.put(&ticket(&id.to_string(), Status::Open))
+            .send()
+            .await
+            .unwrap();
+    }
+    let statuses = [Status::Open, Status::Pending, Status::Closed];
+    let tasks = (0..8u64).map(|task| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut rng = fastrand::Rng::with_seed(task);
+            let mut moved = 0;
+            for round in 0..200 {
+                let id = (round + task as usize) % TICKETS;
+                // Find where the ticket is now; another task may move it meanwhile.
+                let mut current = None;
+                for status in statuses {
+                    if let Ok(found) = db
+                        .get(Ticket::key(&id.to_string(), &status).unwrap())
+                        .send()
+                        .await
+                    {
+                        current = Some(found);
+                        break;
+                    }
+                }
+                let Some(current) = current else { continue };
+                let next = statuses[rng.usize(..statuses.len())];
+                if next == current.status {
+                    continue;
+                }
+                let to = Ticket {
+                    status: next,
+                    ..current.clone()
+                };
+                match db.rekey(current.primary_key().unwrap(), &to).send().await {
+                    Ok(()) => moved += 1,
+                    Err(error) if error.is_not_found() || error.is_condition_failed() => {}
+                    Err(Error::TransactionCanceled(cancelled)) if cancelled.is_transient() => {}
+                    Err(error) => panic!("unexpected {error}"),
+                }
+            }
+            moved
+        })
+    });
+    let run = futures::future::join_all(tasks);
+    let results = tokio::time::timeout(std::time::Duration::from_secs(240), run)
+        .await
+        .expect("bounded in time");
+    let moved: usize = results.into_iter().map(|result| result.unwrap()).sum();
+    assert!(moved > 0);
+    for id in 0..TICKETS {
+        let copies = db
+            .query(Ticket::partition(&id.to_string()))
+            .count()
+            .await
+            .unwrap();
+        assert_eq!(copies, 1, "ticket {id} exists exactly once");
+    }
+}
+
+#[tokio::test]
+async fn guarded_appends_accept_only_newer_values() {
+    let db = db().await;
+    let update = |time: u64| DocumentUpdate {
+        document_id: "A".into(),
+        update_time: time,
+        writer: 0,
+    };
+    assert_eq!(
+        db.append(&update(100), DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Accepted
+    );
+    assert_eq!(
+        db.append(&update(200), DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Accepted
+    );
+    assert_eq!(
+        db.append(&update(150), DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Stale { latest: 200 }
+    );
+    // Equal is stale too: the comparison is strict.
+    assert_eq!(
+        db.append(&update(200), DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Stale { latest: 200 }
+    );
+    assert!(db
+        .get(DocumentUpdate::key("A", &150).unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+}
+
+#[tokio::test]
+async fn pointers_are_initialised_from_existing_history() {
+    let db = db().await;
+    // History written before appends were guarded.
+    for time in [10, 30, 20] {
+        db.put(&DocumentUpdate {
+            document_id: "B".into(),
+            update_time: time,
+            writer: 0,
+        })
+        .send()
+        .await
+        .unwrap();
+    }
+    let latest = db
+        .init_latest(DocumentUpdate::partition("B"), DocumentUpdate::UPDATE_TIME)
+        .await
+        .unwrap();
+    assert_eq!(latest, Some(30));
+    let stale = DocumentUpdate {
+        document_id: "B".into(),
+        update_time: 25,
+        writer: 0,
+    };
+    assert_eq!(
+        db.append(&stale, DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Stale { latest: 30 }
+    );
+    // Running it again, or after newer appends, never moves the pointer back.
+    let newer = DocumentUpdate {
+        document_id: "B".into(),
+        update_time: 40,
+        writer: 0,
+    };
+    assert_eq!(
+        db.append(&newer, DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Accepted
+    );
+    assert_eq!(
+        db.init_latest(DocumentUpdate::partition("B"), DocumentUpdate::UPDATE_TIME)
+            .await
+            .unwrap(),
+        Some(40)
+    );
+    assert_eq!(
+        db.init_latest(
+            DocumentUpdate::partition("empty"),
+            DocumentUpdate::UPDATE_TIME
+        )
+        .await
+        .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn concurrent_appenders_keep_every_history_strictly_increasing() {
+    let db = db().await;
+    let documents = ["A", "B", "C"];
+    let writers = (0..8u32).map(|writer| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut rng = fastrand::Rng::with_seed(u64::from(writer));
+            let mut accepted = Vec::new();
+            let mut stale = 0;
+            for _ in 0..200 {
+                let document = documents[rng.usize(..documents.len())];
+                let update = DocumentUpdate {
+                    document_id: document.into(),
+                    update_time: rng.u64(1..1_000_000),
+                    writer,
+                };
+                match db
+                    .append(&update, DocumentUpdate::UPDATE_TIME)
+                    .send()
+                    .await
+                    .unwrap()
+                {
+                    Appended::Accepted => accepted.push((document, update.update_time)),
+                    Appended::Stale { latest } => {
+                        assert!(latest >= update.update_time);
+                        stale += 1;
+                    }
+                    Appended::Duplicate => panic!("no history predates the pointers here"),
+                }
+            }
+            (accepted, stale)
+        })
+    });
+    let results = tokio::time::timeout(
+        std::time::Duration::from_secs(240),
+        futures::future::join_all(writers),
+    )
+    .await
+    .expect("bounded in time");
+    let mut accepted = std::collections::BTreeSet::new();
+    let mut stale = 0;
+    for result in results {
+        let (mine, my_stale) = result.unwrap();
+        accepted.extend(mine);
+        stale += my_stale;
+    }
+    assert_eq!(
+        accepted.len() + stale,
+        8 * 200,
+        "every append is accepted or reported stale"
+    );
+    for document in documents {
+        let history: Vec<DocumentUpdate> = db
+            .query(DocumentUpdate::partition(document))
+            .all()
+            .await
+            .unwrap();
+        let times: Vec<u64> = history.iter().map(|update| update.update_time).collect();
+        let expected: Vec<u64> = accepted
+            .iter()
+            .filter(|(doc, _)| *doc == document)
+            .map(|(_, time)| *time)
+            .collect();
+        assert_eq!(
+            times, expected,
+            "history of {document} is exactly the accepted appends"
+        );
+        let pointer = db
+            .init_latest(
+                DocumentUpdate::partition(document),
+                DocumentUpdate::UPDATE_TIME,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            pointer,
+            times.last().copied(),
+            "the pointer is the history's maximum"
+        );
+    }
+}
