@@ -406,6 +406,9 @@ fn params_show_the_exact_requests() {
             "SK": {
               "S": "TEAM"
             },
+            "_sv": {
+              "N": "1"
+            },
             "_type": {
               "S": "Team"
             },

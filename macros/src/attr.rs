@@ -55,10 +55,19 @@ pub struct TableAttrs {
     pub pk: Option<LitStr>,
     pub sk: Option<LitStr>,
     pub entity_attribute: Option<LitStr>,
+    pub schema_version_attribute: Option<LitStr>,
     pub indexes: Vec<TableIndexAttr>,
 }
 
-const TABLE_KEYS: &[&str] = &["name", "pk", "sk", "entity_attribute", "gsi1", "lsi1"];
+const TABLE_KEYS: &[&str] = &[
+    "name",
+    "pk",
+    "sk",
+    "entity_attribute",
+    "schema_version_attribute",
+    "gsi1",
+    "lsi1",
+];
 const TABLE_INDEX_KEYS: &[&str] = &["name", "pk", "sk"];
 
 pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
@@ -71,6 +80,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 "pk" => set_once(cx, &meta, &mut out.pk),
                 "sk" => set_once(cx, &meta, &mut out.sk),
                 "entity_attribute" => set_once(cx, &meta, &mut out.entity_attribute),
+                "schema_version_attribute" => set_once(cx, &meta, &mut out.schema_version_attribute),
                 _ => match Slot::parse(&key) {
                     Some(slot) => {
                         let mut index = TableIndexAttr {
@@ -100,7 +110,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                         Ok(())
                     }
                     None => Err(meta.error(format!(
-                        "unknown table setting `{key}`; expected `name`, `pk`, `sk`, `entity_attribute`, or an index `gsi1`..`gsi20`/`lsi1`..`lsi5`{}",
+                        "unknown table setting `{key}`; expected `name`, `pk`, `sk`, `entity_attribute`, `schema_version_attribute`, or an index `gsi1`..`gsi20`/`lsi1`..`lsi5`{}",
                         did_you_mean(&key, TABLE_KEYS.iter().copied())
                     ))),
                 },
@@ -136,6 +146,7 @@ pub struct EntityAttrs {
     /// Settings that were written, valid or not (so an invalid `pk` is not also "missing").
     pub given: Vec<String>,
     pub table: Option<Path>,
+    pub schema_version: Option<syn::LitInt>,
     pub name: Option<LitStr>,
     pub pk: Option<Template>,
     pub sk: Option<Template>,
@@ -168,12 +179,22 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                     Ok(())
                 }
                 "name" => set_once(cx, &meta, &mut out.name),
+                "schema_version" => {
+                    let version: syn::LitInt = meta.value()?.parse()?;
+                    if version.base10_parse::<u32>().map_or(true, |version| version == 0) {
+                        cx.error_spanned_by(&version, "`schema_version` is a whole number from 1");
+                    }
+                    if out.schema_version.replace(version).is_some() {
+                        cx.error_spanned_by(&meta.path, "`schema_version` is given twice");
+                    }
+                    Ok(())
+                }
                 "pk" => set_template(cx, &meta, &mut out.pk),
                 "sk" => set_template(cx, &meta, &mut out.sk),
                 _ => {
                     let Some((slot, part)) = index_key(&key) else {
                         return Err(meta.error(format!(
-                            "unknown entity setting `{key}`; expected `table`, `name`, `pk`, `sk`, or index templates such as `gsi1pk`, `gsi1sk`, `gsi1_when`, `lsi1sk`{}",
+                            "unknown entity setting `{key}`; expected `table`, `name`, `schema_version`, `pk`, `sk`, or index templates such as `gsi1pk`, `gsi1sk`, `gsi1_when`, `lsi1sk`{}",
                             did_you_mean(&key, ENTITY_KEYS.iter().copied())
                         )));
                     };

@@ -67,6 +67,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     indexes: &[],
                     fields: &[],
                     managed: #st::ManagedFields { version: #st::None, created_at: #st::None, updated_at: #st::None },
+                    schema_version: 1,
                 };
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
@@ -292,6 +293,12 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     let (update_state, update_state_items) = expand_update_state(entity);
     let (query_constructors, query_items) = expand_queries(entity);
     let managed = expand_managed(entity, &mut checks);
+    let schema_version = entity
+        .attrs
+        .schema_version
+        .as_ref()
+        .and_then(|version| version.base10_parse::<u32>().ok())
+        .unwrap_or(1);
     let pk_render_self = render(&pk_const, pk, Some(&this));
     let pk_render_args = render(&pk_const, pk, None);
     let key_doc = format!(
@@ -320,6 +327,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     indexes: &[#(#index_schemas),*],
                     fields: &[#(#field_schemas),*],
                     managed: #managed,
+                    schema_version: #schema_version,
                 };
 
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -806,6 +814,11 @@ fn expand_table(table: &Table) -> TokenStream {
         .as_ref()
         .map(|name| name.value())
         .unwrap_or_else(|| "_type".to_owned());
+    let schema_version_attribute = attrs
+        .schema_version_attribute
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| "_sv".to_owned());
     let sort_key_impl = if attrs.sk.is_some() {
         quote!(impl #st::HasSortKey for #ident {})
     } else {
@@ -866,6 +879,7 @@ fn expand_table(table: &Table) -> TokenStream {
                     partition_key: #pk,
                     sort_key: #sk,
                     entity_attribute: #entity_attribute,
+                    schema_version_attribute: #schema_version_attribute,
                     indexes: &[#(#index_names),*],
                 };
             }

@@ -29,6 +29,10 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
         table.entity_attribute.to_owned(),
         AttributeValue::S(E::SCHEMA.name.to_owned()),
     );
+    item.insert(
+        table.schema_version_attribute.to_owned(),
+        AttributeValue::N(E::SCHEMA.schema_version.to_string()),
+    );
     entity.write_index_keys(&mut item)?;
     check_item_size(&item, || key.text())?;
     Ok(item)

@@ -26,6 +26,8 @@ pub struct TableSchema {
     pub sort_key: Option<&'static str>,
     /// The attribute that records which entity an item is.
     pub entity_attribute: &'static str,
+    /// The attribute that records which schema version of its entity wrote an item.
+    pub schema_version_attribute: &'static str,
     /// Secondary indexes.
     pub indexes: &'static [IndexSchema],
 }
@@ -87,6 +89,9 @@ pub struct EntitySchema {
     pub fields: &'static [FieldSchema],
     /// Fields the library maintains.
     pub managed: ManagedFields,
+    /// The entity's schema version (`#[dynamo(schema_version = N)]`, default 1), written into
+    /// every item so that migrations can find items an older version wrote.
+    pub schema_version: u32,
 }
 
 /// Fields maintained by the library: `#[dynamo(version)]`, `#[dynamo(created_at)]`,
