@@ -1,8 +1,9 @@
 //! [`Db`]: one table of one [`Table`] declaration, reached through an SDK client.
 
 use crate::schema::Table;
+use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A handle to the DynamoDB table declared by `T`: the entry point of every operation.
 ///
@@ -11,7 +12,25 @@ use std::sync::Arc;
 pub struct Db<T> {
     client: aws_sdk_dynamodb::Client,
     table_name: Arc<str>,
+    /// Capacity reported by DynamoDB, when tracking is on.
+    capacity: Option<Arc<Mutex<Consumed>>>,
     table: PhantomData<fn() -> T>,
+}
+
+/// Capacity units DynamoDB reported as consumed by a [`Db`]'s requests (see
+/// [`Db::track_capacity`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Consumed {
+    /// Requests that reported capacity.
+    pub requests: u64,
+    /// Read capacity units, table and indexes.
+    pub read_units: f64,
+    /// Write capacity units, table and indexes.
+    pub write_units: f64,
+    /// Total capacity units (DynamoDB's `CapacityUnits`, which some engines report alone).
+    pub capacity_units: f64,
+    /// Of those, the units of secondary indexes.
+    pub index_units: f64,
 }
 
 impl<T: Table> Db<T> {
@@ -20,7 +39,57 @@ impl<T: Table> Db<T> {
         Db {
             client,
             table_name: Arc::from(T::SCHEMA.name),
+            capacity: None,
             table: PhantomData,
+        }
+    }
+
+    /// The same handle, asking DynamoDB to report the capacity every request consumes
+    /// (`ReturnConsumedCapacity = INDEXES`) and adding it up; read it with [`Db::consumed`].
+    /// Clones share the tally.
+    pub fn track_capacity(mut self) -> Self {
+        self.capacity = Some(Arc::default());
+        self
+    }
+
+    /// The capacity consumed so far, if tracking is on.
+    pub fn consumed(&self) -> Option<Consumed> {
+        let capacity = self.capacity.as_ref()?;
+        Some(match capacity.lock() {
+            Ok(consumed) => consumed.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        })
+    }
+
+    /// What requests ask DynamoDB to report.
+    pub(crate) fn return_consumed_capacity(&self) -> Option<ReturnConsumedCapacity> {
+        self.capacity
+            .as_ref()
+            .map(|_| ReturnConsumedCapacity::Indexes)
+    }
+
+    /// Adds what a response reported.
+    pub(crate) fn record<'a>(&self, reported: impl IntoIterator<Item = &'a ConsumedCapacity>) {
+        let Some(capacity) = &self.capacity else {
+            return;
+        };
+        let mut consumed = match capacity.lock() {
+            Ok(consumed) => consumed,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        for entry in reported {
+            consumed.requests += 1;
+            consumed.read_units += entry.read_capacity_units.unwrap_or_default();
+            consumed.write_units += entry.write_capacity_units.unwrap_or_default();
+            consumed.capacity_units += entry.capacity_units.unwrap_or_default();
+            let indexes = entry
+                .global_secondary_indexes()
+                .into_iter()
+                .chain(entry.local_secondary_indexes())
+                .flat_map(|indexes| indexes.values());
+            consumed.index_units += indexes
+                .filter_map(|index| index.capacity_units)
+                .sum::<f64>();
         }
     }
 
@@ -46,6 +115,7 @@ impl<T> Clone for Db<T> {
         Db {
             client: self.client.clone(),
             table_name: self.table_name.clone(),
+            capacity: self.capacity.clone(),
             table: PhantomData,
         }
     }

@@ -3,6 +3,7 @@
 //! this crate and the derives.
 #![warn(missing_docs)]
 
+pub mod cost;
 mod db;
 pub mod error;
 pub mod expr;
@@ -19,7 +20,7 @@ pub mod schema;
 pub mod testing;
 pub mod wire;
 
-pub use db::Db;
+pub use db::{Consumed, Db};
 pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalExt};
 pub use expr::Condition;
 pub use key::{KeyError, KeyField, KeyPart, KeyTemplate};

@@ -229,6 +229,11 @@ fn pointer_op<E: Entity>(
         update: Some(update),
         condition: Some(condition),
         placeholders,
+        estimate: {
+            let mut estimate = crate::cost::Estimate::default();
+            estimate.write(1.0, "latest pointer update");
+            estimate
+        },
     }
 }
 
@@ -270,6 +275,12 @@ impl<E: Entity, V: DeserializeOwned> Append<'_, E, V> {
     pub fn params(&self) -> Result<Request, Error> {
         let [pointer, history] = self.ops()?;
         self.db.transaction().push(pointer).push(history).params()
+    }
+
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
+        let [pointer, history] = self.ops()?;
+        self.db.transaction().push(pointer).push(history).explain()
     }
 
     /// Sends the transaction.

@@ -250,8 +250,10 @@ impl<E: Entity> BatchGet<'_, E> {
             .client()
             .batch_get_item()
             .request_items(table, request)
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
             .await?;
+        self.db.record(output.consumed_capacity());
         let items = output
             .responses
             .and_then(|mut responses| responses.remove(table))
@@ -526,8 +528,10 @@ impl<T: Table> BatchWrite<'_, T> {
             .client()
             .batch_write_item()
             .request_items(table, writes)
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
             .await?;
+        self.db.record(output.consumed_capacity());
         let unprocessed = output
             .unprocessed_items
             .and_then(|mut unprocessed| unprocessed.remove(table))

@@ -71,6 +71,15 @@ impl<E: Entity> Delete<'_, E> {
             update: None,
             condition,
             placeholders,
+            estimate: delete_estimate::<E>(),
+        })
+    }
+
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
+        Ok(crate::cost::Explain {
+            request: self.params()?,
+            estimate: delete_estimate::<E>(),
         })
     }
 
@@ -106,10 +115,14 @@ impl<E: Entity> Delete<'_, E> {
             .set_return_values_on_condition_check_failure(
                 conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
             )
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
             .await;
         match result {
-            Ok(_) => Ok(()),
+            Ok(output) => {
+                self.db.record(output.consumed_capacity());
+                Ok(())
+            }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(failure)) => {
                     Err(condition_failure(
@@ -123,4 +136,22 @@ impl<E: Entity> Delete<'_, E> {
             },
         }
     }
+}
+
+/// A delete writes the table and removes the item's index entries, if it has them.
+fn delete_estimate<E: Entity>() -> crate::cost::Estimate {
+    use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
+    let units = write_units(ASSUMED_ITEM_BYTES);
+    let mut estimate = crate::cost::Estimate::default();
+    estimate.write(
+        units,
+        format!("table delete (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
+    );
+    for index in E::SCHEMA.indexes {
+        estimate.write(
+            units,
+            format!("{} entry deleted, if the item has one", index.index.name),
+        );
+    }
+    estimate
 }

@@ -41,6 +41,25 @@ impl<E: Entity> Get<'_, E> {
             .request("GetItem")
     }
 
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> crate::cost::Explain {
+        use crate::cost::{read_units, ASSUMED_ITEM_BYTES};
+        let mut estimate = crate::cost::Estimate::default();
+        let kind = if self.consistent {
+            "strongly consistent"
+        } else {
+            "eventually consistent"
+        };
+        estimate.read(
+            read_units(ASSUMED_ITEM_BYTES, self.consistent),
+            format!("{kind} read (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
+        );
+        crate::cost::Explain {
+            request: self.params(),
+            estimate,
+        }
+    }
+
     /// Sends the request: the item, or [`Error::NotFound`].
     pub async fn send(self) -> Result<E, Error> {
         let output = self
@@ -50,8 +69,10 @@ impl<E: Entity> Get<'_, E> {
             .table_name(self.db.table_name())
             .set_key(Some(self.key.to_attributes()))
             .set_consistent_read(self.consistent.then_some(true))
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
             .await?;
+        self.db.record(output.consumed_capacity());
         match output.item {
             Some(item) => Ok(crate::item::decode(item)?),
             None => Err(Error::NotFound {

@@ -126,10 +126,19 @@ impl<E: Entity> Put<'_, E> {
             table_name: self.db.table_name().to_owned(),
             key_text: crate::item::key_text::<E::Table>(&prepared.item),
             key,
-            item: Some(prepared.item),
             update: None,
+            estimate: crate::cost::put_estimate::<E::Table>(&prepared.item),
+            item: Some(prepared.item),
             condition: prepared.condition,
             placeholders: prepared.placeholders,
+        })
+    }
+
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
+        Ok(crate::cost::Explain {
+            request: self.params()?,
+            estimate: self.transact_op()?.estimate,
         })
     }
 
@@ -177,10 +186,14 @@ impl<E: Entity> Put<'_, E> {
             .set_return_values_on_condition_check_failure(
                 conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
             )
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
             .await;
         match result {
-            Ok(_) => Ok(()),
+            Ok(output) => {
+                self.db.record(output.consumed_capacity());
+                Ok(())
+            }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure)) => {
                     Err(condition_failure(E::SCHEMA.name, key, failure.item(), expectations))

@@ -353,21 +353,8 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
         let prepared = self.prepare(false)?;
         let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
         let output = prepared.builder(self, start).send().await?;
-        let mut items = Vec::with_capacity(output.items().len());
-        let mut errors = Vec::new();
-        for item in output.items.unwrap_or_default() {
-            match crate::item::decode::<E>(item) {
-                Ok(entity) => items.push(entity),
-                Err(error) => errors.push(error),
-            }
-        }
-        Ok(Page {
-            items,
-            errors,
-            cursor: output
-                .last_evaluated_key
-                .map(|key| Cursor::new(self.partition.index, key)),
-        })
+        self.db.record(output.consumed_capacity());
+        Ok(Page::from_output(output, self.partition.index))
     }
 
     /// Every page, following `LastEvaluatedKey` through the SDK's paginator.
@@ -378,6 +365,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
         P: 'db,
     {
         let index = self.partition.index;
+        let db = self.db;
         let pages = match self.prepare(false) {
             Ok(prepared) => Ok(prepared.builder(&self, None).into_paginator().send()),
             Err(error) => Err(error),
@@ -386,21 +374,9 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
             match state? {
                 Err(error) => Some((Err(error), None)),
                 Ok(mut pages) => {
-                    let output = pages.next().await?;
-                    let page = output.map_err(Error::from).map(|output| {
-                        let mut items = Vec::new();
-                        let mut errors = Vec::new();
-                        for item in output.items.unwrap_or_default() {
-                            match crate::item::decode::<E>(item) {
-                                Ok(entity) => items.push(entity),
-                                Err(error) => errors.push(error),
-                            }
-                        }
-                        Page {
-                            items,
-                            errors,
-                            cursor: output.last_evaluated_key.map(|key| Cursor::new(index, key)),
-                        }
+                    let page = pages.next().await?.map_err(Error::from).map(|output| {
+                        db.record(output.consumed_capacity());
+                        Page::from_output(output, index)
                     });
                     Some((page, Some(Ok(pages))))
                 }
@@ -456,7 +432,9 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
         let mut pages = prepared.builder(self, None).into_paginator().send();
         let mut total = 0u64;
         while let Some(output) = pages.next().await {
-            total += u64::try_from(output?.count).unwrap_or_default();
+            let output = output?;
+            self.db.record(output.consumed_capacity());
+            total += u64::try_from(output.count).unwrap_or_default();
         }
         Ok(total)
     }
@@ -566,6 +544,7 @@ impl Prepared {
             .set_limit(query.limit)
             .set_consistent_read(query.consistent.then_some(true))
             .set_select(self.count.then_some(Select::Count))
+            .set_return_consumed_capacity(query.db.return_consumed_capacity())
             .set_exclusive_start_key(start)
     }
 }
@@ -579,6 +558,28 @@ pub struct Page<E> {
     pub errors: Vec<DecodeError>,
     /// Where the next page starts; `None` on the last page.
     pub cursor: Option<Cursor>,
+}
+
+impl<E: Entity> Page<E> {
+    /// Decodes a response's items, keeping the ones that fail as errors.
+    fn from_output(
+        output: aws_sdk_dynamodb::operation::query::QueryOutput,
+        index: Option<&'static IndexSchema>,
+    ) -> Self {
+        let mut items = Vec::new();
+        let mut errors = Vec::new();
+        for item in output.items.unwrap_or_default() {
+            match crate::item::decode::<E>(item) {
+                Ok(entity) => items.push(entity),
+                Err(error) => errors.push(error),
+            }
+        }
+        Page {
+            items,
+            errors,
+            cursor: output.last_evaluated_key.map(|key| Cursor::new(index, key)),
+        }
+    }
 }
 
 /// An opaque position in a query's results, for "next page" APIs: [`Cursor::encode`] gives a

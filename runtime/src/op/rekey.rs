@@ -82,6 +82,15 @@ impl<E: Entity> Rekey<'_, E> {
             .params()
     }
 
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
+        self.db
+            .transaction()
+            .with_ref(&self.delete)
+            .with_ref(&self.put)
+            .explain()
+    }
+
     /// Sends the transaction.
     pub async fn send(self) -> Result<(), Error> {
         let result = self

@@ -4,6 +4,7 @@
 use super::delete::Delete;
 use super::put::Put;
 use super::update::Update;
+use crate::cost::{Estimate, Explain};
 use crate::error::{Error, KeyText};
 use crate::expr::state::UpdateComplete;
 use crate::expr::{Condition, Placeholders};
@@ -66,6 +67,8 @@ pub struct TransactOp {
     pub(crate) update: Option<String>,
     pub(crate) condition: Option<String>,
     pub(crate) placeholders: Placeholders,
+    /// What the operation costs outside a transaction.
+    pub(crate) estimate: Estimate,
 }
 
 impl TransactOp {
@@ -201,6 +204,11 @@ impl<E: Entity> TransactWrite for ConditionCheck<'_, E> {
             update: None,
             condition: Some(condition),
             placeholders,
+            estimate: {
+                let mut estimate = Estimate::default();
+                estimate.write(1.0, "condition check");
+                estimate
+            },
         })
     }
 }
@@ -483,6 +491,19 @@ impl<'db, T: Table> Transaction<'db, T> {
         Ok(())
     }
 
+    /// The request and its estimated cost: each operation's, twice.
+    pub fn explain(&self) -> Result<Explain, Error> {
+        let request = self.params()?;
+        let mut estimate = Estimate::default();
+        for op in &self.ops {
+            estimate.add(op.estimate.clone());
+        }
+        Ok(Explain {
+            request,
+            estimate: estimate.transactional(),
+        })
+    }
+
     /// The request this transaction sends (without its generated token).
     pub fn params(&self) -> Result<Request, Error> {
         self.check()?;
@@ -519,10 +540,14 @@ impl<'db, T: Table> Transaction<'db, T> {
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
                 .client_request_token(&token)
+                .set_return_consumed_capacity(self.db.return_consumed_capacity())
                 .send()
                 .await;
             let error = match result {
-                Ok(_) => return Ok(()),
+                Ok(output) => {
+                    self.db.record(output.consumed_capacity());
+                    return Ok(());
+                }
                 Err(error) => error,
             };
             let retry = attempt < self.retry.attempts();
@@ -661,7 +686,11 @@ impl<T: Table> TransactGet<'_, T> {
                 .build()?;
             request = request.transact_items(TransactGetItem::builder().get(get).build());
         }
-        let output = request.send().await?;
+        let output = request
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
+            .send()
+            .await?;
+        self.db.record(output.consumed_capacity());
         let mut items: Vec<Option<Item>> = output
             .responses
             .unwrap_or_default()

@@ -3,6 +3,7 @@
 //! in the same request, so the index never goes stale.
 
 use super::{condition_failure, Expectations};
+use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
 use crate::expr::field::{to_value, Addable, Collection, ListType, Optional, SetType, Updatable};
@@ -77,6 +78,7 @@ struct Prepared {
     update: String,
     condition: String,
     placeholders: Placeholders,
+    estimate: crate::cost::Estimate,
 }
 
 impl<'db, E: Entity, S> Update<'db, E, S> {
@@ -332,6 +334,18 @@ impl<E: Entity, S> Update<'_, E, S> {
             update: Some(prepared.update),
             condition: Some(prepared.condition),
             placeholders: prepared.placeholders,
+            estimate: prepared.estimate,
+        })
+    }
+
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error>
+    where
+        S: UpdateComplete,
+    {
+        Ok(crate::cost::Explain {
+            request: self.parts.params()?,
+            estimate: self.parts.prepare()?.estimate,
         })
     }
 
@@ -374,6 +388,11 @@ impl<E: Entity> Parts<'_, E> {
             key: &key_values,
         };
         let mut actions = self.actions.clone();
+        let mut estimate = crate::cost::Estimate::default();
+        estimate.write(
+            write_units(ASSUMED_ITEM_BYTES),
+            format!("table write (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
+        );
         for index in schema.indexes {
             let mut inputs: Vec<&'static str> = Vec::new();
             for input in index.inputs() {
@@ -411,7 +430,23 @@ impl<E: Entity> Parts<'_, E> {
                     index_inputs_missing(schema.name, index, &inputs, &missing, changes).into(),
                 );
             }
-            actions.extend(index_actions::<E>(index, table.partition_key, &values)?);
+            let index_actions = index_actions::<E>(index, table.partition_key, &values)?;
+            let units = write_units(ASSUMED_ITEM_BYTES);
+            if index_actions
+                .iter()
+                .any(|action| matches!(action, Action::Remove(_)))
+            {
+                estimate.write(units, format!("{} entry deleted", index.index.name));
+            } else {
+                estimate.write(
+                    2.0 * units,
+                    format!(
+                        "{} entry moved (old deleted, new written)",
+                        index.index.name
+                    ),
+                );
+            }
+            actions.extend(index_actions);
         }
         let managed = schema.managed;
         if let Some(attribute) = managed.version {
@@ -458,6 +493,7 @@ impl<E: Entity> Parts<'_, E> {
             update,
             condition,
             placeholders,
+            estimate,
         })
     }
 
@@ -520,10 +556,14 @@ impl<E: Entity> Parts<'_, E> {
             .set_expression_attribute_values(prepared.placeholders.values())
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
             .await;
         match result {
-            Ok(output) => Ok(crate::item::decode(output.attributes.unwrap_or_default())?),
+            Ok(output) => {
+                self.db.record(output.consumed_capacity());
+                Ok(crate::item::decode(output.attributes.unwrap_or_default())?)
+            }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(failure)) => {
                     Err(condition_failure(

@@ -1,0 +1,99 @@
+//! Capacity: estimates before running, and what the engine reports after.
+
+mod common;
+
+use common::{db, App, Status, Ticket};
+use serde::{Deserialize, Serialize};
+use singletable::{Db, Entity, KeyPart, Table};
+
+#[derive(Table)]
+#[dynamo(name = "moves", pk = "PK", sk = "SK")]
+struct Moves;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum State {
+    Open,
+    Pending,
+}
+
+/// The seed's alternative design: the status in the sort key, so a change moves the item.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Moves, pk = "TICKET#{id}", sk = "STATUS#{state}")]
+struct MovedTicket {
+    id: String,
+    state: State,
+}
+
+fn offline<T: Table>() -> Db<T> {
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build(),
+    );
+    Db::new(client)
+}
+
+#[test]
+fn the_seeds_comparison_gsi_sort_key_update_3_units_versus_rekey_4() {
+    let tickets = offline::<App>();
+    let update = tickets
+        .update(Ticket::key("8842").unwrap())
+        .set(Ticket::STATUS, Status::Pending)
+        .given(Ticket::TEAM_ID, 7)
+        .explain()
+        .unwrap();
+    assert_eq!(update.estimate.write_units, 3.0, "{update}");
+    let moves = offline::<Moves>();
+    let rekey = moves
+        .rekey(
+            MovedTicket::key("8842", &State::Open).unwrap(),
+            &MovedTicket {
+                id: "8842".into(),
+                state: State::Pending,
+            },
+        )
+        .explain()
+        .unwrap();
+    assert_eq!(rekey.estimate.write_units, 4.0, "{rekey}");
+    let put = tickets
+        .put(&Ticket::new("8842", 7, Status::Open, "x"))
+        .explain()
+        .unwrap();
+    assert_eq!(put.estimate.write_units, 2.0, "table + GSI1 entry: {put}");
+    let closed = tickets
+        .put(&Ticket::new("8842", 7, Status::Closed, "x"))
+        .explain()
+        .unwrap();
+    assert_eq!(
+        closed.estimate.write_units, 1.0,
+        "a closed ticket is not indexed: {closed}"
+    );
+    let read = tickets.get(Ticket::key("8842").unwrap()).explain();
+    assert_eq!(read.estimate.read_units, 0.5);
+    let consistent = tickets
+        .get(Ticket::key("8842").unwrap())
+        .consistent(true)
+        .explain();
+    assert_eq!(consistent.estimate.read_units, 1.0);
+}
+
+#[tokio::test]
+async fn reported_consumption_is_tracked_and_matches_the_estimate_where_the_engine_reports_it() {
+    let db = db().await.track_capacity();
+    let ticket = Ticket::new("1", 7, Status::Open, "x");
+    let put = db.put(&ticket);
+    let estimate = put.explain().unwrap().estimate;
+    put.send().await.unwrap();
+    let consumed = db.consumed().unwrap();
+    assert_eq!(consumed.requests, 1);
+    // DynamoDB reports table and index units; moto 5.2 reports only the table's
+    // CapacityUnits (1.0 per write) and no index breakdown, so compare what it does report.
+    assert!(consumed.capacity_units >= 1.0, "{consumed:?}");
+    assert!(
+        consumed.capacity_units <= estimate.write_units,
+        "{consumed:?} vs {estimate:?}"
+    );
+    db.get(Ticket::key("1").unwrap()).send().await.unwrap();
+    assert_eq!(db.consumed().unwrap().requests, 2);
+}
