@@ -48,6 +48,23 @@ struct Comment {
     text: String,
 }
 
+/// Seed 003: documents share their workspace's partition with their comments.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Workspace, pk = "WS#{workspace}", sk = "DOC#{date}#{doc}")]
+struct Document {
+    workspace: String,
+    date: chrono::NaiveDate,
+    doc: String,
+    title: String,
+}
+
+/// The workspace partition as one collection.
+#[derive(singletable::Collection, Debug, PartialEq)]
+enum WorkspaceItem {
+    Document(Document),
+    Comment(Comment),
+}
+
 fn offline() -> Db<Workspace> {
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::Config::builder()
@@ -368,4 +385,86 @@ async fn key_conditions_select_the_right_items_on_the_engine() {
         .await
         .unwrap();
     assert_eq!(filtered, 60);
+}
+
+#[tokio::test]
+async fn the_collection_query_decodes_mixed_entities_and_reports_unknown_ones() {
+    let db = seeded(40).await;
+    for (doc, title) in [("x7", "Plan"), ("y9", "Budget")] {
+        let document = Document {
+            workspace: "w1".into(),
+            date: day("2026-04-01"),
+            doc: doc.into(),
+            title: title.into(),
+        };
+        db.put(&document).send().await.unwrap();
+    }
+    // An item some other tool wrote into the partition.
+    let mut stranger = singletable::item::encode(&Document {
+        workspace: "w1".into(),
+        date: day("2026-04-02"),
+        doc: "z1".into(),
+        title: "?".into(),
+    })
+    .unwrap();
+    stranger.insert(
+        "_type".into(),
+        aws_sdk_dynamodb::types::AttributeValue::S("Attachment".into()),
+    );
+    db.client()
+        .put_item()
+        .table_name(db.table_name())
+        .set_item(Some(stranger))
+        .send()
+        .await
+        .unwrap();
+
+    let page = db
+        .query(Document::partition("w1"))
+        .collection::<WorkspaceItem>()
+        .page(None)
+        .await
+        .unwrap();
+    let documents = page
+        .items
+        .iter()
+        .filter(|item| matches!(item, WorkspaceItem::Document(_)))
+        .count();
+    let comments = page
+        .items
+        .iter()
+        .filter(|item| matches!(item, WorkspaceItem::Comment(_)))
+        .count();
+    assert_eq!(
+        (documents, comments),
+        (2, 40),
+        "errors: {:?}",
+        page.errors.first()
+    );
+    assert_eq!(
+        page.errors.len(),
+        1,
+        "the unknown item is reported, not dropped"
+    );
+    match &page.errors[0] {
+        singletable::DecodeError::WrongEntity {
+            expected, found, ..
+        } => {
+            assert_eq!(*expected, "WorkspaceItem");
+            assert_eq!(found.as_deref(), Some("Attachment"));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // The documents-only query never sees comments or strangers.
+    let only_documents = db.query(Document::partition("w1")).all().await.unwrap();
+    assert_eq!(only_documents.len(), 2);
+    let request = db
+        .query(Document::partition("w1"))
+        .collection::<WorkspaceItem>()
+        .params()
+        .unwrap();
+    assert!(
+        request.body.get("FilterExpression").is_none(),
+        "a collection filters on no entity"
+    );
 }

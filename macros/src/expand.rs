@@ -964,3 +964,87 @@ pub fn derive_key_part(input: &DeriveInput) -> TokenStream {
         }
     }
 }
+
+pub fn derive_collection(input: &DeriveInput) -> TokenStream {
+    let st = private();
+    let ident = &input.ident;
+    let Data::Enum(data) = &input.data else {
+        return syn::Error::new_spanned(
+            ident,
+            "`Collection` is derived for an enum with one variant per entity, e.g. `enum Workspace { Document(Document), Comment(Comment) }`",
+        )
+        .to_compile_error();
+    };
+    let mut cx = Ctxt::default();
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        match &variant.fields {
+            Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+                if let Some(field) = fields.unnamed.first() {
+                    variants.push((&variant.ident, &field.ty));
+                }
+            }
+            _ => cx.error_spanned_by(
+                variant,
+                format!(
+                    "variant `{}` must hold exactly one entity, e.g. `{}(Entity)`",
+                    variant.ident, variant.ident
+                ),
+            ),
+        }
+    }
+    let Some((_, first)) = variants.first() else {
+        if !cx.has_errors() {
+            cx.error_spanned_by(ident, "a collection needs at least one entity variant");
+        }
+        return cx.to_compile_errors();
+    };
+    if cx.has_errors() {
+        return cx.to_compile_errors();
+    }
+    let table = quote!(<#first as #st::Entity>::Table);
+    let name = ident.to_string();
+    let arms = variants.iter().map(|(variant, ty)| {
+        quote! {
+            if found == #st::Some(<#ty as #st::Entity>::SCHEMA.name) {
+                return #st::decode::<#ty>(item).map(#ident::#variant);
+            }
+        }
+    });
+    let names = variants
+        .iter()
+        .map(|(_, ty)| quote!(<#ty as #st::Entity>::SCHEMA.name));
+    let checks = variants.iter().map(|(_, ty)| {
+        let span = syn::spanned::Spanned::span(ty);
+        respan(quote!(#st::assert_in_table::<#table, #ty>();), span)
+    });
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #st::Collection for #ident {
+                type Table = #table;
+                const ENTITIES: &'static [&'static str] = &[#(#names),*];
+
+                fn decode_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                    let found = #st::entity_name::<#table>(&item);
+                    #(#arms)*
+                    #st::Err(#st::unknown_entity::<#table>(&item, #name))
+                }
+            }
+
+            #[automatically_derived]
+            impl #st::Decode for #ident {
+                const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
+
+                fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                    <Self as #st::Collection>::decode_item(item)
+                }
+            }
+
+            #[allow(dead_code)]
+            fn __singletable_checks() {
+                #(#checks)*
+            }
+        };
+    }
+}

@@ -31,6 +31,15 @@ pub fn derive_entity(input: TokenStream) -> TokenStream {
     expand::derive_entity(&input).into()
 }
 
+/// Declares an item collection: an enum with one single-field variant per entity stored in
+/// the same partitions, decoded by the entity attribute
+/// (`db.query(Document::partition(..)).collection::<Workspace>()`).
+#[proc_macro_derive(Collection)]
+pub fn derive_collection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_collection(&input).into()
+}
+
 /// Lets a unit-variant enum be part of a key; the key text is the variant name after serde's
 /// `rename`/`rename_all`, so keys and stored attributes agree.
 #[proc_macro_derive(KeyPart)]

@@ -43,8 +43,11 @@ pub mod __private {
     pub use crate::expr::state;
     pub use crate::expr::Field;
     pub use crate::managed::{now_value, Timestamp, VersionNumber};
-    pub use crate::op::query::{primary, Closed, PartitionKey, Parts, SortKeyPart};
+    pub use crate::op::query::{
+        primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart,
+    };
     pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp};
+    pub use crate::DecodeError;
 
     /// Checked for a `#[dynamo(version)]` field.
     pub fn assert_version<T: VersionNumber>(_: &T) {}
@@ -75,6 +78,30 @@ pub mod __private {
         T::parse_part(text, width).map(|value| Box::new(value) as crate::schema::AnyValue)
     }
 
+    /// The entity attribute of a raw item, if it is a string.
+    pub fn entity_name<'a, T: Table>(item: &'a crate::Item) -> Option<&'a str> {
+        match item.get(T::SCHEMA.entity_attribute) {
+            Some(AttributeValue::S(name)) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The error for an item of an entity a collection does not know.
+    pub fn unknown_entity<T: Table>(
+        item: &crate::Item,
+        collection: &'static str,
+    ) -> crate::DecodeError {
+        crate::DecodeError::WrongEntity {
+            key: crate::item::key_text::<T>(item),
+            attribute: T::SCHEMA.entity_attribute,
+            expected: collection,
+            found: entity_name::<T>(item).map(str::to_owned),
+        }
+    }
+
+    /// Checked for each variant of a collection: every entity lives in table `T`.
+    pub fn assert_in_table<T: Table, E: Entity<Table = T>>() {}
+
     /// A template field's value, checked to be a [`KeyField`].
     pub fn key_part<T: KeyField>(value: &T) -> &dyn KeyPart {
         value
@@ -87,6 +114,7 @@ pub mod __private {
     pub fn assert_index_has_sort_key<S: IndexSortKeyDeclared>() {}
     /// Checked for an index without a sort key template.
     pub fn assert_index_has_no_sort_key<S: IndexSortKeyAbsent>() {}
+    pub use crate::item::decode;
     pub use crate::{Entity, Item, Key, KeyError, Table};
     pub use aws_sdk_dynamodb::types::AttributeValue;
     pub use std::option::Option::{self, None, Some};

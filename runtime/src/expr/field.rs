@@ -211,7 +211,7 @@ impl<E, const F: usize> Field<E, String, F> {
     }
 }
 
-impl<E, T: Collection, const F: usize> Field<E, T, F> {
+impl<E, T: Container, const F: usize> Field<E, T, F> {
     /// `contains(field, element)` on a set or list.
     pub fn contains_element(self, element: &T::Element) -> Condition<E>
     where
@@ -239,20 +239,20 @@ fn condition_with_values<'v, E, V: Serialize + ?Sized + 'v>(
 }
 
 /// A set or list type, for `contains`, `ADD`/`DELETE` of elements and `list_append`.
-pub trait Collection {
+pub trait Container {
     /// The element type.
     type Element;
 }
 
-impl<U> Collection for Vec<U> {
+impl<U> Container for Vec<U> {
     type Element = U;
 }
 
-impl<U, S> Collection for std::collections::HashSet<U, S> {
+impl<U, S> Container for std::collections::HashSet<U, S> {
     type Element = U;
 }
 
-impl<U> Collection for std::collections::BTreeSet<U> {
+impl<U> Container for std::collections::BTreeSet<U> {
     type Element = U;
 }
 
@@ -297,7 +297,7 @@ impl<U> Addable for std::collections::BTreeSet<U> {}
     message = "DELETE works only on sets, not on `{Self}`",
     label = "DynamoDB's DELETE removes elements from a set"
 )]
-pub trait SetType: Collection {}
+pub trait SetType: Container {}
 
 impl<U, S> SetType for std::collections::HashSet<U, S> {}
 impl<U> SetType for std::collections::BTreeSet<U> {}
@@ -306,6 +306,6 @@ impl<U> SetType for std::collections::BTreeSet<U> {}
 #[diagnostic::on_unimplemented(
     message = "list_append works only on lists (`Vec`), not on `{Self}`"
 )]
-pub trait ListType: Collection {}
+pub trait ListType: Container {}
 
 impl<U> ListType for Vec<U> {}

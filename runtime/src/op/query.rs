@@ -142,7 +142,7 @@ impl<T: Table> Db<T> {
 
 /// A `Query` of one entity; see [`Db::query`].
 #[must_use = "an operation does nothing until it is sent"]
-pub struct Query<'db, E: Entity, I, P> {
+pub struct Query<'db, E: Entity, I, P, D = E> {
     db: &'db Db<E::Table>,
     partition: PartitionKey<E, I>,
     sort_parts: Vec<OwnedPart>,
@@ -151,11 +151,11 @@ pub struct Query<'db, E: Entity, I, P> {
     limit: Option<i32>,
     filter: Option<Condition<E>>,
     consistent: bool,
-    state: PhantomData<fn() -> P>,
+    state: PhantomData<fn() -> (P, D)>,
 }
 
-impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
-    fn next<Q>(self, part: Option<OwnedPart>, range: Option<Range>) -> Query<'db, E, I, Q> {
+impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
+    fn next<Q, C>(self, part: Option<OwnedPart>, range: Option<Range>) -> Query<'db, E, I, Q, C> {
         let mut sort_parts = self.sort_parts;
         sort_parts.extend(part);
         Query {
@@ -172,7 +172,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// The next sort key part equals `value`.
-    pub fn sort<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Path::Next>
+    pub fn sort<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Path::Next, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Send + Sync + 'static,
@@ -186,7 +186,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
         _field: Path,
         low: Path::Value,
         high: Path::Value,
-    ) -> Query<'db, E, I, Closed>
+    ) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Send + Sync + 'static,
@@ -195,7 +195,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// The next sort key part is below `value`.
-    pub fn lt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    pub fn lt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Send + Sync + 'static,
@@ -204,7 +204,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// The next sort key part is at most `value`.
-    pub fn le<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    pub fn le<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Send + Sync + 'static,
@@ -213,7 +213,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// The next sort key part is above `value`.
-    pub fn gt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    pub fn gt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Send + Sync + 'static,
@@ -222,12 +222,19 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// The next sort key part is at least `value`.
-    pub fn ge<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed>
+    pub fn ge<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Send + Sync + 'static,
     {
         self.next(None, Some(Range::Ge(Box::new(value))))
+    }
+
+    /// Returns every item of the partition as collection `C` (an enum with one variant per
+    /// entity, `#[derive(singletable::Collection)]`), decided by the entity attribute. Items
+    /// of entities `C` does not know are reported in [`Page::errors`], never dropped.
+    pub fn collection<C: Collection<Table = E::Table> + Decode>(self) -> Query<'db, E, I, P, C> {
+        self.next(None, None)
     }
 
     /// Highest sort key first (`ScanIndexForward = false`): newest first for time-ordered keys.
@@ -281,14 +288,17 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
             }
         }
         let key_condition = key.to_expression(&mut placeholders);
-        let entity = Node::Compare(
-            Operand::Path(AttrPath::attribute(table.entity_attribute)),
-            Comparison::Eq,
-            Operand::Value(AttributeValue::S(E::SCHEMA.name.to_owned())),
-        );
+        // One entity's query keeps only its items; a collection's decodes (or reports) all.
+        let entity = D::ONLY_ENTITY.map(|name| {
+            Node::Compare(
+                Operand::Path(AttrPath::attribute(table.entity_attribute)),
+                Comparison::Eq,
+                Operand::Value(AttributeValue::S(name.to_owned())),
+            )
+        });
         let user = user_node(self.filter.as_ref())?;
-        let filter = all(std::iter::once(entity).chain(user))
-            .map(|node| node.to_expression(&mut placeholders));
+        let filter =
+            all(entity.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
         Ok(Prepared {
             index_name: self.partition.index.map(|index| index.name),
             key_condition,
@@ -349,7 +359,7 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// One page, starting after `cursor` (from the previous page), or the first page.
-    pub async fn page(&self, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
+    pub async fn page(&self, cursor: Option<&Cursor>) -> Result<Page<D>, Error> {
         let prepared = self.prepare(false)?;
         let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
         let output = prepared.builder(self, start).send().await?;
@@ -358,11 +368,12 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// Every page, following `LastEvaluatedKey` through the SDK's paginator.
-    pub fn pages(self) -> impl Stream<Item = Result<Page<E>, Error>> + 'db
+    pub fn pages(self) -> impl Stream<Item = Result<Page<D>, Error>> + 'db
     where
         E: 'db,
         I: 'db,
         P: 'db,
+        D: 'db,
     {
         let index = self.partition.index;
         let db = self.db;
@@ -386,14 +397,15 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
 
     /// Every matching item, page after page; an item that does not decode is an `Err` in the
     /// stream (the rest still arrive).
-    pub fn items(self) -> impl Stream<Item = Result<E, Error>> + 'db
+    pub fn items(self) -> impl Stream<Item = Result<D, Error>> + 'db
     where
         E: 'db,
         I: 'db,
         P: 'db,
+        D: 'db,
     {
         self.pages().flat_map(|page| {
-            let results: Vec<Result<E, Error>> = match page {
+            let results: Vec<Result<D, Error>> = match page {
                 Ok(page) => page
                     .items
                     .into_iter()
@@ -411,11 +423,12 @@ impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P> {
     }
 
     /// All matching items (every page).
-    pub async fn all(self) -> Result<Vec<E>, Error>
+    pub async fn all(self) -> Result<Vec<D>, Error>
     where
         E: 'db,
         I: 'db,
         P: 'db,
+        D: 'db,
     {
         let items = self.items();
         futures::pin_mut!(items);
@@ -461,6 +474,35 @@ fn just_below(text: &str) -> String {
     }
 }
 
+/// What a query's items decode into: one entity, or a [`Collection`] of several.
+pub trait Decode: Sized {
+    /// The only entity to read (the query filters on it), or `None` for a collection.
+    const ONLY_ENTITY: Option<&'static str>;
+
+    /// Decodes one item.
+    fn decode(item: Item) -> Result<Self, DecodeError>;
+}
+
+impl<E: Entity> Decode for E {
+    const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
+
+    fn decode(item: Item) -> Result<Self, DecodeError> {
+        crate::item::decode(item)
+    }
+}
+
+/// Several entities sharing partitions (an item collection), as one enum; implemented by
+/// `#[derive(singletable::Collection)]`.
+pub trait Collection: Sized {
+    /// The table the entities live in.
+    type Table: Table;
+    /// The entities, by the entity attribute's value.
+    const ENTITIES: &'static [&'static str];
+
+    /// Decodes an item into the variant its entity attribute names.
+    fn decode_item(item: Item) -> Result<Self, DecodeError>;
+}
+
 /// Renders a query's part value with the template's context.
 fn render_part(
     part: Option<&OwnedPart>,
@@ -502,9 +544,9 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn request<E: Entity, I, P>(
+    fn request<E: Entity, I, P, D>(
         &self,
-        query: &Query<'_, E, I, P>,
+        query: &Query<'_, E, I, P, D>,
         start: Option<&Item>,
     ) -> Request {
         Body::default()
@@ -525,9 +567,9 @@ impl Prepared {
             .request("Query")
     }
 
-    fn builder<E: Entity, I, P>(
+    fn builder<E: Entity, I, P, D>(
         self,
-        query: &Query<'_, E, I, P>,
+        query: &Query<'_, E, I, P, D>,
         start: Option<Item>,
     ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
         query
@@ -560,7 +602,7 @@ pub struct Page<E> {
     pub cursor: Option<Cursor>,
 }
 
-impl<E: Entity> Page<E> {
+impl<D: Decode> Page<D> {
     /// Decodes a response's items, keeping the ones that fail as errors.
     fn from_output(
         output: aws_sdk_dynamodb::operation::query::QueryOutput,
@@ -569,7 +611,7 @@ impl<E: Entity> Page<E> {
         let mut items = Vec::new();
         let mut errors = Vec::new();
         for item in output.items.unwrap_or_default() {
-            match crate::item::decode::<E>(item) {
+            match D::decode(item) {
                 Ok(entity) => items.push(entity),
                 Err(error) => errors.push(error),
             }
@@ -634,9 +676,9 @@ impl Cursor {
     }
 
     /// The `ExclusiveStartKey` for `query`, if this cursor belongs to it.
-    fn start_key<E: Entity, I: QueryIndex, P>(
+    fn start_key<E: Entity, I: QueryIndex, P, D>(
         &self,
-        query: &Query<'_, E, I, P>,
+        query: &Query<'_, E, I, P, D>,
     ) -> Result<Item, Error> {
         let table = <E::Table as Table>::SCHEMA;
         let invalid = |reason: String| Error::Cursor(CursorError { reason });

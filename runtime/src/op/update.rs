@@ -6,7 +6,7 @@ use super::{condition_failure, Expectations};
 use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
-use crate::expr::field::{to_value, Addable, Collection, ListType, Optional, SetType, Updatable};
+use crate::expr::field::{to_value, Addable, Container, ListType, Optional, SetType, Updatable};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field, Placeholders};
@@ -259,7 +259,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         E: Updatable<F, T>,
         S: Touch<F, Relative>,
-        T: ListType + Collection + Serialize,
+        T: ListType + Container + Serialize,
     {
         self.relative(field, &items, "prepend", |path, value| {
             Action::Set(path, SetValue::Prepend(value))
