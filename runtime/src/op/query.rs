@@ -625,7 +625,7 @@ impl<D: Decode> Page<D> {
 }
 
 /// An opaque position in a query's results, for "next page" APIs: [`Cursor::encode`] gives a
-/// URL-safe string and [`Cursor::decode`] reads it back. A cursor is checked against the
+/// printable (base64) string and [`Cursor::decode`] reads it back. A cursor is checked against the
 /// query it resumes: one from another index, partition or table shape is an error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cursor {
