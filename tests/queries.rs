@@ -12,9 +12,20 @@ use singletable::{Db, Entity, Error, KeyPart, Table};
     sk = "SK",
     gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"),
     gsi2(name = "GSI2", pk = "GSI2PK", sk = "GSI2SK"),
+    gsi3(name = "GSI3", pk = "author", sk = "score", sk_type = "N"),
     lsi1(name = "LSI1", sk = "LSI1SK")
 )]
 struct Workspace;
+
+/// An index keyed on plain attributes: nothing extra is written, the index reads `author` and
+/// `score` (a number, so it sorts numerically) from the item itself.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Workspace, pk = "REVIEW#{id}", sk = "REVIEW", gsi3pk = author, gsi3sk = score)]
+struct Review {
+    id: String,
+    author: String,
+    score: u32,
+}
 
 #[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -467,4 +478,89 @@ async fn the_collection_query_decodes_mixed_entities_and_reports_unknown_ones() 
         request.body.get("FilterExpression").is_none(),
         "a collection filters on no entity"
     );
+}
+
+#[test]
+fn indexes_on_plain_attributes_query_typed_values() {
+    let db = offline();
+    let request = db
+        .query(Review::gsi3(&"ana".to_owned()))
+        .gt(Review::SCORE, 5)
+        .params()
+        .unwrap();
+    assert_eq!(request.body["IndexName"], "GSI3");
+    assert_eq!(
+        request.body["KeyConditionExpression"],
+        "#n0 = :v0 AND #n1 > :v1"
+    );
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n0"], "author");
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n1"], "score");
+    assert_eq!(request.body["ExpressionAttributeValues"][":v0"]["S"], "ana");
+    assert_eq!(request.body["ExpressionAttributeValues"][":v1"]["N"], "5");
+    let item = db
+        .put(&Review {
+            id: "r1".into(),
+            author: "ana".into(),
+            score: 7,
+        })
+        .params()
+        .unwrap();
+    assert!(
+        item.body["Item"].get("GSI3PK").is_none(),
+        "nothing extra is written"
+    );
+    // Changing `score` needs nothing else: the index reads the attribute itself.
+    let update = db
+        .update(Review::key("r1").unwrap())
+        .set(Review::SCORE, 9)
+        .params()
+        .unwrap();
+    assert_eq!(update.body["UpdateExpression"], "SET #n0 = :v0");
+    let create = db.create_table().params();
+    let definitions = create.body["AttributeDefinitions"].as_array().unwrap();
+    assert!(definitions
+        .iter()
+        .any(|d| d["AttributeName"] == "score" && d["AttributeType"] == "N"));
+    assert!(definitions
+        .iter()
+        .any(|d| d["AttributeName"] == "author" && d["AttributeType"] == "S"));
+}
+
+#[tokio::test]
+async fn indexes_on_plain_attributes_follow_updates_on_the_engine() {
+    let db = seeded(0).await;
+    for (id, score) in [("r1", 3u32), ("r2", 8), ("r3", 12)] {
+        db.put(&Review {
+            id: id.into(),
+            author: "ana".into(),
+            score,
+        })
+        .send()
+        .await
+        .unwrap();
+    }
+    let high: Vec<Review> = db
+        .query(Review::gsi3(&"ana".to_owned()))
+        .ge(Review::SCORE, 8)
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(
+        high.iter().map(|r| r.score).collect::<Vec<_>>(),
+        [8, 12],
+        "numeric order, not text"
+    );
+    db.update(Review::key("r1").unwrap())
+        .set(Review::SCORE, 20)
+        .send()
+        .await
+        .unwrap();
+    let top: Vec<Review> = db
+        .query(Review::gsi3(&"ana".to_owned()))
+        .descending()
+        .limit(1)
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(top[0].id, "r1");
 }

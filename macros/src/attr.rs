@@ -46,6 +46,8 @@ pub struct TableIndexAttr {
     pub name: Option<LitStr>,
     pub pk: Option<LitStr>,
     pub sk: Option<LitStr>,
+    pub pk_type: Option<LitStr>,
+    pub sk_type: Option<LitStr>,
 }
 
 /// `#[dynamo(...)]` on a `Table`.
@@ -68,7 +70,7 @@ const TABLE_KEYS: &[&str] = &[
     "gsi1",
     "lsi1",
 ];
-const TABLE_INDEX_KEYS: &[&str] = &["name", "pk", "sk"];
+const TABLE_INDEX_KEYS: &[&str] = &["name", "pk", "sk", "pk_type", "sk_type"];
 
 pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
     let mut out = TableAttrs::default();
@@ -89,6 +91,8 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                             name: None,
                             pk: None,
                             sk: None,
+                            pk_type: None,
+                            sk_type: None,
                         };
                         meta.parse_nested_meta(|inner| {
                             let key = inner.path.get_ident().map(Ident::to_string).unwrap_or_default();
@@ -96,8 +100,10 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                                 "name" => set_once(cx, &inner, &mut index.name),
                                 "pk" => set_once(cx, &inner, &mut index.pk),
                                 "sk" => set_once(cx, &inner, &mut index.sk),
+                                "pk_type" => set_once(cx, &inner, &mut index.pk_type),
+                                "sk_type" => set_once(cx, &inner, &mut index.sk_type),
                                 _ => Err(inner.error(format!(
-                                    "unknown index setting `{key}`; expected `name`, `pk` or `sk`{}",
+                                    "unknown index setting `{key}`; expected `name`, `pk`, `sk`, `pk_type` or `sk_type`{}",
                                     did_you_mean(&key, TABLE_INDEX_KEYS.iter().copied())
                                 ))),
                             }
@@ -135,6 +141,10 @@ pub struct EntityIndexAttr {
     pub slot: Slot,
     pub pk: Option<Template>,
     pub sk: Option<Template>,
+    /// `gsi2pk = author`: the index reads this field's attribute as is.
+    pub pk_attribute: Option<Ident>,
+    /// `gsi2sk = created_at`.
+    pub sk_attribute: Option<Ident>,
     pub when: Option<WhenRule>,
     /// The first attribute path naming this slot, for errors about the slot as a whole.
     pub first_path: Path,
@@ -205,6 +215,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                                 slot,
                                 pk: None,
                                 sk: None,
+                                pk_attribute: None,
+                                sk_attribute: None,
                                 when: None,
                                 first_path: meta.path.clone(),
                             });
@@ -213,8 +225,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                     };
                     let index = &mut out.indexes[position];
                     match part {
-                        IndexPart::Pk => set_template(cx, &meta, &mut index.pk),
-                        IndexPart::Sk => set_template(cx, &meta, &mut index.sk),
+                        IndexPart::Pk => set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attribute),
+                        IndexPart::Sk => set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attribute),
                         IndexPart::When => {
                             let rule = parse_when(&meta)?;
                             if index.when.replace(rule).is_some() {
@@ -299,12 +311,44 @@ fn set_once(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<LitStr>) ->
     Ok(())
 }
 
+/// An index key: a template string, or a field name whose attribute the index reads as is.
+fn set_index_key(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    template: &mut Option<Template>,
+    attribute: &mut Option<Ident>,
+) -> syn::Result<()> {
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        return set_template_value(cx, meta, value.parse()?, template);
+    }
+    let field: Ident = value.parse().map_err(|error| {
+        syn::Error::new(
+            error.span(),
+            "expected a key template string (`\"TEAM#{team_id}\"`) or a field name (`author`)",
+        )
+    })?;
+    if template.is_some() || attribute.replace(field).is_some() {
+        cx.error_spanned_by(&meta.path, "this index key is given twice");
+    }
+    Ok(())
+}
+
 fn set_template(
     cx: &mut Ctxt,
     meta: &ParseNestedMeta,
     slot: &mut Option<Template>,
 ) -> syn::Result<()> {
     let value: LitStr = meta.value()?.parse()?;
+    set_template_value(cx, meta, value, slot)
+}
+
+fn set_template_value(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    value: LitStr,
+    slot: &mut Option<Template>,
+) -> syn::Result<()> {
     match Template::parse(&value) {
         Ok(template) => {
             if slot.replace(template).is_some() {

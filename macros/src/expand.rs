@@ -177,6 +177,14 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let first = index.pk.as_ref().or(index.sk.as_ref());
         let span = first
             .map(|template| template.literal.span())
+            .or_else(|| {
+                index
+                    .pk_attribute
+                    .iter()
+                    .chain(&index.sk_attribute)
+                    .next()
+                    .map(Ident::span)
+            })
             .unwrap_or_else(Span::call_site);
         let declared = respan(
             quote!(<#table as #st::DeclaresIndex<#st::index::#slot>>),
@@ -214,12 +222,70 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     #st::assert_index_has_sort_key::<#declared::SortKey>();));
                 quote!(#st::Some(#template_name))
             }
+            None if index.sk_attribute.is_some() => {
+                checks.push(quote_spanned!(span=>
+                    #st::assert_index_has_sort_key::<#declared::SortKey>();));
+                quote!(#st::None)
+            }
             None => {
                 checks.push(quote_spanned!(span=>
                     #st::assert_index_has_no_sort_key::<#declared::SortKey>();));
                 quote!(#st::None)
             }
         };
+        // Keys read from the item as is: the table's index must name the same attribute and
+        // declare the attribute's DynamoDB type.
+        let mut key_attributes = Vec::new();
+        for (role, attribute) in [
+            ("partition", &index.pk_attribute),
+            ("sort", &index.sk_attribute),
+        ] {
+            let Some(field) = attribute
+                .as_ref()
+                .and_then(|attribute| entity.field(&attribute.to_string()))
+            else {
+                key_attributes.push(quote!(#st::None));
+                continue;
+            };
+            let name = &field.attribute;
+            let ty = field.ty;
+            let span = attribute
+                .as_ref()
+                .map(Ident::span)
+                .unwrap_or_else(Span::call_site);
+            let (key, kind) = match role {
+                "partition" => (
+                    quote!(#st::Some(#index_const.partition_key)),
+                    quote!(#index_const.partition_key_type),
+                ),
+                _ => (
+                    quote!(#index_const.sort_key),
+                    quote!(#index_const.sort_key_type),
+                ),
+            };
+            let name_message = format!(
+                "the table's `{slot_name}` {role} key attribute must be `{name}`: `{slot_name}{}k = {}` reads that attribute of the item as is",
+                &role[..1],
+                field.ident
+            );
+            let type_message = format!(
+                "the table's `{slot_name}` {role} key type must match `{}`'s DynamoDB type: set `{}k_type` on the table's `{slot_name}` (\"S\", \"N\" or \"B\")",
+                field.ident,
+                &role[..1]
+            );
+            consts.push(respan(
+                quote! {
+                    const _: () = ::core::assert!(#st::option_str_eq(#key, #name), #name_message);
+                    const _: () = ::core::assert!(
+                        #kind as u8 == <#ty as #st::ScalarAttribute>::TYPE as u8,
+                        #type_message
+                    );
+                },
+                span,
+            ));
+            key_attributes.push(quote!(#st::Some(#name)));
+        }
+        let (partition_attribute, sort_attribute) = (&key_attributes[0], &key_attributes[1]);
         let rule = match &index.when {
             Some(rule) => {
                 let expr = &rule.expr;
@@ -247,6 +313,8 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 index: #index_const,
                 partition_key: #pk_schema,
                 sort_key: #sk_schema,
+                partition_attribute: #partition_attribute,
+                sort_attribute: #sort_attribute,
                 rule: #rule,
             }
         });
@@ -376,74 +444,56 @@ fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
     let Some(pk) = &entity.attrs.pk else {
         return (Vec::new(), TokenStream::new());
     };
-    // (constructor name, index marker, index schema const, partition template, sort template, slot label, sort attribute label)
-    let mut targets = vec![(
-        format_ident!("partition"),
-        quote!(#st::primary),
-        quote!(#st::None),
-        pk,
-        entity.attrs.sk.as_ref(),
-        "the table".to_owned(),
-        "sk".to_owned(),
-    )];
+    let mut targets = vec![QueryTarget {
+        name: format_ident!("partition"),
+        marker: quote!(#st::primary),
+        schema: None,
+        partition: KeySource::Template(pk),
+        sort: entity.attrs.sk.as_ref().map(KeySource::Template),
+        label: "the table".to_owned(),
+        sort_label: "sk".to_owned(),
+    }];
     for index in &entity.attrs.indexes {
         let slot = index.slot.name();
         let marker = format_ident!("{}", slot);
         let schema = format_ident!("__{}", slot.to_uppercase());
-        let partition = match &index.pk {
-            Some(template) => template,
-            None => pk,
+        let partition = match (&index.pk, &index.pk_attribute) {
+            (Some(template), _) => KeySource::Template(template),
+            (None, Some(attribute)) => KeySource::Attribute(attribute),
+            (None, None) => KeySource::Template(pk),
         };
-        targets.push((
-            format_ident!("{}", slot),
-            quote!(#st::index::#marker),
-            quote!(#st::Some(#schema)),
+        let sort = match (&index.sk, &index.sk_attribute) {
+            (Some(template), _) => Some(KeySource::Template(template)),
+            (None, Some(attribute)) => Some(KeySource::Attribute(attribute)),
+            (None, None) => None,
+        };
+        targets.push(QueryTarget {
+            name: format_ident!("{}", slot),
+            marker: quote!(#st::index::#marker),
+            schema: Some(schema),
             partition,
-            index.sk.as_ref(),
-            format!("index `{slot}`"),
-            format!("{slot}sk"),
-        ));
+            sort,
+            label: format!("index `{slot}`"),
+            sort_label: format!("{slot}sk"),
+        });
     }
     let mut constructors = Vec::new();
     let mut items = Vec::new();
-    for (name, marker, schema, partition, sort, label, sort_label) in targets {
-        let mut params = Vec::new();
-        let mut seen: Vec<&str> = Vec::new();
-        for field_name in partition.fields() {
-            if seen.contains(&field_name) {
-                continue;
-            }
-            seen.push(field_name);
-            let Some(field) = entity.field(field_name) else {
-                continue;
-            };
-            let arg = field.ident;
-            let ty = field.ty;
-            let ty = respan(
-                quote!(<#ty as #st::KeyField>::Borrowed),
-                partition.literal.span(),
-            );
-            params.push(quote!(#arg: &#ty));
-        }
-        let values = partition.fields().map(|field_name| {
-            let arg = Ident::new(field_name, partition.literal.span());
-            quote!(&#arg)
-        });
-        let template = template_const(partition);
-        let doc = format!(
-            "The partition of {label} with these fields (partition key {:?}), to pass to `Db::query`.",
-            partition.literal.value()
-        );
-        constructors.push(quote! {
-            #[doc = #doc]
-            #[allow(clippy::too_many_arguments)]
-            pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
-                const TEMPLATE: #st::KeyTemplate = #template;
-                #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #schema)
-            }
-        });
+    for target in targets {
+        let QueryTarget {
+            name,
+            marker,
+            schema,
+            partition,
+            sort,
+            label,
+            sort_label,
+        } = target;
+        constructors.push(partition_constructor(
+            entity, &name, &marker, &schema, &partition, &label,
+        ));
         let Some(sort) = sort else { continue };
-        let parts: Vec<&str> = sort.fields().collect();
+        let parts: Vec<String> = sort.fields();
         let list = parts
             .iter()
             .map(|part| format!("`{part}`"))
@@ -459,9 +509,9 @@ fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
             let ty = entity.fields[position].ty;
             let check = format_ident!("__{}_{}_sort_part_{}", ident, name, step);
             let message = format!(
-                "`{part}` is sort key part {} of {label} of `{ident}` ({sort_label} = {:?}), so it cannot come here",
+                "`{part}` is sort key part {} of {label} of `{ident}` ({sort_label} = {}), so it cannot come here",
                 step + 1,
-                sort.literal.value()
+                sort.describe()
             )
             .replace('{', "{{")
             .replace('}', "}}");
@@ -482,6 +532,105 @@ fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
         }
     }
     (constructors, quote!(#(#items)*))
+}
+
+/// One index a query can target, and where its keys come from.
+struct QueryTarget<'a> {
+    name: Ident,
+    marker: TokenStream,
+    /// `None` for the table, the index schema constant otherwise.
+    schema: Option<Ident>,
+    partition: KeySource<'a>,
+    sort: Option<KeySource<'a>>,
+    label: String,
+    sort_label: String,
+}
+
+/// A key made from a template, or an attribute of the item read as is.
+enum KeySource<'a> {
+    Template(&'a Template),
+    Attribute(&'a Ident),
+}
+
+impl KeySource<'_> {
+    fn fields(&self) -> Vec<String> {
+        match self {
+            KeySource::Template(template) => template.fields().map(str::to_owned).collect(),
+            KeySource::Attribute(attribute) => vec![attribute.to_string()],
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            KeySource::Template(template) => format!("{:?}", template.literal.value()),
+            KeySource::Attribute(attribute) => attribute.to_string(),
+        }
+    }
+}
+
+/// `Entity::partition(..)` / `Entity::gsi1(..)`: the partition key from its fields.
+fn partition_constructor(
+    entity: &Entity,
+    name: &Ident,
+    marker: &TokenStream,
+    schema: &Option<Ident>,
+    partition: &KeySource,
+    label: &str,
+) -> TokenStream {
+    let st = private();
+    let doc = format!(
+        "The partition of {label} with these fields (partition key {}), to pass to `Db::query`.",
+        partition.describe()
+    );
+    let partition = match (partition, schema) {
+        (KeySource::Attribute(attribute), Some(schema)) => {
+            let ty = entity.field(&attribute.to_string()).map(|field| field.ty);
+            return quote! {
+                #[doc = #doc]
+                pub fn #name(#attribute: &#ty) -> #st::PartitionKey<Self, #marker> {
+                    #st::PartitionKey::attribute(#attribute, #schema)
+                }
+            };
+        }
+        // The table's own key is always a template.
+        (KeySource::Attribute(_), None) => return TokenStream::new(),
+        (KeySource::Template(template), _) => template,
+    };
+    let mut params = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for field_name in partition.fields() {
+        if seen.contains(&field_name) {
+            continue;
+        }
+        seen.push(field_name);
+        let Some(field) = entity.field(field_name) else {
+            continue;
+        };
+        let arg = field.ident;
+        let ty = field.ty;
+        let ty = respan(
+            quote!(<#ty as #st::KeyField>::Borrowed),
+            partition.literal.span(),
+        );
+        params.push(quote!(#arg: &#ty));
+    }
+    let values = partition.fields().map(|field_name| {
+        let arg = Ident::new(field_name, partition.literal.span());
+        quote!(&#arg)
+    });
+    let template = template_const(partition);
+    let index = match schema {
+        Some(schema) => quote!(#st::Some(#schema)),
+        None => quote!(#st::None),
+    };
+    quote! {
+        #[doc = #doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+            const TEMPLATE: #st::KeyTemplate = #template;
+            #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #index)
+        }
+    }
 }
 
 /// The managed fields' schema, with checks that their types fit their roles.
@@ -849,6 +998,16 @@ fn expand_table(table: &Table) -> TokenStream {
         } else {
             quote!(#st::WithoutSortKey)
         };
+        let scalar = |declared: &Option<syn::LitStr>| match declared
+            .as_ref()
+            .map(syn::LitStr::value)
+            .as_deref()
+        {
+            Some("N") => quote!(#st::ScalarType::Number),
+            Some("B") => quote!(#st::ScalarType::Binary),
+            _ => quote!(#st::ScalarType::String),
+        };
+        let (partition_key_type, sort_key_type) = (scalar(&index.pk_type), scalar(&index.sk_type));
         index_consts.push(quote! {
             const #index_const: #st::IndexSchema = #st::IndexSchema {
                 slot: #slot_name,
@@ -856,6 +1015,8 @@ fn expand_table(table: &Table) -> TokenStream {
                 kind: #st::IndexKind::#kind,
                 partition_key: #partition_key,
                 sort_key: #sort_key,
+                partition_key_type: #partition_key_type,
+                sort_key_type: #sort_key_type,
             };
         });
         index_names.push(index_const.clone());

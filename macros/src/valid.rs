@@ -27,23 +27,42 @@ impl Entity<'_> {
         self.check_managed_fields(cx);
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
-            match (index.slot, &index.pk) {
-                (Slot::Global(_), None) => cx.error_spanned_by(
+            let has_pk = index.pk.is_some() || index.pk_attribute.is_some();
+            let has_sk = index.sk.is_some() || index.sk_attribute.is_some();
+            match index.slot {
+                Slot::Global(_) if !has_pk => cx.error_spanned_by(
                     &index.first_path,
-                    format!("index `{slot}` needs a partition key template: add `{slot}pk = \"...\"`"),
+                    format!("index `{slot}` needs a partition key: add `{slot}pk = \"...\"` (a template) or `{slot}pk = field`"),
                 ),
-                (Slot::Local(_), Some(template)) => cx.error_spanned_by(
-                    &template.literal,
+                Slot::Local(_) if has_pk => cx.error_spanned_by(
+                    &index.first_path,
                     format!("`{slot}` is a local index: it shares the table's partition key, so it takes only `{slot}sk`"),
+                ),
+                Slot::Local(_) if !has_sk => cx.error_spanned_by(
+                    &index.first_path,
+                    format!("local index `{slot}` needs a sort key: add `{slot}sk = \"...\"` or `{slot}sk = field`"),
                 ),
                 _ => {}
             }
-            if matches!(index.slot, Slot::Local(_)) && index.sk.is_none() {
+            for attribute in index.pk_attribute.iter().chain(&index.sk_attribute) {
+                if self.field(&attribute.to_string()).is_none() {
+                    cx.error_spanned_by(
+                        attribute,
+                        format!(
+                            "`{attribute}` is not a field of `{}`{}",
+                            self.ident,
+                            self.did_you_mean(&attribute.to_string())
+                        ),
+                    );
+                }
+            }
+            if let (Some(rule), true) = (
+                &index.when,
+                index.pk_attribute.is_some() || index.sk_attribute.is_some(),
+            ) {
                 cx.error_spanned_by(
-                    &index.first_path,
-                    format!(
-                        "local index `{slot}` needs a sort key template: add `{slot}sk = \"...\"`"
-                    ),
+                    &rule.expr,
+                    format!("`{slot}` reads item attributes as is, so a rule cannot leave its keys out; sparse indexes need key templates"),
                 );
             }
             for template in index.pk.iter().chain(&index.sk) {
@@ -146,6 +165,14 @@ impl Table<'_> {
         }
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
+            for kind in index.pk_type.iter().chain(&index.sk_type) {
+                if !matches!(kind.value().as_str(), "S" | "N" | "B") {
+                    cx.error_spanned_by(
+                        kind,
+                        "a key type is \"S\" (string), \"N\" (number) or \"B\" (binary)",
+                    );
+                }
+            }
             match index.slot {
                 Slot::Global(_) if index.pk.is_none() => cx.error_spanned_by(
                     &index.slot_ident,

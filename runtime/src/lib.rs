@@ -7,6 +7,8 @@ pub mod cost;
 mod db;
 pub mod error;
 pub mod expr;
+#[cfg(feature = "local")]
+pub mod fault;
 pub mod item;
 pub mod key;
 #[cfg(feature = "local")]
@@ -46,7 +48,18 @@ pub mod __private {
     pub use crate::op::query::{
         primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart,
     };
-    pub use crate::schema::{FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp};
+    pub use crate::schema::{
+        str_eq, FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp,
+        ScalarAttribute, ScalarType,
+    };
+
+    /// Whether an optional attribute name is `name` (usable in constants).
+    pub const fn option_str_eq(attribute: Option<&str>, name: &str) -> bool {
+        match attribute {
+            Some(attribute) => str_eq(attribute, name),
+            None => false,
+        }
+    }
     pub use crate::DecodeError;
 
     /// Checked for a `#[dynamo(version)]` field.

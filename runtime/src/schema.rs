@@ -54,7 +54,57 @@ pub struct IndexSchema {
     pub partition_key: &'static str,
     /// Sort key attribute, if any.
     pub sort_key: Option<&'static str>,
+    /// DynamoDB type of the partition key attribute (templates render strings).
+    pub partition_key_type: ScalarType,
+    /// DynamoDB type of the sort key attribute.
+    pub sort_key_type: ScalarType,
 }
+
+/// A key attribute's DynamoDB type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarType {
+    /// `S`
+    String,
+    /// `N`
+    Number,
+    /// `B`
+    Binary,
+}
+
+impl ScalarType {
+    /// DynamoDB's code for it.
+    pub fn code(self) -> &'static str {
+        match self {
+            ScalarType::String => "S",
+            ScalarType::Number => "N",
+            ScalarType::Binary => "B",
+        }
+    }
+}
+
+/// Field types that can be an index key attribute read directly from the item
+/// (`gsi2pk = author`), by the DynamoDB type serde writes them as.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an index key attribute",
+    label = "index keys are strings, numbers or binary",
+    note = "use a key template (`gsi2pk = \"MEMBER#{{author}}\"`) for other types"
+)]
+pub trait ScalarAttribute {
+    /// The DynamoDB type.
+    const TYPE: ScalarType;
+}
+
+macro_rules! scalar_attributes {
+    ($kind:ident: $($ty:ty),*) => {$( impl ScalarAttribute for $ty { const TYPE: ScalarType = ScalarType::$kind; } )*};
+}
+scalar_attributes!(String: String);
+scalar_attributes!(Number: u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+#[cfg(feature = "chrono")]
+scalar_attributes!(String: chrono::DateTime<chrono::Utc>, chrono::NaiveDate);
+#[cfg(feature = "uuid")]
+scalar_attributes!(String: uuid::Uuid);
+#[cfg(feature = "ulid")]
+scalar_attributes!(String: ulid::Ulid);
 
 /// An item type stored in a table, declared with `#[derive(singletable::Entity)]`.
 pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
@@ -195,10 +245,15 @@ impl Eq for IndexRule {}
 pub struct EntityIndex {
     /// The index.
     pub index: &'static IndexSchema,
-    /// Partition key template (`None` on a local index, which shares the table's).
+    /// Partition key template (`None` on a local index, which shares the table's, or when
+    /// the index reads an attribute of the item directly).
     pub partition_key: Option<KeyTemplate>,
-    /// Sort key template, if the index has a sort key.
+    /// Sort key template, if the index has a templated sort key.
     pub sort_key: Option<KeyTemplate>,
+    /// The item attribute the index uses as its partition key as is (`gsi2pk = author`).
+    pub partition_attribute: Option<&'static str>,
+    /// The item attribute the index uses as its sort key as is (`gsi2sk = created_at`).
+    pub sort_attribute: Option<&'static str>,
     /// The rule that decides whether an item is indexed (`None`: always).
     pub rule: Option<IndexRule>,
 }
@@ -294,3 +349,19 @@ impl IndexSortKeyDeclared for WithSortKey {}
 )]
 pub trait IndexSortKeyAbsent {}
 impl IndexSortKeyAbsent for WithoutSortKey {}
+
+/// Byte-wise string equality usable in constants (the derive checks attribute names with it).
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut position = 0;
+    while position < a.len() {
+        if a[position] != b[position] {
+            return false;
+        }
+        position += 1;
+    }
+    true
+}

@@ -100,10 +100,16 @@ impl<T: Table + HasSortKey> Db<T> {
         E: Entity<Table = T>,
         V: Serialize + DeserializeOwned + Send + Sync + 'static,
     {
-        let partition_value = partition
-            .value()
-            .map_err(|error| Error::Key(error.clone()))?
-            .to_owned();
+        let partition_value = match partition.value() {
+            Ok(AttributeValue::S(value)) => value.clone(),
+            Ok(other) => {
+                return Err(Error::Encode {
+                    entity: E::SCHEMA.name,
+                    message: format!("the partition key {other:?} is not a string"),
+                })
+            }
+            Err(error) => return Err(error.clone().into()),
+        };
         // Newest first; the history's constant sort key prefix keeps the pointer out.
         let newest = self.query(partition).descending().limit(25).items();
         futures::pin_mut!(newest);

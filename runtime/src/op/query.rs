@@ -7,9 +7,9 @@
 //! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
 
-use crate::error::{DecodeError, Error};
+use crate::error::{DecodeError, EncodeError, Error};
 use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
-use crate::expr::field::FieldPath;
+use crate::expr::field::{to_value, FieldPath};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::key::{KeyPart, KeyTemplate, PartContext};
@@ -18,6 +18,7 @@ use crate::wire::{self, Body, Request};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use futures::{Stream, StreamExt};
+use serde::Serialize;
 use serde_json::json;
 use std::marker::PhantomData;
 
@@ -68,7 +69,7 @@ pub trait SortKeyPart<E, I, P> {
 /// A partition of an index, rendered from the partition template; made by the generated
 /// `Entity::partition(..)`, `Entity::gsi1(..)`, ... constructors.
 pub struct PartitionKey<E, I> {
-    value: Result<String, crate::KeyError>,
+    value: Result<AttributeValue, EncodeError>,
     index: Option<&'static IndexSchema>,
     types: PhantomData<fn() -> (E, I)>,
 }
@@ -81,31 +82,77 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
         index: Option<&'static IndexSchema>,
     ) -> Self {
         PartitionKey {
-            value,
+            value: value.map(AttributeValue::S).map_err(EncodeError::Key),
             index,
             types: PhantomData,
         }
     }
 
-    /// The rendered partition key value (or why it could not be rendered).
-    pub fn value(&self) -> Result<&str, &crate::KeyError> {
-        self.value.as_ref().map(String::as_str)
+    /// A partition of an index keyed on an item attribute as is (`gsi2pk = author`).
+    #[doc(hidden)]
+    pub fn attribute<V: Serialize + ?Sized>(value: &V, index: &'static IndexSchema) -> Self {
+        PartitionKey {
+            value: to_value(value),
+            index: Some(index),
+            types: PhantomData,
+        }
     }
 
-    fn sort_template(&self) -> Option<KeyTemplate> {
-        match self.index {
-            None => E::SCHEMA.sort_key,
+    /// The partition key value (or why it could not be made).
+    pub fn value(&self) -> Result<&AttributeValue, &EncodeError> {
+        self.value.as_ref()
+    }
+
+    fn sort_key(&self) -> SortKeyShape {
+        let (template, attribute) = match self.index {
+            None => (E::SCHEMA.sort_key, None),
             Some(index) => E::SCHEMA
                 .indexes
                 .iter()
                 .find(|entity_index| entity_index.index.slot == index.slot)
-                .and_then(|entity_index| entity_index.sort_key),
+                .map(|entity_index| (entity_index.sort_key, entity_index.sort_attribute))
+                .unwrap_or_default(),
+        };
+        match (template, attribute) {
+            (Some(template), _) => SortKeyShape::Template(template),
+            (None, Some(_)) => SortKeyShape::Attribute,
+            (None, None) => SortKeyShape::None,
         }
     }
 }
 
-/// An owned, type-erased key part (a sort key value given to a query).
-type OwnedPart = Box<dyn KeyPart + Send + Sync>;
+/// How the queried index's sort key is made.
+enum SortKeyShape {
+    Template(KeyTemplate),
+    Attribute,
+    None,
+}
+
+/// A sort key value given to a query: its key text (for templates) and its attribute value
+/// (for sort keys that are plain attributes).
+struct OwnedPart {
+    part: Box<dyn KeyPart + Send + Sync>,
+    attribute: Result<AttributeValue, EncodeError>,
+}
+
+impl OwnedPart {
+    fn new<T: KeyPart + Serialize + Send + Sync + 'static>(value: T) -> Self {
+        OwnedPart {
+            attribute: to_value(&value),
+            part: Box::new(value),
+        }
+    }
+
+    fn value(&self) -> Result<Operand, EncodeError> {
+        self.attribute.clone().map(Operand::Value)
+    }
+}
+
+impl KeyPart for OwnedPart {
+    fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), crate::KeyError> {
+        self.part.render_part(context, out)
+    }
+}
 
 /// The range on the next sort key part.
 enum Range {
@@ -175,9 +222,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     pub fn sort<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Path::Next, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Send + Sync + 'static,
+        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(Some(Box::new(value)), None)
+        self.next(Some(OwnedPart::new(value)), None)
     }
 
     /// The next sort key part is between `low` and `high`, inclusive.
@@ -189,45 +236,48 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     ) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Send + Sync + 'static,
+        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Between(Box::new(low), Box::new(high))))
+        self.next(
+            None,
+            Some(Range::Between(OwnedPart::new(low), OwnedPart::new(high))),
+        )
     }
 
     /// The next sort key part is below `value`.
     pub fn lt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Send + Sync + 'static,
+        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Lt(Box::new(value))))
+        self.next(None, Some(Range::Lt(OwnedPart::new(value))))
     }
 
     /// The next sort key part is at most `value`.
     pub fn le<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Send + Sync + 'static,
+        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Le(Box::new(value))))
+        self.next(None, Some(Range::Le(OwnedPart::new(value))))
     }
 
     /// The next sort key part is above `value`.
     pub fn gt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Send + Sync + 'static,
+        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Gt(Box::new(value))))
+        self.next(None, Some(Range::Gt(OwnedPart::new(value))))
     }
 
     /// The next sort key part is at least `value`.
     pub fn ge<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Send + Sync + 'static,
+        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Ge(Box::new(value))))
+        self.next(None, Some(Range::Ge(OwnedPart::new(value))))
     }
 
     /// Returns every item of the partition as collection `C` (an enum with one variant per
@@ -279,13 +329,19 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let mut key = Node::Compare(
             Operand::Path(AttrPath::attribute(partition_attribute)),
             Comparison::Eq,
-            Operand::Value(AttributeValue::S(partition)),
+            Operand::Value(partition),
         );
-        if let (Some(template), Some(attribute)) = (self.partition.sort_template(), sort_attribute)
-        {
-            if let Some(sort) = self.sort_condition(&template, attribute)? {
-                key = Node::And(Box::new(key), Box::new(sort));
+        let sort = match (self.partition.sort_key(), sort_attribute) {
+            (SortKeyShape::Template(template), Some(attribute)) => {
+                self.sort_condition(&template, attribute)?
             }
+            (SortKeyShape::Attribute, Some(attribute)) => {
+                self.attribute_sort_condition(attribute)?
+            }
+            _ => None,
+        };
+        if let Some(sort) = sort {
+            key = Node::And(Box::new(key), Box::new(sort));
         }
         let key_condition = key.to_expression(&mut placeholders);
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
@@ -306,6 +362,26 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             placeholders,
             count,
         })
+    }
+
+    /// The sort key condition on a sort key that is a plain attribute: compared as the value it
+    /// is (numbers numerically).
+    fn attribute_sort_condition(&self, attribute: &'static str) -> Result<Option<Node>, Error> {
+        let path = || Operand::Path(AttrPath::attribute(attribute));
+        let compare = |comparison, part: &OwnedPart| -> Result<Node, Error> {
+            Ok(Node::Compare(path(), comparison, part.value()?))
+        };
+        Ok(Some(match (&self.range, self.sort_parts.first()) {
+            (Some(Range::Between(low, high)), _) => {
+                Node::Between(path(), low.value()?, high.value()?)
+            }
+            (Some(Range::Lt(bound)), _) => compare(Comparison::Lt, bound)?,
+            (Some(Range::Le(bound)), _) => compare(Comparison::Le, bound)?,
+            (Some(Range::Gt(bound)), _) => compare(Comparison::Gt, bound)?,
+            (Some(Range::Ge(bound)), _) => compare(Comparison::Ge, bound)?,
+            (None, Some(part)) => compare(Comparison::Eq, part)?,
+            (None, None) => return Ok(None),
+        }))
     }
 
     /// The sort key condition from the parts given so far.
@@ -712,9 +788,9 @@ impl Cursor {
             .partition
             .value
             .as_ref()
-            .map_err(|error| Error::Key(error.clone()))?;
+            .map_err(|error| Error::from(error.clone()))?;
         match self.key.get(partition_attribute) {
-            Some(AttributeValue::S(value)) if value == partition => Ok(self.key.clone()),
+            Some(value) if value == partition => Ok(self.key.clone()),
             _ => Err(invalid("it belongs to another partition".to_owned())),
         }
     }

@@ -1,7 +1,7 @@
 //! `CreateTable` from a [`Table`] declaration, and "create if missing".
 
 use crate::error::Error;
-use crate::schema::{IndexKind, Table};
+use crate::schema::{IndexKind, ScalarType, Table};
 use crate::wire::Request;
 use crate::Db;
 use aws_sdk_dynamodb::client::Waiters;
@@ -13,11 +13,11 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 /// The `CreateTable` request for a declaration: on-demand billing, every index projecting all
-/// attributes, every key attribute a string (templates render to text).
+/// attributes; templated key attributes are strings, others have the declared type.
 #[derive(Debug, Clone)]
 pub struct CreateTable {
     table_name: String,
-    attributes: Vec<&'static str>,
+    attributes: Vec<(&'static str, ScalarType)>,
     partition_key: &'static str,
     sort_key: Option<&'static str>,
     indexes: Vec<(&'static str, IndexKind, &'static str, Option<&'static str>)>,
@@ -27,16 +27,16 @@ impl<T: Table> Db<T> {
     /// The `CreateTable` request for this table.
     pub fn create_table(&self) -> CreateTable {
         let schema = T::SCHEMA;
-        let mut attributes = vec![schema.partition_key];
-        attributes.extend(schema.sort_key);
+        let mut attributes = vec![(schema.partition_key, ScalarType::String)];
+        attributes.extend(schema.sort_key.map(|name| (name, ScalarType::String)));
         let mut indexes = Vec::new();
         for index in schema.indexes {
-            attributes.push(index.partition_key);
-            attributes.extend(index.sort_key);
+            attributes.push((index.partition_key, index.partition_key_type));
+            attributes.extend(index.sort_key.map(|name| (name, index.sort_key_type)));
             indexes.push((index.name, index.kind, index.partition_key, index.sort_key));
         }
-        attributes.sort_unstable();
-        attributes.dedup();
+        attributes.sort_unstable_by_key(|(name, _)| *name);
+        attributes.dedup_by_key(|(name, _)| *name);
         CreateTable {
             table_name: self.table_name().to_owned(),
             attributes,
@@ -130,7 +130,7 @@ impl CreateTable {
                 Value::Array(
                     self.attributes
                         .iter()
-                        .map(|name| json!({"AttributeName": name, "AttributeType": "S"}))
+                        .map(|(name, kind)| json!({"AttributeName": name, "AttributeType": kind.code()}))
                         .collect(),
                 ),
             )
@@ -154,10 +154,15 @@ impl CreateTable {
             .table_name(&self.table_name)
             .billing_mode(BillingMode::PayPerRequest)
             .set_key_schema(Some(key_schema(self.partition_key, self.sort_key)?));
-        for name in &self.attributes {
+        for (name, kind) in &self.attributes {
+            let kind = match kind {
+                ScalarType::String => ScalarAttributeType::S,
+                ScalarType::Number => ScalarAttributeType::N,
+                ScalarType::Binary => ScalarAttributeType::B,
+            };
             let definition = AttributeDefinition::builder()
                 .attribute_name(*name)
-                .attribute_type(ScalarAttributeType::S)
+                .attribute_type(kind)
                 .build()?;
             request = request.attribute_definitions(definition);
         }
