@@ -92,7 +92,7 @@ pub mod __private {
     }
 
     /// The entity attribute of a raw item, if it is a string.
-    pub fn entity_name<'a, T: Table>(item: &'a crate::Item) -> Option<&'a str> {
+    pub fn entity_name<T: Table>(item: &crate::Item) -> Option<&str> {
         match item.get(T::SCHEMA.entity_attribute) {
             Some(AttributeValue::S(name)) => Some(name),
             _ => None,
