@@ -27,7 +27,7 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use singletable_macros::{Collection, Entity, KeyPart, Table};
+pub use singletable_macros::{test, Collection, Entity, KeyPart, Table};
 pub use singletable_runtime::*;
 
 /// What generated code calls; not a public API.

@@ -47,15 +47,6 @@ fn ids(tickets: &[Ticket]) -> BTreeSet<String> {
     tickets.iter().map(|ticket| ticket.id.clone()).collect()
 }
 
-fn offline_db() -> singletable::Db<App> {
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .build(),
-    );
-    singletable::Db::<App>::new(client)
-}
-
 /// Short delays, so the test does not wait on the default backoff.
 fn fast_retries() -> RetryPolicy {
     RetryPolicy {
@@ -349,7 +340,7 @@ async fn a_failed_request_reports_what_was_not_written() {
 
 #[test]
 fn params_chunk_writes_by_25_and_keys_by_100() {
-    let db = offline_db();
+    let db = common::offline::<App>();
     assert_eq!((MAX_WRITES, MAX_GET_KEYS), (25, 100));
     let writes = db.batch_write().put_all(&tickets(51)).params().unwrap();
     let sizes: Vec<usize> = writes
@@ -381,7 +372,7 @@ fn params_chunk_writes_by_25_and_keys_by_100() {
 
 #[test]
 fn params_show_the_exact_requests() {
-    let db = offline_db();
+    let db = common::offline::<App>();
     let write = db
         .batch_write()
         .put(&Team {
@@ -461,7 +452,7 @@ fn params_show_the_exact_requests() {
 
 #[test]
 fn an_entity_that_cannot_be_encoded_fails_the_batch_before_sending() {
-    let db = offline_db();
+    let db = common::offline::<App>();
     let huge = Ticket::new("huge", 1, Status::Open, &"x".repeat(401 * 1024));
     let error = db
         .batch_write()

@@ -4,7 +4,7 @@ mod common;
 
 use common::{db, App, Status, Ticket};
 use serde::{Deserialize, Serialize};
-use singletable::{Db, Entity, KeyPart, Table};
+use singletable::{Entity, KeyPart, Table};
 
 #[derive(Table)]
 #[dynamo(name = "moves", pk = "PK", sk = "SK")]
@@ -25,18 +25,9 @@ struct MovedTicket {
     state: State,
 }
 
-fn offline<T: Table>() -> Db<T> {
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .build(),
-    );
-    Db::new(client)
-}
-
 #[test]
 fn the_seeds_comparison_gsi_sort_key_update_3_units_versus_rekey_4() {
-    let tickets = offline::<App>();
+    let tickets = common::offline::<App>();
     let update = tickets
         .update(Ticket::key("8842").unwrap())
         .set(Ticket::STATUS, Status::Pending)
@@ -44,7 +35,7 @@ fn the_seeds_comparison_gsi_sort_key_update_3_units_versus_rekey_4() {
         .explain()
         .unwrap();
     assert_eq!(update.estimate.write_units, 3.0, "{update}");
-    let moves = offline::<Moves>();
+    let moves = common::offline::<Moves>();
     let rekey = moves
         .rekey(
             MovedTicket::key("8842", &State::Open).unwrap(),

@@ -5,20 +5,17 @@ mod common;
 use common::{db, App, Status, Team, Ticket};
 use singletable::{DecodeError, Entity, Error, OptionalExt};
 
-#[tokio::test]
-async fn put_then_get_round_trips_the_item() {
-    let db = db().await;
+#[singletable::test]
+async fn put_then_get_round_trips_the_item(
+    db: singletable::Db<App>,
+) -> Result<(), singletable::Error> {
     let ticket = Ticket::new("8842", 7, Status::Open, "Printer on fire");
-    db.put(&ticket).send().await.unwrap();
-    let read = db.get(Ticket::key("8842").unwrap()).send().await.unwrap();
+    db.put(&ticket).send().await?;
+    let read = db.get(Ticket::key("8842")?).send().await?;
     assert_eq!(read, ticket);
-    let consistent = db
-        .get(Ticket::key("8842").unwrap())
-        .consistent(true)
-        .send()
-        .await
-        .unwrap();
+    let consistent = db.get(Ticket::key("8842")?).consistent(true).send().await?;
     assert_eq!(consistent, ticket);
+    Ok(())
 }
 
 #[tokio::test]

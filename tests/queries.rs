@@ -1,5 +1,7 @@
 //! Typed queries: key conditions from templates, pagination, cursors, counts.
 
+mod common;
+
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use singletable::op::query::Cursor;
@@ -76,22 +78,13 @@ enum WorkspaceItem {
     Comment(Comment),
 }
 
-fn offline() -> Db<Workspace> {
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .build(),
-    );
-    Db::new(client)
-}
-
 fn day(text: &str) -> chrono::NaiveDate {
     text.parse().unwrap()
 }
 
 #[test]
 fn team_tickets_by_status_on_gsi1() {
-    let db = offline();
+    let db = common::offline();
     let request = db
         .query(Ticket::gsi1(&7))
         .sort(Ticket::STATUS, Status::Open)
@@ -139,7 +132,7 @@ fn team_tickets_by_status_on_gsi1() {
 
 #[test]
 fn a_documents_comments_by_begins_with() {
-    let db = offline();
+    let db = common::offline();
     let request = db
         .query(Comment::partition("w1"))
         .sort(Comment::DATE, day("2026-04-01"))
@@ -163,7 +156,7 @@ fn a_documents_comments_by_begins_with() {
 
 #[test]
 fn a_members_comments_newest_first() {
-    let db = offline();
+    let db = common::offline();
     let request = db
         .query(Comment::gsi2("ana"))
         .descending()
@@ -182,7 +175,7 @@ fn a_members_comments_newest_first() {
 
 #[test]
 fn ranges_use_the_same_rendering_as_keys() {
-    let db = offline();
+    let db = common::offline();
     let between = db
         .query(Comment::partition("w1"))
         .between(Comment::DATE, day("2026-04-01"), day("2026-04-30"))
@@ -482,7 +475,7 @@ async fn the_collection_query_decodes_mixed_entities_and_reports_unknown_ones() 
 
 #[test]
 fn indexes_on_plain_attributes_query_typed_values() {
-    let db = offline();
+    let db = common::offline();
     let request = db
         .query(Review::gsi3(&"ana".to_owned()))
         .gt(Review::SCORE, 5)

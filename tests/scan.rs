@@ -24,15 +24,6 @@ fn ticket(n: usize) -> Ticket {
     )
 }
 
-fn offline_db() -> singletable::Db<App> {
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .build(),
-    );
-    singletable::Db::<App>::new(client)
-}
-
 async fn seed(db: &singletable::Db<App>, tickets: usize, teams: u32) {
     let all: Vec<Ticket> = (0..tickets).map(ticket).collect();
     let teams: Vec<Team> = (0..teams)
@@ -191,7 +182,7 @@ async fn a_failed_request_is_an_error_in_the_stream() {
 
 #[test]
 fn params_show_the_exact_request() {
-    let db = offline_db();
+    let db = common::offline::<App>();
     let params = db.scan::<Ticket>().consistent(true).params().unwrap();
     assert_eq!(params.len(), 1);
     assert_eq!(
@@ -214,7 +205,7 @@ fn params_show_the_exact_request() {
 
 #[tokio::test]
 async fn out_of_range_segments_and_page_sizes_are_rejected_before_sending() {
-    let db = offline_db();
+    let db = common::offline::<App>();
     for (scan, parameter, value) in [
         (db.scan::<Ticket>().segments(0), "TotalSegments", 0),
         (

@@ -38,15 +38,6 @@ struct DocumentUpdate {
     writer: u32,
 }
 
-fn offline() -> Db<Desk> {
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .build(),
-    );
-    Db::new(client)
-}
-
 async fn db() -> Db<Desk> {
     match singletable::testing::table::<Desk>().await {
         Ok(db) => db,
@@ -64,7 +55,7 @@ fn ticket(id: &str, status: Status) -> Ticket {
 
 #[test]
 fn rekey_is_one_transaction_delete_then_put() {
-    let db = offline();
+    let db = common::offline();
     let request = db
         .rekey(
             Ticket::key("8842", &Status::Open).unwrap(),
@@ -87,7 +78,7 @@ fn rekey_is_one_transaction_delete_then_put() {
 
 #[test]
 fn guarded_append_is_pointer_update_plus_conditional_put() {
-    let db = offline();
+    let db = common::offline();
     let update = DocumentUpdate {
         document_id: "A".into(),
         update_time: 150,
@@ -119,7 +110,7 @@ fn guarded_append_is_pointer_update_plus_conditional_put() {
 
 #[test]
 fn transactions_are_checked_before_sending() {
-    let db = offline();
+    let db = common::offline();
     assert!(matches!(
         db.transaction().params(),
         Err(Error::Transaction(TransactionError::Empty))

@@ -6,18 +6,9 @@ mod common;
 use common::{db, App, Status, Ticket};
 use singletable::Db;
 
-fn offline_db() -> Db<App> {
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .build(),
-    );
-    Db::new(client)
-}
-
 #[test]
 fn status_change_is_one_update_item_that_sets_status_and_gsi1sk() {
-    let db = offline_db();
+    let db = common::offline();
     let request = db
         .update(Ticket::key("8842").unwrap())
         .set(Ticket::STATUS, Status::Pending)
@@ -67,7 +58,7 @@ fn status_change_is_one_update_item_that_sets_status_and_gsi1sk() {
 
 #[test]
 fn closing_removes_the_sparse_index_keys_and_reopening_restores_them() {
-    let db = offline_db();
+    let db = common::offline();
     let close = db
         .update(Ticket::key("8842").unwrap())
         .set(Ticket::STATUS, Status::Closed)
@@ -98,7 +89,7 @@ fn closing_removes_the_sparse_index_keys_and_reopening_restores_them() {
 
 #[test]
 fn fields_outside_every_index_update_alone() {
-    let db = offline_db();
+    let db = common::offline();
     let request = db
         .update(Ticket::key("8842").unwrap())
         .set(Ticket::TITLE, "Printer fixed".to_owned())

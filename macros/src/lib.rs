@@ -40,6 +40,15 @@ pub fn derive_collection(input: TokenStream) -> TokenStream {
     expand::derive_collection(&input).into()
 }
 
+/// A test with its own freshly created table on the local engine (in the spirit of
+/// `#[sqlx::test]`): `#[singletable::test] async fn works(db: Db<App>) { .. }`. The body may
+/// return `()` or a `Result<(), E>`. Needs the `local` feature of `singletable`.
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::ItemFn);
+    expand::test(args.into(), &input).into()
+}
+
 /// Lets a unit-variant enum be part of a key; the key text is the variant name after serde's
 /// `rename`/`rename_all`, so keys and stored attributes agree.
 #[proc_macro_derive(KeyPart)]

@@ -32,3 +32,51 @@ pub async fn table<T: Table>() -> Result<Db<T>, TestTableError> {
     db.ensure_table().await?;
     Ok(db)
 }
+
+/// What a `#[singletable::test]` body may return: nothing, or a `Result` whose error fails the
+/// test with its `Debug` text.
+pub trait TestOutcome {
+    /// Fails the test on an error.
+    fn check(self);
+}
+
+impl TestOutcome for () {
+    fn check(self) {}
+}
+
+impl<E: std::fmt::Debug> TestOutcome for Result<(), E> {
+    fn check(self) {
+        if let Err(error) = self {
+            // ok: failing the test is this harness's job.
+            panic!("test failed: {error:?}");
+        }
+    }
+}
+
+/// Runs one `#[singletable::test]`: a fresh table for `T`, then the test body on its own
+/// runtime. What `#[singletable::test]` expands to; usable directly from a plain `#[test]`.
+pub fn run<T, F, Fut>(test: F)
+where
+    T: Table,
+    F: FnOnce(Db<T>) -> Fut,
+    Fut: std::future::Future,
+    Fut::Output: TestOutcome,
+{
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        // ok: failing the test is this harness's job.
+        Err(error) => panic!("could not start a tokio runtime for the test: {error}"),
+    };
+    runtime.block_on(async move {
+        let db = match table::<T>().await {
+            Ok(db) => db,
+            // ok: failing the test is this harness's job.
+            Err(error) => panic!("could not create the test table: {error}"),
+        };
+        test(db).await.check();
+    });
+}

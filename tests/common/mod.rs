@@ -60,3 +60,13 @@ pub async fn db() -> singletable::Db<App> {
         Err(error) => panic!("test table: {error}"),
     }
 }
+
+/// A handle whose requests are only built, never sent: for `params()`/`explain()` snapshots.
+pub fn offline<T: singletable::Table>() -> singletable::Db<T> {
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build(),
+    );
+    singletable::Db::new(client)
+}

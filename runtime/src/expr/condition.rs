@@ -275,6 +275,14 @@ impl<E> Condition<E> {
         }
     }
 
+    /// Adds `condition` to an optional one with `AND` (builders accumulate conditions this way).
+    pub fn and_to(existing: &mut Option<Condition<E>>, condition: Condition<E>) {
+        *existing = Some(match existing.take() {
+            Some(existing) => existing.and(condition),
+            None => condition,
+        });
+    }
+
     /// Both conditions.
     pub fn and(self, other: Condition<E>) -> Self {
         self.combine(other, Node::And)

@@ -40,10 +40,7 @@ impl<E: Entity> Delete<'_, E> {
 
     /// Deletes only if `condition` holds for the current item.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        self.condition = Some(match self.condition.take() {
-            Some(existing) => existing.and(condition),
-            None => condition,
-        });
+        Condition::and_to(&mut self.condition, condition);
         self
     }
 

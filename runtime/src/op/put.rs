@@ -49,10 +49,7 @@ impl<E: Entity> Put<'_, E> {
 
     /// Writes only if `condition` holds for the item currently at this key.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        self.condition = Some(match self.condition.take() {
-            Some(existing) => existing.and(condition),
-            None => condition,
-        });
+        Condition::and_to(&mut self.condition, condition);
         self
     }
 

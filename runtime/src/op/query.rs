@@ -302,10 +302,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// Keeps only items for which `filter` holds (evaluated by DynamoDB after the key
     /// condition; filtered items still cost reads).
     pub fn filter(mut self, filter: Condition<E>) -> Self {
-        self.filter = Some(match self.filter.take() {
-            Some(existing) => existing.and(filter),
-            None => filter,
-        });
+        Condition::and_to(&mut self.filter, filter);
         self
     }
 

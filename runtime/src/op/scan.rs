@@ -59,10 +59,7 @@ impl<E: Entity> Scan<'_, E> {
     /// Returns only items for which `condition` also holds (a `FilterExpression`: filtered
     /// out items are still read and billed). Several filters are joined with `AND`.
     pub fn filter(mut self, condition: Condition<E>) -> Self {
-        self.filter = Some(match self.filter.take() {
-            Some(existing) => existing.and(condition),
-            None => condition,
-        });
+        Condition::and_to(&mut self.filter, condition);
         self
     }
 

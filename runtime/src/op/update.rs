@@ -301,10 +301,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 
     /// Updates only if `condition` also holds.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        self.parts.condition = Some(match self.parts.condition.take() {
-            Some(existing) => existing.and(condition),
-            None => condition,
-        });
+        Condition::and_to(&mut self.parts.condition, condition);
         self
     }
 }
