@@ -128,6 +128,8 @@ pub mod __private {
     /// Checked for an index without a sort key template.
     pub fn assert_index_has_no_sort_key<S: IndexSortKeyAbsent>() {}
     pub use crate::item::decode;
+    #[cfg(feature = "local")]
+    pub use crate::testing;
     pub use crate::{Entity, Item, Key, KeyError, Table};
     pub use aws_sdk_dynamodb::types::AttributeValue;
     pub use std::option::Option::{self, None, Some};
