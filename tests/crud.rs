@@ -275,3 +275,45 @@ fn params_show_the_exact_request() {
         Some("Ticket::is_open(status)")
     );
 }
+
+#[tokio::test]
+async fn return_values_come_back_typed() {
+    let db = db().await;
+    let first = Ticket::new("7", 7, Status::Open, "first");
+    assert_eq!(db.put(&first).send_returning_old().await.unwrap(), None);
+    let second = Ticket::new("7", 7, Status::Open, "second");
+    assert_eq!(
+        db.put(&second).send_returning_old().await.unwrap(),
+        Some(first)
+    );
+    let before = db
+        .update(Ticket::key("7").unwrap())
+        .set(Ticket::TITLE, "third".to_owned())
+        .send_returning_old()
+        .await
+        .unwrap();
+    assert_eq!(before, second);
+    let changed = db
+        .update(Ticket::key("7").unwrap())
+        .set(Ticket::TITLE, "fourth".to_owned())
+        .send_returning_updated(false)
+        .await
+        .unwrap();
+    assert_eq!(changed.len(), 1, "only the updated attribute: {changed:?}");
+    let deleted = db
+        .delete(Ticket::key("7").unwrap())
+        .send_returning_old()
+        .await
+        .unwrap();
+    assert_eq!(
+        deleted.map(|ticket| ticket.title),
+        Some("fourth".to_owned())
+    );
+    assert_eq!(
+        db.delete(Ticket::key("7").unwrap())
+            .send_returning_old()
+            .await
+            .unwrap(),
+        None
+    );
+}

@@ -7,7 +7,7 @@ use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
-use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 use serde_json::json;
 
 impl<T: Table> Db<T> {
@@ -98,6 +98,18 @@ impl<E: Entity> Delete<'_, E> {
 
     /// Sends the request.
     pub async fn send(self) -> Result<(), Error> {
+        self.send_with(None).await.map(|_| ())
+    }
+
+    /// Sends the request; returns the item it deleted, if there was one (`ALL_OLD`).
+    pub async fn send_returning_old(self) -> Result<Option<E>, Error> {
+        match self.send_with(Some(ReturnValue::AllOld)).await? {
+            Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
+            _ => Ok(None),
+        }
+    }
+
+    async fn send_with(self, returning: Option<ReturnValue>) -> Result<Option<crate::Item>, Error> {
         let (condition, placeholders) = self.expression()?;
         let conditional = condition.is_some();
         let result = self
@@ -113,12 +125,13 @@ impl<E: Entity> Delete<'_, E> {
                 conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
             )
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
+            .set_return_values(returning)
             .send()
             .await;
         match result {
             Ok(output) => {
                 self.db.record(output.consumed_capacity());
-                Ok(())
+                Ok(output.attributes)
             }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(failure)) => {

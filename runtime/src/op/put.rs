@@ -8,7 +8,7 @@ use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use serde_json::json;
 
 impl<T: Table> Db<T> {
@@ -167,6 +167,18 @@ impl<E: Entity> Put<'_, E> {
 
     /// Sends the request.
     pub async fn send(self) -> Result<(), Error> {
+        self.send_with(None).await.map(|_| ())
+    }
+
+    /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
+    pub async fn send_returning_old(self) -> Result<Option<E>, Error> {
+        match self.send_with(Some(ReturnValue::AllOld)).await? {
+            Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
+            _ => Ok(None),
+        }
+    }
+
+    async fn send_with(self, returning: Option<ReturnValue>) -> Result<Option<crate::Item>, Error> {
         let prepared = self.prepare()?;
         let key = crate::item::key_text::<E::Table>(&prepared.item);
         let conditional = prepared.condition.is_some();
@@ -184,12 +196,13 @@ impl<E: Entity> Put<'_, E> {
                 conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
             )
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
+            .set_return_values(returning)
             .send()
             .await;
         match result {
             Ok(output) => {
                 self.db.record(output.consumed_capacity());
-                Ok(())
+                Ok(output.attributes)
             }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure)) => {

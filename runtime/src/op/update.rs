@@ -346,12 +346,34 @@ impl<E: Entity, S> Update<'_, E, S> {
         })
     }
 
-    /// Sends the request; returns the item as it is after the update.
+    /// Sends the request; returns the item as it is after the update (`ALL_NEW`).
     pub async fn send(self) -> Result<E, Error>
     where
         S: UpdateComplete,
     {
-        self.parts.send().await
+        self.parts.send(ReturnValue::AllNew).await
+    }
+
+    /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
+    pub async fn send_returning_old(self) -> Result<E, Error>
+    where
+        S: UpdateComplete,
+    {
+        self.parts.send(ReturnValue::AllOld).await
+    }
+
+    /// Sends the request; returns only the attributes it changed, as they are now
+    /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
+    pub async fn send_returning_updated(self, old: bool) -> Result<crate::Item, Error>
+    where
+        S: UpdateComplete,
+    {
+        let returning = if old {
+            ReturnValue::UpdatedOld
+        } else {
+            ReturnValue::UpdatedNew
+        };
+        self.parts.send_raw(returning).await
     }
 }
 
@@ -539,7 +561,19 @@ impl<E: Entity> Parts<'_, E> {
             .request("UpdateItem"))
     }
 
-    async fn send(self) -> Result<E, Error> {
+    async fn send(self, returning: ReturnValue) -> Result<E, Error> {
+        let entity = E::SCHEMA.name;
+        let key = self.key.text();
+        let item = self.send_raw(returning).await?;
+        if item.is_empty() {
+            // The condition guarantees the item existed; an engine that returns nothing
+            // leaves nothing to decode.
+            return Err(Error::NotFound { entity, key });
+        }
+        Ok(crate::item::decode(item)?)
+    }
+
+    async fn send_raw(self, returning: ReturnValue) -> Result<crate::Item, Error> {
         let prepared = self.prepare()?;
         let result = self
             .db
@@ -551,7 +585,7 @@ impl<E: Entity> Parts<'_, E> {
             .condition_expression(prepared.condition)
             .set_expression_attribute_names(prepared.placeholders.names())
             .set_expression_attribute_values(prepared.placeholders.values())
-            .return_values(ReturnValue::AllNew)
+            .return_values(returning)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
@@ -559,7 +593,7 @@ impl<E: Entity> Parts<'_, E> {
         match result {
             Ok(output) => {
                 self.db.record(output.consumed_capacity());
-                Ok(crate::item::decode(output.attributes.unwrap_or_default())?)
+                Ok(output.attributes.unwrap_or_default())
             }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(failure)) => {
