@@ -228,3 +228,82 @@ async fn updating_a_missing_item_is_not_found_and_creates_nothing() {
         .unwrap_err()
         .is_not_found());
 }
+
+/// An entity with lists, maps, optional and numeric fields, for the other update actions.
+#[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: String,
+    tags: Vec<String>,
+    labels: std::collections::BTreeMap<String, String>,
+    remark: Option<String>,
+    views: u32,
+}
+
+#[test]
+fn nested_paths_and_every_action_render_with_placeholders() {
+    let db = common::offline::<App>();
+    let request = db
+        .update(Note::key("n1").unwrap())
+        .set_nested(Note::LABELS.key("team.name"), "support".to_owned())
+        .remove_nested(Note::TAGS.at(2))
+        .add(Note::VIEWS, 1)
+        .append(Note::TAGS, vec!["new".to_owned()])
+        .remove(Note::REMARK)
+        .condition(
+            Note::TAGS
+                .at(0)
+                .eq(&"pinned".to_owned())
+                .and(Note::TAGS.contains_element(&"x".to_owned()).not()),
+        )
+        .params()
+        .unwrap();
+    assert_eq!(
+        request.body["UpdateExpression"],
+        "SET #n0.#n1 = :v0, #n2 = list_append(#n2, :v2) REMOVE #n2[2], #n4 ADD #n3 :v1"
+    );
+    assert_eq!(
+        request.body["ExpressionAttributeNames"]["#n1"], "team.name",
+        "a dot in a key is a name, not a path"
+    );
+    assert_eq!(
+        request.body["ConditionExpression"],
+        "attribute_exists(#n5) AND #n2[0] = :v3 AND NOT contains(#n2, :v4)"
+    );
+}
+
+#[tokio::test]
+async fn every_action_applies_on_the_engine() {
+    let db = db().await;
+    let note = Note {
+        id: "n1".into(),
+        tags: vec!["pinned".into(), "a".into(), "b".into()],
+        labels: [("team".to_owned(), "ops".to_owned())].into(),
+        remark: Some("remove me".into()),
+        views: 1,
+    };
+    db.put(&note).send().await.unwrap();
+    let updated = db
+        .update(Note::key("n1").unwrap())
+        .set_nested(Note::LABELS.key("team"), "support".to_owned())
+        .remove_nested(Note::TAGS.at(2))
+        .add(Note::VIEWS, 2)
+        .append(Note::TAGS, vec!["new".to_owned()])
+        .remove(Note::REMARK)
+        .condition(Note::TAGS.at(0).eq(&"pinned".to_owned()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.tags, ["pinned", "a", "new"]);
+    assert_eq!(updated.labels["team"], "support");
+    assert_eq!(updated.remark, None);
+    assert_eq!(updated.views, 3);
+    let refused = db
+        .update(Note::key("n1").unwrap())
+        .increment(Note::VIEWS, 1)
+        .condition(Note::VIEWS.gt(&100))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(refused.is_condition_failed(), "{refused}");
+}

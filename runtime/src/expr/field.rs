@@ -77,6 +77,84 @@ impl<E, T, const F: usize> Field<E, T, F> {
         AttrPath::attribute(self.attribute)
     }
 
+    /// The path to element `index` of this list field.
+    pub fn at(self, index: usize) -> Nested<E, T, T::Element, F>
+    where
+        T: ListType,
+    {
+        Nested::new(self.name, self.path().index(index))
+    }
+
+    /// The path to key `key` of this map field.
+    pub fn key(self, key: &str) -> Nested<E, T, T::Element, F>
+    where
+        T: MapType,
+    {
+        Nested::new(self.name, self.path().key(key))
+    }
+}
+
+/// The typed path to a value inside field number `F` (of type `Top`) of entity `E`: a list
+/// element or a map entry, of type `T`.
+pub struct Nested<E, Top, T, const F: usize> {
+    field: &'static str,
+    path: AttrPath,
+    types: PhantomData<fn() -> (E, Top, T)>,
+}
+
+impl<E, Top, T, const F: usize> Clone for Nested<E, Top, T, F> {
+    fn clone(&self) -> Self {
+        Nested::new(self.field, self.path.clone())
+    }
+}
+
+impl<E, Top, T, const F: usize> std::fmt::Debug for Nested<E, Top, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Nested({})", self.path)
+    }
+}
+
+impl<E, Top, T, const F: usize> Nested<E, Top, T, F> {
+    fn new(field: &'static str, path: AttrPath) -> Self {
+        Nested {
+            field,
+            path,
+            types: PhantomData,
+        }
+    }
+
+    /// The Rust name of the top-level field.
+    pub fn name(&self) -> &'static str {
+        self.field
+    }
+
+    /// The document path.
+    pub fn path(&self) -> AttrPath {
+        self.path.clone()
+    }
+
+    /// The path to element `index` of this list.
+    pub fn at(self, index: usize) -> Nested<E, Top, T::Element, F>
+    where
+        T: ListType,
+    {
+        Nested::new(self.field, self.path.index(index))
+    }
+
+    /// The path to key `key` of this map.
+    pub fn key(self, key: &str) -> Nested<E, Top, T::Element, F>
+    where
+        T: MapType,
+    {
+        Nested::new(self.field, self.path.key(key))
+    }
+}
+
+/// The condition builders of typed paths, written once for top-level fields and nested
+/// values.
+macro_rules! condition_methods {
+    ([$($generics:tt)*] $path:ty, [$($string_generics:tt)*] $string_path:ty, [$($container_generics:tt)*] $container_path:ty) => {
+        impl<$($generics)*> $path {
     fn compare(self, comparison: Comparison, value: &T) -> Condition<E>
     where
         T: Serialize,
@@ -190,10 +268,9 @@ impl<E, T, const F: usize> Field<E, T, F> {
             comparison,
             Operand::Path(other.path()),
         ))
-    }
-}
+    }        }
 
-impl<E, const F: usize> Field<E, String, F> {
+        impl<$($string_generics)*> $string_path {
     /// `begins_with(field, prefix)`
     pub fn begins_with(self, prefix: &str) -> Condition<E> {
         Condition::from_node(Node::BeginsWith(
@@ -211,7 +288,7 @@ impl<E, const F: usize> Field<E, String, F> {
     }
 }
 
-impl<E, T: Container, const F: usize> Field<E, T, F> {
+        impl<$($container_generics)*> $container_path {
     /// `contains(field, element)` on a set or list.
     pub fn contains_element(self, element: &T::Element) -> Condition<E>
     where
@@ -222,6 +299,19 @@ impl<E, T: Container, const F: usize> Field<E, T, F> {
         })
     }
 }
+    };
+}
+
+condition_methods!(
+    [E, T, const F: usize] Field<E, T, F>,
+    [E, const F: usize] Field<E, String, F>,
+    [E, T: Searchable, const F: usize] Field<E, T, F>
+);
+condition_methods!(
+    [E, Top, T, const F: usize] Nested<E, Top, T, F>,
+    [E, Top, const F: usize] Nested<E, Top, String, F>,
+    [E, Top, T: Searchable, const F: usize] Nested<E, Top, T, F>
+);
 
 /// Builds a condition whose values all encoded; otherwise a condition that carries the error.
 fn condition_with_values<'v, E, V: Serialize + ?Sized + 'v>(
@@ -246,6 +336,14 @@ pub trait Container {
 
 impl<U> Container for Vec<U> {
     type Element = U;
+}
+
+impl<V, S> Container for std::collections::HashMap<String, V, S> {
+    type Element = V;
+}
+
+impl<V> Container for std::collections::BTreeMap<String, V> {
+    type Element = V;
 }
 
 impl<U, S> Container for std::collections::HashSet<U, S> {
@@ -301,6 +399,23 @@ pub trait SetType: Container {}
 
 impl<U, S> SetType for std::collections::HashSet<U, S> {}
 impl<U> SetType for std::collections::BTreeSet<U> {}
+
+/// Maps with string keys, whose entries have paths (`field.key("name")`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a map with string keys, so it has no `key(..)` paths"
+)]
+pub trait MapType: Container {}
+
+impl<V, S> MapType for std::collections::HashMap<String, V, S> {}
+impl<V> MapType for std::collections::BTreeMap<String, V> {}
+
+/// Lists and sets, which `contains` searches.
+#[diagnostic::on_unimplemented(message = "`contains` searches lists and sets, not `{Self}`")]
+pub trait Searchable: Container {}
+
+impl<U> Searchable for Vec<U> {}
+impl<U, S> Searchable for std::collections::HashSet<U, S> {}
+impl<U> Searchable for std::collections::BTreeSet<U> {}
 
 /// Lists, which `list_append` extends.
 #[diagnostic::on_unimplemented(

@@ -6,6 +6,7 @@ use super::{condition_failure, Expectations};
 use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
+use crate::expr::field::Nested;
 use crate::expr::field::{to_value, Addable, Container, ListType, Optional, SetType, Updatable};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
@@ -155,6 +156,44 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 parts.actions.push(action(field.path(), encoded));
                 parts.relative.push((field.name(), operation));
             }
+        })
+    }
+
+    /// `SET path = value` on a list element or map entry (`Ticket::TAGS.at(0)`,
+    /// `Ticket::LABELS.key("team")`). Such values never feed an index key (index inputs are
+    /// scalars), so the state only records the field as changed by an unknown amount.
+    pub fn set_nested<Top, T, const F: usize>(
+        self,
+        path: Nested<E, Top, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, Top>,
+        S: Touch<F, Relative>,
+        T: Serialize,
+    {
+        self.then::<Relative, F>(|parts| {
+            if let Some(encoded) = parts.encode(&value) {
+                parts
+                    .actions
+                    .push(Action::Set(path.path(), SetValue::Value(encoded)));
+                parts.relative.push((path.name(), "set_nested"));
+            }
+        })
+    }
+
+    /// `REMOVE path` of a list element or map entry.
+    pub fn remove_nested<Top, T, const F: usize>(
+        self,
+        path: Nested<E, Top, T, F>,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, Top>,
+        S: Touch<F, Relative>,
+    {
+        self.then::<Relative, F>(|parts| {
+            parts.actions.push(Action::Remove(path.path()));
+            parts.relative.push((path.name(), "remove_nested"));
         })
     }
 
