@@ -94,12 +94,15 @@ impl<E, T, const F: usize> Field<E, T, F> {
     }
 }
 
+/// The types a [`Nested`] path carries, only at compile time.
+type NestedTypes<E, Top, T> = fn() -> (E, Top, T);
+
 /// The typed path to a value inside field number `F` (of type `Top`) of entity `E`: a list
 /// element or a map entry, of type `T`.
 pub struct Nested<E, Top, T, const F: usize> {
     field: &'static str,
     path: AttrPath,
-    types: PhantomData<fn() -> (E, Top, T)>,
+    types: PhantomData<NestedTypes<E, Top, T>>,
 }
 
 impl<E, Top, T, const F: usize> Clone for Nested<E, Top, T, F> {
