@@ -266,6 +266,9 @@ pub enum Error {
         /// The largest value allowed.
         max: u64,
     },
+    /// A schema migration, backfill or coverage step could not proceed.
+    #[error(transparent)]
+    Migration(#[from] crate::migrate::MigrationError),
 }
 
 impl Error {

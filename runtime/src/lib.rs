@@ -3,6 +3,8 @@
 //! this crate and the derives.
 #![warn(missing_docs)]
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod cost;
 mod db;
 pub mod error;
@@ -14,6 +16,7 @@ pub mod key;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod managed;
+pub mod migrate;
 pub mod op;
 mod primary_key;
 pub mod retry;

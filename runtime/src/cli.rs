@@ -1,0 +1,674 @@
+//! A migration command line for your own schema (feature `cli`): your binary builds the
+//! [`Db`] and lists its entities, and [`run`] does the rest.
+//!
+//! ```no_run
+//! # use singletable_runtime as singletable;
+//! # async fn example<App: singletable::Table, Document, Comment>(db: singletable::Db<App>)
+//! # -> std::process::ExitCode
+//! # where Document: singletable::Entity<Table = App>, Comment: singletable::Entity<Table = App> {
+//! use singletable::cli::{self, Entities};
+//! cli::run(db, Entities::new().with::<Document>().with::<Comment>()).await
+//! # }
+//! ```
+//!
+//! Subcommands: `plan`, `apply`, `backfill --entity X [--rate N | --write-units N]
+//! [--segments N] [--resume FILE] [--dry-run]`, `verify --entity X [--mark-complete]`,
+//! `describe`. Results go to stdout (as JSON with `--json`), progress and errors to stderr.
+//! Exit codes: 0 success (for `verify`: the migration is done), 1 failure (for `verify`: not
+//! done yet), 2 usage error, 130 interrupted (a stopped backfill, resumable from its
+//! checkpoint).
+
+use crate::error::Error;
+use crate::migrate::{
+    ApplyEvent, Design, MigrationError, PlanAction, ProgressCallback, Rate, StopSignal,
+    SweepOptions, SweepProgress, SweepReport,
+};
+use crate::schema::{Entity, EntitySchema, Table};
+use crate::Db;
+use clap::builder::PossibleValuesParser;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use futures::future::{BoxFuture, Either};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the command failed (or `verify` found the migration not done).
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit code: the command line was wrong.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: interrupted (Ctrl-C); a backfill resumes from its checkpoint.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Runs a sweep of one entity; monomorphized per entity by [`Entities::with`].
+type SweepFn<T> = fn(Db<T>, SweepOptions) -> BoxFuture<'static, Result<SweepReport, Error>>;
+
+fn sweep_of<T: Table, E: Entity<Table = T>>(
+    db: Db<T>,
+    options: SweepOptions,
+) -> BoxFuture<'static, Result<SweepReport, Error>> {
+    Box::pin(async move { db.sweep::<E>().options(options).run().await })
+}
+
+/// One registered entity: its schema, and its typed backfill.
+struct Registered<T> {
+    schema: &'static EntitySchema,
+    sweep: SweepFn<T>,
+}
+
+/// The entities stored in the table, registered by type so the CLI can decode and backfill
+/// them: `Entities::new().with::<Document>().with::<Comment>()`.
+pub struct Entities<T> {
+    entries: Vec<Registered<T>>,
+}
+
+impl<T: Table> Default for Entities<T> {
+    fn default() -> Self {
+        Entities {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<T: Table> Entities<T> {
+    /// No entities yet.
+    pub fn new() -> Self {
+        Entities::default()
+    }
+
+    /// Registers entity `E` (once; a second registration of the same name is ignored).
+    pub fn with<E: Entity<Table = T>>(mut self) -> Self {
+        if self.find(E::SCHEMA.name).is_none() {
+            self.entries.push(Registered {
+                schema: E::SCHEMA,
+                sweep: sweep_of::<T, E>,
+            });
+        }
+        self
+    }
+
+    /// The registered schemas, in registration order.
+    pub fn schemas(&self) -> Vec<&'static EntitySchema> {
+        self.entries.iter().map(|entry| entry.schema).collect()
+    }
+
+    fn find(&self, name: &str) -> Option<&Registered<T>> {
+        self.entries
+            .iter()
+            .find(|entry| entry.schema.name.eq_ignore_ascii_case(name))
+    }
+}
+
+/// Plans, applies and verifies migrations of a DynamoDB single-table design.
+#[derive(Parser, Debug)]
+#[command(
+    about = "Zero-downtime migrations of a DynamoDB single-table design",
+    long_about = "Zero-downtime migrations of a DynamoDB single-table design.\n\n\
+        Typical order: `plan`, `apply` (adds missing global indexes online), deploy the new \
+        code, `backfill --entity X` (adds the new attributes to items older code wrote), \
+        `verify --entity X --mark-complete`, then remove the old read path.",
+    after_help = "Exit codes: 0 success (verify: done), 1 failure (verify: not done), \
+        2 usage error, 130 interrupted (resume the backfill with --resume)."
+)]
+struct Args {
+    /// Print the result as JSON on stdout (progress stays on stderr).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compare the declared table and indexes with the live table; changes nothing.
+    Plan {
+        /// Plan the deletion of global indexes the code no longer declares.
+        #[arg(long)]
+        delete_unused: bool,
+    },
+    /// Create what is missing: the table, or each missing global index (one `UpdateTable`
+    /// each), waiting until it is ACTIVE.
+    Apply {
+        /// Also delete global indexes the code no longer declares.
+        #[arg(long)]
+        delete_unused: bool,
+        /// Seconds to wait for each index before giving up (it keeps building; apply again).
+        #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+        timeout: u64,
+        /// Seconds between status polls.
+        #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+        poll: f64,
+    },
+    /// Add the index attributes and schema version to items an older version of an entity
+    /// wrote, with conditional updates that never overwrite concurrent writes.
+    Backfill(BackfillArgs),
+    /// Count an entity's items below its schema version; exit 0 only when none are and a
+    /// sweep covered the whole table.
+    Verify(VerifyArgs),
+    /// Show the single-table design: each entity's keys on the table and every index.
+    Describe,
+}
+
+#[derive(clap::Args, Debug)]
+struct BackfillArgs {
+    /// The entity to backfill.
+    #[arg(long)]
+    entity: String,
+    /// At most this many backfill writes per second, all segments together.
+    #[arg(long, value_name = "ITEMS")]
+    rate: Option<f64>,
+    /// At most this many write capacity units per second (instead of --rate).
+    #[arg(long, value_name = "UNITS", conflicts_with = "rate")]
+    write_units: Option<f64>,
+    /// Parallel scan segments (default 1; a resumed sweep keeps its own).
+    #[arg(long, value_name = "N")]
+    segments: Option<u32>,
+    /// Items per Scan request.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    page_size: u32,
+    /// Checkpoint to continue from, created if missing [default:
+    /// <table>.<entity>.v<version>.sweep.json in the current directory].
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
+    /// Only count the items that need a backfill; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct VerifyArgs {
+    /// The entity to check.
+    #[arg(long)]
+    entity: String,
+    /// The backfill's checkpoint, which records whether it covered the whole table [default:
+    /// the backfill's default].
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
+    /// Parallel scan segments.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    segments: u32,
+    /// When done, record completion in the table (apps check it with
+    /// `Db::migration(..).is_complete()`).
+    #[arg(long)]
+    mark_complete: bool,
+}
+
+/// Where output goes: results to `out`, progress and errors to `err`.
+struct Output {
+    out: Box<dyn Write + Send>,
+    err: Arc<Mutex<Box<dyn Write + Send>>>,
+    json: bool,
+    /// Whether `err` is a terminal (progress bars) or a log (progress lines).
+    interactive: bool,
+}
+
+impl Output {
+    fn result(&mut self, text: &dyn std::fmt::Display, json: Value) {
+        // A closed stdout (e.g. `| head`) is not worth failing over.
+        let _ = if self.json {
+            writeln!(self.out, "{json:#}")
+        } else {
+            write!(self.out, "{text}")
+        };
+        let _ = self.out.flush();
+    }
+
+    fn error(&mut self, error: &dyn std::fmt::Display) {
+        say(&self.err, &format!("error: {error}"));
+        if self.json {
+            let _ = writeln!(self.out, "{:#}", json!({ "error": error.to_string() }));
+        }
+    }
+}
+
+/// Writes a line to stderr without tearing the progress bar drawn there.
+fn notice(bar: Option<&indicatif::ProgressBar>, err: &Mutex<Box<dyn Write + Send>>, line: &str) {
+    match bar {
+        Some(bar) => bar.suspend(|| say(err, line)),
+        None => say(err, line),
+    }
+}
+
+fn say(err: &Mutex<Box<dyn Write + Send>>, line: &str) {
+    let mut err = err.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
+}
+
+/// Runs the command line on `std::env::args`, printing to stdout and stderr (progress bars
+/// when stderr is a terminal). Call it from your binary's `main`:
+/// `cli::run(db, Entities::new().with::<Document>()).await`.
+pub async fn run<T: Table>(db: Db<T>, entities: Entities<T>) -> ExitCode {
+    let interactive = std::io::stderr().is_terminal();
+    let code = run_with(
+        db,
+        entities,
+        std::env::args_os(),
+        Box::new(std::io::stdout()),
+        Box::new(std::io::stderr()),
+        interactive,
+    )
+    .await;
+    ExitCode::from(code)
+}
+
+/// [`run`] with the arguments (the first is the program name) and the output streams given,
+/// for tests and embedding; returns the exit code. `interactive` draws progress bars on
+/// `stderr` (which should then be the terminal) instead of progress lines.
+pub async fn run_with<T, I, A>(
+    db: Db<T>,
+    entities: Entities<T>,
+    args: I,
+    stdout: Box<dyn Write + Send>,
+    stderr: Box<dyn Write + Send>,
+    interactive: bool,
+) -> u8
+where
+    T: Table,
+    I: IntoIterator<Item = A>,
+    A: Into<OsString> + Clone,
+{
+    let mut output = Output {
+        out: stdout,
+        err: Arc::new(Mutex::new(stderr)),
+        json: false,
+        interactive,
+    };
+    let args = match parse(&entities, args) {
+        Ok(args) => args,
+        Err(error) => {
+            let code = if error.use_stderr() {
+                EXIT_USAGE
+            } else {
+                EXIT_OK
+            };
+            let text = error.render().to_string();
+            if error.use_stderr() {
+                say(&output.err, text.trim_end());
+            } else {
+                let _ = write!(output.out, "{text}");
+            }
+            return code;
+        }
+    };
+    output.json = args.json;
+    let result = match args.command {
+        Command::Plan { delete_unused } => plan(&db, &entities, delete_unused, &mut output).await,
+        Command::Apply {
+            delete_unused,
+            timeout,
+            poll,
+        } => {
+            let poll = Duration::try_from_secs_f64(poll).unwrap_or(Duration::from_secs(5));
+            let timeout = Duration::from_secs(timeout);
+            apply(&db, &entities, delete_unused, timeout, poll, &mut output).await
+        }
+        Command::Backfill(backfill_args) => {
+            backfill(&db, &entities, backfill_args, &mut output).await
+        }
+        Command::Verify(verify_args) => verify(&db, &entities, verify_args, &mut output).await,
+        Command::Describe => {
+            let design = Design::new(db.table_name(), T::SCHEMA, &entities.schemas());
+            output.result(&design, design.to_json());
+            Ok(EXIT_OK)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            output.error(&error);
+            match error {
+                Error::Migration(
+                    MigrationError::InvalidOption { .. }
+                    | MigrationError::CheckpointMismatch { .. },
+                ) => EXIT_USAGE,
+                _ => EXIT_FAILURE,
+            }
+        }
+    }
+}
+
+/// Parses the arguments, with the registered entity names as the values `--entity` takes.
+fn parse<T: Table, I, A>(entities: &Entities<T>, args: I) -> Result<Args, clap::Error>
+where
+    I: IntoIterator<Item = A>,
+    A: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let name = args
+        .first()
+        .map(PathBuf::from)
+        .and_then(|path| {
+            path.file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "singletable".to_owned());
+    let names: Vec<&'static str> = entities
+        .entries
+        .iter()
+        .map(|entry| entry.schema.name)
+        .collect();
+    let entity_values = |arg: clap::Arg| {
+        arg.value_parser(PossibleValuesParser::new(names.clone()))
+            .ignore_case(true)
+    };
+    let command = Args::command()
+        .name(name.clone())
+        .bin_name(name)
+        .mut_subcommand("backfill", |sub| sub.mut_arg("entity", entity_values))
+        .mut_subcommand("verify", |sub| sub.mut_arg("entity", entity_values));
+    let matches = command.try_get_matches_from(args)?;
+    Args::from_arg_matches(&matches)
+}
+
+/// The default checkpoint file of a backfill: one per table, entity and version.
+fn default_checkpoint(table: &str, schema: &EntitySchema) -> PathBuf {
+    PathBuf::from(format!(
+        "{table}.{}.v{}.sweep.json",
+        schema.name, schema.schema_version
+    ))
+}
+
+fn find<'e, T: Table>(entities: &'e Entities<T>, name: &str) -> Result<&'e Registered<T>, Error> {
+    entities.find(name).ok_or_else(|| {
+        MigrationError::InvalidOption {
+            option: "entity",
+            message: format!("{name:?} is not registered"),
+        }
+        .into()
+    })
+}
+
+async fn plan<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    delete_unused: bool,
+    output: &mut Output,
+) -> Result<u8, Error> {
+    let plan = db
+        .table_migration(&entities.schemas())
+        .delete_unused(delete_unused)
+        .plan()
+        .await?;
+    output.result(&plan, plan.to_json());
+    Ok(if plan.is_blocked() {
+        EXIT_FAILURE
+    } else {
+        EXIT_OK
+    })
+}
+
+async fn apply<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    delete_unused: bool,
+    timeout: Duration,
+    poll: Duration,
+    output: &mut Output,
+) -> Result<u8, Error> {
+    let err = output.err.clone();
+    let applied = db
+        .table_migration(&entities.schemas())
+        .delete_unused(delete_unused)
+        .timeout(timeout)
+        .poll_interval(poll)
+        .on_progress(move |event| match event {
+            ApplyEvent::Planned(plan) if plan.is_up_to_date() => {
+                say(&err, &format!("table {}: nothing to do", plan.table))
+            }
+            ApplyEvent::Planned(_) => {}
+            ApplyEvent::Started(action) => say(&err, &format!("{action} ...")),
+            ApplyEvent::Waiting {
+                resource,
+                status,
+                backfilling,
+                item_count,
+                elapsed,
+            } => say(
+                &err,
+                &format!(
+                    "  {resource}: {status}{}{} ({}s)",
+                    if *backfilling { ", backfilling" } else { "" },
+                    item_count
+                        .map(|count| format!(", {count} items"))
+                        .unwrap_or_default(),
+                    elapsed.as_secs()
+                ),
+            ),
+            ApplyEvent::Finished { action, elapsed } => {
+                let done = match action {
+                    PlanAction::DeleteIndex { .. } => "done",
+                    _ => "done, ACTIVE",
+                };
+                say(&err, &format!("  {done} in {:.1}s", elapsed.as_secs_f64()))
+            }
+        })
+        .apply()
+        .await?;
+    let mut text = applied.plan.to_string();
+    text.push_str(&format!(
+        "applied in {:.1}s\n",
+        applied.elapsed.as_secs_f64()
+    ));
+    output.result(
+        &text,
+        json!({
+            "applied": applied.plan.to_json(),
+            "elapsed_seconds": applied.elapsed.as_secs_f64(),
+        }),
+    );
+    Ok(EXIT_OK)
+}
+
+/// Progress of a backfill on stderr: a bar on a terminal, a line every few seconds otherwise.
+fn progress_reporter(
+    output: &Output,
+    dry_run: bool,
+) -> (ProgressCallback, Option<indicatif::ProgressBar>) {
+    let summary = move |progress: &SweepProgress| {
+        let counts = &progress.counts;
+        if dry_run {
+            format!("{} old {} found", counts.old, progress.entity)
+        } else {
+            format!(
+                "backfilled {} · skipped {} · failed {} · {:.0} WCU · segments {}/{}",
+                counts.backfilled,
+                counts.changed_concurrently,
+                counts.failed,
+                counts.write_units,
+                progress.segments_done,
+                progress.total_segments
+            )
+        }
+    };
+    if output.interactive {
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let style = indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} examined  {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        let shown = bar.clone();
+        let callback = move |progress: &SweepProgress| {
+            let examined = progress.counts.examined;
+            // DynamoDB's item count is approximate: never let the bar run past its end.
+            let length = progress.table_items.unwrap_or(examined).max(examined);
+            shown.set_length(length);
+            shown.set_position(examined);
+            shown.set_message(summary(progress));
+            ControlFlow::Continue(())
+        };
+        (Arc::new(callback), Some(bar))
+    } else {
+        let err = output.err.clone();
+        let last = Mutex::new(None::<Instant>);
+        let callback = move |progress: &SweepProgress| {
+            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.map_or(true, |at| at.elapsed() >= Duration::from_secs(2)) {
+                *last = Some(Instant::now());
+                let total = progress
+                    .table_items
+                    .map(|items| format!(" of about {items}"))
+                    .unwrap_or_default();
+                say(
+                    &err,
+                    &format!(
+                        "[{:>4}s] {} examined{total}; {}",
+                        progress.elapsed.as_secs(),
+                        progress.counts.examined,
+                        summary(progress)
+                    ),
+                );
+            }
+            ControlFlow::Continue(())
+        };
+        (Arc::new(callback), None)
+    }
+}
+
+async fn backfill<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    args: BackfillArgs,
+    output: &mut Output,
+) -> Result<u8, Error> {
+    let entity = find(entities, &args.entity)?;
+    let checkpoint = args
+        .resume
+        .clone()
+        .unwrap_or_else(|| default_checkpoint(db.table_name(), entity.schema));
+    let rate = match (args.rate, args.write_units) {
+        (Some(items), _) => Some(Rate::ItemsPerSecond(items)),
+        (None, Some(units)) => Some(Rate::WriteUnitsPerSecond(units)),
+        (None, None) => None,
+    };
+    let stop = StopSignal::new();
+    let (progress, bar) = progress_reporter(output, args.dry_run);
+    let options = SweepOptions {
+        segments: args.segments,
+        page_size: Some(args.page_size),
+        rate,
+        checkpoint: Some(checkpoint.clone()),
+        dry_run: args.dry_run,
+        progress: Some(progress),
+        stop: Some(stop.clone()),
+    };
+    if checkpoint.exists() {
+        say(
+            &output.err,
+            &format!("resuming from checkpoint {}", checkpoint.display()),
+        );
+    }
+    let sweep = (entity.sweep)(db.clone(), options);
+    let result = match futures::future::select(sweep, Box::pin(tokio::signal::ctrl_c())).await {
+        Either::Left((result, _)) => result,
+        // No signal handling here (e.g. no signal driver): just let the sweep finish.
+        Either::Right((Err(_), sweep)) => sweep.await,
+        Either::Right((Ok(()), sweep)) => {
+            stop.stop();
+            notice(
+                bar.as_ref(),
+                &output.err,
+                "interrupted: finishing the items at hand and saving the checkpoint \
+                 (Ctrl-C again to quit at once)",
+            );
+            match futures::future::select(sweep, Box::pin(tokio::signal::ctrl_c())).await {
+                Either::Left((result, _)) => result,
+                Either::Right(_) => {
+                    if let Some(bar) = &bar {
+                        bar.abandon();
+                    }
+                    say(
+                        &output.err,
+                        &format!(
+                            "quit; finished pages are in {}: resume with --resume {}",
+                            checkpoint.display(),
+                            checkpoint.display()
+                        ),
+                    );
+                    return Ok(EXIT_INTERRUPTED);
+                }
+            }
+        }
+    };
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let report = result?;
+    output.result(&report, report.to_json());
+    if report.complete && report.this_run.examined == 0 && !report.dry_run {
+        say(
+            &output.err,
+            &format!(
+                "{} records a finished sweep, so nothing was read; delete it to sweep again",
+                checkpoint.display()
+            ),
+        );
+    }
+    if report.stopped {
+        say(
+            &output.err,
+            &format!("stopped; resume with --resume {}", checkpoint.display()),
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(if report.this_run.failed > 0 {
+        EXIT_FAILURE
+    } else {
+        EXIT_OK
+    })
+}
+
+async fn verify<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    args: VerifyArgs,
+    output: &mut Output,
+) -> Result<u8, Error> {
+    let entity = find(entities, &args.entity)?;
+    let checkpoint = args
+        .checkpoint
+        .unwrap_or_else(|| default_checkpoint(db.table_name(), entity.schema));
+    let coverage = db
+        .coverage(entity.schema)
+        .checkpoint(checkpoint)
+        .segments(args.segments)
+        .send()
+        .await?;
+    let mut text = coverage.to_string();
+    let mut json = coverage.to_json();
+    if args.mark_complete && coverage.is_done() {
+        let record = db.migration(entity.schema).mark_complete(&coverage).await?;
+        text.push_str(&format!(
+            "  marked complete at {} (Db::migration(..).is_complete() now says so)\n",
+            record.completed_at
+        ));
+        if let Some(object) = json.as_object_mut() {
+            object.insert("marked_complete".to_owned(), record.to_json());
+        }
+    }
+    output.result(&text, json);
+    Ok(if coverage.is_done() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Args::command().debug_assert();
+    }
+}

@@ -1,0 +1,211 @@
+//! The single-table design as a readable table: each entity's key templates on the table and
+//! every index, i.e. the access patterns the table serves.
+
+use crate::schema::{EntitySchema, IndexKind, TableSchema};
+use serde_json::{json, Value};
+use std::fmt;
+
+/// One access pattern: an entity's keys on the table or on one index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesignRow {
+    /// The entity.
+    pub entity: &'static str,
+    /// Its schema version.
+    pub schema_version: u32,
+    /// The index name, or `None` for the table itself.
+    pub index: Option<&'static str>,
+    /// The partition key attribute.
+    pub partition_attribute: &'static str,
+    /// The partition key template (a local index's is the table's), or `{field}` for an index
+    /// that reads an item attribute as is.
+    pub partition_template: String,
+    /// The sort key attribute, if any.
+    pub sort_attribute: Option<&'static str>,
+    /// The sort key template (or `{field}`), if any.
+    pub sort_template: Option<String>,
+    /// The sparse index rule, if the entity is indexed only when it holds.
+    pub rule: Option<&'static str>,
+}
+
+/// A table's entities and their keys on every index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Design {
+    /// The table name.
+    pub table: String,
+    /// The declaration.
+    pub schema: &'static TableSchema,
+    /// One row per entity and index it has keys on, entities in the order given.
+    pub rows: Vec<DesignRow>,
+    /// Declared indexes none of the entities writes keys for.
+    pub unused_indexes: Vec<&'static str>,
+}
+
+impl Design {
+    /// The design of `schema` with `entities`, for table `table`.
+    pub fn new(
+        table: &str,
+        schema: &'static TableSchema,
+        entities: &[&'static EntitySchema],
+    ) -> Self {
+        let mut rows = Vec::new();
+        for entity in entities {
+            rows.push(DesignRow {
+                entity: entity.name,
+                schema_version: entity.schema_version,
+                index: None,
+                partition_attribute: schema.partition_key,
+                partition_template: entity.partition_key.source.to_owned(),
+                sort_attribute: schema.sort_key,
+                sort_template: entity.sort_key.map(|template| template.source.to_owned()),
+                rule: None,
+            });
+            for entity_index in entity.indexes {
+                let index = entity_index.index;
+                // An index key read from an item attribute as is shows as that field alone.
+                let as_is = |attribute: &str| {
+                    let field = entity
+                        .fields
+                        .iter()
+                        .find(|field| field.attribute == attribute)
+                        .map_or(attribute, |field| field.name);
+                    format!("{{{field}}}")
+                };
+                // A local index shares the table's partition key, so it has no template of
+                // its own.
+                let partition_template =
+                    match (entity_index.partition_key, entity_index.partition_attribute) {
+                        (Some(template), _) => template.source.to_owned(),
+                        (None, Some(attribute)) => as_is(attribute),
+                        (None, None) => entity.partition_key.source.to_owned(),
+                    };
+                let sort_template = match (entity_index.sort_key, entity_index.sort_attribute) {
+                    (Some(template), _) => Some(template.source.to_owned()),
+                    (None, Some(attribute)) => Some(as_is(attribute)),
+                    (None, None) => None,
+                };
+                rows.push(DesignRow {
+                    entity: entity.name,
+                    schema_version: entity.schema_version,
+                    index: Some(index.name),
+                    partition_attribute: index.partition_key,
+                    partition_template,
+                    sort_attribute: index.sort_key,
+                    sort_template,
+                    rule: entity_index.rule.map(|rule| rule.source),
+                });
+            }
+        }
+        let unused_indexes = schema
+            .indexes
+            .iter()
+            .filter(|index| !rows.iter().any(|row| row.index == Some(index.name)))
+            .map(|index| index.name)
+            .collect();
+        Design {
+            table: table.to_owned(),
+            schema,
+            rows,
+            unused_indexes,
+        }
+    }
+
+    /// The design as JSON.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "table": self.table,
+            "declaration": self.schema.type_name,
+            "partition_key": self.schema.partition_key,
+            "sort_key": self.schema.sort_key,
+            "entity_attribute": self.schema.entity_attribute,
+            "schema_version_attribute": self.schema.schema_version_attribute,
+            "indexes": self.schema.indexes.iter().map(|index| json!({
+                "name": index.name,
+                "kind": match index.kind { IndexKind::Global => "global", IndexKind::Local => "local" },
+                "partition_key": index.partition_key,
+                "sort_key": index.sort_key,
+            })).collect::<Vec<_>>(),
+            "access_patterns": self.rows.iter().map(|row| json!({
+                "entity": row.entity,
+                "schema_version": row.schema_version,
+                "index": row.index,
+                "partition_key": {"attribute": row.partition_attribute, "template": row.partition_template},
+                "sort_key": row.sort_attribute.map(|attribute| json!({
+                    "attribute": attribute,
+                    "template": row.sort_template,
+                })),
+                "only_when": row.rule,
+            })).collect::<Vec<_>>(),
+            "unused_indexes": self.unused_indexes,
+        })
+    }
+}
+
+impl fmt::Display for Design {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let schema = self.schema;
+        writeln!(
+            f,
+            "table {} ({}): key {}{}; entity in `{}`, schema version in `{}`",
+            self.table,
+            schema.type_name,
+            schema.partition_key,
+            schema
+                .sort_key
+                .map(|sk| format!(" + {sk}"))
+                .unwrap_or_default(),
+            schema.entity_attribute,
+            schema.schema_version_attribute,
+        )?;
+        let header = [
+            "ENTITY",
+            "VERSION",
+            "INDEX",
+            "PARTITION KEY",
+            "SORT KEY",
+            "ONLY WHEN",
+        ];
+        let cells: Vec<[String; 6]> = self
+            .rows
+            .iter()
+            .map(|row| {
+                [
+                    row.entity.to_owned(),
+                    format!("v{}", row.schema_version),
+                    row.index.unwrap_or("(table)").to_owned(),
+                    format!("{} = {}", row.partition_attribute, row.partition_template),
+                    match (row.sort_attribute, &row.sort_template) {
+                        (Some(attribute), Some(template)) => format!("{attribute} = {template}"),
+                        _ => String::new(),
+                    },
+                    row.rule.unwrap_or_default().to_owned(),
+                ]
+            })
+            .collect();
+        let mut widths = header.map(str::len);
+        for row in &cells {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let line = |f: &mut fmt::Formatter<'_>, row: &[&str]| {
+            let text: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect();
+            writeln!(f, "{}", text.join("  ").trim_end())
+        };
+        line(f, &header)?;
+        for row in &cells {
+            let row: Vec<&str> = row.iter().map(String::as_str).collect();
+            line(f, &row)?;
+        }
+        for index in &self.unused_indexes {
+            writeln!(
+                f,
+                "(index {index} is declared but no entity has keys on it)"
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,190 @@
+//! The migration's completion record: a small item in the table itself, so every instance of
+//! the application can check whether the old read path may go, without a file or a flag
+//! service.
+
+use super::verify::Coverage;
+use super::{rfc3339, unix_now, MigrationError};
+use crate::error::Error;
+use crate::item::Item;
+use crate::schema::{EntitySchema, Table};
+use crate::Db;
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde_json::{json, Value};
+
+/// The entity attribute of completion records: no entity has it, so entity scans and queries
+/// never return them.
+pub const MARKER_ENTITY: &str = "_migration";
+
+/// A completed migration, as recorded in the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationRecord {
+    /// The entity.
+    pub entity: String,
+    /// The schema version every item reached.
+    pub schema_version: u32,
+    /// When it was marked complete (RFC 3339, UTC).
+    pub completed_at: String,
+    /// Items of the entity when it was verified.
+    pub items: u64,
+}
+
+impl MigrationRecord {
+    /// The record as JSON.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "entity": self.entity,
+            "schema_version": self.schema_version,
+            "completed_at": self.completed_at,
+            "items": self.items,
+        })
+    }
+}
+
+/// The completion record of one entity's migration to its current schema version, stored at
+/// `PK = "_MIGRATION#<entity>"`, `SK = "V#<version>"` (or `PK = "_MIGRATION#<entity>#V#<version>"`
+/// in a table without a sort key); see [`Db::migration`].
+#[derive(Debug)]
+pub struct Migration<'db, T> {
+    db: &'db Db<T>,
+    entity: &'static str,
+    schema_version: u32,
+}
+
+impl<T: Table> Db<T> {
+    /// The completion record of `entity`'s migration to its current schema version. Apps
+    /// check [`Migration::is_complete`] to decide whether the old read path (e.g. the lazy
+    /// backfill) is still needed; it is recorded only by [`Migration::mark_complete`] with a
+    /// coverage check that is done.
+    pub fn migration(&self, entity: &'static EntitySchema) -> Migration<'_, T> {
+        Migration {
+            db: self,
+            entity: entity.name,
+            schema_version: entity.schema_version,
+        }
+    }
+}
+
+impl<T: Table> Migration<'_, T> {
+    /// The record's primary key.
+    pub fn key(&self) -> Item {
+        let table = T::SCHEMA;
+        let partition = format!("_MIGRATION#{}", self.entity);
+        let sort = format!("V#{}", self.schema_version);
+        match table.sort_key {
+            Some(sort_key) => Item::from([
+                (table.partition_key.to_owned(), AttributeValue::S(partition)),
+                (sort_key.to_owned(), AttributeValue::S(sort)),
+            ]),
+            None => Item::from([(
+                table.partition_key.to_owned(),
+                AttributeValue::S(format!("{partition}#{sort}")),
+            )]),
+        }
+    }
+
+    /// The record, if the migration was marked complete (a strongly consistent read).
+    pub async fn record(&self) -> Result<Option<MigrationRecord>, Error> {
+        let output = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.key()))
+            .consistent_read(true)
+            .send()
+            .await?;
+        let Some(item) = output.item else {
+            return Ok(None);
+        };
+        let text = |name: &str| match item.get(name) {
+            Some(AttributeValue::S(text)) => text.clone(),
+            _ => String::new(),
+        };
+        let number = |name: &str| match item.get(name) {
+            Some(AttributeValue::N(number)) => number.parse::<u64>().unwrap_or_default(),
+            _ => 0,
+        };
+        Ok(Some(MigrationRecord {
+            entity: text("entity"),
+            schema_version: self.schema_version,
+            completed_at: text("completed_at"),
+            items: number("items"),
+        }))
+    }
+
+    /// Whether the migration was marked complete.
+    pub async fn is_complete(&self) -> Result<bool, Error> {
+        Ok(self.record().await?.is_some())
+    }
+
+    /// Records that the migration is complete, given a coverage check of this entity and
+    /// version that [is done](Coverage::is_done); otherwise fails with
+    /// [`MigrationError::NotDone`] and records nothing.
+    pub async fn mark_complete(&self, coverage: &Coverage) -> Result<MigrationRecord, Error> {
+        let not_done = |reason: String| MigrationError::NotDone {
+            entity: self.entity,
+            schema_version: self.schema_version,
+            reason,
+        };
+        if coverage.entity != self.entity
+            || coverage.schema_version != self.schema_version
+            || coverage.table != self.db.table_name()
+        {
+            return Err(not_done(format!(
+                "the coverage given is of {} version {} on {}",
+                coverage.entity, coverage.schema_version, coverage.table
+            ))
+            .into());
+        }
+        if !coverage.is_done() {
+            return Err(not_done(format!(
+                "{} items behind; {}",
+                coverage.behind, coverage.sweep
+            ))
+            .into());
+        }
+        let now = unix_now();
+        let record = MigrationRecord {
+            entity: self.entity.to_owned(),
+            schema_version: self.schema_version,
+            completed_at: rfc3339(now),
+            items: coverage.items,
+        };
+        let table = T::SCHEMA;
+        let mut item = self.key();
+        item.extend([
+            (
+                table.entity_attribute.to_owned(),
+                AttributeValue::S(MARKER_ENTITY.to_owned()),
+            ),
+            (
+                "entity".to_owned(),
+                AttributeValue::S(record.entity.clone()),
+            ),
+            (
+                "schema_version".to_owned(),
+                AttributeValue::N(record.schema_version.to_string()),
+            ),
+            (
+                "completed_at".to_owned(),
+                AttributeValue::S(record.completed_at.clone()),
+            ),
+            (
+                "completed_at_epoch".to_owned(),
+                AttributeValue::N(now.to_string()),
+            ),
+            (
+                "items".to_owned(),
+                AttributeValue::N(record.items.to_string()),
+            ),
+        ]);
+        self.db
+            .client()
+            .put_item()
+            .table_name(self.db.table_name())
+            .set_item(Some(item))
+            .send()
+            .await?;
+        Ok(record)
+    }
+}

@@ -1,0 +1,371 @@
+//! Coverage: how many of an entity's items are still below its schema version, and whether a
+//! sweep covered the whole table. A migration is done only when both say so.
+
+use super::checkpoint::Checkpoint;
+use super::marker::MigrationRecord;
+use super::{item_schema_version, MigrationError};
+use crate::error::{Error, KeyText};
+use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::{AttrPath, Placeholders};
+use crate::item;
+use crate::schema::{EntitySchema, Table};
+use crate::Db;
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Keys of items still behind that a coverage report lists.
+const MAX_SAMPLES: usize = 10;
+
+/// Whether a sweep covered the whole table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SweepCoverage {
+    /// The checkpoint says every segment read its last page.
+    Complete,
+    /// The migration is marked complete in the table (an earlier verification found it done).
+    RecordedInTable,
+    /// The checkpoint says the sweep has not finished.
+    Partial {
+        /// Segments finished.
+        segments_done: u32,
+        /// Segments in all.
+        total_segments: u32,
+    },
+    /// No usable record of a sweep.
+    NotRecorded {
+        /// Why (no checkpoint given, no file, another sweep's file).
+        reason: String,
+    },
+}
+
+impl fmt::Display for SweepCoverage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepCoverage::Complete => write!(f, "a sweep covered the whole table"),
+            SweepCoverage::RecordedInTable => {
+                write!(f, "the migration is marked complete in the table")
+            }
+            SweepCoverage::Partial {
+                segments_done,
+                total_segments,
+            } => write!(
+                f,
+                "the sweep has finished {segments_done} of {total_segments} segments"
+            ),
+            SweepCoverage::NotRecorded { reason } => write!(f, "no finished sweep: {reason}"),
+        }
+    }
+}
+
+/// How far an entity's migration to its current schema version is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    /// The table.
+    pub table: String,
+    /// The entity.
+    pub entity: &'static str,
+    /// Its current schema version.
+    pub schema_version: u32,
+    /// Items of the entity in the table.
+    pub items: u64,
+    /// Of those, items below the schema version (they lack what the new version adds).
+    pub behind: u64,
+    /// Items by the schema version they record (0: none recorded; items with an unreadable
+    /// version count as behind and are not listed here).
+    pub by_version: BTreeMap<u32, u64>,
+    /// Keys of some items behind (at most 10).
+    pub samples: Vec<KeyText>,
+    /// Whether a sweep covered the whole table.
+    pub sweep: SweepCoverage,
+    /// The completion record in the table, if the migration was marked complete.
+    pub marker: Option<MigrationRecord>,
+}
+
+impl Coverage {
+    /// Done: no item is behind, and a sweep covered the whole table (or an earlier
+    /// verification recorded completion), so no old item can be hiding. Only then may the old
+    /// read path be removed.
+    pub fn is_done(&self) -> bool {
+        self.behind == 0
+            && matches!(
+                self.sweep,
+                SweepCoverage::Complete | SweepCoverage::RecordedInTable
+            )
+    }
+
+    /// The share of items at the schema version, in percent (100 for no items).
+    pub fn percent(&self) -> f64 {
+        if self.items == 0 {
+            return 100.0;
+        }
+        // Casts: item counts far below 2^53, exactly representable.
+        (self.items - self.behind.min(self.items)) as f64 * 100.0 / self.items as f64
+    }
+
+    /// The report as JSON.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "table": self.table,
+            "entity": self.entity,
+            "schema_version": self.schema_version,
+            "items": self.items,
+            "behind": self.behind,
+            "percent": self.percent(),
+            "by_version": self.by_version.iter().map(|(version, count)| {
+                (version.to_string(), json!(count))
+            }).collect::<serde_json::Map<_, _>>(),
+            "samples": self.samples.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "sweep": match &self.sweep {
+                SweepCoverage::Complete => json!({"state": "complete"}),
+                SweepCoverage::RecordedInTable => json!({"state": "recorded_in_table"}),
+                SweepCoverage::Partial { segments_done, total_segments } => json!({
+                    "state": "partial",
+                    "segments_done": segments_done,
+                    "total_segments": total_segments,
+                }),
+                SweepCoverage::NotRecorded { reason } => {
+                    json!({"state": "not_recorded", "reason": reason})
+                }
+            },
+            "marked_complete": self.marker.as_ref().map(MigrationRecord::to_json),
+            "done": self.is_done(),
+        })
+    }
+}
+
+impl fmt::Display for Coverage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} on {}: {} of {} items at schema version {} ({:.1}%), {} behind",
+            self.entity,
+            self.table,
+            self.items - self.behind.min(self.items),
+            self.items,
+            self.schema_version,
+            self.percent(),
+            self.behind
+        )?;
+        let versions: Vec<String> = self
+            .by_version
+            .iter()
+            .map(|(version, count)| match version {
+                0 => format!("no version: {count}"),
+                version => format!("v{version}: {count}"),
+            })
+            .collect();
+        if !versions.is_empty() {
+            writeln!(f, "  by version: {}", versions.join(", "))?;
+        }
+        for key in &self.samples {
+            writeln!(f, "  behind: {key}")?;
+        }
+        writeln!(f, "  sweep: {}", self.sweep)?;
+        if let Some(marker) = &self.marker {
+            writeln!(f, "  marked complete at {}", marker.completed_at)?;
+        }
+        if self.is_done() {
+            writeln!(
+                f,
+                "  done: every item is at version {}; the old read path can go",
+                self.schema_version
+            )
+        } else {
+            writeln!(f, "  not done: keep the old read path")
+        }
+    }
+}
+
+/// Counts an entity's items by schema version; see [`Db::coverage`].
+#[must_use = "a coverage check does nothing until `send` is awaited"]
+pub struct Verify<'db, T> {
+    db: &'db Db<T>,
+    entity: &'static EntitySchema,
+    checkpoint: Option<PathBuf>,
+    segments: u32,
+}
+
+impl<T: Table> Db<T> {
+    /// Checks how far `entity`'s migration to its current schema version is: a strongly
+    /// consistent scan counts its items by recorded schema version, and the sweep's
+    /// checkpoint (see [`Verify::checkpoint`]) or the table's completion record says whether
+    /// a sweep covered the whole table.
+    pub fn coverage(&self, entity: &'static EntitySchema) -> Verify<'_, T> {
+        Verify {
+            db: self,
+            entity,
+            checkpoint: None,
+            segments: 1,
+        }
+    }
+}
+
+impl<T: Table> Verify<'_, T> {
+    /// The sweep's checkpoint file, which records whether it covered the whole table.
+    pub fn checkpoint(mut self, path: impl Into<PathBuf>) -> Self {
+        self.checkpoint = Some(path.into());
+        self
+    }
+
+    /// Scans in `segments` parallel segments (default 1).
+    pub fn segments(mut self, segments: u32) -> Self {
+        self.segments = segments;
+        self
+    }
+
+    /// Runs the count.
+    pub async fn send(self) -> Result<Coverage, Error> {
+        let table = T::SCHEMA;
+        let entity = self.entity;
+        if !(1..=1_000_000).contains(&self.segments) {
+            return Err(MigrationError::InvalidOption {
+                option: "segments",
+                message: format!("must be between 1 and 1000000, not {}", self.segments),
+            }
+            .into());
+        }
+        let mut placeholders = Placeholders::default();
+        let filter = Node::Compare(
+            Operand::Path(AttrPath::attribute(table.entity_attribute)),
+            Comparison::Eq,
+            Operand::Value(AttributeValue::S(entity.name.to_owned())),
+        )
+        .to_expression(&mut placeholders);
+        // Only what the count needs comes back: the version and the key.
+        let projection = std::iter::once(table.schema_version_attribute)
+            .chain(std::iter::once(table.partition_key))
+            .chain(table.sort_key)
+            .map(|name| placeholders.name(name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let segmented = self.segments > 1;
+        let this = &self;
+        let scans = (0..self.segments).map(|segment| {
+            let placeholders = &placeholders;
+            let filter = &filter;
+            let projection = &projection;
+            async move {
+                let mut tally = Tally::default();
+                let mut start_key = None;
+                loop {
+                    let output = this
+                        .db
+                        .client()
+                        .scan()
+                        .table_name(this.db.table_name())
+                        .filter_expression(filter)
+                        .projection_expression(projection)
+                        .set_expression_attribute_names(placeholders.names())
+                        .set_expression_attribute_values(placeholders.values())
+                        .consistent_read(true)
+                        .set_segment(segmented.then(|| i32::try_from(segment).ok()).flatten())
+                        .set_total_segments(
+                            segmented
+                                .then(|| i32::try_from(this.segments).ok())
+                                .flatten(),
+                        )
+                        .set_exclusive_start_key(start_key)
+                        .send()
+                        .await?;
+                    for item in output.items() {
+                        tally.items += 1;
+                        let version = item_schema_version(item, table);
+                        if let Some(version) = version {
+                            *tally.by_version.entry(version).or_default() += 1;
+                        }
+                        if version.map_or(true, |version| version < entity.schema_version) {
+                            tally.behind += 1;
+                            if tally.samples.len() < MAX_SAMPLES {
+                                tally.samples.push(item::key_text::<T>(item));
+                            }
+                        }
+                    }
+                    match output.last_evaluated_key.filter(|key| !key.is_empty()) {
+                        Some(key) => start_key = Some(key),
+                        None => return Ok::<Tally, Error>(tally),
+                    }
+                }
+            }
+        });
+        let tallies = futures::future::try_join_all(scans).await?;
+        let mut total = Tally::default();
+        for tally in tallies {
+            total.items += tally.items;
+            total.behind += tally.behind;
+            for (version, count) in tally.by_version {
+                *total.by_version.entry(version).or_default() += count;
+            }
+            total.samples.extend(
+                tally
+                    .samples
+                    .into_iter()
+                    .take(MAX_SAMPLES - total.samples.len().min(MAX_SAMPLES)),
+            );
+        }
+        let marker = self.db.migration(entity).record().await?;
+        let sweep = self.sweep_coverage(marker.as_ref())?;
+        Ok(Coverage {
+            table: self.db.table_name().to_owned(),
+            entity: entity.name,
+            schema_version: entity.schema_version,
+            items: total.items,
+            behind: total.behind,
+            by_version: total.by_version,
+            samples: total.samples,
+            sweep,
+            marker,
+        })
+    }
+
+    fn sweep_coverage(&self, marker: Option<&MigrationRecord>) -> Result<SweepCoverage, Error> {
+        let from_checkpoint = match &self.checkpoint {
+            None => SweepCoverage::NotRecorded {
+                reason: "no checkpoint given".to_owned(),
+            },
+            Some(path) => match Checkpoint::load(path)? {
+                None => SweepCoverage::NotRecorded {
+                    reason: format!("no checkpoint at {}", path.display()),
+                },
+                Some(checkpoint) => {
+                    if checkpoint.table != self.db.table_name()
+                        || checkpoint.entity != self.entity.name
+                        || checkpoint.schema_version != self.entity.schema_version
+                    {
+                        SweepCoverage::NotRecorded {
+                            reason: format!(
+                                "{} is a sweep of {} to version {} on {}",
+                                path.display(),
+                                checkpoint.entity,
+                                checkpoint.schema_version,
+                                checkpoint.table
+                            ),
+                        }
+                    } else if checkpoint.is_complete() {
+                        SweepCoverage::Complete
+                    } else {
+                        SweepCoverage::Partial {
+                            segments_done: checkpoint.segments_done(),
+                            total_segments: checkpoint.total_segments,
+                        }
+                    }
+                }
+            },
+        };
+        Ok(match (from_checkpoint, marker) {
+            (SweepCoverage::Complete, _) => SweepCoverage::Complete,
+            (_, Some(_)) => SweepCoverage::RecordedInTable,
+            (other, None) => other,
+        })
+    }
+}
+
+/// One segment's counts.
+#[derive(Default)]
+struct Tally {
+    items: u64,
+    behind: u64,
+    by_version: BTreeMap<u32, u64>,
+    samples: Vec<KeyText>,
+}
