@@ -15,9 +15,22 @@ use singletable::{Db, Entity, Error, KeyPart, Table};
     gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"),
     gsi2(name = "GSI2", pk = "GSI2PK", sk = "GSI2SK"),
     gsi3(name = "GSI3", pk = "author", sk = "score", sk_type = "N"),
+    gsi4(name = "GSI4", pk = ["tenant", "region"], sk = ["day", "seq"], sk_type = ["S", "N"]),
     lsi1(name = "LSI1", sk = "LSI1SK")
 )]
 struct Workspace;
+
+/// DynamoDB's multi-attribute GSI keys: two partition and two sort attributes, each typed.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Workspace, pk = "EVENT#{id}", sk = "EVENT",
+         gsi4pk = [tenant, region], gsi4sk = [day, seq])]
+struct Event {
+    id: String,
+    tenant: String,
+    region: String,
+    day: chrono::NaiveDate,
+    seq: u32,
+}
 
 /// An index keyed on plain attributes: nothing extra is written, the index reads `author` and
 /// `score` (a number, so it sorts numerically) from the item itself.
@@ -556,4 +569,71 @@ async fn indexes_on_plain_attributes_follow_updates_on_the_engine() {
         .await
         .unwrap();
     assert_eq!(top[0].id, "r1");
+}
+
+#[test]
+fn multi_attribute_keys_build_left_to_right_conditions() {
+    let db = common::offline::<Workspace>();
+    let request = db
+        .query(Event::gsi4(&"acme".to_owned(), &"eu".to_owned()))
+        .sort(Event::DAY, day("2026-04-01"))
+        .gt(Event::SEQ, 3)
+        .params()
+        .unwrap();
+    assert_eq!(
+        request.body["KeyConditionExpression"],
+        "#n0 = :v0 AND #n1 = :v1 AND #n2 = :v2 AND #n3 > :v3"
+    );
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n2"], "day");
+    assert_eq!(request.body["ExpressionAttributeValues"][":v3"]["N"], "3");
+    let create = db.create_table().params();
+    let gsi4 = create.body["GlobalSecondaryIndexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|index| index["IndexName"] == "GSI4")
+        .unwrap();
+    assert_eq!(gsi4["KeySchema"].as_array().unwrap().len(), 4);
+    assert_eq!(gsi4["KeySchema"][1]["KeyType"], "HASH");
+    assert_eq!(gsi4["KeySchema"][3]["KeyType"], "RANGE");
+}
+
+#[tokio::test]
+async fn multi_attribute_keys_query_on_the_engine() {
+    let db = seeded(0).await;
+    for (id, region, date, seq) in [
+        ("1", "eu", "2026-04-01", 1u32),
+        ("2", "eu", "2026-04-01", 5),
+        ("3", "eu", "2026-04-02", 7),
+        ("4", "us", "2026-04-01", 9),
+    ] {
+        let event = Event {
+            id: id.into(),
+            tenant: "acme".into(),
+            region: region.into(),
+            day: day(date),
+            seq,
+        };
+        db.put(&event).send().await.unwrap();
+    }
+    let eu: Vec<Event> = db
+        .query(Event::gsi4(&"acme".to_owned(), &"eu".to_owned()))
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(eu.len(), 3);
+    let later: Vec<Event> = db
+        .query(Event::gsi4(&"acme".to_owned(), &"eu".to_owned()))
+        .sort(Event::DAY, day("2026-04-01"))
+        .ge(Event::SEQ, 2)
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(
+        later
+            .iter()
+            .map(|event| event.id.as_str())
+            .collect::<Vec<_>>(),
+        ["2"]
+    );
 }

@@ -3,6 +3,7 @@
 use crate::ctxt::{did_you_mean, Ctxt};
 use crate::template::Template;
 use syn::meta::ParseNestedMeta;
+use syn::parse::Parse;
 use syn::{Attribute, Expr, Ident, LitStr, Path};
 
 /// Which index slot, parsed from `gsi3pk`, `lsi1sk`, `gsi2(...)`.
@@ -44,10 +45,12 @@ pub struct TableIndexAttr {
     pub slot: Slot,
     pub slot_ident: Path,
     pub name: Option<LitStr>,
-    pub pk: Option<LitStr>,
-    pub sk: Option<LitStr>,
-    pub pk_type: Option<LitStr>,
-    pub sk_type: Option<LitStr>,
+    /// One attribute, or up to four for a multi-attribute key.
+    pub pk: Vec<LitStr>,
+    pub sk: Vec<LitStr>,
+    /// One type per attribute (default `S`).
+    pub pk_type: Vec<LitStr>,
+    pub sk_type: Vec<LitStr>,
 }
 
 /// `#[dynamo(...)]` on a `Table`.
@@ -89,19 +92,19 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                             slot,
                             slot_ident: meta.path.clone(),
                             name: None,
-                            pk: None,
-                            sk: None,
-                            pk_type: None,
-                            sk_type: None,
+                            pk: Vec::new(),
+                            sk: Vec::new(),
+                            pk_type: Vec::new(),
+                            sk_type: Vec::new(),
                         };
                         meta.parse_nested_meta(|inner| {
                             let key = inner.path.get_ident().map(Ident::to_string).unwrap_or_default();
                             match key.as_str() {
                                 "name" => set_once(cx, &inner, &mut index.name),
-                                "pk" => set_once(cx, &inner, &mut index.pk),
-                                "sk" => set_once(cx, &inner, &mut index.sk),
-                                "pk_type" => set_once(cx, &inner, &mut index.pk_type),
-                                "sk_type" => set_once(cx, &inner, &mut index.sk_type),
+                                "pk" => set_names(cx, &inner, &mut index.pk),
+                                "sk" => set_names(cx, &inner, &mut index.sk),
+                                "pk_type" => set_names(cx, &inner, &mut index.pk_type),
+                                "sk_type" => set_names(cx, &inner, &mut index.sk_type),
                                 _ => Err(inner.error(format!(
                                     "unknown index setting `{key}`; expected `name`, `pk`, `sk`, `pk_type` or `sk_type`{}",
                                     did_you_mean(&key, TABLE_INDEX_KEYS.iter().copied())
@@ -141,10 +144,11 @@ pub struct EntityIndexAttr {
     pub slot: Slot,
     pub pk: Option<Template>,
     pub sk: Option<Template>,
-    /// `gsi2pk = author`: the index reads this field's attribute as is.
-    pub pk_attribute: Option<Ident>,
-    /// `gsi2sk = created_at`.
-    pub sk_attribute: Option<Ident>,
+    /// `gsi2pk = author` or `gsi4pk = [tenant, region]`: the index reads these fields'
+    /// attributes as they are.
+    pub pk_attributes: Vec<Ident>,
+    /// `gsi2sk = created_at` or `gsi4sk = [created_at, id]`.
+    pub sk_attributes: Vec<Ident>,
     pub when: Option<WhenRule>,
     /// The first attribute path naming this slot, for errors about the slot as a whole.
     pub first_path: Path,
@@ -215,8 +219,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                                 slot,
                                 pk: None,
                                 sk: None,
-                                pk_attribute: None,
-                                sk_attribute: None,
+                                pk_attributes: Vec::new(),
+                                sk_attributes: Vec::new(),
                                 when: None,
                                 first_path: meta.path.clone(),
                             });
@@ -225,8 +229,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                     };
                     let index = &mut out.indexes[position];
                     match part {
-                        IndexPart::Pk => set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attribute),
-                        IndexPart::Sk => set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attribute),
+                        IndexPart::Pk => set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attributes),
+                        IndexPart::Sk => set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attributes),
                         IndexPart::When => {
                             let rule = parse_when(&meta)?;
                             if index.when.replace(rule).is_some() {
@@ -311,26 +315,66 @@ fn set_once(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<LitStr>) ->
     Ok(())
 }
 
-/// An index key: a template string, or a field name whose attribute the index reads as is.
+/// An index key: a template string, or field names whose attributes the index reads as they
+/// are (`author`, or `[tenant, region]` for a multi-attribute key).
 fn set_index_key(
     cx: &mut Ctxt,
     meta: &ParseNestedMeta,
     template: &mut Option<Template>,
-    attribute: &mut Option<Ident>,
+    attributes: &mut Vec<Ident>,
 ) -> syn::Result<()> {
     let value = meta.value()?;
     if value.peek(LitStr) {
         return set_template_value(cx, meta, value.parse()?, template);
     }
-    let field: Ident = value.parse().map_err(|error| {
-        syn::Error::new(
-            error.span(),
-            "expected a key template string (`\"TEAM#{team_id}\"`) or a field name (`author`)",
-        )
-    })?;
-    if template.is_some() || attribute.replace(field).is_some() {
+    let fields: Vec<Ident> = if value.peek(syn::token::Bracket) {
+        let content;
+        syn::bracketed!(content in value);
+        content
+            .parse_terminated(Ident::parse, syn::Token![,])?
+            .into_iter()
+            .collect()
+    } else {
+        vec![value.parse().map_err(|error| {
+            syn::Error::new(error.span(), "expected a key template string (`\"TEAM#{team_id}\"`), a field name (`author`) or a list of up to four (`[tenant, region]`)")
+        })?]
+    };
+    if fields.is_empty() || fields.len() > 4 {
+        cx.error_spanned_by(
+            &meta.path,
+            "a multi-attribute key has one to four attributes",
+        );
+    }
+    if template.is_some() || !attributes.is_empty() {
         cx.error_spanned_by(&meta.path, "this index key is given twice");
     }
+    *attributes = fields;
+    Ok(())
+}
+
+/// One string, or a list of up to four (`["tenant", "region"]`).
+fn set_names(cx: &mut Ctxt, meta: &ParseNestedMeta, names: &mut Vec<LitStr>) -> syn::Result<()> {
+    let value = meta.value()?;
+    let given: Vec<LitStr> = if value.peek(syn::token::Bracket) {
+        let content;
+        syn::bracketed!(content in value);
+        content
+            .parse_terminated(
+                |input: syn::parse::ParseStream| input.parse::<LitStr>(),
+                syn::Token![,],
+            )?
+            .into_iter()
+            .collect()
+    } else {
+        vec![value.parse()?]
+    };
+    if given.is_empty() || given.len() > 4 {
+        cx.error_spanned_by(&meta.path, "a key has one to four attributes");
+    }
+    if !names.is_empty() {
+        cx.error_spanned_by(&meta.path, "this setting is given twice");
+    }
+    *names = given;
     Ok(())
 }
 

@@ -179,9 +179,9 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             .map(|template| template.literal.span())
             .or_else(|| {
                 index
-                    .pk_attribute
+                    .pk_attributes
                     .iter()
-                    .chain(&index.sk_attribute)
+                    .chain(&index.sk_attributes)
                     .next()
                     .map(Ident::span)
             })
@@ -222,7 +222,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     #st::assert_index_has_sort_key::<#declared::SortKey>();));
                 quote!(#st::Some(#template_name))
             }
-            None if index.sk_attribute.is_some() => {
+            None if !index.sk_attributes.is_empty() => {
                 checks.push(quote_spanned!(span=>
                     #st::assert_index_has_sort_key::<#declared::SortKey>();));
                 quote!(#st::None)
@@ -233,59 +233,55 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 quote!(#st::None)
             }
         };
-        // Keys read from the item as is: the table's index must name the same attribute and
-        // declare the attribute's DynamoDB type.
+        // Keys read from the item as they are: the table's index must name the same attributes,
+        // in the same order, with the attributes' DynamoDB types.
         let mut key_attributes = Vec::new();
-        for (role, attribute) in [
-            ("partition", &index.pk_attribute),
-            ("sort", &index.sk_attribute),
+        for (role, attributes) in [
+            ("partition", &index.pk_attributes),
+            ("sort", &index.sk_attributes),
         ] {
-            let Some(field) = attribute
-                .as_ref()
-                .and_then(|attribute| entity.field(&attribute.to_string()))
-            else {
-                key_attributes.push(quote!(#st::None));
-                continue;
+            let keys = match role {
+                "partition" => quote!(#index_const.partition_keys),
+                _ => quote!(#index_const.sort_keys),
             };
-            let name = &field.attribute;
-            let ty = field.ty;
-            let span = attribute
-                .as_ref()
-                .map(Ident::span)
-                .unwrap_or_else(Span::call_site);
-            let (key, kind) = match role {
-                "partition" => (
-                    quote!(#st::Some(#index_const.partition_key)),
-                    quote!(#index_const.partition_key_type),
-                ),
-                _ => (
-                    quote!(#index_const.sort_key),
-                    quote!(#index_const.sort_key_type),
-                ),
-            };
-            let name_message = format!(
-                "the table's `{slot_name}` {role} key attribute must be `{name}`: `{slot_name}{}k = {}` reads that attribute of the item as is",
-                &role[..1],
-                field.ident
-            );
-            let type_message = format!(
-                "the table's `{slot_name}` {role} key type must match `{}`'s DynamoDB type: set `{}k_type` on the table's `{slot_name}` (\"S\", \"N\" or \"B\")",
-                field.ident,
-                &role[..1]
-            );
-            consts.push(respan(
-                quote! {
-                    const _: () = ::core::assert!(#st::option_str_eq(#key, #name), #name_message);
-                    const _: () = ::core::assert!(
-                        #kind as u8 == <#ty as #st::ScalarAttribute>::TYPE as u8,
-                        #type_message
-                    );
-                },
-                span,
-            ));
-            key_attributes.push(quote!(#st::Some(#name)));
+            let mut names = Vec::new();
+            for (position, attribute) in attributes.iter().enumerate() {
+                let Some(field) = entity.field(&attribute.to_string()) else {
+                    continue;
+                };
+                let name = &field.attribute;
+                let ty = field.ty;
+                let name_message = format!(
+                    "the table's `{slot_name}` {role} key attribute number {} must be `{name}`: `{slot_name}{}k` reads that attribute of the item as is",
+                    position + 1,
+                    &role[..1],
+                );
+                let type_message = format!(
+                    "the table's `{slot_name}` {role} key type of `{name}` must match `{}`'s DynamoDB type: set `{}k_type` on the table's `{slot_name}` (\"S\", \"N\" or \"B\")",
+                    field.ident,
+                    &role[..1]
+                );
+                let count = attributes.len();
+                let count_message = format!(
+                    "the table's `{slot_name}` must have {count} {role} key attribute(s), as `{slot_name}{}k` lists",
+                    &role[..1]
+                );
+                consts.push(respan(
+                    quote! {
+                        const _: () = ::core::assert!(#keys.len() == #count, #count_message);
+                        const _: () = ::core::assert!(#st::key_name_is(#keys, #position, #name), #name_message);
+                        const _: () = ::core::assert!(
+                            #st::key_kind_is(#keys, #position, <#ty as #st::ScalarAttribute>::TYPE),
+                            #type_message
+                        );
+                    },
+                    attribute.span(),
+                ));
+                names.push(name.clone());
+            }
+            key_attributes.push(quote!(&[#(#names),*]));
         }
-        let (partition_attribute, sort_attribute) = (&key_attributes[0], &key_attributes[1]);
+        let (partition_attributes, sort_attributes) = (&key_attributes[0], &key_attributes[1]);
         let rule = match &index.when {
             Some(rule) => {
                 let expr = &rule.expr;
@@ -313,8 +309,8 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 index: #index_const,
                 partition_key: #pk_schema,
                 sort_key: #sk_schema,
-                partition_attribute: #partition_attribute,
-                sort_attribute: #sort_attribute,
+                partition_attributes: #partition_attributes,
+                sort_attributes: #sort_attributes,
                 rule: #rule,
             }
         });
@@ -457,15 +453,17 @@ fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
         let slot = index.slot.name();
         let marker = format_ident!("{}", slot);
         let schema = format_ident!("__{}", slot.to_uppercase());
-        let partition = match (&index.pk, &index.pk_attribute) {
-            (Some(template), _) => KeySource::Template(template),
-            (None, Some(attribute)) => KeySource::Attribute(attribute),
-            (None, None) => KeySource::Template(pk),
+        let partition = match &index.pk {
+            Some(template) => KeySource::Template(template),
+            None if !index.pk_attributes.is_empty() => KeySource::Attributes(&index.pk_attributes),
+            None => KeySource::Template(pk),
         };
-        let sort = match (&index.sk, &index.sk_attribute) {
-            (Some(template), _) => Some(KeySource::Template(template)),
-            (None, Some(attribute)) => Some(KeySource::Attribute(attribute)),
-            (None, None) => None,
+        let sort = match &index.sk {
+            Some(template) => Some(KeySource::Template(template)),
+            None if !index.sk_attributes.is_empty() => {
+                Some(KeySource::Attributes(&index.sk_attributes))
+            }
+            None => None,
         };
         targets.push(QueryTarget {
             name: format_ident!("{}", slot),
@@ -546,24 +544,28 @@ struct QueryTarget<'a> {
     sort_label: String,
 }
 
-/// A key made from a template, or an attribute of the item read as is.
+/// A key made from a template, or attributes of the item read as they are.
 enum KeySource<'a> {
     Template(&'a Template),
-    Attribute(&'a Ident),
+    Attributes(&'a [Ident]),
 }
 
 impl KeySource<'_> {
     fn fields(&self) -> Vec<String> {
         match self {
             KeySource::Template(template) => template.fields().map(str::to_owned).collect(),
-            KeySource::Attribute(attribute) => vec![attribute.to_string()],
+            KeySource::Attributes(attributes) => attributes.iter().map(Ident::to_string).collect(),
         }
     }
 
     fn describe(&self) -> String {
         match self {
             KeySource::Template(template) => format!("{:?}", template.literal.value()),
-            KeySource::Attribute(attribute) => attribute.to_string(),
+            KeySource::Attributes(attributes) => attributes
+                .iter()
+                .map(Ident::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
         }
     }
 }
@@ -583,17 +585,22 @@ fn partition_constructor(
         partition.describe()
     );
     let partition = match (partition, schema) {
-        (KeySource::Attribute(attribute), Some(schema)) => {
-            let ty = entity.field(&attribute.to_string()).map(|field| field.ty);
+        (KeySource::Attributes(attributes), Some(schema)) => {
+            let params = attributes.iter().map(|attribute| {
+                let ty = entity.field(&attribute.to_string()).map(|field| field.ty);
+                quote!(#attribute: &#ty)
+            });
             return quote! {
                 #[doc = #doc]
-                pub fn #name(#attribute: &#ty) -> #st::PartitionKey<Self, #marker> {
-                    #st::PartitionKey::attribute(#attribute, #schema)
+                pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+                    let values: #st::Result<::std::vec::Vec<_>, _> =
+                        [#(#st::to_value(#attributes)),*].into_iter().collect();
+                    #st::PartitionKey::attributes(values, #schema)
                 }
             };
         }
         // The table's own key is always a template.
-        (KeySource::Attribute(_), None) => return TokenStream::new(),
+        (KeySource::Attributes(_), None) => return TokenStream::new(),
         (KeySource::Template(template), _) => template,
     };
     let mut params = Vec::new();
@@ -985,29 +992,35 @@ fn expand_table(table: &Table) -> TokenStream {
             .as_ref()
             .map(|name| name.value())
             .unwrap_or_else(|| slot_name.to_uppercase());
-        let (kind, partition_key) = match index.slot {
-            Slot::Global(_) => (
-                quote!(Global),
-                index.pk.as_ref().map(|pk| pk.value()).unwrap_or_default(),
-            ),
-            Slot::Local(_) => (quote!(Local), pk.clone()),
+        // A local index's partition key is the table's, always a string.
+        let table_partition = [syn::LitStr::new(&pk, Span::call_site())];
+        let (kind, partition_names) = match index.slot {
+            Slot::Global(_) => (quote!(Global), index.pk.as_slice()),
+            Slot::Local(_) => (quote!(Local), &table_partition[..]),
         };
-        let sort_key = option(index.sk.as_ref().map(|sk| sk.value()));
-        let sort_key_marker = if index.sk.is_some() {
-            quote!(#st::WithSortKey)
-        } else {
-            quote!(#st::WithoutSortKey)
+        let keys = |names: &[syn::LitStr], types: &[syn::LitStr]| {
+            let attributes = names.iter().enumerate().map(|(position, name)| {
+                let kind = match types.get(position).map(syn::LitStr::value).as_deref() {
+                    Some("N") => quote!(Number),
+                    Some("B") => quote!(Binary),
+                    _ => quote!(String),
+                };
+                quote!(#st::KeyAttribute { name: #name, kind: #st::ScalarType::#kind })
+            });
+            quote!(&[#(#attributes),*])
         };
-        let scalar = |declared: &Option<syn::LitStr>| match declared
-            .as_ref()
+        let partition_keys = keys(partition_names, &index.pk_type);
+        let sort_keys = keys(&index.sk, &index.sk_type);
+        let partition_key = partition_names
+            .first()
             .map(syn::LitStr::value)
-            .as_deref()
-        {
-            Some("N") => quote!(#st::ScalarType::Number),
-            Some("B") => quote!(#st::ScalarType::Binary),
-            _ => quote!(#st::ScalarType::String),
+            .unwrap_or_default();
+        let sort_key = option(index.sk.first().map(syn::LitStr::value));
+        let sort_key_marker = if index.sk.is_empty() {
+            quote!(#st::WithoutSortKey)
+        } else {
+            quote!(#st::WithSortKey)
         };
-        let (partition_key_type, sort_key_type) = (scalar(&index.pk_type), scalar(&index.sk_type));
         index_consts.push(quote! {
             const #index_const: #st::IndexSchema = #st::IndexSchema {
                 slot: #slot_name,
@@ -1015,8 +1028,8 @@ fn expand_table(table: &Table) -> TokenStream {
                 kind: #st::IndexKind::#kind,
                 partition_key: #partition_key,
                 sort_key: #sort_key,
-                partition_key_type: #partition_key_type,
-                sort_key_type: #sort_key_type,
+                partition_keys: #partition_keys,
+                sort_keys: #sort_keys,
             };
         });
         index_names.push(index_const.clone());

@@ -27,8 +27,8 @@ impl Entity<'_> {
         self.check_managed_fields(cx);
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
-            let has_pk = index.pk.is_some() || index.pk_attribute.is_some();
-            let has_sk = index.sk.is_some() || index.sk_attribute.is_some();
+            let has_pk = index.pk.is_some() || !index.pk_attributes.is_empty();
+            let has_sk = index.sk.is_some() || !index.sk_attributes.is_empty();
             match index.slot {
                 Slot::Global(_) if !has_pk => cx.error_spanned_by(
                     &index.first_path,
@@ -44,7 +44,7 @@ impl Entity<'_> {
                 ),
                 _ => {}
             }
-            for attribute in index.pk_attribute.iter().chain(&index.sk_attribute) {
+            for attribute in index.pk_attributes.iter().chain(&index.sk_attributes) {
                 if self.field(&attribute.to_string()).is_none() {
                     cx.error_spanned_by(
                         attribute,
@@ -58,7 +58,7 @@ impl Entity<'_> {
             }
             if let (Some(rule), true) = (
                 &index.when,
-                index.pk_attribute.is_some() || index.sk_attribute.is_some(),
+                !index.pk_attributes.is_empty() || !index.sk_attributes.is_empty(),
             ) {
                 cx.error_spanned_by(
                     &rule.expr,
@@ -165,6 +165,22 @@ impl Table<'_> {
         }
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
+            for (names, types) in [(&index.pk, &index.pk_type), (&index.sk, &index.sk_type)] {
+                if !types.is_empty() && types.len() != names.len() {
+                    if let Some(first) = types.first() {
+                        cx.error_spanned_by(
+                            first,
+                            format!("give one type per key attribute ({} here)", names.len()),
+                        );
+                    }
+                }
+            }
+            if matches!(index.slot, Slot::Local(_)) && (index.sk.len() > 1) {
+                cx.error_spanned_by(
+                    &index.slot_ident,
+                    "multi-attribute keys are for global indexes",
+                );
+            }
             for kind in index.pk_type.iter().chain(&index.sk_type) {
                 if !matches!(kind.value().as_str(), "S" | "N" | "B") {
                     cx.error_spanned_by(
@@ -174,15 +190,15 @@ impl Table<'_> {
                 }
             }
             match index.slot {
-                Slot::Global(_) if index.pk.is_none() => cx.error_spanned_by(
+                Slot::Global(_) if index.pk.is_empty() => cx.error_spanned_by(
                     &index.slot_ident,
                     format!("global index `{slot}` needs its partition key attribute: `{slot}(pk = \"{}PK\", ...)`", slot.to_uppercase()),
                 ),
                 Slot::Local(_) => {
-                    if let Some(pk) = &index.pk {
+                    if let Some(pk) = index.pk.first() {
                         cx.error_spanned_by(pk, format!("local index `{slot}` shares the table's partition key; remove `pk`"));
                     }
-                    if index.sk.is_none() {
+                    if index.sk.is_empty() {
                         cx.error_spanned_by(&index.slot_ident, format!("local index `{slot}` needs a sort key attribute: `{slot}(sk = \"...\")`"));
                     }
                     if self.attrs.sk.is_none() {

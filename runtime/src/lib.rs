@@ -56,12 +56,17 @@ pub mod __private {
         ScalarAttribute, ScalarType,
     };
 
-    /// Whether an optional attribute name is `name` (usable in constants).
-    pub const fn option_str_eq(attribute: Option<&str>, name: &str) -> bool {
-        match attribute {
-            Some(attribute) => str_eq(attribute, name),
-            None => false,
-        }
+    pub use crate::expr::field::to_value;
+    pub use crate::schema::KeyAttribute;
+
+    /// Whether key attribute number `position` is named `name` (usable in constants).
+    pub const fn key_name_is(keys: &[KeyAttribute], position: usize, name: &str) -> bool {
+        position < keys.len() && str_eq(keys[position].name, name)
+    }
+
+    /// Whether key attribute number `position` has type `kind` (usable in constants).
+    pub const fn key_kind_is(keys: &[KeyAttribute], position: usize, kind: ScalarType) -> bool {
+        position < keys.len() && keys[position].kind as u8 == kind as u8
     }
     pub use crate::DecodeError;
 

@@ -54,10 +54,27 @@ pub struct IndexSchema {
     pub partition_key: &'static str,
     /// Sort key attribute, if any.
     pub sort_key: Option<&'static str>,
-    /// DynamoDB type of the partition key attribute (templates render strings).
-    pub partition_key_type: ScalarType,
-    /// DynamoDB type of the sort key attribute.
-    pub sort_key_type: ScalarType,
+    /// Every partition key attribute with its type, in order: one, or up to four for a
+    /// multi-attribute key (`partition_key` is the first).
+    pub partition_keys: &'static [KeyAttribute],
+    /// Every sort key attribute with its type, in order: none, one, or up to four.
+    pub sort_keys: &'static [KeyAttribute],
+}
+
+impl IndexSchema {
+    /// Every key attribute, partition then sort.
+    pub fn key_attributes(&self) -> impl Iterator<Item = &'static KeyAttribute> {
+        self.partition_keys.iter().chain(self.sort_keys)
+    }
+}
+
+/// One key attribute of an index and its DynamoDB type (templates render strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyAttribute {
+    /// The attribute name.
+    pub name: &'static str,
+    /// Its type.
+    pub kind: ScalarType,
 }
 
 /// A key attribute's DynamoDB type.
@@ -250,10 +267,11 @@ pub struct EntityIndex {
     pub partition_key: Option<KeyTemplate>,
     /// Sort key template, if the index has a templated sort key.
     pub sort_key: Option<KeyTemplate>,
-    /// The item attribute the index uses as its partition key as is (`gsi2pk = author`).
-    pub partition_attribute: Option<&'static str>,
-    /// The item attribute the index uses as its sort key as is (`gsi2sk = created_at`).
-    pub sort_attribute: Option<&'static str>,
+    /// The item attributes the index uses as its partition key as they are
+    /// (`gsi2pk = author`, or `gsi4pk = [tenant, region]`); empty for a template.
+    pub partition_attributes: &'static [&'static str],
+    /// The item attributes the index uses as its sort key as they are; empty for a template.
+    pub sort_attributes: &'static [&'static str],
     /// The rule that decides whether an item is indexed (`None`: always).
     pub rule: Option<IndexRule>,
 }

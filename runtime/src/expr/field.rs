@@ -44,7 +44,7 @@ impl<E, T, const F: usize> FieldPath for Field<E, T, F> {
 
 /// A value as a DynamoDB attribute; a value that cannot be one (a map with non-string keys,
 /// say) becomes an error reported when the request is built.
-pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, EncodeError> {
+pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, EncodeError> {
     serde_dynamo::to_attribute_value(value).map_err(|error| EncodeError::Serialize {
         entity: "value",
         message: error.to_string(),

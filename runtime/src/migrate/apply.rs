@@ -7,8 +7,8 @@ use crate::error::Error;
 use crate::schema::Table;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
-    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ProvisionedThroughput, ScalarAttributeType,
+    GlobalSecondaryIndexUpdate, Projection, ProjectionType, ProvisionedThroughput,
+    ScalarAttributeType,
 };
 use std::time::{Duration, Instant};
 
@@ -82,21 +82,6 @@ enum Until<'a> {
     IndexActive(&'a str),
     /// The index no longer shows.
     IndexGone(&'a str),
-}
-
-fn key_schema(
-    partition_key: &str,
-    sort_key: Option<&str>,
-) -> Result<Vec<KeySchemaElement>, aws_sdk_dynamodb::error::BuildError> {
-    std::iter::once((partition_key, KeyType::Hash))
-        .chain(sort_key.map(|name| (name, KeyType::Range)))
-        .map(|(name, kind)| {
-            KeySchemaElement::builder()
-                .attribute_name(name)
-                .key_type(kind)
-                .build()
-        })
-        .collect()
 }
 
 impl<T: Table> TableMigration<'_, T> {
@@ -183,7 +168,9 @@ impl<T: Table> TableMigration<'_, T> {
         let index = change.index;
         let mut action = CreateGlobalSecondaryIndexAction::builder()
             .index_name(index.name)
-            .set_key_schema(Some(key_schema(index.partition_key, index.sort_key)?))
+            .set_key_schema(Some(crate::op::table::key_schema(
+                &crate::op::table::index_keys(index),
+            )?))
             .projection(
                 Projection::builder()
                     .projection_type(ProjectionType::All)
@@ -206,9 +193,8 @@ impl<T: Table> TableMigration<'_, T> {
             .iter()
             .map(|(name, kind)| (name.clone(), ScalarAttributeType::from(kind.as_str())))
             .collect();
-        let keys = std::iter::once((index.partition_key, index.partition_key_type))
-            .chain(index.sort_key.map(|name| (name, index.sort_key_type)));
-        for (attribute, kind) in keys {
+        for key in index.key_attributes() {
+            let (attribute, kind) = (key.name, key.kind);
             if !definitions.iter().any(|(name, _)| name == attribute) {
                 definitions.push((attribute.to_owned(), ScalarAttributeType::from(kind.code())));
             }

@@ -72,16 +72,26 @@ impl Design {
                 };
                 // A local index shares the table's partition key, so it has no template of
                 // its own.
-                let partition_template =
-                    match (entity_index.partition_key, entity_index.partition_attribute) {
-                        (Some(template), _) => template.source.to_owned(),
-                        (None, Some(attribute)) => as_is(attribute),
-                        (None, None) => entity.partition_key.source.to_owned(),
-                    };
-                let sort_template = match (entity_index.sort_key, entity_index.sort_attribute) {
-                    (Some(template), _) => Some(template.source.to_owned()),
-                    (None, Some(attribute)) => Some(as_is(attribute)),
-                    (None, None) => None,
+                let as_are = |attributes: &[&str]| {
+                    attributes
+                        .iter()
+                        .map(|attribute| as_is(attribute))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let partition_template = match entity_index.partition_key {
+                    Some(template) => template.source.to_owned(),
+                    None if !entity_index.partition_attributes.is_empty() => {
+                        as_are(entity_index.partition_attributes)
+                    }
+                    None => entity.partition_key.source.to_owned(),
+                };
+                let sort_template = match entity_index.sort_key {
+                    Some(template) => Some(template.source.to_owned()),
+                    None if !entity_index.sort_attributes.is_empty() => {
+                        Some(as_are(entity_index.sort_attributes))
+                    }
+                    None => None,
                 };
                 rows.push(DesignRow {
                     entity: entity.name,

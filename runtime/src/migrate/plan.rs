@@ -67,14 +67,33 @@ impl LiveIndex {
     }
 }
 
+/// The partition and sort key attributes, each list joined with ", " (multi-attribute keys
+/// have up to four of each).
 fn key_attributes(elements: &[KeySchemaElement]) -> (Option<String>, Option<String>) {
     let find = |kind: KeyType| {
-        elements
+        let names: Vec<&str> = elements
             .iter()
-            .find(|element| *element.key_type() == kind)
-            .map(|element| element.attribute_name().to_owned())
+            .filter(|element| *element.key_type() == kind)
+            .map(|element| element.attribute_name())
+            .collect();
+        (!names.is_empty()).then(|| names.join(", "))
     };
     (find(KeyType::Hash), find(KeyType::Range))
+}
+
+/// An index's declared key attributes, joined as [`key_attributes`] joins the live ones.
+fn declared_keys(index: &IndexSchema) -> (String, Option<String>) {
+    let join = |keys: &[crate::schema::KeyAttribute]| {
+        keys.iter()
+            .map(|key| key.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let sort = join(index.sort_keys);
+    (
+        join(index.partition_keys),
+        (!sort.is_empty()).then_some(sort),
+    )
 }
 
 impl LiveIndex {
@@ -443,7 +462,8 @@ impl Plan {
         }
         let mut created: Vec<&'static str> = Vec::new();
         for index in schema.indexes {
-            let expected = keys_text(Some(index.partition_key), index.sort_key);
+            let (partition, sort) = declared_keys(index);
+            let expected = keys_text(Some(&partition), sort.as_deref());
             let existing = match index.kind {
                 IndexKind::Global => live.global_index(index.name),
                 IndexKind::Local => live.local_indexes.iter().find(|l| l.name == index.name),
@@ -455,8 +475,7 @@ impl Plan {
                         .push(Blocker::LocalIndexMissing { index: index.name }),
                     IndexKind::Global => {
                         let mut new_attribute_definitions = Vec::new();
-                        let keys = std::iter::once((index.partition_key, index.partition_key_type))
-                            .chain(index.sort_key.map(|name| (name, index.sort_key_type)));
+                        let keys = index.key_attributes().map(|key| (key.name, key.kind));
                         for (attribute, kind) in keys {
                             match live.attribute_type(attribute) {
                                 None => new_attribute_definitions.push((attribute, kind)),
@@ -831,6 +850,7 @@ impl<'db, T: Table> TableMigration<'db, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::KeyAttribute;
 
     static GSI1: IndexSchema = IndexSchema {
         slot: "gsi1",
@@ -838,8 +858,14 @@ mod tests {
         kind: IndexKind::Global,
         partition_key: "GSI1PK",
         sort_key: Some("GSI1SK"),
-        partition_key_type: ScalarType::String,
-        sort_key_type: ScalarType::String,
+        partition_keys: &[KeyAttribute {
+            name: "GSI1PK",
+            kind: ScalarType::String,
+        }],
+        sort_keys: &[KeyAttribute {
+            name: "GSI1SK",
+            kind: ScalarType::String,
+        }],
     };
     static GSI2: IndexSchema = IndexSchema {
         slot: "gsi2",
@@ -847,8 +873,14 @@ mod tests {
         kind: IndexKind::Global,
         partition_key: "GSI2PK",
         sort_key: Some("GSI2SK"),
-        partition_key_type: ScalarType::String,
-        sort_key_type: ScalarType::Number,
+        partition_keys: &[KeyAttribute {
+            name: "GSI2PK",
+            kind: ScalarType::String,
+        }],
+        sort_keys: &[KeyAttribute {
+            name: "GSI2SK",
+            kind: ScalarType::Number,
+        }],
     };
     static INDEXES: [IndexSchema; 2] = [GSI1, GSI2];
     static SCHEMA: TableSchema = TableSchema {

@@ -69,7 +69,8 @@ pub trait SortKeyPart<E, I, P> {
 /// A partition of an index, rendered from the partition template; made by the generated
 /// `Entity::partition(..)`, `Entity::gsi1(..)`, ... constructors.
 pub struct PartitionKey<E, I> {
-    value: Result<AttributeValue, EncodeError>,
+    /// One value per partition key attribute of the index, in order.
+    values: Result<Vec<AttributeValue>, EncodeError>,
     index: Option<&'static IndexSchema>,
     types: PhantomData<fn() -> (E, I)>,
 }
@@ -82,49 +83,80 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
         index: Option<&'static IndexSchema>,
     ) -> Self {
         PartitionKey {
-            value: value.map(AttributeValue::S).map_err(EncodeError::Key),
+            values: value
+                .map(|value| vec![AttributeValue::S(value)])
+                .map_err(EncodeError::Key),
             index,
             types: PhantomData,
         }
     }
 
-    /// A partition of an index keyed on an item attribute as is (`gsi2pk = author`).
+    /// A partition of an index keyed on item attributes as they are (`gsi2pk = author`, or
+    /// a multi-attribute key `gsi4pk = [tenant, region]`): their values, in order.
     #[doc(hidden)]
-    pub fn attribute<V: Serialize + ?Sized>(value: &V, index: &'static IndexSchema) -> Self {
+    pub fn attributes(
+        values: Result<Vec<AttributeValue>, EncodeError>,
+        index: &'static IndexSchema,
+    ) -> Self {
         PartitionKey {
-            value: to_value(value),
+            values,
             index: Some(index),
             types: PhantomData,
         }
     }
 
-    /// The partition key value (or why it could not be made).
+    /// The partition key value: the first (for templates, the only) attribute's value.
     pub fn value(&self) -> Result<&AttributeValue, &EncodeError> {
-        self.value.as_ref()
+        match self.values.as_ref() {
+            Ok(values) => values.first().ok_or(&EMPTY_PARTITION),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The partition's attributes and values.
+    fn conditions(&self) -> Result<Vec<(&'static str, AttributeValue)>, EncodeError> {
+        let table = <E::Table as Table>::SCHEMA;
+        let names: Vec<&'static str> = match self.index {
+            Some(index) => index.partition_keys.iter().map(|key| key.name).collect(),
+            None => vec![table.partition_key],
+        };
+        Ok(names.into_iter().zip(self.values.clone()?).collect())
     }
 
     fn sort_key(&self) -> SortKeyShape {
         let (template, attribute) = match self.index {
-            None => (E::SCHEMA.sort_key, None),
+            None => (E::SCHEMA.sort_key, false),
             Some(index) => E::SCHEMA
                 .indexes
                 .iter()
                 .find(|entity_index| entity_index.index.slot == index.slot)
-                .map(|entity_index| (entity_index.sort_key, entity_index.sort_attribute))
+                .map(|entity_index| {
+                    (
+                        entity_index.sort_key,
+                        !entity_index.sort_attributes.is_empty(),
+                    )
+                })
                 .unwrap_or_default(),
         };
         match (template, attribute) {
             (Some(template), _) => SortKeyShape::Template(template),
-            (None, Some(_)) => SortKeyShape::Attribute,
-            (None, None) => SortKeyShape::None,
+            (None, true) => SortKeyShape::Attributes,
+            (None, false) => SortKeyShape::None,
         }
     }
 }
 
+/// What [`PartitionKey::value`] reports for a partition with no value (never made by the
+/// derive).
+static EMPTY_PARTITION: EncodeError = EncodeError::Serialize {
+    entity: "partition",
+    message: String::new(),
+};
+
 /// How the queried index's sort key is made.
 enum SortKeyShape {
     Template(KeyTemplate),
-    Attribute,
+    Attributes,
     None,
 }
 
@@ -317,23 +349,36 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
 
     fn prepare(&self, count: bool) -> Result<Prepared, Error> {
         let table = <E::Table as Table>::SCHEMA;
-        let (partition_attribute, sort_attribute) = match self.partition.index {
-            Some(index) => (index.partition_key, index.sort_key),
-            None => (table.partition_key, table.sort_key),
+        let sort_attribute = match self.partition.index {
+            Some(index) => index.sort_key,
+            None => table.sort_key,
         };
-        let partition = self.partition.value.clone()?;
         let mut placeholders = Placeholders::default();
-        let mut key = Node::Compare(
-            Operand::Path(AttrPath::attribute(partition_attribute)),
-            Comparison::Eq,
-            Operand::Value(partition),
-        );
-        let sort = match (self.partition.sort_key(), sort_attribute) {
-            (SortKeyShape::Template(template), Some(attribute)) => {
+        let partition = self
+            .partition
+            .conditions()?
+            .into_iter()
+            .map(|(name, value)| {
+                Node::Compare(
+                    Operand::Path(AttrPath::attribute(name)),
+                    Comparison::Eq,
+                    Operand::Value(value),
+                )
+            });
+        let mut key = all(partition).ok_or(EncodeError::Serialize {
+            entity: E::SCHEMA.name,
+            message: "the partition key has no attributes".to_owned(),
+        })?;
+        let sort = match (
+            self.partition.sort_key(),
+            sort_attribute,
+            self.partition.index,
+        ) {
+            (SortKeyShape::Template(template), Some(attribute), _) => {
                 self.sort_condition(&template, attribute)?
             }
-            (SortKeyShape::Attribute, Some(attribute)) => {
-                self.attribute_sort_condition(attribute)?
+            (SortKeyShape::Attributes, _, Some(index)) => {
+                self.attribute_sort_condition(index.sort_keys)?
             }
             _ => None,
         };
@@ -363,22 +408,45 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
 
     /// The sort key condition on a sort key that is a plain attribute: compared as the value it
     /// is (numbers numerically).
-    fn attribute_sort_condition(&self, attribute: &'static str) -> Result<Option<Node>, Error> {
-        let path = || Operand::Path(AttrPath::attribute(attribute));
-        let compare = |comparison, part: &OwnedPart| -> Result<Node, Error> {
-            Ok(Node::Compare(path(), comparison, part.value()?))
+    ///
+    /// With several sort attributes (a multi-attribute key), the given parts are equalities
+    /// on the first attributes, left to right, and a range applies to the next one.
+    fn attribute_sort_condition(
+        &self,
+        attributes: &[crate::schema::KeyAttribute],
+    ) -> Result<Option<Node>, Error> {
+        let path = |position: usize| {
+            attributes
+                .get(position)
+                .map(|key| Operand::Path(AttrPath::attribute(key.name)))
+                .ok_or_else(|| EncodeError::Serialize {
+                    entity: E::SCHEMA.name,
+                    message: format!("the index has no sort key attribute number {position}"),
+                })
         };
-        Ok(Some(match (&self.range, self.sort_parts.first()) {
-            (Some(Range::Between(low, high)), _) => {
-                Node::Between(path(), low.value()?, high.value()?)
+        let mut conditions = Vec::new();
+        for (position, part) in self.sort_parts.iter().enumerate() {
+            conditions.push(Node::Compare(
+                path(position)?,
+                Comparison::Eq,
+                part.value()?,
+            ));
+        }
+        let next = self.sort_parts.len();
+        let compare = |comparison, part: &OwnedPart| -> Result<Node, Error> {
+            Ok(Node::Compare(path(next)?, comparison, part.value()?))
+        };
+        conditions.extend(match &self.range {
+            Some(Range::Between(low, high)) => {
+                Some(Node::Between(path(next)?, low.value()?, high.value()?))
             }
-            (Some(Range::Lt(bound)), _) => compare(Comparison::Lt, bound)?,
-            (Some(Range::Le(bound)), _) => compare(Comparison::Le, bound)?,
-            (Some(Range::Gt(bound)), _) => compare(Comparison::Gt, bound)?,
-            (Some(Range::Ge(bound)), _) => compare(Comparison::Ge, bound)?,
-            (None, Some(part)) => compare(Comparison::Eq, part)?,
-            (None, None) => return Ok(None),
-        }))
+            Some(Range::Lt(bound)) => Some(compare(Comparison::Lt, bound)?),
+            Some(Range::Le(bound)) => Some(compare(Comparison::Le, bound)?),
+            Some(Range::Gt(bound)) => Some(compare(Comparison::Gt, bound)?),
+            Some(Range::Ge(bound)) => Some(compare(Comparison::Ge, bound)?),
+            None => None,
+        });
+        Ok(all(conditions))
     }
 
     /// The sort key condition from the parts given so far.
@@ -766,8 +834,7 @@ impl Cursor {
         let mut expected: Vec<&str> = vec![table.partition_key];
         expected.extend(table.sort_key);
         if let Some(index) = index {
-            expected.push(index.partition_key);
-            expected.extend(index.sort_key);
+            expected.extend(index.key_attributes().map(|key| key.name));
         }
         expected.sort_unstable();
         expected.dedup();
@@ -778,17 +845,14 @@ impl Cursor {
                 "its key attributes {found:?} are not this query's {expected:?}"
             )));
         }
-        let partition_attribute = index
-            .map(|index| index.partition_key)
-            .unwrap_or(table.partition_key);
-        let partition = query
-            .partition
-            .value
-            .as_ref()
-            .map_err(|error| Error::from(error.clone()))?;
-        match self.key.get(partition_attribute) {
-            Some(value) if value == partition => Ok(self.key.clone()),
-            _ => Err(invalid("it belongs to another partition".to_owned())),
+        let partition = query.partition.conditions()?;
+        if partition
+            .iter()
+            .all(|(name, value)| self.key.get(*name) == Some(value))
+        {
+            Ok(self.key.clone())
+        } else {
+            Err(invalid("it belongs to another partition".to_owned()))
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `CreateTable` from a [`Table`] declaration, and "create if missing".
 
 use crate::error::Error;
-use crate::schema::{IndexKind, ScalarType, Table};
+use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
 use crate::wire::Request;
 use crate::Db;
 use aws_sdk_dynamodb::client::Waiters;
@@ -20,7 +20,7 @@ pub struct CreateTable {
     attributes: Vec<(&'static str, ScalarType)>,
     partition_key: &'static str,
     sort_key: Option<&'static str>,
-    indexes: Vec<(&'static str, IndexKind, &'static str, Option<&'static str>)>,
+    indexes: Vec<&'static IndexSchema>,
 }
 
 impl<T: Table> Db<T> {
@@ -31,9 +31,8 @@ impl<T: Table> Db<T> {
         attributes.extend(schema.sort_key.map(|name| (name, ScalarType::String)));
         let mut indexes = Vec::new();
         for index in schema.indexes {
-            attributes.push((index.partition_key, index.partition_key_type));
-            attributes.extend(index.sort_key.map(|name| (name, index.sort_key_type)));
-            indexes.push((index.name, index.kind, index.partition_key, index.sort_key));
+            attributes.extend(index.key_attributes().map(|key| (key.name, key.kind)));
+            indexes.push(index);
         }
         attributes.sort_unstable_by_key(|(name, _)| *name);
         attributes.dedup_by_key(|(name, _)| *name);
@@ -84,39 +83,72 @@ impl<T: Table> Db<T> {
     }
 }
 
-fn key_schema(
-    partition_key: &str,
-    sort_key: Option<&str>,
+/// Key attributes as `(name, is_partition)`, partition attributes first.
+type KeyNames<'a> = &'a [(&'static str, bool)];
+
+/// The key schema elements: `HASH` for partition attributes, `RANGE` for sort attributes.
+pub(crate) fn key_schema(
+    keys: KeyNames<'_>,
 ) -> Result<Vec<KeySchemaElement>, aws_sdk_dynamodb::error::BuildError> {
-    let element = |name: &str, kind: KeyType| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(kind)
-            .build()
-    };
-    std::iter::once(element(partition_key, KeyType::Hash))
-        .chain(sort_key.map(|name| element(name, KeyType::Range)))
+    keys.iter()
+        .map(|(name, partition)| {
+            KeySchemaElement::builder()
+                .attribute_name(*name)
+                .key_type(if *partition {
+                    KeyType::Hash
+                } else {
+                    KeyType::Range
+                })
+                .build()
+        })
         .collect()
 }
 
-fn key_schema_json(partition_key: &str, sort_key: Option<&str>) -> Value {
-    let mut elements = vec![json!({"AttributeName": partition_key, "KeyType": "HASH"})];
-    elements.extend(sort_key.map(|name| json!({"AttributeName": name, "KeyType": "RANGE"})));
-    Value::Array(elements)
+fn key_schema_json(keys: KeyNames<'_>) -> Value {
+    Value::Array(
+        keys.iter()
+            .map(|(name, partition)| json!({"AttributeName": name, "KeyType": if *partition { "HASH" } else { "RANGE" }}))
+            .collect(),
+    )
+}
+
+/// An index's key attributes as `(name, is_partition)`.
+pub(crate) fn index_keys(index: &IndexSchema) -> Vec<(&'static str, bool)> {
+    index
+        .partition_keys
+        .iter()
+        .map(|key| (key.name, true))
+        .chain(index.sort_keys.iter().map(|key| (key.name, false)))
+        .collect()
+}
+
+/// The SDK's name for a key type.
+pub(crate) fn scalar_attribute_type(kind: ScalarType) -> ScalarAttributeType {
+    match kind {
+        ScalarType::String => ScalarAttributeType::S,
+        ScalarType::Number => ScalarAttributeType::N,
+        ScalarType::Binary => ScalarAttributeType::B,
+    }
 }
 
 impl CreateTable {
+    fn table_keys(&self) -> Vec<(&'static str, bool)> {
+        std::iter::once((self.partition_key, true))
+            .chain(self.sort_key.map(|name| (name, false)))
+            .collect()
+    }
+
     /// The request this operation sends.
     pub fn params(&self) -> Request {
         let index_json = |kind: IndexKind| {
             let indexes: Vec<Value> = self
                 .indexes
                 .iter()
-                .filter(|index| index.1 == kind)
-                .map(|(name, _, partition_key, sort_key)| {
+                .filter(|index| index.kind == kind)
+                .map(|index| {
                     json!({
-                        "IndexName": name,
-                        "KeySchema": key_schema_json(partition_key, *sort_key),
+                        "IndexName": index.name,
+                        "KeySchema": key_schema_json(&index_keys(index)),
                         "Projection": {"ProjectionType": "ALL"},
                     })
                 })
@@ -134,10 +166,7 @@ impl CreateTable {
                         .collect(),
                 ),
             )
-            .field(
-                "KeySchema",
-                key_schema_json(self.partition_key, self.sort_key),
-            )
+            .field("KeySchema", key_schema_json(&self.table_keys()))
             .field("BillingMode", json!("PAY_PER_REQUEST"))
             .field("GlobalSecondaryIndexes", index_json(IndexKind::Global))
             .field("LocalSecondaryIndexes", index_json(IndexKind::Local))
@@ -153,33 +182,29 @@ impl CreateTable {
             .create_table()
             .table_name(&self.table_name)
             .billing_mode(BillingMode::PayPerRequest)
-            .set_key_schema(Some(key_schema(self.partition_key, self.sort_key)?));
+            .set_key_schema(Some(key_schema(&self.table_keys())?));
         for (name, kind) in &self.attributes {
-            let kind = match kind {
-                ScalarType::String => ScalarAttributeType::S,
-                ScalarType::Number => ScalarAttributeType::N,
-                ScalarType::Binary => ScalarAttributeType::B,
-            };
             let definition = AttributeDefinition::builder()
                 .attribute_name(*name)
-                .attribute_type(kind)
+                .attribute_type(scalar_attribute_type(*kind))
                 .build()?;
             request = request.attribute_definitions(definition);
         }
-        for (name, kind, partition_key, sort_key) in &self.indexes {
-            match kind {
+        for index in &self.indexes {
+            let keys = Some(key_schema(&index_keys(index))?);
+            match index.kind {
                 IndexKind::Global => {
                     let index = GlobalSecondaryIndex::builder()
-                        .index_name(*name)
-                        .set_key_schema(Some(key_schema(partition_key, *sort_key)?))
+                        .index_name(index.name)
+                        .set_key_schema(keys)
                         .projection(projection.clone())
                         .build()?;
                     request = request.global_secondary_indexes(index);
                 }
                 IndexKind::Local => {
                     let index = LocalSecondaryIndex::builder()
-                        .index_name(*name)
-                        .set_key_schema(Some(key_schema(partition_key, *sort_key)?))
+                        .index_name(index.name)
+                        .set_key_schema(keys)
                         .projection(projection.clone())
                         .build()?;
                     request = request.local_secondary_indexes(index);
