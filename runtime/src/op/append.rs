@@ -155,7 +155,7 @@ impl<T: Table + HasSortKey> Db<T> {
             Err(error) => return Err(error.into()),
         };
         latest
-            .map(|value| decode_value::<V>(E::SCHEMA.name, value))
+            .map(|value| decode_value::<E, V>(&partition_value, value))
             .transpose()
     }
 }
@@ -243,13 +243,19 @@ fn pointer_op<E: Entity>(
     }
 }
 
-fn decode_value<V: DeserializeOwned>(
-    entity: &'static str,
+/// Reads the pointer's `latest` as the field's type; a pointer some other writer left in
+/// another type is a decode error naming the pointer.
+fn decode_value<E: Entity, V: DeserializeOwned>(
+    partition: &str,
     value: AttributeValue,
 ) -> Result<V, Error> {
-    serde_dynamo::from_attribute_value(value).map_err(|error| Error::Encode {
-        entity,
-        message: format!("the pointer's `{LATEST_ATTRIBUTE}` does not decode: {error}"),
+    serde_dynamo::from_attribute_value(value).map_err(|error| {
+        Error::Decode(crate::DecodeError::Attribute {
+            entity: E::SCHEMA.name,
+            key: crate::item::key_text::<E::Table>(&pointer_key::<E>(partition)),
+            attribute: LATEST_ATTRIBUTE.to_owned(),
+            message: error.to_string(),
+        })
     })
 }
 
@@ -319,7 +325,7 @@ impl<E: Entity, V: DeserializeOwned> Append<'_, E, V> {
                 .cloned()
                 .ok_or_else(|| Error::TransactionCanceled(cancelled.clone()))?;
             return Ok(Appended::Stale {
-                latest: decode_value(E::SCHEMA.name, latest)?,
+                latest: decode_value::<E, V>(pointer.key.partition.1.as_str(), latest)?,
             });
         }
         if failed(1).is_some() {
