@@ -7,12 +7,15 @@
 //! `read_before_execution`. The library has no public hook that returns its SDK input
 //! without sending, so this is the only way to observe what `send()` builds. Stopping there
 //! leaves a fixed SDK cost (runtime plugins, config bag, the error) in both sides; the
-//! `sdk_floor` bench of each group measures it on an input with only a table name, so the
-//! construction work alone is `x - sdk_floor`. Item conversion is measured directly through
-//! `singletable::item::{encode, decode}`.
+//! `sdk_floor` benches of each group measure it on an input with only a table name (with the
+//! SDK error converted as each side converts it), so the construction work alone is
+//! `x - floor`. Item conversion is measured directly through `singletable::item::{encode,
+//! decode}`.
 //!
-//! Run with `cargo bench --bench operations`; `python3 benches/ratios.py` then prints the
-//! ratios from criterion's estimates.
+//! Run with `cargo bench --bench operations`. After criterion's benches it prints the ratios
+//! measured interleaved (`-- paired` runs only those), which hold up on a machine shared with
+//! other work; `python3 benches/ratios.py` prints ratios from criterion's own estimates, which
+//! need a quiet machine.
 
 use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef;
 use aws_sdk_dynamodb::config::{BehaviorVersion, ConfigBag, Credentials, Intercept, Region};
@@ -22,12 +25,15 @@ use aws_sdk_dynamodb::operation::query::QueryInput;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemInput;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use aws_sdk_dynamodb::Client;
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
+use futures::executor::block_on;
 use serde::{Deserialize, Serialize};
 use singletable::item::Item;
 use singletable::{Db, Entity, KeyPart, Table};
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 #[derive(Table)]
 #[dynamo(
@@ -158,12 +164,14 @@ fn s(text: impl Into<String>) -> AttributeValue {
 // --- Hand-written baseline -------------------------------------------------------------
 
 /// The item as hand-written code builds it: serde fields, keys formatted inline (integers
-/// zero-padded so they sort), the sparse index left out for closed tickets, the type tag.
+/// zero-padded so they sort), the sparse index left out for closed tickets, the type tag and
+/// the schema version.
 fn hand_item(ticket: &Ticket) -> Item {
     let mut item: Item = serde_dynamo::to_item(ticket).unwrap();
     item.insert("PK".to_owned(), s(format!("TICKET#{}", ticket.id)));
     item.insert("SK".to_owned(), s("TICKET"));
     item.insert("_type".to_owned(), s("Ticket"));
+    item.insert("_sv".to_owned(), AttributeValue::N("1".to_owned()));
     if ticket.status != Status::Closed {
         item.insert(
             "GSI1PK".to_owned(),
@@ -321,7 +329,6 @@ fn page_of(count: usize) -> Vec<Item> {
 /// Runs each operation once per side on a capturing client and compares the SDK inputs, so
 /// the benches below compare equal work.
 fn assert_identical_requests() {
-    use futures::executor::block_on;
     let captured = Arc::new(Mutex::new(Vec::new()));
     let client = client(StopBeforeSerialization {
         captured: Some(captured.clone()),
@@ -360,8 +367,31 @@ fn assert_identical_requests() {
 
 // --- Benches -------------------------------------------------------------------------------
 
-fn benches(c: &mut Criterion) {
-    use futures::executor::block_on;
+/// The fixed SDK cost of a stopped operation, with the SDK error converted as each side
+/// converts it: `?` into a `BoxError` (hand-written) or `singletable::Error::from` (library).
+macro_rules! floors {
+    ($group:expr, $client:expr, $operation:ident) => {{
+        let client = $client;
+        $group.bench_function("sdk_floor", |b| {
+            b.iter(|| {
+                block_on(async {
+                    client.$operation().table_name(TABLE).send().await?;
+                    Ok::<(), BoxError>(())
+                })
+            })
+        });
+        $group.bench_function("sdk_floor_singletable_error", |b| {
+            b.iter(|| {
+                block_on(async {
+                    client.$operation().table_name(TABLE).send().await?;
+                    Ok::<(), singletable::Error>(())
+                })
+            })
+        });
+    }};
+}
+
+fn operations(c: &mut Criterion) {
     assert_identical_requests();
     let client = client(StopBeforeSerialization::default());
     let db = Db::<App>::new(client.clone());
@@ -381,9 +411,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("hand_written", |b| {
         b.iter(|| block_on(hand_put(&client, black_box(&ticket))))
     });
-    group.bench_function("sdk_floor", |b| {
-        b.iter(|| block_on(client.put_item().table_name(TABLE).send()))
-    });
+    floors!(group, &client, put_item);
     group.finish();
 
     let mut group = c.benchmark_group("status_update");
@@ -407,9 +435,7 @@ fn benches(c: &mut Criterion) {
             ))
         })
     });
-    group.bench_function("sdk_floor", |b| {
-        b.iter(|| block_on(client.update_item().table_name(TABLE).send()))
-    });
+    floors!(group, &client, update_item);
     group.finish();
 
     let mut group = c.benchmark_group("query");
@@ -419,9 +445,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("hand_written", |b| {
         b.iter(|| block_on(hand_query(&client, black_box(7), Status::Open, 3)))
     });
-    group.bench_function("sdk_floor", |b| {
-        b.iter(|| block_on(client.query().table_name(TABLE).send()))
-    });
+    floors!(group, &client, query);
     group.finish();
 
     let page = page_of(100);
@@ -435,5 +459,254 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(operations, benches);
-criterion_main!(operations);
+/// Pieces of the library's work, through its public API, to explain the differences above.
+fn breakdown(c: &mut Criterion) {
+    use singletable::expr::condition::{Node, Operand};
+    use singletable::expr::update::{self, Action, SetValue};
+    use singletable::expr::{AttrPath, Comparison, Placeholders};
+
+    let ticket = Ticket::sample(1);
+    let item = singletable::item::encode(&ticket).unwrap();
+    let mut group = c.benchmark_group("breakdown");
+    // `encode` checks DynamoDB's 400 KB item limit before sending.
+    group.bench_function("item_size", |b| {
+        b.iter(|| singletable::item::item_size(black_box(&item)))
+    });
+    // `Put::send` prepares from a copy of the encoded item.
+    group.bench_function("item_clone", |b| b.iter(|| black_box(&item).clone()));
+    // The key text kept for error messages (put, and every decode).
+    group.bench_function("key_text", |b| {
+        b.iter(|| singletable::item::key_text::<App>(black_box(&item)))
+    });
+    group.bench_function("key_render", |b| {
+        b.iter(|| Ticket::key(black_box("8842")).unwrap().to_attributes())
+    });
+    group.bench_function("key_format", |b| {
+        b.iter(|| {
+            HashMap::from([
+                ("PK".to_owned(), s(format!("TICKET#{}", black_box("8842")))),
+                ("SK".to_owned(), s("TICKET")),
+            ])
+        })
+    });
+    // The status update's expressions and placeholder maps, rendered per call where
+    // hand-written code has string literals.
+    let value = |text: &str| SetValue::Value(s(text));
+    group.bench_function("update_expressions", |b| {
+        b.iter(|| {
+            let actions = [
+                Action::Set(AttrPath::attribute("status"), value("pending")),
+                Action::Set(AttrPath::attribute("GSI1PK"), value("TEAM#0000000007")),
+                Action::Set(
+                    AttrPath::attribute("GSI1SK"),
+                    value("STATUS#pending#TICKET#8842"),
+                ),
+            ];
+            let mut placeholders = Placeholders::default();
+            let update = update::render(black_box(actions.to_vec()), &mut placeholders);
+            let condition = Node::And(
+                Box::new(Node::Exists(AttrPath::attribute("PK"))),
+                Box::new(Node::Compare(
+                    Operand::Path(AttrPath::attribute("team_id")),
+                    Comparison::Eq,
+                    Operand::Value(AttributeValue::N("7".to_owned())),
+                )),
+            )
+            .to_expression(&mut placeholders);
+            (
+                update,
+                condition,
+                placeholders.names(),
+                placeholders.values(),
+            )
+        })
+    });
+    group.finish();
+}
+
+// --- Paired ratios -------------------------------------------------------------------------
+
+/// One side of a comparison: runs `n` calls and returns the time they took (setup excluded).
+type Subject<'a> = Box<dyn FnMut(u32) -> Duration + 'a>;
+
+/// Times `rounds` rounds of `batch` calls of each subject, one subject after the other in an
+/// order that rotates every round, so that load from other processes on a shared machine falls
+/// on every subject alike; returns the per-round times of each subject.
+fn interleaved(subjects: &mut [Subject<'_>], batch: u32, rounds: usize) -> Vec<Vec<f64>> {
+    let mut times = vec![Vec::with_capacity(rounds); subjects.len()];
+    for round in 0..rounds {
+        for offset in 0..subjects.len() {
+            let index = (round + offset) % subjects.len();
+            times[index].push(subjects[index](batch).as_secs_f64());
+        }
+    }
+    times
+}
+
+/// The median and quartiles of `values`.
+fn quartiles(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.25), at(0.5), at(0.75))
+}
+
+fn report(name: &str, what: &str, ratios: Vec<f64>) {
+    let (low, median, high) = quartiles(ratios);
+    println!("{name:<16} {what:<34} {median:.2}  (quartiles {low:.2}..{high:.2})");
+}
+
+/// Generated / hand-written, per round: whole operation, and construction alone (each side
+/// less its own SDK floor) when floors are given as subjects 2 and 3. Also prints each
+/// subject's median time per call, in the order given.
+fn compare(name: &str, mut subjects: Vec<Subject<'_>>, batch: u32) {
+    let times = interleaved(&mut subjects, batch, 301);
+    let per_call: Vec<String> = times
+        .iter()
+        .map(|rounds| {
+            let (_, median, _) = quartiles(rounds.clone());
+            format!("{:.2} µs", median * 1e6 / f64::from(batch))
+        })
+        .collect();
+    println!("{name:<16} per call: {}", per_call.join(" / "));
+    let per_round = |f: &dyn Fn(usize) -> f64| (0..times[0].len()).map(f).collect::<Vec<_>>();
+    report(
+        name,
+        "generated / hand-written",
+        per_round(&|r| times[0][r] / times[1][r]),
+    );
+    if times.len() == 4 {
+        report(
+            name,
+            "  construction only (less floors)",
+            per_round(&|r| (times[0][r] - times[2][r]) / (times[1][r] - times[3][r])),
+        );
+    }
+}
+
+/// Runs `call` `n` times and returns how long that took.
+fn timed<R>(mut call: impl FnMut() -> R) -> impl FnMut(u32) -> Duration {
+    move |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(call());
+        }
+        start.elapsed()
+    }
+}
+
+/// Decodes `n` fresh copies of `page` with `decode`, timing the decoding only.
+fn timed_decode<'a>(page: &'a [Item], decode: fn(Vec<Item>) -> Vec<Ticket>) -> Subject<'a> {
+    Box::new(move |n| {
+        let copies: Vec<Vec<Item>> = (0..n).map(|_| page.to_vec()).collect();
+        let start = Instant::now();
+        for copy in copies {
+            black_box(decode(copy));
+        }
+        start.elapsed()
+    })
+}
+
+/// The ratios, measured interleaved (criterion measures one bench after another, so a burst
+/// of load during one of them skews a ratio of two criterion results).
+fn paired_ratios() {
+    let client = client(StopBeforeSerialization::default());
+    let db = Db::<App>::new(client.clone());
+    let ticket = Ticket::sample(1);
+    let page = page_of(100);
+    println!(
+        "\nPaired ratios (median of 301 interleaved rounds); per call: singletable / hand-written"
+    );
+    println!("[/ SDK floor with singletable::Error / SDK floor with BoxError]:");
+    compare(
+        "put_item_encode",
+        vec![
+            Box::new(timed(|| singletable::item::encode(&ticket))),
+            Box::new(timed(|| hand_item(&ticket))),
+        ],
+        200,
+    );
+    compare(
+        "put",
+        vec![
+            Box::new(timed(|| block_on(lib_put(&db, &ticket)))),
+            Box::new(timed(|| block_on(hand_put(&client, &ticket)))),
+            Box::new(timed(|| {
+                block_on(async {
+                    client.put_item().table_name(TABLE).send().await?;
+                    Ok::<(), singletable::Error>(())
+                })
+            })),
+            Box::new(timed(|| {
+                block_on(async {
+                    client.put_item().table_name(TABLE).send().await?;
+                    Ok::<(), BoxError>(())
+                })
+            })),
+        ],
+        50,
+    );
+    compare(
+        "status_update",
+        vec![
+            Box::new(timed(|| {
+                block_on(lib_status_update(&db, "8842", 7, Status::Pending))
+            })),
+            Box::new(timed(|| {
+                block_on(hand_status_update(&client, "8842", 7, Status::Pending))
+            })),
+            Box::new(timed(|| {
+                block_on(async {
+                    client.update_item().table_name(TABLE).send().await?;
+                    Ok::<(), singletable::Error>(())
+                })
+            })),
+            Box::new(timed(|| {
+                block_on(async {
+                    client.update_item().table_name(TABLE).send().await?;
+                    Ok::<(), BoxError>(())
+                })
+            })),
+        ],
+        50,
+    );
+    compare(
+        "query",
+        vec![
+            Box::new(timed(|| block_on(lib_query(&db, 7, Status::Open, 3)))),
+            Box::new(timed(|| block_on(hand_query(&client, 7, Status::Open, 3)))),
+            Box::new(timed(|| {
+                block_on(async {
+                    client.query().table_name(TABLE).send().await?;
+                    Ok::<(), singletable::Error>(())
+                })
+            })),
+            Box::new(timed(|| {
+                block_on(async {
+                    client.query().table_name(TABLE).send().await?;
+                    Ok::<(), BoxError>(())
+                })
+            })),
+        ],
+        50,
+    );
+    compare(
+        "decode_page_100",
+        vec![
+            timed_decode(&page, lib_decode),
+            timed_decode(&page, hand_decode),
+        ],
+        3,
+    );
+}
+
+criterion_group!(benches, operations, breakdown);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // Only under `cargo bench` (criterion's own test mode, `cargo test --benches`, runs each
+    // bench once and has no `--bench` argument).
+    if std::env::args().any(|argument| argument == "--bench") {
+        paired_ratios();
+    }
+}

@@ -90,9 +90,9 @@ pub enum Operand {
 }
 
 impl Operand {
-    fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
+    fn render(self, placeholders: &mut Placeholders, out: &mut String) {
         match self {
-            Operand::Value(value) => out.push_str(&placeholders.value(value.clone())),
+            Operand::Value(value) => placeholders.push_value(value, out),
             Operand::Path(path) => path.render(placeholders, out),
             Operand::Size(path) => {
                 out.push_str("size(");
@@ -131,8 +131,9 @@ pub enum Node {
 }
 
 impl Node {
-    /// Writes the expression text, drawing placeholders from `placeholders`.
-    pub fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
+    /// Writes the expression text, drawing placeholders from `placeholders` (values move
+    /// into them).
+    pub fn render(self, placeholders: &mut Placeholders, out: &mut String) {
         match self {
             Node::Compare(left, comparison, right) => {
                 left.render(placeholders, out);
@@ -149,7 +150,7 @@ impl Node {
             Node::In(subject, options) => {
                 subject.render(placeholders, out);
                 out.push_str(" IN (");
-                for (position, option) in options.iter().enumerate() {
+                for (position, option) in options.into_iter().enumerate() {
                     if position > 0 {
                         out.push_str(", ");
                     }
@@ -158,38 +159,40 @@ impl Node {
                 out.push(')');
             }
             Node::BeginsWith(path, operand) => {
-                function(placeholders, out, "begins_with", path, Some(operand))
+                function(placeholders, out, "begins_with", &path, Some(operand))
             }
             Node::Contains(path, operand) => {
-                function(placeholders, out, "contains", path, Some(operand))
+                function(placeholders, out, "contains", &path, Some(operand))
             }
-            Node::Exists(path) => function(placeholders, out, "attribute_exists", path, None),
+            Node::Exists(path) => function(placeholders, out, "attribute_exists", &path, None),
             Node::NotExists(path) => {
-                function(placeholders, out, "attribute_not_exists", path, None)
+                function(placeholders, out, "attribute_not_exists", &path, None)
             }
             Node::Type(path, kind) => {
                 let operand = Operand::Value(AttributeValue::S(kind.code().to_owned()));
-                function(placeholders, out, "attribute_type", path, Some(&operand));
+                function(placeholders, out, "attribute_type", &path, Some(operand));
             }
             Node::And(left, right) => {
-                group(left, placeholders, out, |node| matches!(node, Node::Or(..)));
+                group(*left, placeholders, out, |node| {
+                    matches!(node, Node::Or(..))
+                });
                 out.push_str(" AND ");
-                group(right, placeholders, out, |node| {
+                group(*right, placeholders, out, |node| {
                     matches!(node, Node::Or(..))
                 });
             }
             Node::Or(left, right) => {
-                group(left, placeholders, out, |node| {
+                group(*left, placeholders, out, |node| {
                     matches!(node, Node::And(..))
                 });
                 out.push_str(" OR ");
-                group(right, placeholders, out, |node| {
+                group(*right, placeholders, out, |node| {
                     matches!(node, Node::And(..))
                 });
             }
             Node::Not(inner) => {
                 out.push_str("NOT ");
-                group(inner, placeholders, out, |node| {
+                group(*inner, placeholders, out, |node| {
                     matches!(node, Node::And(..) | Node::Or(..))
                 });
             }
@@ -198,7 +201,12 @@ impl Node {
 
     /// The rendered expression text alone.
     pub fn to_expression(&self, placeholders: &mut Placeholders) -> String {
-        let mut out = String::new();
+        self.clone().into_expression(placeholders)
+    }
+
+    /// The rendered expression text, moving the values into `placeholders`.
+    pub fn into_expression(self, placeholders: &mut Placeholders) -> String {
+        let mut out = String::with_capacity(64);
         self.render(placeholders, &mut out);
         out
     }
@@ -209,7 +217,7 @@ fn function(
     out: &mut String,
     name: &str,
     path: &AttrPath,
-    operand: Option<&Operand>,
+    operand: Option<Operand>,
 ) {
     out.push_str(name);
     out.push('(');
@@ -223,12 +231,12 @@ fn function(
 
 /// Parenthesises a mixed `AND`/`OR` operand so precedence never depends on the reader.
 fn group(
-    node: &Node,
+    node: Node,
     placeholders: &mut Placeholders,
     out: &mut String,
     needs_parens: impl Fn(&Node) -> bool,
 ) {
-    if needs_parens(node) {
+    if needs_parens(&node) {
         out.push('(');
         node.render(placeholders, out);
         out.push(')');

@@ -17,6 +17,7 @@ pub use path::AttrPath;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::fmt::Write;
 
 /// Placeholders for the names and values of one request's expressions.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -28,6 +29,21 @@ pub struct Placeholders {
 impl Placeholders {
     /// The placeholder for attribute `name`, reused if the name was seen before.
     pub fn name(&mut self, name: &str) -> String {
+        let mut out = String::new();
+        self.push_name(name, &mut out);
+        out
+    }
+
+    /// A new placeholder for `value`.
+    pub fn value(&mut self, value: AttributeValue) -> String {
+        let mut out = String::new();
+        self.push_value(value, &mut out);
+        out
+    }
+
+    /// Writes the placeholder for attribute `name` into `out` (expression text is built in
+    /// one buffer, without a string per placeholder).
+    pub fn push_name(&mut self, name: &str, out: &mut String) {
         let index = match self.names.iter().position(|known| known == name) {
             Some(index) => index,
             None => {
@@ -35,13 +51,37 @@ impl Placeholders {
                 self.names.len() - 1
             }
         };
-        format!("#n{index}")
+        let _ = write!(out, "#n{index}");
     }
 
-    /// A new placeholder for `value`.
-    pub fn value(&mut self, value: AttributeValue) -> String {
+    /// Writes a new placeholder for `value` into `out`.
+    pub fn push_value(&mut self, value: AttributeValue, out: &mut String) {
         self.values.push(value);
-        format!(":v{}", self.values.len() - 1)
+        let _ = write!(out, ":v{}", self.values.len() - 1);
+    }
+
+    /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending).
+    pub fn into_maps(
+        self,
+    ) -> (
+        Option<HashMap<String, String>>,
+        Option<HashMap<String, AttributeValue>>,
+    ) {
+        let names = (!self.names.is_empty()).then(|| {
+            self.names
+                .into_iter()
+                .enumerate()
+                .map(|(index, name)| (format!("#n{index}"), name))
+                .collect()
+        });
+        let values = (!self.values.is_empty()).then(|| {
+            self.values
+                .into_iter()
+                .enumerate()
+                .map(|(index, value)| (format!(":v{index}"), value))
+                .collect()
+        });
+        (names, values)
     }
 
     /// Whether no placeholder was used.

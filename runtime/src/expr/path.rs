@@ -55,7 +55,7 @@ impl AttrPath {
                     if position > 0 {
                         out.push('.');
                     }
-                    out.push_str(&placeholders.name(name));
+                    placeholders.push_name(name, out);
                 }
                 PathStep::Index(index) => {
                     out.push('[');

@@ -35,7 +35,7 @@ pub enum Action {
 
 /// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
 /// actions in the order given within each.
-pub fn render(actions: &[Action], placeholders: &mut Placeholders) -> String {
+pub fn render(actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
     let mut clauses: [(&str, Vec<String>); 4] = [
         ("SET", Vec::new()),
         ("REMOVE", Vec::new()),
@@ -51,48 +51,48 @@ pub fn render(actions: &[Action], placeholders: &mut Placeholders) -> String {
         };
         let clause = match action {
             Action::Set(target, value) => {
-                let target = path(placeholders, target);
+                let target = path(placeholders, &target);
                 text.push_str(&target);
                 text.push_str(" = ");
                 match value {
-                    SetValue::Value(value) => text.push_str(&placeholders.value(value.clone())),
+                    SetValue::Value(value) => placeholders.push_value(value, &mut text),
                     SetValue::IfNotExists(value) => {
-                        let value = placeholders.value(value.clone());
+                        let value = placeholders.value(value);
                         text.push_str(&format!("if_not_exists({target}, {value})"));
                     }
                     SetValue::Plus(value) => {
-                        let value = placeholders.value(value.clone());
+                        let value = placeholders.value(value);
                         text.push_str(&format!("{target} + {value}"));
                     }
                     SetValue::Minus(value) => {
-                        let value = placeholders.value(value.clone());
+                        let value = placeholders.value(value);
                         text.push_str(&format!("{target} - {value}"));
                     }
                     SetValue::Append(value) => {
-                        let value = placeholders.value(value.clone());
+                        let value = placeholders.value(value);
                         text.push_str(&format!("list_append({target}, {value})"));
                     }
                     SetValue::Prepend(value) => {
-                        let value = placeholders.value(value.clone());
+                        let value = placeholders.value(value);
                         text.push_str(&format!("list_append({value}, {target})"));
                     }
                 }
                 0
             }
             Action::Remove(target) => {
-                text.push_str(&path(placeholders, target));
+                text.push_str(&path(placeholders, &target));
                 1
             }
             Action::Add(target, value) => {
-                text.push_str(&path(placeholders, target));
+                text.push_str(&path(placeholders, &target));
                 text.push(' ');
-                text.push_str(&placeholders.value(value.clone()));
+                placeholders.push_value(value, &mut text);
                 2
             }
             Action::Delete(target, value) => {
-                text.push_str(&path(placeholders, target));
+                text.push_str(&path(placeholders, &target));
                 text.push(' ');
-                text.push_str(&placeholders.value(value.clone()));
+                placeholders.push_value(value, &mut text);
                 3
             }
         };

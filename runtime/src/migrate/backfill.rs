@@ -187,7 +187,7 @@ pub(super) fn prepare<E: Entity>(raw: &Item) -> Result<Prepared<E>, Error> {
         .unwrap_or_else(|| Node::Exists(path(table.partition_key)));
 
     let mut placeholders = Placeholders::default();
-    let update = update::render(&actions, &mut placeholders);
+    let update = update::render(actions, &mut placeholders);
     let condition = condition.to_expression(&mut placeholders);
 
     let mut after = raw.clone();

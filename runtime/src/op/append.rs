@@ -210,7 +210,7 @@ fn pointer_op<E: Entity>(
             SetValue::Value(AttributeValue::S(format!("{}#latest", E::SCHEMA.name))),
         ),
     ];
-    let update = update::render(&actions, &mut placeholders);
+    let update = update::render(actions.into(), &mut placeholders);
     let condition = Node::Or(
         Box::new(Node::NotExists(latest())),
         Box::new(Node::Compare(

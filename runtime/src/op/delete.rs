@@ -52,7 +52,7 @@ impl<E: Entity> Delete<'_, E> {
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
         let text =
-            all(exists.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
+            all(exists.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));
         Ok((text, placeholders))
     }
 
@@ -112,6 +112,7 @@ impl<E: Entity> Delete<'_, E> {
     async fn send_with(self, returning: Option<ReturnValue>) -> Result<Option<crate::Item>, Error> {
         let (condition, placeholders) = self.expression()?;
         let conditional = condition.is_some();
+        let (names, values) = placeholders.into_maps();
         let result = self
             .db
             .client()
@@ -119,8 +120,8 @@ impl<E: Entity> Delete<'_, E> {
             .table_name(self.db.table_name())
             .set_key(Some(self.key.to_attributes()))
             .set_condition_expression(condition)
-            .set_expression_attribute_names(placeholders.names())
-            .set_expression_attribute_values(placeholders.values())
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
             .set_return_values_on_condition_check_failure(
                 conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
             )

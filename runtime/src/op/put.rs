@@ -54,7 +54,12 @@ impl<E: Entity> Put<'_, E> {
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {
-        let mut item = self.item.clone()?;
+        self.prepare_item(self.item.clone()?)
+    }
+
+    /// Prepares the request around `item` (the encoded entity, cloned for `params`, moved by
+    /// `send`).
+    fn prepare_item(&self, mut item: Item) -> Result<Prepared, Error> {
         let table = <E::Table as Table>::SCHEMA;
         let managed = E::SCHEMA.managed;
         let no_item = || Node::NotExists(AttrPath::attribute(table.partition_key));
@@ -97,7 +102,7 @@ impl<E: Entity> Put<'_, E> {
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
         let condition = all(absent.into_iter().chain(version_check).chain(user))
-            .map(|node| node.to_expression(&mut placeholders));
+            .map(|node| node.into_expression(&mut placeholders));
         Ok(Prepared {
             item,
             condition,
@@ -178,8 +183,13 @@ impl<E: Entity> Put<'_, E> {
         }
     }
 
-    async fn send_with(self, returning: Option<ReturnValue>) -> Result<Option<crate::Item>, Error> {
-        let prepared = self.prepare()?;
+    async fn send_with(
+        mut self,
+        returning: Option<ReturnValue>,
+    ) -> Result<Option<crate::Item>, Error> {
+        let item = std::mem::replace(&mut self.item, Ok(Item::new()))?;
+        let prepared = self.prepare_item(item)?;
+        let (names, values) = prepared.placeholders.into_maps();
         let key = crate::item::key_text::<E::Table>(&prepared.item);
         let conditional = prepared.condition.is_some();
         let expectations = prepared.expectations;
@@ -190,8 +200,8 @@ impl<E: Entity> Put<'_, E> {
             .table_name(self.db.table_name())
             .set_item(Some(prepared.item))
             .set_condition_expression(prepared.condition)
-            .set_expression_attribute_names(prepared.placeholders.names())
-            .set_expression_attribute_values(prepared.placeholders.values())
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
             .set_return_values_on_condition_check_failure(
                 conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
             )

@@ -385,7 +385,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         if let Some(sort) = sort {
             key = Node::And(Box::new(key), Box::new(sort));
         }
-        let key_condition = key.to_expression(&mut placeholders);
+        let key_condition = key.into_expression(&mut placeholders);
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
         let entity = D::ONLY_ENTITY.map(|name| {
             Node::Compare(
@@ -396,7 +396,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         });
         let user = user_node(self.filter.as_ref())?;
         let filter =
-            all(entity.into_iter().chain(user)).map(|node| node.to_expression(&mut placeholders));
+            all(entity.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));
         Ok(Prepared {
             index_name: self.partition.index.map(|index| index.name),
             key_condition,
@@ -713,6 +713,7 @@ impl Prepared {
         query: &Query<'_, E, I, P, D>,
         start: Option<Item>,
     ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        let (names, values) = self.placeholders.into_maps();
         query
             .db
             .client()
@@ -721,8 +722,8 @@ impl Prepared {
             .set_index_name(self.index_name.map(str::to_owned))
             .key_condition_expression(self.key_condition)
             .set_filter_expression(self.filter)
-            .set_expression_attribute_names(self.placeholders.names())
-            .set_expression_attribute_values(self.placeholders.values())
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
             .set_scan_index_forward(query.descending.then_some(false))
             .set_limit(query.limit)
             .set_consistent_read(query.consistent.then_some(true))

@@ -100,7 +100,7 @@ impl<E: Entity> Scan<'_, E> {
         let user = user_node(self.filter.as_ref())?;
         let mut placeholders = Placeholders::default();
         let filter = all(std::iter::once(is_entity).chain(user))
-            .map(|node| node.to_expression(&mut placeholders))
+            .map(|node| node.into_expression(&mut placeholders))
             .unwrap_or_default();
         Ok(Prepared {
             client: self.db.client().clone(),

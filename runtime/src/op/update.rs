@@ -428,24 +428,42 @@ impl<E: Entity> Parts<'_, E> {
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {
+        self.prepare_actions(self.actions.clone())
+    }
+
+    /// Prepares the request around the user's `actions` (cloned for `params`, moved by
+    /// `send`).
+    fn prepare_actions(&self, mut actions: Vec<Action>) -> Result<Prepared, Error> {
         if let Some(error) = &self.error {
             return Err(error.clone().into());
         }
         let schema = E::SCHEMA;
         let table = <E::Table as Table>::SCHEMA;
-        if self.actions.is_empty() {
+        if actions.is_empty() {
             return Err(UpdateError::Empty {
                 entity: schema.name,
             }
             .into());
         }
-        let key_values = self.primary_key_values()?;
+        let changes = |name: &&str| {
+            self.known.iter().any(|known| known.field == *name)
+                || self.relative.iter().any(|(field, _)| field == name)
+        };
+        // The key's fields are parsed back only when an index needs them.
+        let touches_index = schema
+            .indexes
+            .iter()
+            .any(|index| index.inputs().any(|input| changes(&input)));
+        let key_values = if touches_index {
+            self.primary_key_values()?
+        } else {
+            Vec::new()
+        };
         let values = Values {
             known: &self.known,
             given: &self.given,
             key: &key_values,
         };
-        let mut actions = self.actions.clone();
         let mut estimate = crate::cost::Estimate::default();
         estimate.write(
             write_units(ASSUMED_ITEM_BYTES),
@@ -458,10 +476,6 @@ impl<E: Entity> Parts<'_, E> {
                     inputs.push(input);
                 }
             }
-            let changes = |name: &&str| {
-                self.known.iter().any(|known| known.field == *name)
-                    || self.relative.iter().any(|(field, _)| field == name)
-            };
             if !inputs.iter().any(changes) {
                 continue;
             }
@@ -530,7 +544,7 @@ impl<E: Entity> Parts<'_, E> {
                 )
             });
         let mut placeholders = Placeholders::default();
-        let update = update::render(&actions, &mut placeholders);
+        let update = update::render(actions, &mut placeholders);
         let exists = Node::Exists(AttrPath::attribute(table.partition_key));
         let given = self.given.iter().filter_map(|(known, value)| {
             let field = schema.field(known.field)?;
@@ -545,7 +559,7 @@ impl<E: Entity> Parts<'_, E> {
             .chain(version)
             .chain(given)
             .chain(user))
-        .map(|node| node.to_expression(&mut placeholders))
+        .map(|node| node.into_expression(&mut placeholders))
         .unwrap_or_default();
         Ok(Prepared {
             update,
@@ -612,8 +626,10 @@ impl<E: Entity> Parts<'_, E> {
         Ok(crate::item::decode(item)?)
     }
 
-    async fn send_raw(self, returning: ReturnValue) -> Result<crate::Item, Error> {
-        let prepared = self.prepare()?;
+    async fn send_raw(mut self, returning: ReturnValue) -> Result<crate::Item, Error> {
+        let actions = std::mem::take(&mut self.actions);
+        let prepared = self.prepare_actions(actions)?;
+        let (names, values) = prepared.placeholders.into_maps();
         let result = self
             .db
             .client()
@@ -622,8 +638,8 @@ impl<E: Entity> Parts<'_, E> {
             .set_key(Some(self.key.to_attributes()))
             .update_expression(prepared.update)
             .condition_expression(prepared.condition)
-            .set_expression_attribute_names(prepared.placeholders.names())
-            .set_expression_attribute_values(prepared.placeholders.values())
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
             .return_values(returning)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
