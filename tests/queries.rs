@@ -118,7 +118,10 @@ fn team_tickets_by_status_on_gsi1() {
         request.body["ExpressionAttributeValues"][":v1"]["S"],
         "STATUS#open#TICKET#"
     );
-    assert_eq!(request.body["FilterExpression"], "#n2 = :v2");
+    assert_eq!(
+        request.body["FilterExpression"],
+        "#n2 = :v2 OR attribute_not_exists(#n2) OR NOT attribute_type(#n2, :v3)"
+    );
     assert_eq!(
         request.body["ExpressionAttributeValues"][":v2"]["S"],
         "Ticket"

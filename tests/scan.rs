@@ -89,7 +89,7 @@ async fn filter_is_anded_with_the_entity_filter() {
     let params = scan.params().unwrap();
     assert_eq!(
         params[0].body["FilterExpression"],
-        "#n0 = :v0 AND #n1 = :v1 AND #n2 < :v2"
+        "(#n0 = :v0 OR attribute_not_exists(#n0) OR NOT attribute_type(#n0, :v1)) AND #n1 = :v2 AND #n2 < :v3"
     );
     assert_eq!(params[0].body["ExpressionAttributeNames"]["#n0"], "_type");
     let open: Vec<Ticket> = tokio::time::timeout(TIMEOUT, scan.into_stream().try_collect())
@@ -195,9 +195,12 @@ fn params_show_the_exact_request() {
   "ExpressionAttributeValues": {
     ":v0": {
       "S": "Ticket"
+    },
+    ":v1": {
+      "S": "S"
     }
   },
-  "FilterExpression": "#n0 = :v0",
+  "FilterExpression": "#n0 = :v0 OR attribute_not_exists(#n0) OR NOT attribute_type(#n0, :v1)",
   "TableName": "app"
 }"##
     );

@@ -324,3 +324,22 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<No
         .map(|condition| condition.node().cloned().map_err(Clone::clone))
         .transpose()
 }
+
+/// Keeps one entity's items of a shared table, and also items with no entity attribute (or
+/// one that is not a string), so that decoding reports those instead of skipping them silently.
+pub(crate) fn entity_filter(attribute: &str, entity: &str) -> Node {
+    let path = || AttrPath::attribute(attribute);
+    let is_entity = Node::Compare(
+        Operand::Path(path()),
+        Comparison::Eq,
+        Operand::Value(AttributeValue::S(entity.to_owned())),
+    );
+    let unmarked = Node::Or(
+        Box::new(Node::NotExists(path())),
+        Box::new(Node::Not(Box::new(Node::Type(
+            path(),
+            AttributeType::String,
+        )))),
+    );
+    Node::Or(Box::new(is_entity), Box::new(unmarked))
+}

@@ -8,7 +8,7 @@
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
 
 use crate::error::{DecodeError, EncodeError, Error};
-use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
+use crate::expr::condition::{all, entity_filter, user_node, Comparison, Node, Operand};
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
@@ -387,13 +387,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         }
         let key_condition = key.into_expression(&mut placeholders);
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
-        let entity = D::ONLY_ENTITY.map(|name| {
-            Node::Compare(
-                Operand::Path(AttrPath::attribute(table.entity_attribute)),
-                Comparison::Eq,
-                Operand::Value(AttributeValue::S(name.to_owned())),
-            )
-        });
+        let entity = D::ONLY_ENTITY.map(|name| entity_filter(table.entity_attribute, name));
         let user = user_node(self.filter.as_ref())?;
         let filter =
             all(entity.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));

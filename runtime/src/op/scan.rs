@@ -1,8 +1,8 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
 use crate::error::Error;
-use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
-use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::expr::condition::{all, entity_filter, user_node};
+use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::wire::{Body, Request};
@@ -92,11 +92,7 @@ impl<E: Entity> Scan<'_, E> {
             .transpose()?;
         let table = <E::Table as Table>::SCHEMA;
         // Other entities share the table; only this entity's items are ever returned.
-        let is_entity = Node::Compare(
-            Operand::Path(AttrPath::attribute(table.entity_attribute)),
-            Comparison::Eq,
-            Operand::Value(AttributeValue::S(E::SCHEMA.name.to_owned())),
-        );
+        let is_entity = entity_filter(table.entity_attribute, E::SCHEMA.name);
         let user = user_node(self.filter.as_ref())?;
         let mut placeholders = Placeholders::default();
         let filter = all(std::iter::once(is_entity).chain(user))

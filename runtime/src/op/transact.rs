@@ -562,6 +562,9 @@ impl<'db, T: Table> Transaction<'db, T> {
                     }
                 }
                 Some(service) if retry && (service.is_transaction_in_progress_exception() || service.is_provisioned_throughput_exceeded_exception() || service.is_request_limit_exceeded() || service.is_throttling_exception()) => {}
+                // The request may or may not have been applied; the token makes resending it
+                // safe (DynamoDB applies a token's transaction at most once).
+                _ if retry && crate::retry::lost_in_transit(&error) => {}
                 _ => return Err(error.into()),
             }
             self.retry.sleep_before(attempt).await;
