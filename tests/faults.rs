@@ -545,10 +545,10 @@ async fn unversioned_adds_without_sdk_retries_are_exactly_once_or_a_typed_error(
     .await;
 }
 
-/// With the SDK's retries on (its default), a lost `UpdateItem` response is resent and the
-/// `ADD` applied again, while the caller sees one success.
+/// With the SDK's retries on (its default): the library does not let the SDK resend an
+/// unversioned `ADD` (a lost response would apply it twice); the caller gets
+/// `Error::Ambiguous` and the model resolves it by reading the item back.
 #[tokio::test]
-#[ignore = "bug: Update::send of an unversioned ADD is resent by the SDK after a lost response and applied twice"]
 async fn unversioned_adds_with_sdk_retries_are_exactly_once() {
     within_bound(counter_run(5, "update ADD (SDK retries)", |plan| plan)).await;
 }

@@ -186,6 +186,19 @@ pub enum Error {
     /// A pagination cursor that does not belong to the query it was given to.
     #[error(transparent)]
     Cursor(#[from] crate::op::query::CursorError),
+    /// The request may or may not have been applied: its response was lost (a timeout, a
+    /// dropped connection, a 5xx), and resending it could apply it twice (an unversioned
+    /// `ADD`, increment or append). Read the item to find out; use a `#[dynamo(version)]`
+    /// field and `expect_version` to make such updates safe to retry.
+    #[error("{entity} at {key}: the outcome is unknown ({message}); read the item to see whether the change was applied")]
+    Ambiguous {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// What failed.
+        message: String,
+    },
     /// A key could not be rendered.
     #[error(transparent)]
     Key(#[from] KeyError),

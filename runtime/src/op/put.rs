@@ -193,6 +193,9 @@ impl<E: Entity> Put<'_, E> {
         let key = crate::item::key_text::<E::Table>(&prepared.item);
         let conditional = prepared.condition.is_some();
         let expectations = prepared.expectations;
+        // A conditional put whose response was lost is resent by the SDK and then fails its
+        // condition on its own first write; the item it finds is then exactly this one.
+        let written = conditional.then(|| prepared.item.clone());
         let result = self
             .db
             .client()
@@ -216,6 +219,11 @@ impl<E: Entity> Put<'_, E> {
             }
             Err(error) => match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure)) => {
+                    if written.is_some() && failure.item() == written.as_ref() {
+                        // This put is what is there: it took effect (its earlier attempt's
+                        // response was lost). The item it replaced is not known any more.
+                        return Ok(None);
+                    }
                     Err(condition_failure(E::SCHEMA.name, key, failure.item(), expectations))
                 }
                 _ => Err(error.into()),

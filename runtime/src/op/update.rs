@@ -630,7 +630,7 @@ impl<E: Entity> Parts<'_, E> {
         let actions = std::mem::take(&mut self.actions);
         let prepared = self.prepare_actions(actions)?;
         let (names, values) = prepared.placeholders.into_maps();
-        let result = self
+        let request = self
             .db
             .client()
             .update_item()
@@ -642,9 +642,53 @@ impl<E: Entity> Parts<'_, E> {
             .set_expression_attribute_values(values)
             .return_values(returning)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
-            .send()
-            .await;
+            .set_return_consumed_capacity(self.db.return_consumed_capacity());
+        // An update that adds, appends or removes by position applies twice if resent after
+        // its response was lost. Without a version to condition on, the SDK must not resend
+        // it blindly: throttling (nothing applied) is retried here, and a lost response is
+        // reported as `Error::Ambiguous` for the caller to resolve by reading the item.
+        let not_idempotent = self.expected_version.is_none()
+            && self
+                .relative
+                .iter()
+                .any(|(_, operation)| NOT_IDEMPOTENT.contains(operation));
+        let result = if not_idempotent {
+            let policy = crate::RetryPolicy::default();
+            let mut attempt = 1;
+            loop {
+                let once = aws_sdk_dynamodb::config::Builder::new()
+                    .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
+                let result = request
+                    .clone()
+                    .customize()
+                    .config_override(once)
+                    .send()
+                    .await;
+                match &result {
+                    Err(error) if crate::retry::lost_in_transit(error) => {
+                        return Err(Error::Ambiguous {
+                            entity: E::SCHEMA.name,
+                            key: self.key.text(),
+                            message: error.to_string(),
+                        })
+                    }
+                    Err(error)
+                        if attempt < policy.attempts()
+                            && error.as_service_error().is_some_and(|service| {
+                                service.is_provisioned_throughput_exceeded_exception()
+                                    || service.is_request_limit_exceeded()
+                                    || service.is_throttling_exception()
+                            }) =>
+                    {
+                        policy.sleep_before(attempt).await;
+                        attempt += 1;
+                    }
+                    _ => break result,
+                }
+            }
+        } else {
+            request.send().await
+        };
         match result {
             Ok(output) => {
                 self.db.record(output.consumed_capacity());
@@ -667,6 +711,16 @@ impl<E: Entity> Parts<'_, E> {
         }
     }
 }
+
+/// Relative changes that apply again if the same request is applied twice.
+const NOT_IDEMPOTENT: &[&str] = &[
+    "ADD",
+    "increment",
+    "decrement",
+    "append",
+    "prepend",
+    "remove_nested",
+];
 
 /// Every field value an update knows, by field name.
 struct Values<'a> {
