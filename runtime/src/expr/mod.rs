@@ -19,6 +19,11 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+/// `ExpressionAttributeNames`: placeholder to attribute name.
+pub type Names = HashMap<String, String>;
+/// `ExpressionAttributeValues`: placeholder to value.
+pub type Values = HashMap<String, AttributeValue>;
+
 /// Placeholders for the names and values of one request's expressions.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Placeholders {
@@ -61,12 +66,7 @@ impl Placeholders {
     }
 
     /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending).
-    pub fn into_maps(
-        self,
-    ) -> (
-        Option<HashMap<String, String>>,
-        Option<HashMap<String, AttributeValue>>,
-    ) {
+    pub fn into_maps(self) -> (Option<Names>, Option<Values>) {
         let names = (!self.names.is_empty()).then(|| {
             self.names
                 .into_iter()
