@@ -899,7 +899,6 @@ fn the_expression_checker_rejects_raw_text() {
 /// `ADD` of elements to a set needs a set value (`SS`, `NS`, `BS`); DynamoDB rejects `ADD` of
 /// a list.
 #[test]
-#[ignore = "bug: Update::add on a set field (BTreeSet/HashSet) sends a list (L), which DynamoDB rejects for ADD"]
 fn adding_to_a_set_sends_a_set() {
     let request = offline()
         .update(Rich::key("r", &1).unwrap())

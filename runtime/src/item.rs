@@ -34,6 +34,7 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
         AttributeValue::N(E::SCHEMA.schema_version.to_string()),
     );
     entity.write_index_keys(&mut item)?;
+    check_index_key_sizes::<E>(&item)?;
     check_item_size(&item, || key.text())?;
     Ok(item)
 }
@@ -136,6 +137,32 @@ pub fn check_item_size(item: &Item, key: impl FnOnce() -> KeyText) -> Result<(),
             size,
             max: MAX_ITEM_BYTES,
         });
+    }
+    Ok(())
+}
+
+/// Index key attributes have the table's key size limits (2048 bytes for a partition key,
+/// 1024 for a sort key); the derive renders them, so they are checked here before sending.
+pub(crate) fn check_index_key_sizes<E: Entity>(item: &Item) -> Result<(), crate::KeyError> {
+    for index in E::SCHEMA.indexes {
+        let keys = index
+            .index
+            .partition_keys
+            .iter()
+            .map(|key| (key.name, MAX_PARTITION_KEY_BYTES, "partition"))
+            .chain(index.index.sort_keys.iter().map(|key| (key.name, MAX_SORT_KEY_BYTES, "sort")));
+        for (name, max, role) in keys {
+            if let Some(AttributeValue::S(value)) = item.get(name) {
+                if value.len() > max {
+                    return Err(crate::KeyError::TooLong {
+                        key: value.clone(),
+                        size: value.len(),
+                        max,
+                        role,
+                    });
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -224,7 +224,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         S: Touch<F, Relative>,
         T: Addable + Serialize,
     {
-        self.relative(field, &value, "ADD", Action::Add)
+        self.relative(field, &value, "ADD", |path, value| Action::Add(path, as_set(value)))
     }
 
     /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
@@ -270,7 +270,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         S: Touch<F, Relative>,
         T: SetType + Serialize,
     {
-        self.relative(field, &elements, "DELETE", Action::Delete)
+        self.relative(field, &elements, "DELETE", |path, value| Action::Delete(path, as_set(value)))
     }
 
     /// `SET field = list_append(field, items)`.
@@ -712,6 +712,28 @@ impl<E: Entity> Parts<'_, E> {
     }
 }
 
+/// serde writes Rust sets as lists; `ADD` and `DELETE` need DynamoDB sets (`SS`, `NS`, `BS`).
+/// Numbers and anything else pass through unchanged.
+fn as_set(value: AttributeValue) -> AttributeValue {
+    let AttributeValue::L(elements) = value else {
+        return value;
+    };
+    let strings: Option<Vec<String>> = elements.iter().map(|element| element.as_s().ok().cloned()).collect();
+    if let Some(strings) = strings.filter(|strings| !strings.is_empty()) {
+        return AttributeValue::Ss(strings);
+    }
+    let numbers: Option<Vec<String>> = elements.iter().map(|element| element.as_n().ok().cloned()).collect();
+    if let Some(numbers) = numbers.filter(|numbers| !numbers.is_empty()) {
+        return AttributeValue::Ns(numbers);
+    }
+    let binaries: Option<Vec<aws_sdk_dynamodb::primitives::Blob>> =
+        elements.iter().map(|element| element.as_b().ok().cloned()).collect();
+    match binaries.filter(|binaries| !binaries.is_empty()) {
+        Some(binaries) => AttributeValue::Bs(binaries),
+        None => AttributeValue::L(elements),
+    }
+}
+
 /// Relative changes that apply again if the same request is applied twice.
 const NOT_IDEMPOTENT: &[&str] = &[
     "ADD",
@@ -840,10 +862,22 @@ fn index_actions<E: Entity>(
                 }),
             }
         })?;
-        actions.push(Action::Set(
-            path,
-            SetValue::Value(AttributeValue::S(rendered)),
-        ));
+        // Same limits as the table's keys: 2048 bytes for a partition key, 1024 for a sort key.
+        let (max, role) = if Some(attribute) == index.index.sort_key {
+            (crate::item::MAX_SORT_KEY_BYTES, "sort")
+        } else {
+            (crate::item::MAX_PARTITION_KEY_BYTES, "partition")
+        };
+        if rendered.len() > max {
+            return Err(KeyError::TooLong {
+                size: rendered.len(),
+                key: rendered,
+                max,
+                role,
+            }
+            .into());
+        }
+        actions.push(Action::Set(path, SetValue::Value(AttributeValue::S(rendered))));
     }
     Ok(actions)
 }
