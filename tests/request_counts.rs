@@ -251,3 +251,26 @@ async fn a_query_of_k_pages_is_k_requests() {
     assert_eq!(second.items.len(), 4);
     assert_eq!(counter.take(), requests(&[("Query", 1)]));
 }
+
+#[tokio::test]
+async fn a_rekey_is_one_transaction() {
+    let (db, counter) = counted_table().await;
+    let ticket = Ticket::new("1", 7, Status::Open, "x");
+    db.put(&ticket).send().await.unwrap();
+    counter.take();
+    // The common Ticket keeps its status off the primary key; moving it to another id is a
+    // rekey all the same.
+    let moved = Ticket::new("2", 7, Status::Open, "x");
+    db.rekey(Ticket::key("1").unwrap(), &moved)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(counter.take(), requests(&[("TransactWriteItems", 1)]));
+    let stale = db.rekey(Ticket::key("1").unwrap(), &moved).send().await;
+    assert!(stale.is_err());
+    assert_eq!(
+        counter.take(),
+        requests(&[("TransactWriteItems", 1)]),
+        "a failed condition is never retried"
+    );
+}

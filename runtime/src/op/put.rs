@@ -194,8 +194,12 @@ impl<E: Entity> Put<'_, E> {
         let conditional = prepared.condition.is_some();
         let expectations = prepared.expectations;
         // A conditional put whose response was lost is resent by the SDK and then fails its
-        // condition on its own first write; the item it finds is then exactly this one.
-        let written = conditional.then(|| prepared.item.clone());
+        // condition on its own first write. When every write of the entity is unique (a new
+        // version, or a fresh `updated_at`), finding exactly this item proves it is ours; a
+        // plain item could also be someone else's identical write, so that stays a failure.
+        let managed = E::SCHEMA.managed;
+        let unique = managed.version.is_some() || managed.updated_at.is_some();
+        let written = (conditional && unique).then(|| prepared.item.clone());
         let result = self
             .db
             .client()
