@@ -640,3 +640,34 @@ async fn multi_attribute_keys_query_on_the_engine() {
         ["2"]
     );
 }
+
+#[tokio::test]
+async fn projections_read_some_attributes_into_a_typed_struct() {
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Said {
+        author: String,
+        text: String,
+    }
+    let db = seeded(12).await;
+    let query = db
+        .query(Comment::gsi2("ana"))
+        .descending()
+        .project::<Said>(&[Comment::AUTHOR.path(), Comment::TEXT.path()]);
+    let request = query.params().unwrap();
+    assert_eq!(request.body["ProjectionExpression"], "#n2, #n3, #n1");
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n1"], "_type");
+    let said: Vec<Said> = query
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|projected| projected.value)
+        .collect();
+    assert_eq!(
+        said.iter()
+            .map(|said| said.text.as_str())
+            .collect::<Vec<_>>(),
+        ["comment 10", "comment 5", "comment 0"]
+    );
+    assert!(said.iter().all(|said| said.author == "ana"));
+}

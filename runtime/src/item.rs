@@ -41,6 +41,12 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
 
 /// Reads `item` as `E`, checking the entity attribute first.
 pub fn decode<E: Entity>(item: Item) -> Result<E, DecodeError> {
+    decode_as::<E, E>(item)
+}
+
+/// Reads `item`, an item of entity `E` (checked), as `T`: the entity itself, or a struct of
+/// some of its attributes (a projection).
+pub fn decode_as<E: Entity, T: serde::de::DeserializeOwned>(item: Item) -> Result<T, DecodeError> {
     let table = <E::Table as Table>::SCHEMA;
     let found = match item.get(table.entity_attribute) {
         Some(AttributeValue::S(name)) => Some(name.as_str()),
@@ -150,7 +156,13 @@ pub(crate) fn check_index_key_sizes<E: Entity>(item: &Item) -> Result<(), crate:
             .partition_keys
             .iter()
             .map(|key| (key.name, MAX_PARTITION_KEY_BYTES, "partition"))
-            .chain(index.index.sort_keys.iter().map(|key| (key.name, MAX_SORT_KEY_BYTES, "sort")));
+            .chain(
+                index
+                    .index
+                    .sort_keys
+                    .iter()
+                    .map(|key| (key.name, MAX_SORT_KEY_BYTES, "sort")),
+            );
         for (name, max, role) in keys {
             if let Some(AttributeValue::S(value)) = item.get(name) {
                 if value.len() > max {

@@ -214,6 +214,7 @@ impl<T: Table> Db<T> {
             limit: None,
             filter: None,
             consistent: false,
+            projection: Vec::new(),
             state: PhantomData,
         }
     }
@@ -230,6 +231,8 @@ pub struct Query<'db, E: Entity, I, P, D = E> {
     limit: Option<i32>,
     filter: Option<Condition<E>>,
     consistent: bool,
+    /// Attributes to return (`ProjectionExpression`); empty for whole items.
+    projection: Vec<AttrPath>,
     state: PhantomData<fn() -> (P, D)>,
 }
 
@@ -246,6 +249,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             limit: self.limit,
             filter: self.filter,
             consistent: self.consistent,
+            projection: self.projection,
             state: PhantomData,
         }
     }
@@ -316,6 +320,26 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// entity, `#[derive(singletable::Collection)]`), decided by the entity attribute. Items
     /// of entities `C` does not know are reported in [`Page::errors`], never dropped.
     pub fn collection<C: Collection<Table = E::Table> + Decode>(self) -> Query<'db, E, I, P, C> {
+        self.next(None, None)
+    }
+
+    /// Returns only the attributes of `fields` (`ProjectionExpression`), decoded as `T`: a
+    /// struct with those fields (serde names). The entity attribute is always read too, so
+    /// items of other entities are still told apart.
+    ///
+    /// ```ignore
+    /// #[derive(serde::Deserialize)]
+    /// struct Title { id: String, title: String }
+    /// let titles = db.query(Ticket::gsi1(&7)).project::<Title>(&[Ticket::ID.path(), Ticket::TITLE.path()]);
+    /// ```
+    pub fn project<T: serde::de::DeserializeOwned>(
+        mut self,
+        fields: &[AttrPath],
+    ) -> Query<'db, E, I, P, Projected<E, T>> {
+        let table = <E::Table as Table>::SCHEMA;
+        self.projection = fields.to_vec();
+        self.projection
+            .push(AttrPath::attribute(table.entity_attribute));
         self.next(None, None)
     }
 
@@ -391,10 +415,21 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let user = user_node(self.filter.as_ref())?;
         let filter =
             all(entity.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));
+        let projection = (!self.projection.is_empty()).then(|| {
+            let mut text = String::new();
+            for (position, path) in self.projection.iter().enumerate() {
+                if position > 0 {
+                    text.push_str(", ");
+                }
+                path.render(&mut placeholders, &mut text);
+            }
+            text
+        });
         Ok(Prepared {
             index_name: self.partition.index.map(|index| index.name),
             key_condition,
             filter,
+            projection,
             placeholders,
             count,
         })
@@ -609,6 +644,25 @@ fn just_below(text: &str) -> String {
     }
 }
 
+/// Items of entity `E` read with a projection, decoded as `T` (see [`Query::project`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projected<E, T> {
+    /// The projected attributes.
+    pub value: T,
+    entity: PhantomData<fn() -> E>,
+}
+
+impl<E: Entity, T: serde::de::DeserializeOwned> Decode for Projected<E, T> {
+    const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
+
+    fn decode(item: Item) -> Result<Self, DecodeError> {
+        crate::item::decode_as::<E, T>(item).map(|value| Projected {
+            value,
+            entity: PhantomData,
+        })
+    }
+}
+
 /// What a query's items decode into: one entity, or a [`Collection`] of several.
 pub trait Decode: Sized {
     /// The only entity to read (the query filters on it), or `None` for a collection.
@@ -674,6 +728,7 @@ struct Prepared {
     index_name: Option<&'static str>,
     key_condition: String,
     filter: Option<String>,
+    projection: Option<String>,
     placeholders: Placeholders,
     count: bool,
 }
@@ -691,6 +746,10 @@ impl Prepared {
             .field(
                 "FilterExpression",
                 self.filter.as_ref().map(|text| json!(text)),
+            )
+            .field(
+                "ProjectionExpression",
+                self.projection.as_ref().map(|text| json!(text)),
             )
             .field("ExpressionAttributeNames", self.placeholders.names_json())
             .field("ExpressionAttributeValues", self.placeholders.values_json())
@@ -716,6 +775,7 @@ impl Prepared {
             .set_index_name(self.index_name.map(str::to_owned))
             .key_condition_expression(self.key_condition)
             .set_filter_expression(self.filter)
+            .set_projection_expression(self.projection)
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
             .set_scan_index_forward(query.descending.then_some(false))
