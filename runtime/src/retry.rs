@@ -101,6 +101,22 @@ impl RetryPolicy {
     }
 }
 
+/// Whether a request failed in a way that leaves its outcome unknown: it timed out, the
+/// connection failed, or the service answered 5xx. Safe to resend only when the request is
+/// idempotent (a transaction with a client request token, a put of the same item).
+pub(crate) fn lost_in_transit<E>(
+    error: &aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+) -> bool {
+    use aws_sdk_dynamodb::error::SdkError;
+    match error {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            true
+        }
+        SdkError::ServiceError(service) => service.raw().status().is_server_error(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::RetryPolicy;
@@ -190,21 +206,5 @@ mod tests {
         };
         // Outside any runtime: a zero delay must not touch the timer.
         futures::executor::block_on(zero.sleep_before(4));
-    }
-}
-
-/// Whether a request failed in a way that leaves its outcome unknown: it timed out, the
-/// connection failed, or the service answered 5xx. Safe to resend only when the request is
-/// idempotent (a transaction with a client request token, a put of the same item).
-pub(crate) fn lost_in_transit<E>(
-    error: &aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
-) -> bool {
-    use aws_sdk_dynamodb::error::SdkError;
-    match error {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            true
-        }
-        SdkError::ServiceError(service) => service.raw().status().is_server_error(),
-        _ => false,
     }
 }
