@@ -47,8 +47,7 @@ impl TestOutcome for () {
 impl<E: std::fmt::Debug> TestOutcome for Result<(), E> {
     fn check(self) {
         if let Err(error) = self {
-            // ok: failing the test is this harness's job.
-            panic!("test failed: {error:?}");
+            panic!("test failed: {error:?}"); // ok: failing the test is this harness's job.
         }
     }
 }
@@ -68,14 +67,12 @@ where
         .build()
     {
         Ok(runtime) => runtime,
-        // ok: failing the test is this harness's job.
-        Err(error) => panic!("could not start a tokio runtime for the test: {error}"),
+        Err(error) => panic!("could not start a tokio runtime: {error}"), // ok: the test harness fails the test.
     };
     runtime.block_on(async move {
         let db = match table::<T>().await {
             Ok(db) => db,
-            // ok: failing the test is this harness's job.
-            Err(error) => panic!("could not create the test table: {error}"),
+            Err(error) => panic!("could not create the test table: {error}"), // ok: the harness fails the test.
         };
         test(db).await.check();
     });

@@ -224,7 +224,9 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         S: Touch<F, Relative>,
         T: Addable + Serialize,
     {
-        self.relative(field, &value, "ADD", |path, value| Action::Add(path, as_set(value)))
+        self.relative(field, &value, "ADD", |path, value| {
+            Action::Add(path, as_set(value))
+        })
     }
 
     /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
@@ -270,7 +272,9 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         S: Touch<F, Relative>,
         T: SetType + Serialize,
     {
-        self.relative(field, &elements, "DELETE", |path, value| Action::Delete(path, as_set(value)))
+        self.relative(field, &elements, "DELETE", |path, value| {
+            Action::Delete(path, as_set(value))
+        })
     }
 
     /// `SET field = list_append(field, items)`.
@@ -718,16 +722,24 @@ fn as_set(value: AttributeValue) -> AttributeValue {
     let AttributeValue::L(elements) = value else {
         return value;
     };
-    let strings: Option<Vec<String>> = elements.iter().map(|element| element.as_s().ok().cloned()).collect();
+    let strings: Option<Vec<String>> = elements
+        .iter()
+        .map(|element| element.as_s().ok().cloned())
+        .collect();
     if let Some(strings) = strings.filter(|strings| !strings.is_empty()) {
         return AttributeValue::Ss(strings);
     }
-    let numbers: Option<Vec<String>> = elements.iter().map(|element| element.as_n().ok().cloned()).collect();
+    let numbers: Option<Vec<String>> = elements
+        .iter()
+        .map(|element| element.as_n().ok().cloned())
+        .collect();
     if let Some(numbers) = numbers.filter(|numbers| !numbers.is_empty()) {
         return AttributeValue::Ns(numbers);
     }
-    let binaries: Option<Vec<aws_sdk_dynamodb::primitives::Blob>> =
-        elements.iter().map(|element| element.as_b().ok().cloned()).collect();
+    let binaries: Option<Vec<aws_sdk_dynamodb::primitives::Blob>> = elements
+        .iter()
+        .map(|element| element.as_b().ok().cloned())
+        .collect();
     match binaries.filter(|binaries| !binaries.is_empty()) {
         Some(binaries) => AttributeValue::Bs(binaries),
         None => AttributeValue::L(elements),
@@ -877,7 +889,10 @@ fn index_actions<E: Entity>(
             }
             .into());
         }
-        actions.push(Action::Set(path, SetValue::Value(AttributeValue::S(rendered))));
+        actions.push(Action::Set(
+            path,
+            SetValue::Value(AttributeValue::S(rendered)),
+        ));
     }
     Ok(actions)
 }
