@@ -767,7 +767,6 @@ fn index_key_sizes_are_checked_before_sending() {
 /// DynamoDB refuses expressions above 4 KB and `IN` lists above 100 operands; an update's
 /// values alone can exceed the 400 KB item limit.
 #[test]
-#[ignore = "bug: expression sizes (4 KB, IN up to 100 operands) and update value sizes are not checked before sending"]
 fn expression_limits_are_checked_before_sending() {
     let db = offline();
     let mut accepted = Vec::new();

@@ -66,6 +66,24 @@ pub enum LimitError {
         /// The limit.
         max: usize,
     },
+    /// An expression above DynamoDB's 4 KB limit.
+    #[error("{kind} is {size} bytes; DynamoDB allows at most {max} bytes per expression")]
+    Expression {
+        /// Which expression (`ConditionExpression`, ...).
+        kind: &'static str,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// An `IN` with more operands than DynamoDB's 100.
+    #[error("an IN comparison has {count} operands; DynamoDB allows at most {max}")]
+    InOperands {
+        /// Operands given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A key attribute above its size limit.
     #[error("key attribute `{attribute}` is {size} bytes; DynamoDB allows at most {max}")]
     KeySize {

@@ -231,6 +231,13 @@ macro_rules! condition_methods {
     where
         T: Serialize + 'v,
     {
+        let options: Vec<&'v T> = options.into_iter().collect();
+        if options.len() > MAX_IN_OPERANDS {
+            return Condition::invalid(EncodeError::Limit(crate::LimitError::InOperands {
+                count: options.len(),
+                max: MAX_IN_OPERANDS,
+            }));
+        }
         condition_with_values(options, |operands| {
             Node::In(Operand::Path(self.path()), operands)
         })
@@ -315,6 +322,9 @@ condition_methods!(
     [E, Top, const F: usize] Nested<E, Top, String, F>,
     [E, Top, T: Searchable, const F: usize] Nested<E, Top, T, F>
 );
+
+/// DynamoDB's limit on the operands of one `IN`.
+pub const MAX_IN_OPERANDS: usize = 100;
 
 /// Builds a condition whose values all encoded; otherwise a condition that carries the error.
 fn condition_with_values<'v, E, V: Serialize + ?Sized + 'v>(

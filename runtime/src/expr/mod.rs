@@ -121,3 +121,18 @@ impl Placeholders {
         self.values().map(|values| crate::wire::item(&values))
     }
 }
+
+/// DynamoDB's limit on the size of one expression.
+pub const MAX_EXPRESSION_BYTES: usize = 4096;
+
+/// Fails when an expression is above DynamoDB's 4 KB limit (some engines accept it).
+pub(crate) fn check_expression(kind: &'static str, text: &str) -> Result<(), crate::LimitError> {
+    if text.len() > MAX_EXPRESSION_BYTES {
+        return Err(crate::LimitError::Expression {
+            kind,
+            size: text.len(),
+            max: MAX_EXPRESSION_BYTES,
+        });
+    }
+    Ok(())
+}

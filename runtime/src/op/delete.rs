@@ -53,6 +53,9 @@ impl<E: Entity> Delete<'_, E> {
         let mut placeholders = Placeholders::default();
         let text =
             all(exists.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));
+        if let Some(text) = &text {
+            crate::expr::check_expression("ConditionExpression", text)?;
+        }
         Ok((text, placeholders))
     }
 

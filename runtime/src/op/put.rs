@@ -103,6 +103,9 @@ impl<E: Entity> Put<'_, E> {
         let mut placeholders = Placeholders::default();
         let condition = all(absent.into_iter().chain(version_check).chain(user))
             .map(|node| node.into_expression(&mut placeholders));
+        if let Some(condition) = &condition {
+            crate::expr::check_expression("ConditionExpression", condition)?;
+        }
         Ok(Prepared {
             item,
             condition,

@@ -425,6 +425,15 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
             text
         });
+        crate::expr::check_expression("KeyConditionExpression", &key_condition)?;
+        for (kind, text) in [
+            ("FilterExpression", &filter),
+            ("ProjectionExpression", &projection),
+        ] {
+            if let Some(text) = text {
+                crate::expr::check_expression(kind, text)?;
+            }
+        }
         Ok(Prepared {
             index_name: self.partition.index.map(|index| index.name),
             key_condition,

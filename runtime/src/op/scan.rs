@@ -98,6 +98,7 @@ impl<E: Entity> Scan<'_, E> {
         let filter = all(std::iter::once(is_entity).chain(user))
             .map(|node| node.into_expression(&mut placeholders))
             .unwrap_or_default();
+        crate::expr::check_expression("FilterExpression", &filter)?;
         Ok(Prepared {
             client: self.db.client().clone(),
             table: self.db.table_name().to_owned(),

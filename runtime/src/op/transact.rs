@@ -194,6 +194,7 @@ impl<E: Entity> TransactWrite for ConditionCheck<'_, E> {
             .node()
             .map_err(|error| Error::from(error.clone()))?;
         let condition = node.to_expression(&mut placeholders);
+        crate::expr::check_expression("ConditionExpression", &condition)?;
         Ok(TransactOp {
             kind: WriteKind::ConditionCheck,
             entity: E::SCHEMA.name,

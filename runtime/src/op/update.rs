@@ -449,6 +449,16 @@ impl<E: Entity> Parts<'_, E> {
             }
             .into());
         }
+        // The values an update writes can alone break the 400 KB item limit.
+        let written: usize = actions.iter().map(action_size).sum();
+        if written > crate::item::MAX_ITEM_BYTES {
+            return Err(crate::LimitError::ItemSize {
+                key: self.key.text(),
+                size: written,
+                max: crate::item::MAX_ITEM_BYTES,
+            }
+            .into());
+        }
         let changes = |name: &&str| {
             self.known.iter().any(|known| known.field == *name)
                 || self.relative.iter().any(|(field, _)| field == name)
@@ -565,6 +575,8 @@ impl<E: Entity> Parts<'_, E> {
             .chain(user))
         .map(|node| node.into_expression(&mut placeholders))
         .unwrap_or_default();
+        crate::expr::check_expression("UpdateExpression", &update)?;
+        crate::expr::check_expression("ConditionExpression", &condition)?;
         Ok(Prepared {
             update,
             condition,
@@ -714,6 +726,28 @@ impl<E: Entity> Parts<'_, E> {
             },
         }
     }
+}
+
+/// The bytes an action writes: its path's names and its value.
+fn action_size(action: &Action) -> usize {
+    let value = match action {
+        Action::Set(_, SetValue::Value(value))
+        | Action::Set(_, SetValue::IfNotExists(value))
+        | Action::Set(_, SetValue::Plus(value))
+        | Action::Set(_, SetValue::Minus(value))
+        | Action::Set(_, SetValue::Append(value))
+        | Action::Set(_, SetValue::Prepend(value))
+        | Action::Add(_, value)
+        | Action::Delete(_, value) => crate::item::value_size(value),
+        Action::Remove(_) => 0,
+    };
+    let path = match action {
+        Action::Set(path, _)
+        | Action::Add(path, _)
+        | Action::Delete(path, _)
+        | Action::Remove(path) => path,
+    };
+    value + path.root().len()
 }
 
 /// serde writes Rust sets as lists; `ADD` and `DELETE` need DynamoDB sets (`SS`, `NS`, `BS`).
