@@ -162,6 +162,7 @@ async fn batch_get_skips_missing_items_and_reports_unreadable_ones_without_faili
                 assert_eq!(attribute, "team_id");
                 bad_attribute += 1;
             }
+            other => panic!("unexpected {other}"),
         }
     }
     assert_eq!((wrong_entity, bad_attribute), (1, 1));

@@ -25,6 +25,7 @@ impl fmt::Display for KeyText {
 
 /// An item read from the table that could not become the entity.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// The item belongs to another entity (or none).
     #[error("item at {key} is a {found:?}, not a {expected:?} (attribute `{attribute}`)")]
@@ -37,6 +38,19 @@ pub enum DecodeError {
         expected: &'static str,
         /// What the item says it is (`None` when the attribute is missing or not a string).
         found: Option<String>,
+    },
+    /// The item's stored key is not the key its fields render to: it was written by something
+    /// else, and writing it back would create a second item rather than update this one.
+    #[error(
+        "{entity} at {key}: its fields render the key {rendered}, not the key it is stored under"
+    )]
+    KeyMismatch {
+        /// The entity.
+        entity: &'static str,
+        /// The stored key.
+        key: KeyText,
+        /// The key its fields render.
+        rendered: KeyText,
     },
     /// An attribute is missing or has the wrong type or value.
     #[error("{entity} at {key}: attribute `{attribute}`: {message}")]

@@ -41,7 +41,22 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
 
 /// Reads `item` as `E`, checking the entity attribute first.
 pub fn decode<E: Entity>(item: Item) -> Result<E, DecodeError> {
-    decode_as::<E, E>(item)
+    let stored = key_text::<E::Table>(&item);
+    let entity = decode_as::<E, E>(item)?;
+    // Keys must round-trip: an item whose fields render another key than the one it is
+    // stored under would be copied, not updated, if written back.
+    if let Ok(rendered) = entity.primary_key() {
+        let matches = stored.partition.1 == rendered.partition()
+            && stored.sort.as_ref().map(|(_, sort)| sort.as_str()) == rendered.sort();
+        if !matches {
+            return Err(DecodeError::KeyMismatch {
+                entity: E::SCHEMA.name,
+                key: stored,
+                rendered: rendered.text(),
+            });
+        }
+    }
+    Ok(entity)
 }
 
 /// Reads `item`, an item of entity `E` (checked), as `T`: the entity itself, or a struct of
