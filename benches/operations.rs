@@ -259,7 +259,9 @@ async fn hand_query(
         .table_name(TABLE)
         .index_name("GSI1")
         .key_condition_expression("#n0 = :v0 AND begins_with(#n1, :v1)")
-        .filter_expression("#n2 = :v2 AND #n3 >= :v3")
+        .filter_expression(
+            "(#n2 = :v2 OR attribute_not_exists(#n2) OR NOT attribute_type(#n2, :v3)) AND #n3 >= :v4",
+        )
         .expression_attribute_names("#n0", "GSI1PK")
         .expression_attribute_names("#n1", "GSI1SK")
         .expression_attribute_names("#n2", "_type")
@@ -267,7 +269,8 @@ async fn hand_query(
         .expression_attribute_values(":v0", s(format!("TEAM#{team_id:010}")))
         .expression_attribute_values(":v1", s(format!("STATUS#{}#TICKET#", status.as_str())))
         .expression_attribute_values(":v2", s("Ticket"))
-        .expression_attribute_values(":v3", AttributeValue::N(min_priority.to_string()))
+        .expression_attribute_values(":v3", s("S"))
+        .expression_attribute_values(":v4", AttributeValue::N(min_priority.to_string()))
         .send()
         .await?;
     Ok(())

@@ -432,12 +432,12 @@ impl<E: Entity> Parts<'_, E> {
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {
-        self.prepare_actions(self.actions.clone())
+        self.prepare_actions(self.actions.clone(), true)
     }
 
     /// Prepares the request around the user's `actions` (cloned for `params`, moved by
     /// `send`).
-    fn prepare_actions(&self, mut actions: Vec<Action>) -> Result<Prepared, Error> {
+    fn prepare_actions(&self, mut actions: Vec<Action>, explain: bool) -> Result<Prepared, Error> {
         if let Some(error) = &self.error {
             return Err(error.clone().into());
         }
@@ -478,11 +478,16 @@ impl<E: Entity> Parts<'_, E> {
             given: &self.given,
             key: &key_values,
         };
+        // The estimate's text costs more than the request itself; only explain() needs it.
         let mut estimate = crate::cost::Estimate::default();
-        estimate.write(
-            write_units(ASSUMED_ITEM_BYTES),
-            format!("table write (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
-        );
+        let mut estimate_write = |units: f64, reason: &dyn Fn() -> String| {
+            if explain {
+                estimate.write(units, reason());
+            }
+        };
+        estimate_write(write_units(ASSUMED_ITEM_BYTES), &|| {
+            format!("table write (assuming at most {ASSUMED_ITEM_BYTES} bytes)")
+        });
         for index in schema.indexes {
             let mut inputs: Vec<&'static str> = Vec::new();
             for input in index.inputs() {
@@ -522,15 +527,14 @@ impl<E: Entity> Parts<'_, E> {
                 .iter()
                 .any(|action| matches!(action, Action::Remove(_)))
             {
-                estimate.write(units, format!("{} entry deleted", index.index.name));
+                estimate_write(units, &|| format!("{} entry deleted", index.index.name));
             } else {
-                estimate.write(
-                    2.0 * units,
+                estimate_write(2.0 * units, &|| {
                     format!(
                         "{} entry moved (old deleted, new written)",
                         index.index.name
-                    ),
-                );
+                    )
+                });
             }
             actions.extend(index_actions);
         }
@@ -644,7 +648,7 @@ impl<E: Entity> Parts<'_, E> {
 
     async fn send_raw(mut self, returning: ReturnValue) -> Result<crate::Item, Error> {
         let actions = std::mem::take(&mut self.actions);
-        let prepared = self.prepare_actions(actions)?;
+        let prepared = self.prepare_actions(actions, false)?;
         let (names, values) = prepared.placeholders.into_maps();
         let request = self
             .db
