@@ -107,48 +107,30 @@ impl TransactOp {
         let names = self.placeholders.names();
         let values = self.placeholders.values();
         let item = TransactWriteItem::builder();
+        // Every kind takes the same table, condition and placeholders.
+        macro_rules! with_condition {
+            ($builder:expr) => {
+                $builder
+                    .table_name(&self.table_name)
+                    .set_condition_expression(self.condition.clone())
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
+                    .set_return_values_on_condition_check_failure(on_failure)
+                    .build()?
+            };
+        }
+        let key = Some(self.key.clone());
         Ok(match self.kind {
-            WriteKind::Put => item.put(
-                SdkPut::builder()
-                    .table_name(&self.table_name)
-                    .set_item(self.item.clone())
-                    .set_condition_expression(self.condition.clone())
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .set_return_values_on_condition_check_failure(on_failure)
-                    .build()?,
-            ),
-            WriteKind::Update => item.update(
-                SdkUpdate::builder()
-                    .table_name(&self.table_name)
-                    .set_key(Some(self.key.clone()))
-                    .set_update_expression(self.update.clone())
-                    .set_condition_expression(self.condition.clone())
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .set_return_values_on_condition_check_failure(on_failure)
-                    .build()?,
-            ),
-            WriteKind::Delete => item.delete(
-                SdkDelete::builder()
-                    .table_name(&self.table_name)
-                    .set_key(Some(self.key.clone()))
-                    .set_condition_expression(self.condition.clone())
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .set_return_values_on_condition_check_failure(on_failure)
-                    .build()?,
-            ),
-            WriteKind::ConditionCheck => item.condition_check(
-                SdkConditionCheck::builder()
-                    .table_name(&self.table_name)
-                    .set_key(Some(self.key.clone()))
-                    .set_condition_expression(self.condition.clone())
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .set_return_values_on_condition_check_failure(on_failure)
-                    .build()?,
-            ),
+            WriteKind::Put => item.put(with_condition!(
+                SdkPut::builder().set_item(self.item.clone())
+            )),
+            WriteKind::Update => item.update(with_condition!(SdkUpdate::builder()
+                .set_key(key)
+                .set_update_expression(self.update.clone()))),
+            WriteKind::Delete => item.delete(with_condition!(SdkDelete::builder().set_key(key))),
+            WriteKind::ConditionCheck => {
+                item.condition_check(with_condition!(SdkConditionCheck::builder().set_key(key)))
+            }
         }
         .build())
     }
