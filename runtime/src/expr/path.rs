@@ -39,6 +39,11 @@ impl AttrPath {
         self
     }
 
+    /// Whether the path ends in a list index (`tags[2]`).
+    pub fn ends_in_index(&self) -> bool {
+        matches!(self.steps.last(), Some(PathStep::Index(_)))
+    }
+
     /// The top-level attribute name.
     pub fn root(&self) -> &str {
         match self.steps.first() {

@@ -33,6 +33,21 @@ pub enum Action {
     Delete(AttrPath, AttributeValue),
 }
 
+impl Action {
+    /// Whether applying this action twice changes the item again (adding to a number,
+    /// appending, removing a list element by position): such an update is not safe to resend
+    /// when its first response was lost.
+    pub fn repeats(&self) -> bool {
+        match self {
+            Action::Set(_, SetValue::Value(_) | SetValue::IfNotExists(_)) => false,
+            Action::Set(_, _) => true,
+            Action::Add(_, value) => matches!(value, AttributeValue::N(_)),
+            Action::Remove(path) => path.ends_in_index(),
+            Action::Delete(_, _) => false,
+        }
+    }
+}
+
 /// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
 /// actions in the order given within each.
 pub fn render(actions: Vec<Action>, placeholders: &mut Placeholders) -> String {

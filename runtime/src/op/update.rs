@@ -648,6 +648,7 @@ impl<E: Entity> Parts<'_, E> {
 
     async fn send_raw(mut self, returning: ReturnValue) -> Result<crate::Item, Error> {
         let actions = std::mem::take(&mut self.actions);
+        let repeats = actions.iter().any(Action::repeats);
         let prepared = self.prepare_actions(actions, false)?;
         let (names, values) = prepared.placeholders.into_maps();
         let request = self
@@ -667,12 +668,7 @@ impl<E: Entity> Parts<'_, E> {
         // its response was lost. Without a version to condition on, the SDK must not resend
         // it blindly: throttling (nothing applied) is retried here, and a lost response is
         // reported as `Error::Ambiguous` for the caller to resolve by reading the item.
-        let not_idempotent = self.expected_version.is_none()
-            && self
-                .relative
-                .iter()
-                .any(|(_, operation)| NOT_IDEMPOTENT.contains(operation));
-        let result = if not_idempotent {
+        let result = if repeats && self.expected_version.is_none() {
             let policy = crate::RetryPolicy::default();
             let mut attempt = 1;
             loop {
@@ -783,16 +779,6 @@ fn as_set(value: AttributeValue) -> AttributeValue {
         None => AttributeValue::L(elements),
     }
 }
-
-/// Relative changes that apply again if the same request is applied twice.
-const NOT_IDEMPOTENT: &[&str] = &[
-    "ADD",
-    "increment",
-    "decrement",
-    "append",
-    "prepend",
-    "remove_nested",
-];
 
 /// Every field value an update knows, by field name.
 struct Values<'a> {
