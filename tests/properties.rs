@@ -659,7 +659,7 @@ fn any_path() -> impl Strategy<Value = AttrPath> {
         .prop_map(|(root, steps)| {
             steps
                 .into_iter()
-                .fold(AttrPath::attribute(&root), |path, step| match step {
+                .fold(AttrPath::attribute(root), |path, step| match step {
                     Ok(name) => path.key(&name),
                     Err(index) => path.index(index),
                 })

@@ -260,7 +260,8 @@ fn nested_paths_and_every_action_render_with_placeholders() {
         .unwrap();
     assert_eq!(
         request.body["UpdateExpression"],
-        "SET #n0.#n1 = :v0, #n2 = list_append(#n2, :v2) REMOVE #n2[2], #n4 ADD #n3 :v1"
+        "SET #n0.#n1 = :v0, #n2 = list_append(#n2, :v1) REMOVE #n2[2], #n3 ADD #n4 :v2",
+        "clauses in order, placeholders numbered as they are read"
     );
     assert_eq!(
         request.body["ExpressionAttributeNames"]["#n1"], "team.name",

@@ -45,7 +45,7 @@ impl Path {
     fn attr(&self) -> AttrPath {
         self.steps
             .iter()
-            .fold(AttrPath::attribute(&self.root), |path, step| match step {
+            .fold(AttrPath::attribute(self.root.clone()), |path, step| match step {
                 Ok(name) => path.key(name),
                 Err(index) => path.index(usize::from(*index)),
             })

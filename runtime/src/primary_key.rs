@@ -55,6 +55,18 @@ impl<E: Entity> Key<E> {
         item
     }
 
+    /// Moves the key's attributes into `item`.
+    pub(crate) fn move_into(self, item: &mut Item) {
+        let schema = <E::Table as Table>::SCHEMA;
+        item.insert(
+            schema.partition_key.to_owned(),
+            AttributeValue::S(self.partition),
+        );
+        if let (Some(name), Some(sort)) = (schema.sort_key, self.sort) {
+            item.insert(name.to_owned(), AttributeValue::S(sort));
+        }
+    }
+
     /// The key for messages.
     pub fn text(&self) -> KeyText {
         let schema = <E::Table as Table>::SCHEMA;

@@ -90,7 +90,7 @@ pub enum Operand {
 }
 
 impl Operand {
-    fn render(self, placeholders: &mut Placeholders, out: &mut String) {
+    pub(crate) fn render(self, placeholders: &mut Placeholders, out: &mut String) {
         match self {
             Operand::Value(value) => placeholders.push_value(value, out),
             Operand::Path(path) => path.render(placeholders, out),
@@ -327,7 +327,7 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<No
 
 /// Keeps one entity's items of a shared table, and also items with no entity attribute (or
 /// one that is not a string), so that decoding reports those instead of skipping them silently.
-pub(crate) fn entity_filter(attribute: &str, entity: &str) -> Node {
+pub(crate) fn entity_filter(attribute: &'static str, entity: &str) -> Node {
     let path = || AttrPath::attribute(attribute);
     let is_entity = Node::Compare(
         Operand::Path(path()),

@@ -16,6 +16,7 @@ pub use path::AttrPath;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -27,15 +28,16 @@ pub type Values = HashMap<String, AttributeValue>;
 /// Placeholders for the names and values of one request's expressions.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Placeholders {
-    names: Vec<String>,
+    /// Names the derive knows are borrowed: a request only allocates them once, for the SDK.
+    names: Vec<Cow<'static, str>>,
     values: Vec<AttributeValue>,
 }
 
 impl Placeholders {
     /// The placeholder for attribute `name`, reused if the name was seen before.
-    pub fn name(&mut self, name: &str) -> String {
+    pub fn name(&mut self, name: impl Into<Cow<'static, str>>) -> String {
         let mut out = String::new();
-        self.push_name(name, &mut out);
+        self.push_known_name(&name.into(), &mut out);
         out
     }
 
@@ -49,20 +51,31 @@ impl Placeholders {
     /// Writes the placeholder for attribute `name` into `out` (expression text is built in
     /// one buffer, without a string per placeholder).
     pub fn push_name(&mut self, name: &str, out: &mut String) {
-        let index = match self.names.iter().position(|known| known == name) {
+        let index = self.index_of(name, || Cow::Owned(name.to_owned()));
+        push_placeholder(out, "#n", index);
+    }
+
+    /// [`Placeholders::push_name`] for a name that may be borrowed for good.
+    #[allow(clippy::ptr_arg)] // The `Cow` is what is kept: a borrowed one clones for free.
+    pub(crate) fn push_known_name(&mut self, name: &Cow<'static, str>, out: &mut String) {
+        let index = self.index_of(name, || name.clone());
+        push_placeholder(out, "#n", index);
+    }
+
+    fn index_of(&mut self, name: &str, owned: impl FnOnce() -> Cow<'static, str>) -> usize {
+        match self.names.iter().position(|known| known == name) {
             Some(index) => index,
             None => {
-                self.names.push(name.to_owned());
+                self.names.push(owned());
                 self.names.len() - 1
             }
-        };
-        let _ = write!(out, "#n{index}");
+        }
     }
 
     /// Writes a new placeholder for `value` into `out`.
     pub fn push_value(&mut self, value: AttributeValue, out: &mut String) {
         self.values.push(value);
-        let _ = write!(out, ":v{}", self.values.len() - 1);
+        push_placeholder(out, ":v", self.values.len() - 1);
     }
 
     /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending).
@@ -71,14 +84,14 @@ impl Placeholders {
             self.names
                 .into_iter()
                 .enumerate()
-                .map(|(index, name)| (format!("#n{index}"), name))
+                .map(|(index, name)| (placeholder("#n", index), name.into_owned()))
                 .collect()
         });
         let values = (!self.values.is_empty()).then(|| {
             self.values
                 .into_iter()
                 .enumerate()
-                .map(|(index, value)| (format!(":v{index}"), value))
+                .map(|(index, value)| (placeholder(":v", index), value))
                 .collect()
         });
         (names, values)
@@ -95,7 +108,7 @@ impl Placeholders {
             self.names
                 .iter()
                 .enumerate()
-                .map(|(index, name)| (format!("#n{index}"), name.clone()))
+                .map(|(index, name)| (placeholder("#n", index), name.to_string()))
                 .collect()
         })
     }
@@ -106,7 +119,7 @@ impl Placeholders {
             self.values
                 .iter()
                 .enumerate()
-                .map(|(index, value)| (format!(":v{index}"), value.clone()))
+                .map(|(index, value)| (placeholder(":v", index), value.clone()))
                 .collect()
         })
     }
@@ -120,6 +133,23 @@ impl Placeholders {
     pub(crate) fn values_json(&self) -> Option<Value> {
         self.values().map(|values| crate::wire::item(&values))
     }
+}
+
+/// `#n12`, `:v3`: a prefix and an index, without the formatting machinery (requests are
+/// built on every call).
+fn push_placeholder(out: &mut String, prefix: &str, index: usize) {
+    out.push_str(prefix);
+    if index < 10 {
+        out.push(char::from(b'0' + index as u8));
+    } else {
+        let _ = write!(out, "{index}");
+    }
+}
+
+fn placeholder(prefix: &str, index: usize) -> String {
+    let mut out = String::with_capacity(prefix.len() + 2);
+    push_placeholder(&mut out, prefix, index);
+    out
 }
 
 /// DynamoDB's limit on the size of one expression.

@@ -1,12 +1,13 @@
 //! Attribute paths: a top-level attribute, nested map keys and list indexes.
 
 use super::Placeholders;
-use std::fmt;
+use std::borrow::Cow;
+use std::fmt::{self, Write};
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PathStep {
-    /// A map key (or the top-level attribute name).
+    /// A map key.
     Name(String),
     /// A list index.
     Index(usize),
@@ -16,56 +17,55 @@ pub enum PathStep {
 /// rendered, so names may contain any character.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AttrPath {
-    steps: Vec<PathStep>,
+    /// The top-level attribute: borrowed for the names the derive knows, so a field's path
+    /// costs no allocation.
+    root: Cow<'static, str>,
+    /// Map keys and list indexes below it.
+    nested: Vec<PathStep>,
 }
 
 impl AttrPath {
     /// A top-level attribute.
-    pub fn attribute(name: &str) -> Self {
+    pub fn attribute(name: impl Into<Cow<'static, str>>) -> Self {
         AttrPath {
-            steps: vec![PathStep::Name(name.to_owned())],
+            root: name.into(),
+            nested: Vec::new(),
         }
     }
 
     /// This path followed by map key `name`.
     pub fn key(mut self, name: &str) -> Self {
-        self.steps.push(PathStep::Name(name.to_owned()));
+        self.nested.push(PathStep::Name(name.to_owned()));
         self
     }
 
     /// This path followed by list index `index`.
     pub fn index(mut self, index: usize) -> Self {
-        self.steps.push(PathStep::Index(index));
+        self.nested.push(PathStep::Index(index));
         self
     }
 
     /// Whether the path ends in a list index (`tags[2]`).
     pub fn ends_in_index(&self) -> bool {
-        matches!(self.steps.last(), Some(PathStep::Index(_)))
+        matches!(self.nested.last(), Some(PathStep::Index(_)))
     }
 
     /// The top-level attribute name.
     pub fn root(&self) -> &str {
-        match self.steps.first() {
-            Some(PathStep::Name(name)) => name,
-            _ => "",
-        }
+        &self.root
     }
 
     /// Writes the path with name placeholders (`#n0.#n1[2]`).
     pub fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
-        for (position, step) in self.steps.iter().enumerate() {
+        placeholders.push_known_name(&self.root, out);
+        for step in &self.nested {
             match step {
                 PathStep::Name(name) => {
-                    if position > 0 {
-                        out.push('.');
-                    }
+                    out.push('.');
                     placeholders.push_name(name, out);
                 }
                 PathStep::Index(index) => {
-                    out.push('[');
-                    out.push_str(&index.to_string());
-                    out.push(']');
+                    let _ = write!(out, "[{index}]");
                 }
             }
         }
@@ -74,9 +74,9 @@ impl AttrPath {
 
 impl fmt::Display for AttrPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (position, step) in self.steps.iter().enumerate() {
+        f.write_str(&self.root)?;
+        for step in &self.nested {
             match step {
-                PathStep::Name(name) if position == 0 => write!(f, "{name}")?,
                 PathStep::Name(name) => write!(f, ".{name}")?,
                 PathStep::Index(index) => write!(f, "[{index}]")?,
             }

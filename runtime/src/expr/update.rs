@@ -1,5 +1,6 @@
 //! Update expressions (`SET`, `REMOVE`, `ADD`, `DELETE`).
 
+use super::condition::Operand;
 use super::{AttrPath, Placeholders};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -48,77 +49,74 @@ impl Action {
     }
 }
 
-/// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
-/// actions in the order given within each.
-pub fn render(actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
-    let mut clauses: [(&str, Vec<String>); 4] = [
-        ("SET", Vec::new()),
-        ("REMOVE", Vec::new()),
-        ("ADD", Vec::new()),
-        ("DELETE", Vec::new()),
-    ];
-    for action in actions {
-        let mut text = String::new();
-        let path = |placeholders: &mut Placeholders, path: &AttrPath| {
-            let mut out = String::new();
-            path.render(placeholders, &mut out);
-            out
-        };
-        let clause = match action {
-            Action::Set(target, value) => {
-                let target = path(placeholders, &target);
-                text.push_str(&target);
-                text.push_str(" = ");
-                match value {
-                    SetValue::Value(value) => placeholders.push_value(value, &mut text),
-                    SetValue::IfNotExists(value) => {
-                        let value = placeholders.value(value);
-                        text.push_str(&format!("if_not_exists({target}, {value})"));
-                    }
-                    SetValue::Plus(value) => {
-                        let value = placeholders.value(value);
-                        text.push_str(&format!("{target} + {value}"));
-                    }
-                    SetValue::Minus(value) => {
-                        let value = placeholders.value(value);
-                        text.push_str(&format!("{target} - {value}"));
-                    }
-                    SetValue::Append(value) => {
-                        let value = placeholders.value(value);
-                        text.push_str(&format!("list_append({target}, {value})"));
-                    }
-                    SetValue::Prepend(value) => {
-                        let value = placeholders.value(value);
-                        text.push_str(&format!("list_append({value}, {target})"));
-                    }
-                }
-                0
-            }
-            Action::Remove(target) => {
-                text.push_str(&path(placeholders, &target));
-                1
-            }
-            Action::Add(target, value) => {
-                text.push_str(&path(placeholders, &target));
-                text.push(' ');
-                placeholders.push_value(value, &mut text);
-                2
-            }
-            Action::Delete(target, value) => {
-                text.push_str(&path(placeholders, &target));
-                text.push(' ');
-                placeholders.push_value(value, &mut text);
-                3
-            }
-        };
-        if let Some((_, parts)) = clauses.get_mut(clause) {
-            parts.push(text);
+impl Action {
+    /// The clause the action belongs to, in the order clauses are rendered.
+    fn clause(&self) -> usize {
+        match self {
+            Action::Set(..) => 0,
+            Action::Remove(_) => 1,
+            Action::Add(..) => 2,
+            Action::Delete(..) => 3,
         }
     }
-    clauses
-        .iter()
-        .filter(|(_, parts)| !parts.is_empty())
-        .map(|(keyword, parts)| format!("{keyword} {}", parts.join(", ")))
-        .collect::<Vec<_>>()
-        .join(" ")
+}
+
+const CLAUSES: [&str; 4] = ["SET ", "REMOVE ", "ADD ", "DELETE "];
+
+/// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
+/// actions in the order given within each (placeholders are numbered in that order too).
+pub fn render(mut actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
+    // Stable: actions keep their order within a clause.
+    actions.sort_by_key(Action::clause);
+    let mut out = String::with_capacity(24 * actions.len());
+    let mut current = None;
+    for action in actions {
+        let clause = action.clause();
+        if current == Some(clause) {
+            out.push_str(", ");
+        } else {
+            if current.is_some() {
+                out.push(' ');
+            }
+            out.push_str(CLAUSES.get(clause).copied().unwrap_or_default());
+            current = Some(clause);
+        }
+        match action {
+            Action::Set(target, value) => render_set(&target, value, placeholders, &mut out),
+            Action::Remove(target) => target.render(placeholders, &mut out),
+            Action::Add(target, value) | Action::Delete(target, value) => {
+                target.render(placeholders, &mut out);
+                out.push(' ');
+                placeholders.push_value(value, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// `target = value`, `target = target + value`, `target = list_append(target, value)`, ….
+fn render_set(
+    target: &AttrPath,
+    value: SetValue,
+    placeholders: &mut Placeholders,
+    out: &mut String,
+) {
+    target.render(placeholders, out);
+    out.push_str(" = ");
+    // The target again: a top-level path clones without allocating, and rendering it twice
+    // reuses its placeholder.
+    let path = || Operand::Path(target.clone());
+    let ((open, separator, close), first, second) = match value {
+        SetValue::Value(v) => return placeholders.push_value(v, out),
+        SetValue::Plus(v) => (("", " + ", ""), path(), Operand::Value(v)),
+        SetValue::Minus(v) => (("", " - ", ""), path(), Operand::Value(v)),
+        SetValue::IfNotExists(v) => (("if_not_exists(", ", ", ")"), path(), Operand::Value(v)),
+        SetValue::Append(v) => (("list_append(", ", ", ")"), path(), Operand::Value(v)),
+        SetValue::Prepend(v) => (("list_append(", ", ", ")"), Operand::Value(v), path()),
+    };
+    out.push_str(open);
+    first.render(placeholders, out);
+    out.push_str(separator);
+    second.render(placeholders, out);
+    out.push_str(close);
 }

@@ -5,6 +5,8 @@ use crate::schema::{Entity, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
+mod codec;
+
 /// A DynamoDB item: attribute names to values.
 pub type Item = HashMap<String, AttributeValue>;
 
@@ -19,12 +21,14 @@ pub const MAX_SORT_KEY_BYTES: usize = 1024;
 /// entity attribute.
 pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
     let table = <E::Table as Table>::SCHEMA;
-    let mut item: Item = serde_dynamo::to_item(entity).map_err(|error| EncodeError::Serialize {
+    // Room for the primary key, the entity attribute, the schema version and two keys per
+    // index, so the map is allocated once.
+    let extra = 4 + 2 * E::SCHEMA.indexes.len();
+    let mut item = codec::to_item(entity, extra).map_err(|error| EncodeError::Serialize {
         entity: E::SCHEMA.name,
         message: error.to_string(),
     })?;
-    let key = entity.primary_key()?;
-    item.extend(key.to_attributes());
+    entity.primary_key()?.move_into(&mut item);
     item.insert(
         table.entity_attribute.to_owned(),
         AttributeValue::S(E::SCHEMA.name.to_owned()),
@@ -35,14 +39,18 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
     );
     entity.write_index_keys(&mut item)?;
     check_index_key_sizes::<E>(&item)?;
-    check_item_size(&item, || key.text())?;
+    check_item_size(&item, || key_text::<E::Table>(&item))?;
     Ok(item)
 }
 
 /// Reads `item` as `E`, checking the entity attribute first.
-pub fn decode<E: Entity>(item: Item) -> Result<E, DecodeError> {
-    let stored = key_text::<E::Table>(&item);
-    let entity = decode_as::<E, E>(item)?;
+pub fn decode<E: Entity>(mut item: Item) -> Result<E, DecodeError> {
+    check_entity::<E>(&item)?;
+    let stored = take_key::<E>(&mut item);
+    let entity: E = match codec::from_item(item) {
+        Ok(entity) => entity,
+        Err(error) => return Err(attribute_error::<E>(stored, error)),
+    };
     // Keys must round-trip: an item whose fields render another key than the one it is
     // stored under would be copied, not updated, if written back.
     if let Ok(rendered) = entity.primary_key() {
@@ -62,6 +70,14 @@ pub fn decode<E: Entity>(item: Item) -> Result<E, DecodeError> {
 /// Reads `item`, an item of entity `E` (checked), as `T`: the entity itself, or a struct of
 /// some of its attributes (a projection).
 pub fn decode_as<E: Entity, T: serde::de::DeserializeOwned>(item: Item) -> Result<T, DecodeError> {
+    check_entity::<E>(&item)?;
+    // `T` may read the key attributes too, so they stay in the item; the key is copied for
+    // messages.
+    let key = key_text::<E::Table>(&item);
+    codec::from_item(item).map_err(|error| attribute_error::<E>(key, error))
+}
+
+fn check_entity<E: Entity>(item: &Item) -> Result<(), DecodeError> {
     let table = <E::Table as Table>::SCHEMA;
     let found = match item.get(table.entity_attribute) {
         Some(AttributeValue::S(name)) => Some(name.as_str()),
@@ -69,32 +85,55 @@ pub fn decode_as<E: Entity, T: serde::de::DeserializeOwned>(item: Item) -> Resul
     };
     if found != Some(E::SCHEMA.name) {
         return Err(DecodeError::WrongEntity {
-            key: key_text::<E::Table>(&item),
+            key: key_text::<E::Table>(item),
             attribute: table.entity_attribute,
             expected: E::SCHEMA.name,
             found: found.map(str::to_owned),
         });
     }
-    let key = key_text::<E::Table>(&item);
-    let value = serde_dynamo::AttributeValue::M(serde_dynamo::Item::from(item).into());
-    let deserializer = serde_dynamo::Deserializer::from_attribute_value(value);
-    serde_path_to_error::deserialize(deserializer).map_err(|error| DecodeError::Attribute {
+    Ok(())
+}
+
+/// Takes the primary key attributes out of an item of `E` (its fields never include them,
+/// unless a field is stored under the same name), as text for messages.
+fn take_key<E: Entity>(item: &mut Item) -> KeyText {
+    let schema = <E::Table as Table>::SCHEMA;
+    let mut take = |name: &'static str| {
+        let value = if E::SCHEMA.fields.iter().any(|field| field.attribute == name) {
+            item.get(name).cloned()
+        } else {
+            item.remove(name)
+        };
+        (name, value_text(value))
+    };
+    KeyText {
+        partition: take(schema.partition_key),
+        sort: schema.sort_key.map(take),
+    }
+}
+
+fn attribute_error<E: Entity>(key: KeyText, error: codec::CodecError) -> DecodeError {
+    DecodeError::Attribute {
         entity: E::SCHEMA.name,
         key,
-        attribute: error.path().to_string(),
-        message: error.into_inner().to_string(),
-    })
+        attribute: error.path(),
+        message: error.message,
+    }
+}
+
+/// A key attribute's value for messages; missing or non-string parts are shown as such.
+fn value_text(value: Option<AttributeValue>) -> String {
+    match value {
+        Some(AttributeValue::S(value)) | Some(AttributeValue::N(value)) => value,
+        Some(other) => format!("{other:?}"),
+        None => "<missing>".to_owned(),
+    }
 }
 
 /// The primary key of a raw item, for messages; missing or non-string parts are shown as such.
 pub fn key_text<T: Table>(item: &Item) -> KeyText {
     let schema = T::SCHEMA;
-    let text = |name: &str| match item.get(name) {
-        Some(AttributeValue::S(value)) => value.clone(),
-        Some(AttributeValue::N(value)) => value.clone(),
-        Some(other) => format!("{other:?}"),
-        None => "<missing>".to_owned(),
-    };
+    let text = |name: &str| value_text(item.get(name).cloned());
     KeyText {
         partition: (schema.partition_key, text(schema.partition_key)),
         sort: schema.sort_key.map(|name| (name, text(name))),
@@ -137,16 +176,21 @@ pub fn value_size(value: &AttributeValue) -> usize {
 }
 
 fn number_size(number: &str) -> usize {
-    let significant = number
+    let mantissa = number
         .trim_start_matches('-')
         .split(['e', 'E'])
         .next()
-        .unwrap_or_default()
-        .chars()
-        .filter(char::is_ascii_digit)
-        .collect::<String>();
-    let trimmed = significant.trim_start_matches('0').trim_end_matches('0');
-    trimmed.len().div_ceil(2) + 1
+        .unwrap_or_default();
+    let digits = || mantissa.bytes().filter(u8::is_ascii_digit);
+    let total = digits().count();
+    let leading = digits().take_while(|digit| *digit == b'0').count();
+    let significant = if leading == total {
+        0
+    } else {
+        let trailing = digits().rev().take_while(|digit| *digit == b'0').count();
+        total - leading - trailing
+    };
+    significant.div_ceil(2) + 1
 }
 
 /// Fails when the item is above DynamoDB's 400 KB limit.
