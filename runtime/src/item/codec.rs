@@ -97,6 +97,30 @@ fn into_item(value: serde_dynamo::AttributeValue) -> Result<Item, CodecError> {
 
 type Dynamo = serde_dynamo::Serializer;
 
+/// Serializer methods for shapes that are never an item.
+macro_rules! refuse {
+    ($($method:ident($($argument:ty),*) -> $out:ty;)*) => {
+        $(fn $method(self, $(_: $argument),*) -> Result<$out, CodecError> {
+            Err(not_an_item())
+        })*
+    };
+}
+
+/// Serializer methods for enum variants with fields, left to serde_dynamo.
+macro_rules! delegate_variants {
+    ($($method:ident -> $out:ident;)*) => {
+        $(fn $method(
+            self,
+            name: &'static str,
+            index: u32,
+            variant: &'static str,
+            len: usize,
+        ) -> Result<Self::$out, CodecError> {
+            Ok(Converted(ser::Serializer::$method(Dynamo {}, name, index, variant, len)?))
+        })*
+    };
+}
+
 struct ItemSerializer {
     extra: usize,
 }
@@ -150,109 +174,33 @@ impl ser::Serializer for ItemSerializer {
         )?)
     }
 
-    fn serialize_tuple_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeTupleVariant, CodecError> {
-        Ok(Converted(ser::Serializer::serialize_tuple_variant(
-            Dynamo {},
-            name,
-            index,
-            variant,
-            len,
-        )?))
+    delegate_variants! {
+        serialize_tuple_variant -> SerializeTupleVariant;
+        serialize_struct_variant -> SerializeStructVariant;
     }
 
-    fn serialize_struct_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeStructVariant, CodecError> {
-        Ok(Converted(ser::Serializer::serialize_struct_variant(
-            Dynamo {},
-            name,
-            index,
-            variant,
-            len,
-        )?))
-    }
-
-    fn serialize_bool(self, _: bool) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_i8(self, _: i8) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_i16(self, _: i16) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_i32(self, _: i32) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_i64(self, _: i64) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_u8(self, _: u8) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_u16(self, _: u16) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_u32(self, _: u32) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_u64(self, _: u64) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_f32(self, _: f32) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_f64(self, _: f64) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_char(self, _: char) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_str(self, _: &str) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_none(self) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_unit(self) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-    ) -> Result<Item, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, CodecError> {
-        Err(not_an_item())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, CodecError> {
-        Err(not_an_item())
+    refuse! {
+        serialize_bool(bool) -> Item;
+        serialize_i8(i8) -> Item;
+        serialize_i16(i16) -> Item;
+        serialize_i32(i32) -> Item;
+        serialize_i64(i64) -> Item;
+        serialize_u8(u8) -> Item;
+        serialize_u16(u16) -> Item;
+        serialize_u32(u32) -> Item;
+        serialize_u64(u64) -> Item;
+        serialize_f32(f32) -> Item;
+        serialize_f64(f64) -> Item;
+        serialize_char(char) -> Item;
+        serialize_str(&str) -> Item;
+        serialize_bytes(&[u8]) -> Item;
+        serialize_none() -> Item;
+        serialize_unit() -> Item;
+        serialize_unit_struct(&'static str) -> Item;
+        serialize_unit_variant(&'static str, u32, &'static str) -> Item;
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
     }
 }
 
