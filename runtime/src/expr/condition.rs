@@ -318,6 +318,27 @@ pub(crate) fn all(parts: impl IntoIterator<Item = Node>) -> Option<Node> {
         .reduce(|left, right| Node::And(Box::new(left), Box::new(right)))
 }
 
+/// Renders condition parts joined with `AND`, as [`all`]'s tree renders, without building it.
+pub(crate) fn render_all(
+    parts: impl IntoIterator<Item = Node>,
+    placeholders: &mut Placeholders,
+) -> Option<String> {
+    let mut parts = parts.into_iter().peekable();
+    let first = parts.next()?;
+    let mut out = String::with_capacity(64);
+    if parts.peek().is_none() {
+        first.render(placeholders, &mut out);
+        return Some(out);
+    }
+    let needs_parens = |node: &Node| matches!(node, Node::Or(..));
+    group(first, placeholders, &mut out, needs_parens);
+    for part in parts {
+        out.push_str(" AND ");
+        group(part, placeholders, &mut out, needs_parens);
+    }
+    Some(out)
+}
+
 /// The tree of an optional user condition, or the error of a value it could not encode.
 pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<Node>, EncodeError> {
     condition

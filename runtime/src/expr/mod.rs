@@ -26,11 +26,21 @@ pub type Names = HashMap<String, String>;
 pub type Values = HashMap<String, AttributeValue>;
 
 /// Placeholders for the names and values of one request's expressions.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Placeholders {
     /// Names the derive knows are borrowed: a request only allocates them once, for the SDK.
     names: Vec<Cow<'static, str>>,
     values: Vec<AttributeValue>,
+}
+
+impl Default for Placeholders {
+    /// Room for a typical request's names and values, so they are allocated once.
+    fn default() -> Self {
+        Placeholders {
+            names: Vec::with_capacity(8),
+            values: Vec::with_capacity(8),
+        }
+    }
 }
 
 impl Placeholders {

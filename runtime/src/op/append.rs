@@ -26,6 +26,7 @@ use crate::schema::{Entity, HasSortKey, Table};
 use crate::wire::Request;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
+use futures::FutureExt;
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -140,7 +141,7 @@ impl<T: Table + HasSortKey> Db<T> {
             .set_expression_attribute_names(pointer.placeholders.names())
             .set_expression_attribute_values(pointer.placeholders.values());
         request = request.return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew);
-        let latest = match request.send().await {
+        let latest = match request.send().boxed().await {
             Ok(output) => output
                 .attributes
                 .and_then(|item| item.get(LATEST_ATTRIBUTE).cloned()),
@@ -305,6 +306,7 @@ impl<E: Entity, V: DeserializeOwned> Append<'_, E, V> {
             .push(history)
             .retry(self.retry)
             .send()
+            .boxed()
             .await;
         let cancelled = match result {
             Ok(()) => return Ok(Appended::Accepted),

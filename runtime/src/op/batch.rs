@@ -9,6 +9,7 @@ use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{DeleteRequest, KeysAndAttributes, PutRequest, WriteRequest};
+use futures::FutureExt;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -252,6 +253,7 @@ impl<E: Entity> BatchGet<'_, E> {
             .request_items(table, request)
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
+            .boxed()
             .await?;
         self.db.record(output.consumed_capacity());
         let items = output
@@ -530,6 +532,7 @@ impl<T: Table> BatchWrite<'_, T> {
             .request_items(table, writes)
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
+            .boxed()
             .await?;
         self.db.record(output.consumed_capacity());
         let unprocessed = output

@@ -2,12 +2,13 @@
 
 use super::{condition_failure, Expectations};
 use crate::error::Error;
-use crate::expr::condition::{all, user_node, Node};
+use crate::expr::condition::{render_all, user_node, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+use futures::FutureExt;
 use serde_json::json;
 
 impl<T: Table> Db<T> {
@@ -51,8 +52,7 @@ impl<E: Entity> Delete<'_, E> {
             .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let text =
-            all(exists.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));
+        let text = render_all(exists.into_iter().chain(user), &mut placeholders);
         if let Some(text) = &text {
             crate::expr::check_expression("ConditionExpression", text)?;
         }
@@ -131,6 +131,7 @@ impl<E: Entity> Delete<'_, E> {
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .set_return_values(returning)
             .send()
+            .boxed()
             .await;
         match result {
             Ok(output) => {

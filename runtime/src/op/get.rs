@@ -4,6 +4,7 @@ use crate::error::Error;
 use crate::schema::Entity;
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
+use futures::FutureExt;
 use serde_json::json;
 
 impl<T: crate::Table> Db<T> {
@@ -71,6 +72,7 @@ impl<E: Entity> Get<'_, E> {
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
+            .boxed()
             .await?;
         self.db.record(output.consumed_capacity());
         match output.item {

@@ -2,13 +2,14 @@
 
 use super::{condition_failure, Expectations};
 use crate::error::{EncodeError, Error};
-use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
+use crate::expr::condition::{render_all, user_node, Comparison, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use futures::FutureExt;
 use serde_json::json;
 
 impl<T: Table> Db<T> {
@@ -101,8 +102,10 @@ impl<E: Entity> Put<'_, E> {
         }
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let condition = all(absent.into_iter().chain(version_check).chain(user))
-            .map(|node| node.into_expression(&mut placeholders));
+        let condition = render_all(
+            absent.into_iter().chain(version_check).chain(user),
+            &mut placeholders,
+        );
         if let Some(condition) = &condition {
             crate::expr::check_expression("ConditionExpression", condition)?;
         }
@@ -218,6 +221,7 @@ impl<E: Entity> Put<'_, E> {
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .set_return_values(returning)
             .send()
+            .boxed()
             .await;
         match result {
             Ok(output) => {

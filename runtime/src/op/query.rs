@@ -8,7 +8,9 @@
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
 
 use crate::error::{DecodeError, EncodeError, Error};
-use crate::expr::condition::{all, entity_filter, user_node, Comparison, Node, Operand};
+use crate::expr::condition::{
+    all, entity_filter, render_all, user_node, Comparison, Node, Operand,
+};
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
@@ -17,6 +19,7 @@ use crate::schema::{index, Entity, IndexSchema, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use futures::FutureExt;
 use futures::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::json;
@@ -378,21 +381,21 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             None => table.sort_key,
         };
         let mut placeholders = Placeholders::default();
-        let partition = self
-            .partition
-            .conditions()?
-            .into_iter()
-            .map(|(name, value)| {
-                Node::Compare(
-                    Operand::Path(AttrPath::attribute(name)),
-                    Comparison::Eq,
-                    Operand::Value(value),
-                )
-            });
-        let mut key = all(partition).ok_or(EncodeError::Serialize {
-            entity: E::SCHEMA.name,
-            message: "the partition key has no attributes".to_owned(),
-        })?;
+        let partition = self.partition.conditions()?;
+        if partition.is_empty() {
+            return Err(EncodeError::Serialize {
+                entity: E::SCHEMA.name,
+                message: "the partition key has no attributes".to_owned(),
+            }
+            .into());
+        }
+        let partition = partition.into_iter().map(|(name, value)| {
+            Node::Compare(
+                Operand::Path(AttrPath::attribute(name)),
+                Comparison::Eq,
+                Operand::Value(value),
+            )
+        });
         let sort = match (
             self.partition.sort_key(),
             sort_attribute,
@@ -406,15 +409,12 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
             _ => None,
         };
-        if let Some(sort) = sort {
-            key = Node::And(Box::new(key), Box::new(sort));
-        }
-        let key_condition = key.into_expression(&mut placeholders);
+        let key_condition =
+            render_all(partition.chain(sort), &mut placeholders).unwrap_or_default();
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
         let entity = D::ONLY_ENTITY.map(|name| entity_filter(table.entity_attribute, name));
         let user = user_node(self.filter.as_ref())?;
-        let filter =
-            all(entity.into_iter().chain(user)).map(|node| node.into_expression(&mut placeholders));
+        let filter = render_all(entity.into_iter().chain(user), &mut placeholders);
         let projection = (!self.projection.is_empty()).then(|| {
             let mut text = String::new();
             for (position, path) in self.projection.iter().enumerate() {
@@ -541,7 +541,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     pub async fn page(&self, cursor: Option<&Cursor>) -> Result<Page<D>, Error> {
         let prepared = self.prepare(false)?;
         let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
-        let output = prepared.builder(self, start).send().await?;
+        let output = prepared.builder(self, start).send().boxed().await?;
         self.db.record(output.consumed_capacity());
         Ok(Page::from_output(output, self.partition.index))
     }

@@ -16,6 +16,7 @@ use crate::schema::{Entity, Table};
 use crate::wire::Request;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::AttributeValue;
+use futures::FutureExt;
 
 impl<T: Table> Db<T> {
     /// Moves the item at `from` to the key of `to` (its new contents), atomically.
@@ -100,6 +101,7 @@ impl<E: Entity> Rekey<'_, E> {
             .with(self.put)
             .retry(self.retry)
             .send()
+            .boxed()
             .await;
         match result {
             Err(Error::TransactionCanceled(cancelled)) => {

@@ -1,7 +1,7 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
 use crate::error::Error;
-use crate::expr::condition::{all, entity_filter, user_node};
+use crate::expr::condition::{entity_filter, render_all, user_node};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -9,6 +9,7 @@ use crate::wire::{Body, Request};
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::stream::{self, BoxStream, Stream, StreamExt};
+use futures::FutureExt;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -95,8 +96,7 @@ impl<E: Entity> Scan<'_, E> {
         let is_entity = entity_filter(table.entity_attribute, E::SCHEMA.name);
         let user = user_node(self.filter.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let filter = all(std::iter::once(is_entity).chain(user))
-            .map(|node| node.into_expression(&mut placeholders))
+        let filter = render_all(std::iter::once(is_entity).chain(user), &mut placeholders)
             .unwrap_or_default();
         crate::expr::check_expression("FilterExpression", &filter)?;
         Ok(Prepared {
@@ -203,6 +203,7 @@ fn segment_stream<E: Entity>(
                 .set_total_segments(prepared.total_segments)
                 .set_exclusive_start_key(start_key)
                 .send()
+                .boxed()
                 .await;
             Some(match result {
                 Ok(output) => {

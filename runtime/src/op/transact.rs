@@ -17,6 +17,7 @@ use aws_sdk_dynamodb::types::{
     ConditionCheck as SdkConditionCheck, Delete as SdkDelete, Get as SdkGet, Put as SdkPut,
     ReturnValuesOnConditionCheckFailure, TransactGetItem, TransactWriteItem, Update as SdkUpdate,
 };
+use futures::FutureExt;
 use serde_json::{json, Value};
 use std::fmt;
 use std::marker::PhantomData;
@@ -525,6 +526,7 @@ impl<'db, T: Table> Transaction<'db, T> {
                 .client_request_token(&token)
                 .set_return_consumed_capacity(self.db.return_consumed_capacity())
                 .send()
+                .boxed()
                 .await;
             let error = match result {
                 Ok(output) => {
@@ -675,6 +677,7 @@ impl<T: Table> TransactGet<'_, T> {
         let output = request
             .set_return_consumed_capacity(self.db.return_consumed_capacity())
             .send()
+            .boxed()
             .await?;
         self.db.record(output.consumed_capacity());
         let mut items: Vec<Option<Item>> = output

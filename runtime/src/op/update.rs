@@ -5,7 +5,7 @@
 use super::{condition_failure, Expectations};
 use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
-use crate::expr::condition::{all, user_node, Comparison, Node, Operand};
+use crate::expr::condition::{render_all, user_node, Comparison, Node, Operand};
 use crate::expr::field::Nested;
 use crate::expr::field::{to_value, Addable, Container, ListType, Optional, SetType, Updatable};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
@@ -16,6 +16,7 @@ use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use futures::FutureExt;
 use serde::Serialize;
 use serde_json::json;
 use std::any::Any;
@@ -407,7 +408,7 @@ impl<E: Entity, S> Update<'_, E, S> {
 
     /// Sends the request; returns only the attributes it changed, as they are now
     /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
-    pub async fn send_returning_updated(self, old: bool) -> Result<crate::Item, Error>
+    pub async fn send_returning_updated(mut self, old: bool) -> Result<crate::Item, Error>
     where
         S: UpdateComplete,
     {
@@ -489,14 +490,14 @@ impl<E: Entity> Parts<'_, E> {
             format!("table write (assuming at most {ASSUMED_ITEM_BYTES} bytes)")
         });
         for index in schema.indexes {
+            if !index.inputs().any(|input| changes(&input)) {
+                continue;
+            }
             let mut inputs: Vec<&'static str> = Vec::new();
             for input in index.inputs() {
                 if !inputs.contains(&input) {
                     inputs.push(input);
                 }
-            }
-            if !inputs.iter().any(changes) {
-                continue;
             }
             if let Some((field, operation)) = self
                 .relative
@@ -521,12 +522,9 @@ impl<E: Entity> Parts<'_, E> {
                     index_inputs_missing(schema.name, index, &inputs, &missing, changes).into(),
                 );
             }
-            let index_actions = index_actions::<E>(index, table.partition_key, &values)?;
+            let removes = index_actions::<E>(index, table.partition_key, &values, &mut actions)?;
             let units = write_units(ASSUMED_ITEM_BYTES);
-            if index_actions
-                .iter()
-                .any(|action| matches!(action, Action::Remove(_)))
-            {
+            if removes {
                 estimate_write(units, &|| format!("{} entry deleted", index.index.name));
             } else {
                 estimate_write(2.0 * units, &|| {
@@ -536,7 +534,6 @@ impl<E: Entity> Parts<'_, E> {
                     )
                 });
             }
-            actions.extend(index_actions);
         }
         let managed = schema.managed;
         if let Some(attribute) = managed.version {
@@ -573,11 +570,13 @@ impl<E: Entity> Parts<'_, E> {
             ))
         });
         let user = user_node(self.condition.as_ref())?;
-        let condition = all(std::iter::once(exists)
-            .chain(version)
-            .chain(given)
-            .chain(user))
-        .map(|node| node.into_expression(&mut placeholders))
+        let condition = render_all(
+            std::iter::once(exists)
+                .chain(version)
+                .chain(given)
+                .chain(user),
+            &mut placeholders,
+        )
         .unwrap_or_default();
         crate::expr::check_expression("UpdateExpression", &update)?;
         crate::expr::check_expression("ConditionExpression", &condition)?;
@@ -634,19 +633,20 @@ impl<E: Entity> Parts<'_, E> {
             .request("UpdateItem"))
     }
 
-    async fn send(self, returning: ReturnValue) -> Result<E, Error> {
-        let entity = E::SCHEMA.name;
-        let key = self.key.text();
+    async fn send(mut self, returning: ReturnValue) -> Result<E, Error> {
         let item = self.send_raw(returning).await?;
         if item.is_empty() {
             // The condition guarantees the item existed; an engine that returns nothing
             // leaves nothing to decode.
-            return Err(Error::NotFound { entity, key });
+            return Err(Error::NotFound {
+                entity: E::SCHEMA.name,
+                key: self.key.text(),
+            });
         }
         Ok(crate::item::decode(item)?)
     }
 
-    async fn send_raw(mut self, returning: ReturnValue) -> Result<crate::Item, Error> {
+    async fn send_raw(&mut self, returning: ReturnValue) -> Result<crate::Item, Error> {
         let actions = std::mem::take(&mut self.actions);
         let repeats = actions.iter().any(Action::repeats);
         let prepared = self.prepare_actions(actions, false)?;
@@ -666,44 +666,11 @@ impl<E: Entity> Parts<'_, E> {
             .set_return_consumed_capacity(self.db.return_consumed_capacity());
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost. Without a version to condition on, the SDK must not resend
-        // it blindly: throttling (nothing applied) is retried here, and a lost response is
-        // reported as `Error::Ambiguous` for the caller to resolve by reading the item.
+        // it blindly (boxed: the rare path does not grow every update's future).
         let result = if repeats && self.expected_version.is_none() {
-            let policy = crate::RetryPolicy::default();
-            let mut attempt = 1;
-            loop {
-                let once = aws_sdk_dynamodb::config::Builder::new()
-                    .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
-                let result = request
-                    .clone()
-                    .customize()
-                    .config_override(once)
-                    .send()
-                    .await;
-                match &result {
-                    Err(error) if crate::retry::lost_in_transit(error) => {
-                        return Err(Error::Ambiguous {
-                            entity: E::SCHEMA.name,
-                            key: self.key.text(),
-                            message: error.to_string(),
-                        })
-                    }
-                    Err(error)
-                        if attempt < policy.attempts()
-                            && error.as_service_error().is_some_and(|service| {
-                                service.is_provisioned_throughput_exceeded_exception()
-                                    || service.is_request_limit_exceeded()
-                                    || service.is_throttling_exception()
-                            }) =>
-                    {
-                        policy.sleep_before(attempt).await;
-                        attempt += 1;
-                    }
-                    _ => break result,
-                }
-            }
+            Box::pin(self.send_once_per_attempt(request)).await?
         } else {
-            request.send().await
+            request.send().boxed().await
         };
         match result {
             Ok(output) => {
@@ -726,7 +693,58 @@ impl<E: Entity> Parts<'_, E> {
             },
         }
     }
+
+    /// Sends a non-repeatable update with the SDK's retries off: throttling (nothing
+    /// applied) is retried here, and a lost response is reported as `Error::Ambiguous` for
+    /// the caller to resolve by reading the item.
+    async fn send_once_per_attempt(
+        &self,
+        request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder,
+    ) -> Result<UpdateResult, Error> {
+        let policy = crate::RetryPolicy::default();
+        let mut attempt = 1;
+        loop {
+            let once = aws_sdk_dynamodb::config::Builder::new()
+                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
+            let result = request
+                .clone()
+                .customize()
+                .config_override(once)
+                .send()
+                .boxed()
+                .await;
+            match &result {
+                Err(error) if crate::retry::lost_in_transit(error) => {
+                    return Err(Error::Ambiguous {
+                        entity: E::SCHEMA.name,
+                        key: self.key.text(),
+                        message: error.to_string(),
+                    })
+                }
+                Err(error)
+                    if attempt < policy.attempts()
+                        && error.as_service_error().is_some_and(|service| {
+                            service.is_provisioned_throughput_exceeded_exception()
+                                || service.is_request_limit_exceeded()
+                                || service.is_throttling_exception()
+                        }) =>
+                {
+                    policy.sleep_before(attempt).await;
+                    attempt += 1;
+                }
+                _ => return Ok(result),
+            }
+        }
+    }
 }
+
+type UpdateResult = Result<
+    aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
+    aws_sdk_dynamodb::error::SdkError<
+        aws_sdk_dynamodb::operation::update_item::UpdateItemError,
+        aws_sdk_dynamodb::config::http::HttpResponse,
+    >,
+>;
 
 /// The bytes an action writes: its path's names and its value.
 fn action_size(action: &Action) -> usize {
@@ -849,12 +867,14 @@ fn index_inputs_missing(
     }
 }
 
-/// SETs the index's key attributes from the known values, or REMOVEs them when its rule fails.
+/// SETs the index's key attributes from the known values, or REMOVEs them when its rule
+/// fails (then returns true), appending to `actions`.
 fn index_actions<E: Entity>(
     index: &EntityIndex,
     table_partition_key: &'static str,
     values: &Values<'_>,
-) -> Result<Vec<Action>, Error> {
+    actions: &mut Vec<Action>,
+) -> Result<bool, Error> {
     let schema = E::SCHEMA;
     let attributes = std::iter::once(match index.index.kind {
         IndexKind::Global => Some(index.index.partition_key),
@@ -873,7 +893,6 @@ fn index_actions<E: Entity>(
         }
         None => true,
     };
-    let mut actions = Vec::new();
     for (attribute, template) in attributes {
         let (Some(attribute), Some(template)) = (attribute, template) else {
             continue;
@@ -886,9 +905,8 @@ fn index_actions<E: Entity>(
             actions.push(Action::Remove(path));
             continue;
         }
-        let names: Vec<&'static str> = template.fields().collect();
-        let rendered = template.render_with(names.len(), |position, context, out| {
-            let name = names.get(position).copied().unwrap_or_default();
+        let rendered = template.render_with(usize::MAX, |_, context, out| {
+            let name = context.field;
             let fns = schema.field(name).and_then(|field| field.key_part);
             match (fns, values.get(name)) {
                 (Some(fns), Some(value)) => (fns.render)(value, context, out),
@@ -918,5 +936,5 @@ fn index_actions<E: Entity>(
             SetValue::Value(AttributeValue::S(rendered)),
         ));
     }
-    Ok(actions)
+    Ok(!indexed)
 }
