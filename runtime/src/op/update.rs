@@ -20,6 +20,7 @@ use futures::FutureExt;
 use serde::Serialize;
 use serde_json::json;
 use std::any::Any;
+use std::future::Future;
 use std::marker::PhantomData;
 
 impl<T: Table> Db<T> {
@@ -350,7 +351,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 }
 
-impl<E: Entity, S> Update<'_, E, S> {
+impl<'db, E: Entity, S> Update<'db, E, S> {
     /// The request this operation sends.
     pub fn params(&self) -> Result<Request, Error>
     where
@@ -391,19 +392,21 @@ impl<E: Entity, S> Update<'_, E, S> {
     }
 
     /// Sends the request; returns the item as it is after the update (`ALL_NEW`).
-    pub async fn send(self) -> Result<E, Error>
+    pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
     {
-        self.parts.send(ReturnValue::AllNew).await
+        // The future of the request itself, not one wrapped around it.
+        self.parts.send(ReturnValue::AllNew)
     }
 
     /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
-    pub async fn send_returning_old(self) -> Result<E, Error>
+    pub fn send_returning_old(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
     {
-        self.parts.send(ReturnValue::AllOld).await
+        // The future of the request itself, not one wrapped around it.
+        self.parts.send(ReturnValue::AllOld)
     }
 
     /// Sends the request; returns only the attributes it changed, as they are now
