@@ -475,9 +475,9 @@ fn breakdown(c: &mut Criterion) {
     group.bench_function("item_size", |b| {
         b.iter(|| singletable::item::item_size(black_box(&item)))
     });
-    // `Put::send` prepares from a copy of the encoded item.
+    // `params()` and `explain()` prepare from a copy of the encoded item (`send` moves it).
     group.bench_function("item_clone", |b| b.iter(|| black_box(&item).clone()));
-    // The key text kept for error messages (put, and every decode).
+    // The key text a put keeps for error messages.
     group.bench_function("key_text", |b| {
         b.iter(|| singletable::item::key_text::<App>(black_box(&item)))
     });
