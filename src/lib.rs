@@ -21,9 +21,10 @@
 //!          gsi1pk = "TEAM#{team_id}", gsi1sk = "STATUS#{status}#TICKET#{id}")]
 //! pub struct Ticket { pub id: String, pub team_id: u32, pub status: Status, pub title: String }
 //!
-//! let key = Ticket::key("8842").unwrap();
+//! let key = Ticket::key("8842")?;
 //! assert_eq!(key.partition(), "TICKET#8842");
 //! assert_eq!(key.sort(), Some("TICKET"));
+//! # Ok::<(), singletable::KeyError>(())
 //! ```
 #![warn(missing_docs)]
 

@@ -415,6 +415,8 @@ mod tests {
     use serde::{Deserialize, Serialize};
     use std::collections::{BTreeMap, HashSet};
 
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
     #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
     struct Address {
         city: String,
@@ -513,24 +515,25 @@ mod tests {
     /// The same items as serde_dynamo's, and the same values back: a struct (the fast path)
     /// and a struct with a flattened field (serialized as a map).
     #[test]
-    fn items_match_serde_dynamo() {
+    fn items_match_serde_dynamo() -> TestResult {
         let value = plain();
-        let ours = to_item(&value, 3).unwrap();
-        let theirs: Item = serde_dynamo::to_item(&value).unwrap();
+        let ours = to_item(&value, 3)?;
+        let theirs: Item = serde_dynamo::to_item(&value)?;
         assert_eq!(ours, theirs);
-        assert_eq!(from_item::<Plain>(ours).unwrap(), value);
+        assert_eq!(from_item::<Plain>(ours)?, value);
 
         let value = everything();
-        let ours = to_item(&value, 0).unwrap();
-        let theirs: Item = serde_dynamo::to_item(&value).unwrap();
+        let ours = to_item(&value, 0)?;
+        let theirs: Item = serde_dynamo::to_item(&value)?;
         assert_eq!(ours, theirs);
-        assert_eq!(from_item::<Everything>(ours).unwrap(), value);
-        let theirs: Everything = serde_dynamo::from_item(theirs).unwrap();
+        assert_eq!(from_item::<Everything>(ours)?, value);
+        let theirs: Everything = serde_dynamo::from_item(theirs)?;
         assert_eq!(theirs, value);
+        Ok(())
     }
 
     #[test]
-    fn enums_and_maps_at_the_top_match_serde_dynamo() {
+    fn enums_and_maps_at_the_top_match_serde_dynamo() -> TestResult {
         for shape in [
             Shape::Circle(2.0),
             Shape::Rect {
@@ -538,42 +541,44 @@ mod tests {
                 height: 5,
             },
         ] {
-            let ours = to_item(&shape, 0).unwrap();
-            let theirs: Item = serde_dynamo::to_item(&shape).unwrap();
+            let ours = to_item(&shape, 0)?;
+            let theirs: Item = serde_dynamo::to_item(&shape)?;
             assert_eq!(ours, theirs);
-            assert_eq!(from_item::<Shape>(ours).unwrap(), shape);
+            assert_eq!(from_item::<Shape>(ours)?, shape);
         }
         let map = BTreeMap::from([("a".to_owned(), 1u8), ("b".to_owned(), 2)]);
-        let ours = to_item(&map, 0).unwrap();
-        assert_eq!(ours, serde_dynamo::to_item::<_, Item>(&map).unwrap());
-        assert_eq!(from_item::<BTreeMap<String, u8>>(ours).unwrap(), map);
+        let ours = to_item(&map, 0)?;
+        assert_eq!(ours, serde_dynamo::to_item::<_, Item>(&map)?);
+        assert_eq!(from_item::<BTreeMap<String, u8>>(ours)?, map);
+        Ok(())
     }
 
     #[test]
-    fn values_that_are_not_items_are_refused() {
+    fn values_that_are_not_items_are_refused() -> TestResult {
         for error in [
-            to_item(&5u8, 0).unwrap_err(),
-            to_item("text", 0).unwrap_err(),
-            to_item(&vec![1, 2], 0).unwrap_err(),
-            to_item(&Shape::Dot, 0).unwrap_err(),
+            to_item(&5u8, 0).err().ok_or("expected an error")?,
+            to_item("text", 0).err().ok_or("expected an error")?,
+            to_item(&vec![1, 2], 0).err().ok_or("expected an error")?,
+            to_item(&Shape::Dot, 0).err().ok_or("expected an error")?,
         ] {
             assert_eq!(error.attribute, None);
             assert!(error.message.contains("struct or a map"), "{error}");
         }
+        Ok(())
     }
 
     /// Errors name the attribute, and the element within it for lists and maps.
     #[test]
-    fn errors_name_the_attribute() {
-        let good = to_item(&plain(), 0).unwrap();
+    fn errors_name_the_attribute() -> TestResult {
+        let good = to_item(&plain(), 0)?;
         let with = |name: &str, value: AttributeValue| {
             let mut item = good.clone();
             item.insert(name.to_owned(), value);
-            from_item::<Plain>(item).unwrap_err()
+            from_item::<Plain>(item).err().ok_or("expected an error")
         };
         let path = |error: CodecError| error.path();
         use aws_sdk_dynamodb::types::AttributeValue;
-        assert_eq!(path(with("id", AttributeValue::N("1".to_owned()))), "id");
+        assert_eq!(path(with("id", AttributeValue::N("1".to_owned()))?), "id");
         assert_eq!(
             path(with(
                 "tags",
@@ -581,23 +586,26 @@ mod tests {
                     AttributeValue::S("a".to_owned()),
                     AttributeValue::Bool(true)
                 ])
-            )),
+            )?),
             "tags[1]"
         );
         let address = Item::from([("city".to_owned(), AttributeValue::N("3".to_owned()))]);
         assert_eq!(
-            path(with("address", AttributeValue::M(address))),
+            path(with("address", AttributeValue::M(address))?),
             "address.city"
         );
         let mut missing = good.clone();
         missing.remove("id");
-        let error = from_item::<Plain>(missing).unwrap_err();
+        let error = from_item::<Plain>(missing)
+            .err()
+            .ok_or("expected an error")?;
         assert_eq!(error.path(), ".");
         assert!(error.message.contains("missing field `id`"), "{error}");
+        Ok(())
     }
 
     #[test]
-    fn encode_errors_name_the_attribute() {
+    fn encode_errors_name_the_attribute() -> TestResult {
         #[derive(Serialize)]
         struct Bad {
             ok: u8,
@@ -610,7 +618,9 @@ mod tests {
             },
             0,
         )
-        .unwrap_err();
+        .err()
+        .ok_or("expected an error")?;
         assert_eq!(error.path(), "map");
+        Ok(())
     }
 }

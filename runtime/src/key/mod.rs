@@ -151,9 +151,10 @@ impl KeyTemplate {
     ///         Segment::Field { name: "id", width: None },
     ///     ],
     /// };
-    /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"]).unwrap(), "TEAM#0000000007#TICKET#8842");
+    /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"])?, "TEAM#0000000007#TICKET#8842");
     /// assert!(TEMPLATE.render(&[&7u32, &"a#TICKET#b"]).is_ok()); // last field: nothing follows
     /// assert!(TEMPLATE.render(&[&7u32, &"8842"]).is_ok());
+    /// # Ok::<(), singletable_runtime::key::KeyError>(())
     /// ```
     pub fn render(&self, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
         self.render_prefix(values, values.len())
@@ -226,8 +227,9 @@ impl KeyTemplate {
     ///         Segment::Field { name: "id", width: None },
     ///     ],
     /// };
-    /// assert_eq!(TEMPLATE.split("STATUS#open#TICKET#8842").unwrap(), vec!["open", "8842"]);
+    /// assert_eq!(TEMPLATE.split("STATUS#open#TICKET#8842")?, vec!["open", "8842"]);
     /// assert!(TEMPLATE.split("ORDER#1").is_err());
+    /// # Ok::<(), singletable_runtime::key::KeyError>(())
     /// ```
     pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>, KeyError> {
         let mismatch = |reason: String| KeyError::Mismatch {

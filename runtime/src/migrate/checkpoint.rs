@@ -243,10 +243,12 @@ fn checkpoint_error(path: &Path, message: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
     use aws_sdk_dynamodb::types::AttributeValue;
 
     #[test]
-    fn a_saved_checkpoint_loads_back() {
+    fn a_saved_checkpoint_loads_back() -> TestResult {
         let mut checkpoint = Checkpoint::new("t", "Comment", 2, 2);
         checkpoint.segments[0].done = true;
         checkpoint.segments[0].counts.backfilled = 3;
@@ -257,21 +259,19 @@ mod tests {
         ]));
         let directory = std::env::temp_dir().join(format!("st-checkpoint-{}", std::process::id()));
         let path = directory.join("sweep.json");
-        checkpoint.save(&path).unwrap();
-        let loaded = Checkpoint::load(&path).unwrap().unwrap();
+        checkpoint.save(&path)?;
+        let loaded = Checkpoint::load(&path)?.ok_or("the saved checkpoint")?;
         assert_eq!(loaded, checkpoint);
         assert!(!loaded.is_complete());
         assert_eq!(loaded.totals().backfilled, 3);
-        assert_eq!(
-            Checkpoint::load(&directory.join("missing.json")).unwrap(),
-            None
-        );
-        std::fs::write(&path, "{\"format\": 9}").unwrap();
+        assert_eq!(Checkpoint::load(&directory.join("missing.json"))?, None);
+        std::fs::write(&path, "{\"format\": 9}")?;
         assert!(Checkpoint::load(&path).is_err());
         let mut empty = Checkpoint::new("t", "Comment", 2, 1);
         empty.segments.clear();
         empty.total_segments = 0;
         assert!(Checkpoint::from_json(&empty.to_json()).is_err());
         let _ = std::fs::remove_dir_all(&directory);
+        Ok(())
     }
 }
