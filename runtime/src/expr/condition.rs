@@ -346,21 +346,37 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<No
         .transpose()
 }
 
-/// Keeps one entity's items of a shared table, and also items with no entity attribute (or
-/// one that is not a string), so that decoding reports those instead of skipping them silently.
-pub(crate) fn entity_filter(attribute: &'static str, entity: &str) -> Node {
-    let path = || AttrPath::attribute(attribute);
-    let is_entity = Node::Compare(
-        Operand::Path(path()),
-        Comparison::Eq,
-        Operand::Value(AttributeValue::S(entity.to_owned())),
-    );
-    let unmarked = Node::Or(
-        Box::new(Node::NotExists(path())),
-        Box::new(Node::Not(Box::new(Node::Type(
-            path(),
-            AttributeType::String,
-        )))),
-    );
-    Node::Or(Box::new(is_entity), Box::new(unmarked))
+/// A filter that keeps one entity's items of a shared table, and also items with no entity
+/// attribute (or one that is not a string), so that decoding reports those instead of skipping
+/// them silently; joined with the user's condition, if any. Rendered directly (it is part of
+/// every query of one entity): `#n = :v OR attribute_not_exists(#n) OR NOT
+/// attribute_type(#n, :S)`, parenthesised before `AND user`.
+pub(crate) fn render_entity_filter(
+    attribute: &'static str,
+    entity: &'static str,
+    user: Option<Node>,
+    placeholders: &mut Placeholders,
+) -> String {
+    let mut out = String::with_capacity(96);
+    if user.is_some() {
+        out.push('(');
+    }
+    placeholders.push_name(attribute, &mut out);
+    out.push_str(" = ");
+    placeholders.push_value(AttributeValue::S(entity.to_owned()), &mut out);
+    out.push_str(" OR attribute_not_exists(");
+    placeholders.push_name(attribute, &mut out);
+    out.push_str(") OR NOT attribute_type(");
+    placeholders.push_name(attribute, &mut out);
+    out.push_str(", ");
+    let string = AttributeType::String.code().to_owned();
+    placeholders.push_value(AttributeValue::S(string), &mut out);
+    out.push(')');
+    if let Some(user) = user {
+        out.push_str(") AND ");
+        group(user, placeholders, &mut out, |node| {
+            matches!(node, Node::Or(..))
+        });
+    }
+    out
 }

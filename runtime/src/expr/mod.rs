@@ -25,23 +25,19 @@ pub type Names = HashMap<String, String>;
 /// `ExpressionAttributeValues`: placeholder to value.
 pub type Values = HashMap<String, AttributeValue>;
 
-/// Placeholders for the names and values of one request's expressions.
-#[derive(Debug, Clone, PartialEq)]
+/// Placeholders for the names and values of one request's expressions, kept as the maps the
+/// SDK sends (so sending moves them instead of building them).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Placeholders {
-    /// Names the derive knows are borrowed: a request only allocates them once, for the SDK.
-    names: Vec<Cow<'static, str>>,
-    values: Vec<AttributeValue>,
+    names: Names,
+    values: Values,
 }
 
-impl Default for Placeholders {
-    /// Room for a typical request's names and values, so they are allocated once.
-    fn default() -> Self {
-        Placeholders {
-            names: Vec::with_capacity(8),
-            values: Vec::with_capacity(8),
-        }
-    }
-}
+/// Room for a typical request's names or values, reserved on first use so that a map is
+/// allocated once (and not at all when unused). Seven fill eight buckets: the values map stays
+/// below 1 KB, where glibc's allocator takes a slow path that first consolidates its free
+/// lists.
+const TYPICAL_PLACEHOLDERS: usize = 7;
 
 impl Placeholders {
     /// The placeholder for attribute `name`, reused if the name was seen before.
@@ -61,50 +57,43 @@ impl Placeholders {
     /// Writes the placeholder for attribute `name` into `out` (expression text is built in
     /// one buffer, without a string per placeholder).
     pub fn push_name(&mut self, name: &str, out: &mut String) {
-        let index = self.index_of(name, || Cow::Owned(name.to_owned()));
-        push_placeholder(out, "#n", index);
-    }
-
-    /// [`Placeholders::push_name`] for a name that may be borrowed for good.
-    #[allow(clippy::ptr_arg)] // The `Cow` is what is kept: a borrowed one clones for free.
-    pub(crate) fn push_known_name(&mut self, name: &Cow<'static, str>, out: &mut String) {
-        let index = self.index_of(name, || name.clone());
-        push_placeholder(out, "#n", index);
-    }
-
-    fn index_of(&mut self, name: &str, owned: impl FnOnce() -> Cow<'static, str>) -> usize {
-        match self.names.iter().position(|known| known == name) {
-            Some(index) => index,
+        let existing = self
+            .names
+            .iter()
+            .find(|(_, known)| *known == name)
+            .map(|(placeholder, _)| placeholder);
+        match existing {
+            Some(placeholder) => out.push_str(placeholder),
             None => {
-                self.names.push(owned());
-                self.names.len() - 1
+                let placeholder = placeholder("#n", self.names.len());
+                out.push_str(&placeholder);
+                reserve_typical(&mut self.names);
+                self.names.insert(placeholder, name.to_owned());
             }
         }
     }
 
-    /// Writes a new placeholder for `value` into `out`.
-    pub fn push_value(&mut self, value: AttributeValue, out: &mut String) {
-        self.values.push(value);
-        push_placeholder(out, ":v", self.values.len() - 1);
+    /// [`Placeholders::push_name`] for a name that may be borrowed for good.
+    #[allow(clippy::ptr_arg)] // Callers hold names as `Cow`s.
+    pub(crate) fn push_known_name(&mut self, name: &Cow<'static, str>, out: &mut String) {
+        self.push_name(name, out);
     }
 
-    /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending).
+    /// Writes a new placeholder for `value` into `out`.
+    pub fn push_value(&mut self, value: AttributeValue, out: &mut String) {
+        let placeholder = placeholder(":v", self.values.len());
+        out.push_str(&placeholder);
+        reserve_typical(&mut self.values);
+        self.values.insert(placeholder, value);
+    }
+
+    /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending);
+    /// `None` when empty (DynamoDB rejects an empty map).
     pub fn into_maps(self) -> (Option<Names>, Option<Values>) {
-        let names = (!self.names.is_empty()).then(|| {
-            self.names
-                .into_iter()
-                .enumerate()
-                .map(|(index, name)| (placeholder("#n", index), name.into_owned()))
-                .collect()
-        });
-        let values = (!self.values.is_empty()).then(|| {
-            self.values
-                .into_iter()
-                .enumerate()
-                .map(|(index, value)| (placeholder(":v", index), value))
-                .collect()
-        });
-        (names, values)
+        (
+            (!self.names.is_empty()).then_some(self.names),
+            (!self.values.is_empty()).then_some(self.values),
+        )
     }
 
     /// Whether no placeholder was used.
@@ -113,35 +102,29 @@ impl Placeholders {
     }
 
     /// `ExpressionAttributeNames`, or `None` when empty (DynamoDB rejects an empty map).
-    pub fn names(&self) -> Option<HashMap<String, String>> {
-        (!self.names.is_empty()).then(|| {
-            self.names
-                .iter()
-                .enumerate()
-                .map(|(index, name)| (placeholder("#n", index), name.to_string()))
-                .collect()
-        })
+    pub fn names(&self) -> Option<Names> {
+        (!self.names.is_empty()).then(|| self.names.clone())
     }
 
     /// `ExpressionAttributeValues`, or `None` when empty.
-    pub fn values(&self) -> Option<HashMap<String, AttributeValue>> {
-        (!self.values.is_empty()).then(|| {
-            self.values
-                .iter()
-                .enumerate()
-                .map(|(index, value)| (placeholder(":v", index), value.clone()))
-                .collect()
-        })
+    pub fn values(&self) -> Option<Values> {
+        (!self.values.is_empty()).then(|| self.values.clone())
     }
 
     /// The names as wire JSON, if any.
     pub(crate) fn names_json(&self) -> Option<Value> {
-        self.names().map(|names| serde_json::json!(names))
+        (!self.names.is_empty()).then(|| serde_json::json!(self.names))
     }
 
     /// The values as wire JSON, if any.
     pub(crate) fn values_json(&self) -> Option<Value> {
-        self.values().map(|values| crate::wire::item(&values))
+        (!self.values.is_empty()).then(|| crate::wire::item(&self.values))
+    }
+}
+
+fn reserve_typical<V>(map: &mut HashMap<String, V>) {
+    if map.capacity() == 0 {
+        map.reserve(TYPICAL_PLACEHOLDERS);
     }
 }
 
@@ -157,7 +140,7 @@ fn push_placeholder(out: &mut String, prefix: &str, index: usize) {
 }
 
 fn placeholder(prefix: &str, index: usize) -> String {
-    let mut out = String::with_capacity(prefix.len() + 2);
+    let mut out = String::with_capacity(prefix.len() + 3);
     push_placeholder(&mut out, prefix, index);
     out
 }

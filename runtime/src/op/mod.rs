@@ -14,6 +14,40 @@ pub mod update;
 
 use crate::error::{Error, KeyText};
 use crate::item::Item;
+use futures::future::{Either, FutureExt};
+use std::future::Future;
+
+/// `send(request)` (the SDK's request future) with `then` applied to its output, or, when the
+/// request could not be built, that error at once.
+///
+/// Operations return this instead of an `async` block around the SDK's future: the SDK's
+/// future is several kilobytes, and each `async` layer holding it copies it again on every
+/// call (boxing it instead costs a large allocation per request). The future is made here,
+/// from the request builder, so that it is written once, in place.
+#[inline(always)]
+pub(crate) fn sent<R, F: Future, T>(
+    request: Result<R, Error>,
+    send: impl FnOnce(R) -> F,
+    then: impl FnOnce(F::Output) -> Result<T, Error>,
+) -> impl Future<Output = Result<T, Error>> {
+    match request {
+        Ok(request) => Either::Left(send(request).map(then)),
+        Err(error) => Either::Right(std::future::ready(Err(error))),
+    }
+}
+
+/// Calls an SDK builder's setter only for a value that is there: the builders are about a
+/// kilobyte and move through every setter, so setting `None` is not free.
+pub(crate) trait SetSome: Sized {
+    fn set_some<T>(self, value: Option<T>, set: impl FnOnce(Self, T) -> Self) -> Self {
+        match value {
+            Some(value) => set(self, value),
+            None => self,
+        }
+    }
+}
+
+impl<Builder> SetSome for Builder {}
 
 /// What a write's implicit conditions were, to explain a conditional check failure.
 #[doc(hidden)]

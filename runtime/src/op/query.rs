@@ -7,9 +7,10 @@
 //! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
 
+use super::SetSome;
 use crate::error::{DecodeError, EncodeError, Error};
 use crate::expr::condition::{
-    all, entity_filter, render_all, user_node, Comparison, Node, Operand,
+    all, render_all, render_entity_filter, user_node, Comparison, Node, Operand,
 };
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::{AttrPath, Condition, Placeholders};
@@ -18,11 +19,12 @@ use crate::key::{KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
-use futures::FutureExt;
 use futures::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::json;
+use std::future::Future;
 use std::marker::PhantomData;
 
 /// Marks the table's own key as the queried "index".
@@ -117,13 +119,23 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
     }
 
     /// The partition's attributes and values.
-    fn conditions(&self) -> Result<Vec<(&'static str, AttributeValue)>, EncodeError> {
+    fn conditions(
+        &self,
+    ) -> Result<impl Iterator<Item = (&'static str, &AttributeValue)>, EncodeError> {
         let table = <E::Table as Table>::SCHEMA;
-        let names: Vec<&'static str> = match self.index {
-            Some(index) => index.partition_keys.iter().map(|key| key.name).collect(),
-            None => vec![table.partition_key],
-        };
-        Ok(names.into_iter().zip(self.values.clone()?).collect())
+        let names = self
+            .index
+            .iter()
+            .flat_map(|index| index.partition_keys.iter().map(|key| key.name))
+            .chain(self.index.is_none().then_some(table.partition_key));
+        let values = self.values.as_ref().map_err(Clone::clone)?;
+        if values.is_empty() {
+            return Err(EncodeError::Serialize {
+                entity: E::SCHEMA.name,
+                message: "the partition key has no attributes".to_owned(),
+            });
+        }
+        Ok(names.zip(values))
     }
 
     fn sort_key(&self) -> SortKeyShape {
@@ -163,23 +175,32 @@ enum SortKeyShape {
     None,
 }
 
-/// A sort key value given to a query: its key text (for templates) and its attribute value
-/// (for sort keys that are plain attributes).
+/// A sort key value given to a query: rendered into the key text for templates, or encoded
+/// as its attribute value for sort keys that are plain attributes (only when needed).
 struct OwnedPart {
-    part: Box<dyn KeyPart + Send + Sync>,
-    attribute: Result<AttributeValue, EncodeError>,
+    part: Box<dyn SortValue>,
+}
+
+/// A sort key part's value, kept until the query knows which form it needs.
+trait SortValue: KeyPart + Send + Sync {
+    fn attribute(&self) -> Result<AttributeValue, EncodeError>;
+}
+
+impl<T: KeyPart + Serialize + Send + Sync> SortValue for T {
+    fn attribute(&self) -> Result<AttributeValue, EncodeError> {
+        to_value(self)
+    }
 }
 
 impl OwnedPart {
     fn new<T: KeyPart + Serialize + Send + Sync + 'static>(value: T) -> Self {
         OwnedPart {
-            attribute: to_value(&value),
             part: Box::new(value),
         }
     }
 
     fn value(&self) -> Result<Operand, EncodeError> {
-        self.attribute.clone().map(Operand::Value)
+        self.part.attribute().map(Operand::Value)
     }
 }
 
@@ -381,19 +402,11 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             None => table.sort_key,
         };
         let mut placeholders = Placeholders::default();
-        let partition = self.partition.conditions()?;
-        if partition.is_empty() {
-            return Err(EncodeError::Serialize {
-                entity: E::SCHEMA.name,
-                message: "the partition key has no attributes".to_owned(),
-            }
-            .into());
-        }
-        let partition = partition.into_iter().map(|(name, value)| {
+        let partition = self.partition.conditions()?.map(|(name, value)| {
             Node::Compare(
                 Operand::Path(AttrPath::attribute(name)),
                 Comparison::Eq,
-                Operand::Value(value),
+                Operand::Value(value.clone()),
             )
         });
         let sort = match (
@@ -412,9 +425,16 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let key_condition =
             render_all(partition.chain(sort), &mut placeholders).unwrap_or_default();
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
-        let entity = D::ONLY_ENTITY.map(|name| entity_filter(table.entity_attribute, name));
         let user = user_node(self.filter.as_ref())?;
-        let filter = render_all(entity.into_iter().chain(user), &mut placeholders);
+        let filter = match D::ONLY_ENTITY {
+            Some(entity) => Some(render_entity_filter(
+                table.entity_attribute,
+                entity,
+                user,
+                &mut placeholders,
+            )),
+            None => render_all(user, &mut placeholders),
+        };
         let projection = (!self.projection.is_empty()).then(|| {
             let mut text = String::new();
             for (position, path) in self.projection.iter().enumerate() {
@@ -538,12 +558,26 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 
     /// One page, starting after `cursor` (from the previous page), or the first page.
-    pub async fn page(&self, cursor: Option<&Cursor>) -> Result<Page<D>, Error> {
-        let prepared = self.prepare(false)?;
-        let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
-        let output = prepared.builder(self, start).send().boxed().await?;
-        self.db.record(output.consumed_capacity());
-        Ok(Page::from_output(output, self.partition.index))
+    ///
+    /// The request is built when this is called; the future sends it. It is the SDK's
+    /// own future mapped, so awaiting it costs what awaiting a hand-written request does.
+    pub fn page(
+        &self,
+        cursor: Option<&Cursor>,
+    ) -> impl Future<Output = Result<Page<D>, Error>> + 'db
+    where
+        D: 'db,
+    {
+        let request = self.prepare(false).and_then(|prepared| {
+            let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
+            Ok(prepared.builder(self, start))
+        });
+        let (db, index) = (self.db, self.partition.index);
+        super::sent(request, QueryFluentBuilder::send, move |output| {
+            let output = output?;
+            db.record(output.consumed_capacity());
+            Ok(Page::from_output(output, index))
+        })
     }
 
     /// Every page, following `LastEvaluatedKey` through the SDK's paginator.
@@ -774,25 +808,39 @@ impl Prepared {
         self,
         query: &Query<'_, E, I, P, D>,
         start: Option<Item>,
-    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    ) -> QueryFluentBuilder {
         let (names, values) = self.placeholders.into_maps();
         query
             .db
             .client()
             .query()
             .table_name(query.db.table_name())
-            .set_index_name(self.index_name.map(str::to_owned))
+            .set_some(self.index_name, |builder, name| builder.index_name(name))
             .key_condition_expression(self.key_condition)
-            .set_filter_expression(self.filter)
-            .set_projection_expression(self.projection)
+            .set_some(self.filter, QueryFluentBuilder::filter_expression)
+            .set_some(self.projection, QueryFluentBuilder::projection_expression)
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
-            .set_scan_index_forward(query.descending.then_some(false))
-            .set_limit(query.limit)
-            .set_consistent_read(query.consistent.then_some(true))
-            .set_select(self.count.then_some(Select::Count))
-            .set_return_consumed_capacity(query.db.return_consumed_capacity())
-            .set_exclusive_start_key(start)
+            .set_some(
+                query.descending.then_some(false),
+                QueryFluentBuilder::scan_index_forward,
+            )
+            .set_some(query.limit, QueryFluentBuilder::limit)
+            .set_some(
+                query.consistent.then_some(true),
+                QueryFluentBuilder::consistent_read,
+            )
+            .set_some(
+                self.count.then_some(Select::Count),
+                QueryFluentBuilder::select,
+            )
+            .set_some(
+                query.db.return_consumed_capacity(),
+                QueryFluentBuilder::return_consumed_capacity,
+            )
+            .set_some(start, |builder, start| {
+                builder.set_exclusive_start_key(Some(start))
+            })
     }
 }
 
@@ -909,10 +957,10 @@ impl Cursor {
                 "its key attributes {found:?} are not this query's {expected:?}"
             )));
         }
-        let partition = query.partition.conditions()?;
-        if partition
-            .iter()
-            .all(|(name, value)| self.key.get(*name) == Some(value))
+        if query
+            .partition
+            .conditions()?
+            .all(|(name, value)| self.key.get(name) == Some(value))
         {
             Ok(self.key.clone())
         } else {

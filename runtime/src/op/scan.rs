@@ -1,7 +1,7 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
 use crate::error::Error;
-use crate::expr::condition::{entity_filter, render_all, user_node};
+use crate::expr::condition::{render_entity_filter, user_node};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -93,11 +93,14 @@ impl<E: Entity> Scan<'_, E> {
             .transpose()?;
         let table = <E::Table as Table>::SCHEMA;
         // Other entities share the table; only this entity's items are ever returned.
-        let is_entity = entity_filter(table.entity_attribute, E::SCHEMA.name);
         let user = user_node(self.filter.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let filter = render_all(std::iter::once(is_entity).chain(user), &mut placeholders)
-            .unwrap_or_default();
+        let filter = render_entity_filter(
+            table.entity_attribute,
+            E::SCHEMA.name,
+            user,
+            &mut placeholders,
+        );
         crate::expr::check_expression("FilterExpression", &filter)?;
         Ok(Prepared {
             client: self.db.client().clone(),

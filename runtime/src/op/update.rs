@@ -2,7 +2,7 @@
 //! rewrites (or, for a sparse index whose rule now fails, removes) that index's key attributes
 //! in the same request, so the index never goes stale.
 
-use super::{condition_failure, Expectations};
+use super::{condition_failure, Expectations, SetSome};
 use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{render_all, user_node, Comparison, Node, Operand};
@@ -15,7 +15,10 @@ use crate::key::{KeyError, KeyTemplate};
 use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use futures::future::Either;
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::json;
@@ -396,8 +399,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        // The future of the request itself, not one wrapped around it.
-        self.parts.send(ReturnValue::AllNew)
+        self.parts.send(ReturnValue::AllNew, Parts::decode)
     }
 
     /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
@@ -405,13 +407,15 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        // The future of the request itself, not one wrapped around it.
-        self.parts.send(ReturnValue::AllOld)
+        self.parts.send(ReturnValue::AllOld, Parts::decode)
     }
 
     /// Sends the request; returns only the attributes it changed, as they are now
     /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
-    pub async fn send_returning_updated(mut self, old: bool) -> Result<crate::Item, Error>
+    pub fn send_returning_updated(
+        self,
+        old: bool,
+    ) -> impl Future<Output = Result<crate::Item, Error>> + 'db
     where
         S: UpdateComplete,
     {
@@ -420,11 +424,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         } else {
             ReturnValue::UpdatedNew
         };
-        self.parts.send_raw(returning).await
+        self.parts.send(returning, |_, item| Ok(item))
     }
 }
 
-impl<E: Entity> Parts<'_, E> {
+impl<'db, E: Entity> Parts<'db, E> {
     fn encode<V: Serialize + ?Sized>(&mut self, value: &V) -> Option<AttributeValue> {
         match to_value(value) {
             Ok(value) => Some(value),
@@ -636,8 +640,8 @@ impl<E: Entity> Parts<'_, E> {
             .request("UpdateItem"))
     }
 
-    async fn send(mut self, returning: ReturnValue) -> Result<E, Error> {
-        let item = self.send_raw(returning).await?;
+    /// The item an update returned, decoded.
+    fn decode(&self, item: crate::Item) -> Result<E, Error> {
         if item.is_empty() {
             // The condition guarantees the item existed; an engine that returns nothing
             // leaves nothing to decode.
@@ -649,13 +653,42 @@ impl<E: Entity> Parts<'_, E> {
         Ok(crate::item::decode(item)?)
     }
 
-    async fn send_raw(&mut self, returning: ReturnValue) -> Result<crate::Item, Error> {
+    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    fn send<T>(
+        mut self,
+        returning: ReturnValue,
+        finish: impl FnOnce(&Self, crate::Item) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db
+    where
+        T: 'db,
+    {
         let actions = std::mem::take(&mut self.actions);
         let repeats = actions.iter().any(Action::repeats);
-        let prepared = self.prepare_actions(actions, false)?;
-        let (names, values) = prepared.placeholders.into_maps();
         let request = self
-            .db
+            .prepare_actions(actions, false)
+            .map(|prepared| self.builder(prepared, returning));
+        // An update that adds, appends or removes by position applies twice if resent after
+        // its response was lost. Without a version to condition on, the SDK must not resend
+        // it blindly (boxed: the rare path does not grow every update's future).
+        if repeats && self.expected_version.is_none() {
+            return Either::Left(
+                async move {
+                    let result = self.send_once_per_attempt(request?).await?;
+                    finish(&self, self.returned(result)?)
+                }
+                .boxed(),
+            );
+        }
+        Either::Right(super::sent(
+            request,
+            UpdateItemFluentBuilder::send,
+            move |result| finish(&self, self.returned(result)?),
+        ))
+    }
+
+    fn builder(&self, prepared: Prepared, returning: ReturnValue) -> UpdateItemFluentBuilder {
+        let (names, values) = prepared.placeholders.into_maps();
+        self.db
             .client()
             .update_item()
             .table_name(self.db.table_name())
@@ -666,22 +699,21 @@ impl<E: Entity> Parts<'_, E> {
             .set_expression_attribute_values(values)
             .return_values(returning)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity());
-        // An update that adds, appends or removes by position applies twice if resent after
-        // its response was lost. Without a version to condition on, the SDK must not resend
-        // it blindly (boxed: the rare path does not grow every update's future).
-        let result = if repeats && self.expected_version.is_none() {
-            Box::pin(self.send_once_per_attempt(request)).await?
-        } else {
-            request.send().boxed().await
-        };
+            .set_some(
+                self.db.return_consumed_capacity(),
+                UpdateItemFluentBuilder::return_consumed_capacity,
+            )
+    }
+
+    /// The attributes a response returned, or what its error means for this update.
+    fn returned(&self, result: UpdateResult) -> Result<crate::Item, Error> {
         match result {
             Ok(output) => {
                 self.db.record(output.consumed_capacity());
                 Ok(output.attributes.unwrap_or_default())
             }
             Err(error) => match error.as_service_error() {
-                Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(failure)) => {
+                Some(UpdateItemError::ConditionalCheckFailedException(failure)) => {
                     Err(condition_failure(
                         E::SCHEMA.name,
                         self.key.text(),
@@ -702,7 +734,7 @@ impl<E: Entity> Parts<'_, E> {
     /// the caller to resolve by reading the item.
     async fn send_once_per_attempt(
         &self,
-        request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder,
+        request: UpdateItemFluentBuilder,
     ) -> Result<UpdateResult, Error> {
         let policy = crate::RetryPolicy::default();
         let mut attempt = 1;
@@ -744,7 +776,7 @@ impl<E: Entity> Parts<'_, E> {
 type UpdateResult = Result<
     aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
     aws_sdk_dynamodb::error::SdkError<
-        aws_sdk_dynamodb::operation::update_item::UpdateItemError,
+        UpdateItemError,
         aws_sdk_dynamodb::config::http::HttpResponse,
     >,
 >;
