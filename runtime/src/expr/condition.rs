@@ -3,7 +3,6 @@
 use super::{AttrPath, Placeholders};
 use crate::error::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
-use std::fmt::Write;
 use std::marker::PhantomData;
 
 /// A comparison operator.
@@ -137,7 +136,9 @@ impl Node {
         match self {
             Node::Compare(left, comparison, right) => {
                 left.render(placeholders, out);
-                let _ = write!(out, " {} ", comparison.symbol());
+                out.push(' ');
+                out.push_str(comparison.symbol());
+                out.push(' ');
                 right.render(placeholders, out);
             }
             Node::Between(subject, low, high) => {

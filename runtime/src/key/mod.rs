@@ -232,13 +232,42 @@ impl KeyTemplate {
     /// # Ok::<(), singletable_runtime::key::KeyError>(())
     /// ```
     pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>, KeyError> {
+        let mut parts = Vec::new();
+        self.split_each(key, |_, text| parts.push(text))?;
+        Ok(parts)
+    }
+
+    /// The raw text of field `name` in a stored key, with the field's width; `None` if the
+    /// template has no such field. Unlike [`KeyTemplate::split`], allocates nothing.
+    pub(crate) fn field_text<'k>(
+        &self,
+        key: &'k str,
+        name: &str,
+    ) -> Result<Option<(&'k str, Option<u8>)>, KeyError> {
+        let mut found = None;
+        self.split_each(key, |field, text| {
+            if let Segment::Field { name: field, width } = *field {
+                if crate::schema::same_name(field, name) {
+                    found = Some((text, width));
+                }
+            }
+        })?;
+        Ok(found)
+    }
+
+    /// Calls `each` with every field segment and its text in `key`, in order, checking the
+    /// literal text around them.
+    fn split_each<'k>(
+        &self,
+        key: &'k str,
+        mut each: impl FnMut(&Segment, &'k str),
+    ) -> Result<(), KeyError> {
         let mismatch = |reason: String| KeyError::Mismatch {
             key: key.to_owned(),
             template: self.source,
             reason,
         };
         let mut rest = key;
-        let mut parts = Vec::new();
         let mut segments = self.segments.iter().peekable();
         while let Some(segment) = segments.next() {
             match *segment {
@@ -247,26 +276,29 @@ impl KeyTemplate {
                         .strip_prefix(text)
                         .ok_or_else(|| mismatch(format!("expected {text:?} at {rest:?}")))?;
                 }
-                Segment::Field { .. } => match segments.peek() {
-                    Some(Segment::Literal(separator)) => {
-                        let end = rest.find(separator).ok_or_else(|| {
-                            mismatch(format!("expected {separator:?} after a field in {rest:?}"))
-                        })?;
-                        parts.push(&rest[..end]);
-                        rest = &rest[end..];
-                    }
-                    // The derive rejects adjacent fields, so only the last field gets here.
-                    _ => {
-                        parts.push(rest);
-                        rest = "";
-                    }
-                },
+                Segment::Field { .. } => {
+                    let text = match segments.peek() {
+                        Some(Segment::Literal(separator)) => {
+                            let end = rest.find(separator).ok_or_else(|| {
+                                mismatch(format!(
+                                    "expected {separator:?} after a field in {rest:?}"
+                                ))
+                            })?;
+                            let (text, after) = rest.split_at(end);
+                            rest = after;
+                            text
+                        }
+                        // The derive rejects adjacent fields, so only the last field gets here.
+                        _ => std::mem::take(&mut rest),
+                    };
+                    each(segment, text);
+                }
             }
         }
         if !rest.is_empty() {
             return Err(mismatch(format!("unexpected trailing text {rest:?}")));
         }
-        Ok(parts)
+        Ok(())
     }
 
     /// Parses the text of field number `index` (from [`KeyTemplate::split`]) as `T`.

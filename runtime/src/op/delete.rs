@@ -1,15 +1,17 @@
 //! `DeleteItem`.
 
-use super::{condition_failure, Expectations};
+use super::{condition_failure, Expectations, SetSome};
 use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
+use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
-use futures::FutureExt;
 use serde_json::json;
+use std::future::Future;
 
 impl<T: Table> Db<T> {
     /// Deletes the item with this key (succeeding if there is none, unless told otherwise).
@@ -32,7 +34,7 @@ pub struct Delete<'db, E: Entity> {
     condition: Option<Condition<E>>,
 }
 
-impl<E: Entity> Delete<'_, E> {
+impl<'db, E: Entity> Delete<'db, E> {
     /// Fails with [`Error::NotFound`] if there is no item to delete.
     pub fn only_if_exists(mut self) -> Self {
         self.only_if_exists = true;
@@ -100,56 +102,69 @@ impl<E: Entity> Delete<'_, E> {
     }
 
     /// Sends the request.
-    pub async fn send(self) -> Result<(), Error> {
-        self.send_with(None).await.map(|_| ())
+    pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
+        self.send_with(None, |_| Ok(()))
     }
 
     /// Sends the request; returns the item it deleted, if there was one (`ALL_OLD`).
-    pub async fn send_returning_old(self) -> Result<Option<E>, Error> {
-        match self.send_with(Some(ReturnValue::AllOld)).await? {
+    pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
+        self.send_with(Some(ReturnValue::AllOld), |old| match old {
             Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
             _ => Ok(None),
-        }
+        })
     }
 
-    async fn send_with(self, returning: Option<ReturnValue>) -> Result<Option<crate::Item>, Error> {
-        let (condition, placeholders) = self.expression()?;
-        let conditional = condition.is_some();
-        let (names, values) = placeholders.into_maps();
-        let result = self
-            .db
-            .client()
-            .delete_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(self.key.to_attributes()))
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .set_return_values_on_condition_check_failure(
-                conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
-            )
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
-            .set_return_values(returning)
-            .send()
-            .boxed()
-            .await;
-        match result {
-            Ok(output) => {
-                self.db.record(output.consumed_capacity());
-                Ok(output.attributes)
-            }
-            Err(error) => match error.as_service_error() {
-                Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(failure)) => {
-                    Err(condition_failure(
-                        E::SCHEMA.name,
-                        self.key.text(),
-                        failure.item(),
-                        Expectations { requires_existing: self.only_if_exists, version: None },
-                    ))
+    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    fn send_with<T: 'db>(
+        self,
+        returning: Option<ReturnValue>,
+        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db {
+        let request = self.expression().map(|(condition, placeholders)| {
+            let conditional = condition.is_some();
+            let (names, values) = placeholders.into_maps();
+            self.db
+                .client()
+                .delete_item()
+                .table_name(self.db.table_name())
+                .set_key(Some(self.key.to_attributes()))
+                .set_some(condition, DeleteItemFluentBuilder::condition_expression)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .set_some(
+                    conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
+                    DeleteItemFluentBuilder::return_values_on_condition_check_failure,
+                )
+                .set_some(
+                    self.db.return_consumed_capacity(),
+                    DeleteItemFluentBuilder::return_consumed_capacity,
+                )
+                .set_some(returning, DeleteItemFluentBuilder::return_values)
+        });
+        super::sent(
+            request,
+            DeleteItemFluentBuilder::send,
+            move |result| match result {
+                Ok(output) => {
+                    self.db.record(output.consumed_capacity());
+                    finish(output.attributes)
                 }
-                _ => Err(error.into()),
+                Err(error) => match error.as_service_error() {
+                    Some(DeleteItemError::ConditionalCheckFailedException(failure)) => {
+                        Err(condition_failure(
+                            E::SCHEMA.name,
+                            self.key.text(),
+                            failure.item(),
+                            Expectations {
+                                requires_existing: self.only_if_exists,
+                                version: None,
+                            },
+                        ))
+                    }
+                    _ => Err(error.into()),
+                },
             },
-        }
+        )
     }
 }
 

@@ -1,11 +1,13 @@
 //! `GetItem`.
 
+use super::SetSome;
 use crate::error::Error;
 use crate::schema::Entity;
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
-use futures::FutureExt;
+use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
 use serde_json::json;
+use std::future::Future;
 
 impl<T: crate::Table> Db<T> {
     /// Reads one item by key.
@@ -26,7 +28,7 @@ pub struct Get<'db, E: Entity> {
     consistent: bool,
 }
 
-impl<E: Entity> Get<'_, E> {
+impl<'db, E: Entity> Get<'db, E> {
     /// Asks for a strongly consistent read (twice the read cost).
     pub fn consistent(mut self, consistent: bool) -> Self {
         self.consistent = consistent;
@@ -62,25 +64,31 @@ impl<E: Entity> Get<'_, E> {
     }
 
     /// Sends the request: the item, or [`Error::NotFound`].
-    pub async fn send(self) -> Result<E, Error> {
-        let output = self
+    pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
+        let request = self
             .db
             .client()
             .get_item()
             .table_name(self.db.table_name())
             .set_key(Some(self.key.to_attributes()))
-            .set_consistent_read(self.consistent.then_some(true))
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
-            .send()
-            .boxed()
-            .await?;
-        self.db.record(output.consumed_capacity());
-        match output.item {
-            Some(item) => Ok(crate::item::decode(item)?),
-            None => Err(Error::NotFound {
-                entity: E::SCHEMA.name,
-                key: self.key.text(),
-            }),
-        }
+            .set_some(
+                self.consistent.then_some(true),
+                GetItemFluentBuilder::consistent_read,
+            )
+            .set_some(
+                self.db.return_consumed_capacity(),
+                GetItemFluentBuilder::return_consumed_capacity,
+            );
+        super::sent(Ok(request), GetItemFluentBuilder::send, move |output| {
+            let output = output?;
+            self.db.record(output.consumed_capacity());
+            match output.item {
+                Some(item) => Ok(crate::item::decode(item)?),
+                None => Err(Error::NotFound {
+                    entity: E::SCHEMA.name,
+                    key: self.key.text(),
+                }),
+            }
+        })
     }
 }

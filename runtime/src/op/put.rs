@@ -1,6 +1,6 @@
 //! `PutItem`.
 
-use super::{condition_failure, Expectations};
+use super::{condition_failure, Expectations, SetSome};
 use crate::error::{EncodeError, Error};
 use crate::expr::condition::{render_all, user_node, Comparison, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
@@ -8,9 +8,12 @@ use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
+use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use futures::FutureExt;
 use serde_json::json;
+use std::future::Future;
 
 impl<T: Table> Db<T> {
     /// Writes an item, replacing any item with the same key unless told otherwise.
@@ -40,7 +43,7 @@ struct Prepared {
     expectations: Expectations,
 }
 
-impl<E: Entity> Put<'_, E> {
+impl<'db, E: Entity> Put<'db, E> {
     /// Writes only if no item has this key; otherwise fails with [`Error::ConditionFailed`]
     /// carrying the existing item.
     pub fn only_if_absent(mut self) -> Self {
@@ -177,68 +180,110 @@ impl<E: Entity> Put<'_, E> {
     }
 
     /// Sends the request.
-    pub async fn send(self) -> Result<(), Error> {
-        self.send_with(None).await.map(|_| ())
+    pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
+        self.send_with(None, |_| Ok(()))
     }
 
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
-    pub async fn send_returning_old(self) -> Result<Option<E>, Error> {
-        match self.send_with(Some(ReturnValue::AllOld)).await? {
+    pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
+        self.send_with(Some(ReturnValue::AllOld), |old| match old {
             Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
             _ => Ok(None),
-        }
+        })
     }
 
-    async fn send_with(
+    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    fn send_with<T: 'db>(
         mut self,
         returning: Option<ReturnValue>,
-    ) -> Result<Option<crate::Item>, Error> {
-        let item = std::mem::replace(&mut self.item, Ok(Item::new()))?;
-        let prepared = self.prepare_item(item)?;
+        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db {
+        let prepared = std::mem::replace(&mut self.item, Ok(Item::new()))
+            .map_err(Error::from)
+            .and_then(|item| self.prepare_item(item));
+        // What explains a failed condition travels with the request.
+        let request = prepared.map(|prepared| {
+            let sent = Sent::of::<E>(&prepared);
+            (self.builder(prepared, returning), sent)
+        });
+        let db = self.db;
+        let send = |(request, sent): (PutItemFluentBuilder, Sent)| {
+            request.send().map(move |result| (result, sent))
+        };
+        super::sent(request, send, move |(result, sent)| {
+            match result {
+                Ok(output) => {
+                    db.record(output.consumed_capacity());
+                    finish(output.attributes)
+                }
+                Err(error) => match error.as_service_error() {
+                    Some(PutItemError::ConditionalCheckFailedException(failure)) => {
+                        if sent.written.is_some() && failure.item() == sent.written.as_ref() {
+                            // This put is what is there: it took effect (its earlier
+                            // attempt's response was lost). The item it replaced is not
+                            // known any more.
+                            return finish(None);
+                        }
+                        Err(condition_failure(
+                            E::SCHEMA.name,
+                            sent.key,
+                            failure.item(),
+                            sent.expectations,
+                        ))
+                    }
+                    _ => Err(error.into()),
+                },
+            }
+        })
+    }
+
+    fn builder(&self, prepared: Prepared, returning: Option<ReturnValue>) -> PutItemFluentBuilder {
         let (names, values) = prepared.placeholders.into_maps();
-        let key = crate::item::key_text::<E::Table>(&prepared.item);
         let conditional = prepared.condition.is_some();
-        let expectations = prepared.expectations;
+        self.db
+            .client()
+            .put_item()
+            .table_name(self.db.table_name())
+            .set_item(Some(prepared.item))
+            .set_some(
+                prepared.condition,
+                PutItemFluentBuilder::condition_expression,
+            )
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .set_some(
+                conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
+                PutItemFluentBuilder::return_values_on_condition_check_failure,
+            )
+            .set_some(
+                self.db.return_consumed_capacity(),
+                PutItemFluentBuilder::return_consumed_capacity,
+            )
+            .set_some(returning, PutItemFluentBuilder::return_values)
+    }
+}
+
+/// What a sent put keeps to explain a failed condition.
+struct Sent {
+    key: crate::error::KeyText,
+    expectations: Expectations,
+    /// The item written, when a lost response could make its own write fail its condition.
+    written: Option<Item>,
+}
+
+impl Sent {
+    fn of<E: Entity>(prepared: &Prepared) -> Self {
         // A conditional put whose response was lost is resent by the SDK and then fails its
         // condition on its own first write. When every write of the entity is unique (a new
         // version, or a fresh `updated_at`), finding exactly this item proves it is ours; a
         // plain item could also be someone else's identical write, so that stays a failure.
         let managed = E::SCHEMA.managed;
         let unique = managed.version.is_some() || managed.updated_at.is_some();
-        let written = (conditional && unique).then(|| prepared.item.clone());
-        let result = self
-            .db
-            .client()
-            .put_item()
-            .table_name(self.db.table_name())
-            .set_item(Some(prepared.item))
-            .set_condition_expression(prepared.condition)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .set_return_values_on_condition_check_failure(
-                conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
-            )
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
-            .set_return_values(returning)
-            .send()
-            .boxed()
-            .await;
-        match result {
-            Ok(output) => {
-                self.db.record(output.consumed_capacity());
-                Ok(output.attributes)
-            }
-            Err(error) => match error.as_service_error() {
-                Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure)) => {
-                    if written.is_some() && failure.item() == written.as_ref() {
-                        // This put is what is there: it took effect (its earlier attempt's
-                        // response was lost). The item it replaced is not known any more.
-                        return Ok(None);
-                    }
-                    Err(condition_failure(E::SCHEMA.name, key, failure.item(), expectations))
-                }
-                _ => Err(error.into()),
-            },
+        let conditional = prepared.condition.is_some();
+        Sent {
+            key: crate::item::key_text::<E::Table>(&prepared.item),
+            expectations: prepared.expectations,
+            written: (conditional && unique).then(|| prepared.item.clone()),
         }
     }
 }

@@ -11,8 +11,8 @@ use crate::expr::field::{to_value, Addable, Container, ListType, Optional, SetTy
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field, Placeholders};
-use crate::key::{KeyError, KeyTemplate};
-use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, Table};
+use crate::key::{KeyError, PartContext};
+use crate::schema::{same_name, AnyValue, Entity, EntityIndex, IndexKind, IndexRule, Table};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
@@ -41,7 +41,6 @@ impl<T: Table> Db<T> {
                 actions: Vec::new(),
                 known: Vec::new(),
                 relative: Vec::new(),
-                given: Vec::new(),
                 condition: None,
                 expected_version: None,
                 error: None,
@@ -55,6 +54,9 @@ impl<T: Table> Db<T> {
 struct Known {
     field: &'static str,
     value: AnyValue,
+    /// For a current value ([`Update::given`]): the attribute and value the condition
+    /// asserts.
+    current: Option<(AttrPath, AttributeValue)>,
 }
 
 /// An `UpdateItem` of one entity; see [`Db::update`]. `S` tracks, at the type level, which
@@ -69,12 +71,10 @@ struct Parts<'db, E: Entity> {
     db: &'db Db<E::Table>,
     key: Key<E>,
     actions: Vec<Action>,
-    /// Fields set to known values.
+    /// Fields set to known values, and current values supplied by the caller.
     known: Vec<Known>,
     /// Fields changed relative to their current value, with the operation's name.
     relative: Vec<(&'static str, &'static str)>,
-    /// Current values supplied by the caller, asserted by the condition.
-    given: Vec<(Known, AttributeValue)>,
     condition: Option<Condition<E>>,
     expected_version: Option<u64>,
     error: Option<EncodeError>,
@@ -122,6 +122,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 parts.known.push(Known {
                     field: field.name(),
                     value: Box::new(value),
+                    current: None,
                 });
             }
         })
@@ -142,6 +143,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             parts.known.push(Known {
                 field: field.name(),
                 value: Box::new(T::none()),
+                current: None,
             });
         })
     }
@@ -328,13 +330,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     {
         self.then::<Given, F>(|parts| {
             if let Some(encoded) = parts.encode(&current) {
-                parts.given.push((
-                    Known {
-                        field: field.name(),
-                        value: Box::new(current),
-                    },
-                    encoded,
-                ));
+                parts.known.push(Known {
+                    field: field.name(),
+                    value: Box::new(current),
+                    current: Some((field.path(), encoded)),
+                });
             }
         })
     }
@@ -468,23 +468,17 @@ impl<'db, E: Entity> Parts<'db, E> {
             .into());
         }
         let changes = |name: &&str| {
-            self.known.iter().any(|known| known.field == *name)
-                || self.relative.iter().any(|(field, _)| field == name)
-        };
-        // The key's fields are parsed back only when an index needs them.
-        let touches_index = schema
-            .indexes
-            .iter()
-            .any(|index| index.inputs().any(|input| changes(&input)));
-        let key_values = if touches_index {
-            self.primary_key_values()?
-        } else {
-            Vec::new()
+            self.known
+                .iter()
+                .any(|known| same_name(known.field, name) && known.current.is_none())
+                || self
+                    .relative
+                    .iter()
+                    .any(|(field, _)| same_name(field, name))
         };
         let values = Values {
             known: &self.known,
-            given: &self.given,
-            key: &key_values,
+            key: &self.key,
         };
         // The estimate's text costs more than the request itself; only explain() needs it.
         let mut estimate = crate::cost::Estimate::default();
@@ -500,16 +494,10 @@ impl<'db, E: Entity> Parts<'db, E> {
             if !index.inputs().any(|input| changes(&input)) {
                 continue;
             }
-            let mut inputs: Vec<&'static str> = Vec::new();
-            for input in index.inputs() {
-                if !inputs.contains(&input) {
-                    inputs.push(input);
-                }
-            }
             if let Some((field, operation)) = self
                 .relative
                 .iter()
-                .find(|(field, _)| inputs.contains(field))
+                .find(|(field, _)| index.inputs().any(|input| same_name(input, field)))
             {
                 return Err(UpdateError::RelativeIndexInput {
                     entity: schema.name,
@@ -519,15 +507,14 @@ impl<'db, E: Entity> Parts<'db, E> {
                 }
                 .into());
             }
-            let missing: Vec<&str> = inputs
-                .iter()
-                .copied()
-                .filter(|name| values.get(name).is_none())
-                .collect();
+            let mut missing: Vec<&str> = Vec::new();
+            for input in index.inputs() {
+                if values.get(input)?.is_none() && !missing.contains(&input) {
+                    missing.push(input);
+                }
+            }
             if !missing.is_empty() {
-                return Err(
-                    index_inputs_missing(schema.name, index, &inputs, &missing, changes).into(),
-                );
+                return Err(index_inputs_missing(schema.name, index, &missing, changes).into());
             }
             let removes = index_actions::<E>(index, table.partition_key, &values, &mut actions)?;
             let units = write_units(ASSUMED_ITEM_BYTES);
@@ -568,10 +555,10 @@ impl<'db, E: Entity> Parts<'db, E> {
         let mut placeholders = Placeholders::default();
         let update = update::render(actions, &mut placeholders);
         let exists = Node::Exists(AttrPath::attribute(table.partition_key));
-        let given = self.given.iter().filter_map(|(known, value)| {
-            let field = schema.field(known.field)?;
+        let given = self.known.iter().filter_map(|known| {
+            let (path, value) = known.current.as_ref()?;
             Some(Node::Compare(
-                Operand::Path(AttrPath::attribute(field.attribute)),
+                Operand::Path(path.clone()),
                 Comparison::Eq,
                 Operand::Value(value.clone()),
             ))
@@ -593,31 +580,6 @@ impl<'db, E: Entity> Parts<'db, E> {
             placeholders,
             estimate,
         })
-    }
-
-    /// The primary key's field values, parsed back from the key (they are never supplied).
-    fn primary_key_values(&self) -> Result<Vec<(&'static str, AnyValue)>, Error> {
-        let schema = E::SCHEMA;
-        let mut values = Vec::new();
-        let templates = std::iter::once((schema.partition_key, self.key.partition()))
-            .chain(schema.sort_key.zip(self.key.sort()));
-        for (template, key) in templates {
-            let parts = template.split(key)?;
-            for ((position, name), text) in template.fields().enumerate().zip(parts) {
-                let Some(fns) = schema.field(name).and_then(|field| field.key_part) else {
-                    continue;
-                };
-                let width = field_width(&template, position);
-                let value = (fns.parse)(text, width).map_err(|error| KeyError::InvalidPart {
-                    field: name,
-                    key: key.to_owned(),
-                    expected: error.expected,
-                    text: text.to_owned(),
-                })?;
-                values.push((name, value));
-            }
-        }
-        Ok(values)
     }
 
     fn params(&self) -> Result<Request, Error> {
@@ -833,46 +795,119 @@ fn as_set(value: AttributeValue) -> AttributeValue {
     }
 }
 
-/// Every field value an update knows, by field name.
-struct Values<'a> {
+/// Every field value an update knows, by field name: those it sets or is given, and the
+/// primary key's fields, as their text in the key (they are never supplied).
+struct Values<'a, E> {
     known: &'a [Known],
-    given: &'a [(Known, AttributeValue)],
-    key: &'a [(&'static str, AnyValue)],
+    key: &'a Key<E>,
 }
 
-impl<'a> Values<'a> {
-    fn get(&self, name: &str) -> Option<&'a dyn Any> {
-        let known = self
-            .known
-            .iter()
-            .chain(self.given.iter().map(|(known, _)| known))
-            .find(|known| known.field == name)
-            .map(|known| &*known.value as &dyn Any);
-        known.or_else(|| {
-            self.key
-                .iter()
-                .find(|(field, _)| *field == name)
-                .map(|(_, value)| &**value as &dyn Any)
-        })
+/// A field value an update knows.
+enum Value<'a> {
+    Typed(&'a dyn Any),
+    /// A primary key field's text in `key`, written at `width`.
+    KeyText {
+        text: &'a str,
+        width: Option<u8>,
+        key: &'a str,
+    },
+}
+
+impl<'a, E: Entity> Values<'a, E> {
+    fn get(&self, name: &str) -> Result<Option<Value<'a>>, KeyError> {
+        if let Some(known) = self.known.iter().find(|known| same_name(known.field, name)) {
+            return Ok(Some(Value::Typed(&*known.value)));
+        }
+        let schema = E::SCHEMA;
+        let templates = std::iter::once((schema.partition_key, self.key.partition()))
+            .chain(schema.sort_key.zip(self.key.sort()));
+        for (template, key) in templates {
+            if let Some((text, width)) = template.field_text(key, name)? {
+                return Ok(Some(Value::KeyText { text, width, key }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether `rule` holds for the values known (key fields parsed back from their text).
+    fn rule_holds(&self, rule: &IndexRule) -> Result<bool, KeyError> {
+        let mut parsed: Vec<AnyValue> = Vec::new();
+        for name in rule.inputs {
+            if let Some(Value::KeyText { text, width, key }) = self.get(name)? {
+                parsed.push(parse_key_text::<E>(name, text, width, key)?);
+            }
+        }
+        let mut parsed = parsed.iter();
+        let mut arguments: Vec<&dyn Any> = Vec::with_capacity(rule.inputs.len());
+        for name in rule.inputs {
+            let argument = match self.get(name)? {
+                Some(Value::Typed(value)) => Some(value),
+                Some(Value::KeyText { .. }) => parsed.next().map(|value| &**value as &dyn Any),
+                None => None,
+            };
+            match argument {
+                Some(argument) => arguments.push(argument),
+                None => return Ok(false),
+            }
+        }
+        Ok((rule.evaluate)(&arguments).unwrap_or(false))
+    }
+
+    /// Writes field `name` into an index key: a known value rendered, or a primary key
+    /// field's text as it is when the index writes it at the same width (a key part's text
+    /// depends only on its value and width), else parsed and rendered again.
+    fn render(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        let name = context.field;
+        let fns = E::SCHEMA.field(name).and_then(|field| field.key_part);
+        match (self.get(name)?, fns) {
+            (Some(Value::KeyText { text, width, .. }), _) if width == context.width => {
+                out.push_str(text);
+                Ok(())
+            }
+            (Some(Value::Typed(value)), Some(fns)) => (fns.render)(value, context, out),
+            (Some(Value::KeyText { text, width, key }), Some(fns)) => {
+                let value = parse_key_text::<E>(name, text, width, key)?;
+                (fns.render)(&*value, context, out)
+            }
+            _ => Err(KeyError::Unrepresentable {
+                field: name,
+                reason: "its value is not known to this update".to_owned(),
+            }),
+        }
     }
 }
 
-fn field_width(template: &KeyTemplate, position: usize) -> Option<u8> {
-    template
-        .segments
-        .iter()
-        .filter_map(|segment| match segment {
-            crate::key::Segment::Field { width, .. } => Some(*width),
-            crate::key::Segment::Literal(_) => None,
-        })
-        .nth(position)
-        .flatten()
+fn parse_key_text<E: Entity>(
+    field: &'static str,
+    text: &str,
+    width: Option<u8>,
+    key: &str,
+) -> Result<AnyValue, KeyError> {
+    let invalid = |expected| KeyError::InvalidPart {
+        field,
+        key: key.to_owned(),
+        expected,
+        text: text.to_owned(),
+    };
+    let fns = E::SCHEMA
+        .field(field)
+        .and_then(|field| field.key_part)
+        .ok_or_else(|| invalid("a field that can be part of a key"))?;
+    (fns.parse)(text, width).map_err(|error| invalid(error.expected))
+}
+
+/// An index's inputs, each once.
+fn unique_inputs(index: &EntityIndex) -> impl Iterator<Item = &'static str> + '_ {
+    index
+        .inputs()
+        .enumerate()
+        .filter(|(position, input)| !index.inputs().take(*position).any(|seen| seen == *input))
+        .map(|(_, input)| input)
 }
 
 fn index_inputs_missing(
     entity: &'static str,
     index: &EntityIndex,
-    inputs: &[&'static str],
     missing: &[&str],
     changes: impl Fn(&&str) -> bool,
 ) -> UpdateError {
@@ -896,7 +931,7 @@ fn index_inputs_missing(
     UpdateError::IndexInputsMissing {
         entity,
         index: slot,
-        changed: quote(&mut inputs.iter().copied().filter(|name| changes(name))),
+        changed: quote(&mut unique_inputs(index).filter(|name| changes(name))),
         missing: quote(&mut missing.iter().copied()),
         templates: templates.join(", "),
     }
@@ -907,10 +942,9 @@ fn index_inputs_missing(
 fn index_actions<E: Entity>(
     index: &EntityIndex,
     table_partition_key: &'static str,
-    values: &Values<'_>,
+    values: &Values<'_, E>,
     actions: &mut Vec<Action>,
 ) -> Result<bool, Error> {
-    let schema = E::SCHEMA;
     let attributes = std::iter::once(match index.index.kind {
         IndexKind::Global => Some(index.index.partition_key),
         // A local index shares the table's partition key, which never changes.
@@ -918,14 +952,8 @@ fn index_actions<E: Entity>(
     })
     .chain(std::iter::once(index.index.sort_key))
     .zip([index.partition_key, index.sort_key]);
-    let indexed = match index.rule {
-        Some(rule) => {
-            let arguments: Option<Vec<&dyn Any>> =
-                rule.inputs.iter().map(|name| values.get(name)).collect();
-            arguments
-                .and_then(|arguments| (rule.evaluate)(&arguments))
-                .unwrap_or(false)
-        }
+    let indexed = match &index.rule {
+        Some(rule) => values.rule_holds(rule)?,
         None => true,
     };
     for (attribute, template) in attributes {
@@ -940,17 +968,8 @@ fn index_actions<E: Entity>(
             actions.push(Action::Remove(path));
             continue;
         }
-        let rendered = template.render_with(usize::MAX, |_, context, out| {
-            let name = context.field;
-            let fns = schema.field(name).and_then(|field| field.key_part);
-            match (fns, values.get(name)) {
-                (Some(fns), Some(value)) => (fns.render)(value, context, out),
-                _ => Err(KeyError::Unrepresentable {
-                    field: context.field,
-                    reason: "its value is not known to this update".to_owned(),
-                }),
-            }
-        })?;
+        let rendered =
+            template.render_with(usize::MAX, |_, context, out| values.render(context, out))?;
         // Same limits as the table's keys: 2048 bytes for a partition key, 1024 for a sort key.
         let (max, role) = if Some(attribute) == index.index.sort_key {
             (crate::item::MAX_SORT_KEY_BYTES, "sort")
