@@ -1,8 +1,9 @@
 //! Condition expressions (`ConditionExpression`, `FilterExpression`).
 
-use super::{AttrPath, Placeholders};
+use super::{AttrPath, Expression, Name, Placeholders, Renderer, Sink};
 use crate::error::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
+use std::borrow::BorrowMut;
 use std::marker::PhantomData;
 
 /// A comparison operator.
@@ -23,14 +24,15 @@ pub enum Comparison {
 }
 
 impl Comparison {
-    fn symbol(self) -> &'static str {
+    /// The operator with the spaces around it.
+    fn spaced(self) -> &'static str {
         match self {
-            Comparison::Eq => "=",
-            Comparison::Ne => "<>",
-            Comparison::Lt => "<",
-            Comparison::Le => "<=",
-            Comparison::Gt => ">",
-            Comparison::Ge => ">=",
+            Comparison::Eq => " = ",
+            Comparison::Ne => " <> ",
+            Comparison::Lt => " < ",
+            Comparison::Le => " <= ",
+            Comparison::Gt => " > ",
+            Comparison::Ge => " >= ",
         }
     }
 }
@@ -89,14 +91,14 @@ pub enum Operand {
 }
 
 impl Operand {
-    pub(crate) fn render(self, placeholders: &mut Placeholders, out: &mut String) {
+    pub(crate) fn walk(&mut self, sink: &mut impl Sink) {
         match self {
-            Operand::Value(value) => placeholders.push_value(value, out),
-            Operand::Path(path) => path.render(placeholders, out),
+            Operand::Value(value) => sink.value(value),
+            Operand::Path(path) => path.walk(sink),
             Operand::Size(path) => {
-                out.push_str("size(");
-                path.render(placeholders, out);
-                out.push(')');
+                sink.text("size(");
+                path.walk(sink);
+                sink.text(")");
             }
         }
     }
@@ -132,72 +134,8 @@ pub enum Node {
 impl Node {
     /// Writes the expression text, drawing placeholders from `placeholders` (values move
     /// into them).
-    pub fn render(self, placeholders: &mut Placeholders, out: &mut String) {
-        match self {
-            Node::Compare(left, comparison, right) => {
-                left.render(placeholders, out);
-                out.push(' ');
-                out.push_str(comparison.symbol());
-                out.push(' ');
-                right.render(placeholders, out);
-            }
-            Node::Between(subject, low, high) => {
-                subject.render(placeholders, out);
-                out.push_str(" BETWEEN ");
-                low.render(placeholders, out);
-                out.push_str(" AND ");
-                high.render(placeholders, out);
-            }
-            Node::In(subject, options) => {
-                subject.render(placeholders, out);
-                out.push_str(" IN (");
-                for (position, option) in options.into_iter().enumerate() {
-                    if position > 0 {
-                        out.push_str(", ");
-                    }
-                    option.render(placeholders, out);
-                }
-                out.push(')');
-            }
-            Node::BeginsWith(path, operand) => {
-                function(placeholders, out, "begins_with", &path, Some(operand))
-            }
-            Node::Contains(path, operand) => {
-                function(placeholders, out, "contains", &path, Some(operand))
-            }
-            Node::Exists(path) => function(placeholders, out, "attribute_exists", &path, None),
-            Node::NotExists(path) => {
-                function(placeholders, out, "attribute_not_exists", &path, None)
-            }
-            Node::Type(path, kind) => {
-                let operand = Operand::Value(AttributeValue::S(kind.code().to_owned()));
-                function(placeholders, out, "attribute_type", &path, Some(operand));
-            }
-            Node::And(left, right) => {
-                group(*left, placeholders, out, |node| {
-                    matches!(node, Node::Or(..))
-                });
-                out.push_str(" AND ");
-                group(*right, placeholders, out, |node| {
-                    matches!(node, Node::Or(..))
-                });
-            }
-            Node::Or(left, right) => {
-                group(*left, placeholders, out, |node| {
-                    matches!(node, Node::And(..))
-                });
-                out.push_str(" OR ");
-                group(*right, placeholders, out, |node| {
-                    matches!(node, Node::And(..))
-                });
-            }
-            Node::Not(inner) => {
-                out.push_str("NOT ");
-                group(*inner, placeholders, out, |node| {
-                    matches!(node, Node::And(..) | Node::Or(..))
-                });
-            }
-        }
+    pub fn render(mut self, placeholders: &mut Placeholders, out: &mut String) {
+        self.walk(&mut Renderer { placeholders, out });
     }
 
     /// The rendered expression text alone.
@@ -206,43 +144,104 @@ impl Node {
     }
 
     /// The rendered expression text, moving the values into `placeholders`.
-    pub fn into_expression(self, placeholders: &mut Placeholders) -> String {
-        let mut out = String::with_capacity(64);
-        self.render(placeholders, &mut out);
-        out
+    pub fn into_expression(mut self, placeholders: &mut Placeholders) -> String {
+        super::render(&mut self, placeholders)
     }
 }
 
-fn function(
-    placeholders: &mut Placeholders,
-    out: &mut String,
-    name: &str,
-    path: &AttrPath,
-    operand: Option<Operand>,
-) {
-    out.push_str(name);
-    out.push('(');
-    path.render(placeholders, out);
-    if let Some(operand) = operand {
-        out.push_str(", ");
-        operand.render(placeholders, out);
+impl Expression for Node {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        match self {
+            Node::Compare(left, comparison, right) => {
+                left.walk(sink);
+                sink.text(comparison.spaced());
+                right.walk(sink);
+            }
+            Node::Between(subject, low, high) => {
+                subject.walk(sink);
+                sink.text(" BETWEEN ");
+                low.walk(sink);
+                sink.text(" AND ");
+                high.walk(sink);
+            }
+            Node::In(subject, options) => {
+                subject.walk(sink);
+                sink.text(" IN (");
+                for (position, option) in options.iter_mut().enumerate() {
+                    if position > 0 {
+                        sink.text(", ");
+                    }
+                    option.walk(sink);
+                }
+                sink.text(")");
+            }
+            Node::BeginsWith(path, operand) => function(sink, "begins_with(", path, Some(operand)),
+            Node::Contains(path, operand) => function(sink, "contains(", path, Some(operand)),
+            Node::Exists(path) => function(sink, "attribute_exists(", path, None),
+            Node::NotExists(path) => function(sink, "attribute_not_exists(", path, None),
+            Node::Type(path, kind) => {
+                sink.text("attribute_type(");
+                path.walk(sink);
+                sink.text(", ");
+                let code = kind.code();
+                sink.new_value(|| AttributeValue::S(code.to_owned()));
+                sink.text(")");
+            }
+            Node::And(left, right) => {
+                group(left, sink, is_or);
+                sink.text(" AND ");
+                group(right, sink, is_or);
+            }
+            Node::Or(left, right) => {
+                group(left, sink, is_and);
+                sink.text(" OR ");
+                group(right, sink, is_and);
+            }
+            Node::Not(inner) => {
+                sink.text("NOT ");
+                group(inner, sink, |node| is_and(node) || is_or(node));
+            }
+        }
     }
-    out.push(')');
+}
+
+fn is_and(node: &Node) -> bool {
+    matches!(node, Node::And(..))
+}
+
+fn is_or(node: &Node) -> bool {
+    matches!(node, Node::Or(..))
+}
+
+/// `name` is the function with its opening parenthesis (`begins_with(`).
+fn function(
+    sink: &mut impl Sink,
+    name: &'static str,
+    path: &AttrPath,
+    operand: Option<&mut Operand>,
+) {
+    sink.text(name);
+    path.walk(sink);
+    if let Some(operand) = operand {
+        sink.text(", ");
+        operand.walk(sink);
+    }
+    sink.text(")");
+}
+
+/// Walks one operand of an `AND` (parenthesised if it is an `OR`).
+pub(crate) fn walk_and_operand(node: &mut Node, sink: &mut impl Sink) {
+    group(node, sink, is_or);
 }
 
 /// Parenthesises a mixed `AND`/`OR` operand so precedence never depends on the reader.
-fn group(
-    node: Node,
-    placeholders: &mut Placeholders,
-    out: &mut String,
-    needs_parens: impl Fn(&Node) -> bool,
-) {
-    if needs_parens(&node) {
-        out.push('(');
-        node.render(placeholders, out);
-        out.push(')');
+fn group(node: &mut Node, sink: &mut impl Sink, needs_parens: fn(&Node) -> bool) {
+    if needs_parens(node) {
+        sink.text("(");
+        node.walk(sink);
+        sink.text(")");
     } else {
-        node.render(placeholders, out);
+        node.walk(sink);
     }
 }
 
@@ -319,25 +318,49 @@ pub(crate) fn all(parts: impl IntoIterator<Item = Node>) -> Option<Node> {
         .reduce(|left, right| Node::And(Box::new(left), Box::new(right)))
 }
 
-/// Renders condition parts joined with `AND`, as [`all`]'s tree renders, without building it.
+/// Condition parts joined with `AND`, rendered as [`all`]'s tree renders, without building
+/// it; empty when there are none.
+pub(crate) struct AllOf(pub(crate) Vec<Node>);
+
+impl Expression for AllOf {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        walk_all(self.0.iter_mut(), sink);
+    }
+}
+
+/// Walks `parts` joined with `AND` (a single part is not parenthesised); false if there are
+/// none.
+fn walk_all<N: BorrowMut<Node>>(parts: impl IntoIterator<Item = N>, sink: &mut impl Sink) -> bool {
+    let mut parts = parts.into_iter().peekable();
+    let Some(mut first) = parts.next() else {
+        return false;
+    };
+    if parts.peek().is_none() {
+        first.borrow_mut().walk(sink);
+        return true;
+    }
+    group(first.borrow_mut(), sink, is_or);
+    for mut part in parts {
+        sink.text(" AND ");
+        group(part.borrow_mut(), sink, is_or);
+    }
+    true
+}
+
+/// Renders condition parts joined with `AND`, or `None` when there are none.
 pub(crate) fn render_all(
     parts: impl IntoIterator<Item = Node>,
     placeholders: &mut Placeholders,
 ) -> Option<String> {
-    let mut parts = parts.into_iter().peekable();
-    let first = parts.next()?;
     let mut out = String::with_capacity(64);
-    if parts.peek().is_none() {
-        first.render(placeholders, &mut out);
-        return Some(out);
-    }
-    let needs_parens = |node: &Node| matches!(node, Node::Or(..));
-    group(first, placeholders, &mut out, needs_parens);
-    for part in parts {
-        out.push_str(" AND ");
-        group(part, placeholders, &mut out, needs_parens);
-    }
-    Some(out)
+    walk_all(
+        parts,
+        &mut Renderer {
+            placeholders,
+            out: &mut out,
+        },
+    )
+    .then_some(out)
 }
 
 /// The tree of an optional user condition, or the error of a value it could not encode.
@@ -349,35 +372,35 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<No
 
 /// A filter that keeps one entity's items of a shared table, and also items with no entity
 /// attribute (or one that is not a string), so that decoding reports those instead of skipping
-/// them silently; joined with the user's condition, if any. Rendered directly (it is part of
-/// every query of one entity): `#n = :v OR attribute_not_exists(#n) OR NOT
-/// attribute_type(#n, :S)`, parenthesised before `AND user`.
-pub(crate) fn render_entity_filter(
-    attribute: &'static str,
-    entity: &'static str,
-    user: Option<Node>,
-    placeholders: &mut Placeholders,
-) -> String {
-    let mut out = String::with_capacity(96);
-    if user.is_some() {
-        out.push('(');
+/// them silently; joined with the user's condition, if any: `#n = :v OR
+/// attribute_not_exists(#n) OR NOT attribute_type(#n, :S)`, parenthesised before `AND user`.
+/// It is part of every query of one entity, so it is walked directly, not built as a tree.
+pub(crate) struct EntityFilter {
+    pub(crate) attribute: &'static str,
+    pub(crate) entity: &'static str,
+    pub(crate) user: Option<Node>,
+}
+
+impl Expression for EntityFilter {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        let attribute = Name::Known(self.attribute);
+        if self.user.is_some() {
+            sink.text("(");
+        }
+        sink.name(attribute);
+        sink.text(" = ");
+        let entity = self.entity;
+        sink.new_value(|| AttributeValue::S(entity.to_owned()));
+        sink.text(" OR attribute_not_exists(");
+        sink.name(attribute);
+        sink.text(") OR NOT attribute_type(");
+        sink.name(attribute);
+        sink.text(", ");
+        sink.new_value(|| AttributeValue::S(AttributeType::String.code().to_owned()));
+        sink.text(")");
+        if let Some(user) = &mut self.user {
+            sink.text(") AND ");
+            group(user, sink, is_or);
+        }
     }
-    placeholders.push_name(attribute, &mut out);
-    out.push_str(" = ");
-    placeholders.push_value(AttributeValue::S(entity.to_owned()), &mut out);
-    out.push_str(" OR attribute_not_exists(");
-    placeholders.push_name(attribute, &mut out);
-    out.push_str(") OR NOT attribute_type(");
-    placeholders.push_name(attribute, &mut out);
-    out.push_str(", ");
-    let string = AttributeType::String.code().to_owned();
-    placeholders.push_value(AttributeValue::S(string), &mut out);
-    out.push(')');
-    if let Some(user) = user {
-        out.push_str(") AND ");
-        group(user, placeholders, &mut out, |node| {
-            matches!(node, Node::Or(..))
-        });
-    }
-    out
 }

@@ -7,6 +7,7 @@
 pub mod condition;
 pub mod field;
 pub mod path;
+pub(crate) mod shape;
 pub mod state;
 pub mod update;
 
@@ -43,7 +44,7 @@ impl Placeholders {
     /// The placeholder for attribute `name`, reused if the name was seen before.
     pub fn name(&mut self, name: impl Into<Cow<'static, str>>) -> String {
         let mut out = String::new();
-        self.push_known_name(&name.into(), &mut out);
+        self.push_name(&name.into(), &mut out);
         out
     }
 
@@ -73,18 +74,25 @@ impl Placeholders {
         }
     }
 
-    /// [`Placeholders::push_name`] for a name that may be borrowed for good.
-    #[allow(clippy::ptr_arg)] // Callers hold names as `Cow`s.
-    pub(crate) fn push_known_name(&mut self, name: &Cow<'static, str>, out: &mut String) {
-        self.push_name(name, out);
-    }
-
     /// Writes a new placeholder for `value` into `out`.
     pub fn push_value(&mut self, value: AttributeValue, out: &mut String) {
+        push_placeholder(out, ":v", self.values.len());
+        self.insert_value(value);
+    }
+
+    /// Adds `value` under the next placeholder, for text that is already written.
+    fn insert_value(&mut self, value: AttributeValue) {
         let placeholder = placeholder(":v", self.values.len());
-        out.push_str(&placeholder);
         reserve_typical(&mut self.values);
         self.values.insert(placeholder, value);
+    }
+
+    /// Names already rendered with the values to come (a cached expression shape).
+    fn with_names(names: Names) -> Self {
+        Placeholders {
+            names,
+            values: Values::default(),
+        }
     }
 
     /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending);
@@ -122,14 +130,121 @@ impl Placeholders {
     }
 }
 
+/// An attribute name as an expression refers to it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Name<'a> {
+    /// A name the derive knows: the same text at the same address on every call.
+    Known(&'static str),
+    /// A name made at run time (a map key).
+    Dynamic(&'a str),
+}
+
+impl Name<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Name::Known(name) => name,
+            Name::Dynamic(name) => name,
+        }
+    }
+}
+
+/// Receives an expression piece by piece, in reading order. [`Renderer`] writes its text and
+/// placeholders; the shape cache ([`shape`]) records the pieces to recognise an expression it
+/// has rendered before, whatever its values.
+pub(crate) trait Sink {
+    /// Fixed text: operators, keywords, function names.
+    fn text(&mut self, text: &'static str);
+    /// An attribute name.
+    fn name(&mut self, name: Name<'_>);
+    /// A list index in a path (`[2]`).
+    fn index(&mut self, index: usize);
+    /// A value; a sink that keeps it takes it (leaving `NULL`).
+    fn value(&mut self, value: &mut AttributeValue);
+    /// A value the expression makes itself (`attribute_type`'s type code), made only by a
+    /// sink that keeps it.
+    fn new_value(&mut self, make: impl FnOnce() -> AttributeValue);
+}
+
+/// Something that renders to one expression.
+pub(crate) trait Expression {
+    /// Passes the expression's pieces to `sink`, in reading order.
+    fn walk(&mut self, sink: &mut impl Sink);
+}
+
+/// An [`Expression`] walked by each sink, so that expressions of different types can be
+/// rendered together (each sink's walk is compiled on its own, its calls inlined).
+pub(crate) trait AnyExpression {
+    fn render(&mut self, renderer: &mut Renderer<'_>);
+    fn record(&mut self, recorder: &mut shape::Recorder<'_>);
+    fn place_values(&mut self, values: &mut shape::ValuesOnly<'_>);
+}
+
+impl<T: Expression> AnyExpression for T {
+    fn render(&mut self, renderer: &mut Renderer<'_>) {
+        self.walk(renderer);
+    }
+
+    fn record(&mut self, recorder: &mut shape::Recorder<'_>) {
+        self.walk(recorder);
+    }
+
+    fn place_values(&mut self, values: &mut shape::ValuesOnly<'_>) {
+        self.walk(values);
+    }
+}
+
+/// Writes an expression's text into `out`, drawing placeholders from `placeholders` (values
+/// move into them).
+pub(crate) struct Renderer<'a> {
+    pub(crate) placeholders: &'a mut Placeholders,
+    pub(crate) out: &'a mut String,
+}
+
+impl Sink for Renderer<'_> {
+    fn text(&mut self, text: &'static str) {
+        self.out.push_str(text);
+    }
+
+    fn name(&mut self, name: Name<'_>) {
+        self.placeholders.push_name(name.as_str(), self.out);
+    }
+
+    fn index(&mut self, index: usize) {
+        push_placeholder(self.out, "[", index);
+        self.out.push(']');
+    }
+
+    fn value(&mut self, value: &mut AttributeValue) {
+        let value = std::mem::replace(value, AttributeValue::Null(true));
+        self.placeholders.push_value(value, self.out);
+    }
+
+    fn new_value(&mut self, make: impl FnOnce() -> AttributeValue) {
+        self.placeholders.push_value(make(), self.out);
+    }
+}
+
+/// Renders one expression into a new string.
+pub(crate) fn render(
+    expression: &mut dyn AnyExpression,
+    placeholders: &mut Placeholders,
+) -> String {
+    let mut out = String::with_capacity(64);
+    expression.render(&mut Renderer {
+        placeholders,
+        out: &mut out,
+    });
+    out
+}
+
 fn reserve_typical<V>(map: &mut HashMap<String, V>) {
     if map.capacity() == 0 {
         map.reserve(TYPICAL_PLACEHOLDERS);
     }
 }
 
-/// `#n12`, `:v3`: a prefix and an index, without the formatting machinery (requests are
-/// built on every call).
+/// `#n12`, `:v3`, `[2`: a prefix and an index, without the formatting machinery (requests
+/// are built on every call).
 fn push_placeholder(out: &mut String, prefix: &str, index: usize) {
     out.push_str(prefix);
     if index < 10 {

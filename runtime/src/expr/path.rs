@@ -1,8 +1,8 @@
 //! Attribute paths: a top-level attribute, nested map keys and list indexes.
 
-use super::Placeholders;
+use super::{Expression, Name, Placeholders, Renderer, Sink};
 use std::borrow::Cow;
-use std::fmt::{self, Write};
+use std::fmt;
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -57,17 +57,36 @@ impl AttrPath {
 
     /// Writes the path with name placeholders (`#n0.#n1[2]`).
     pub fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
-        placeholders.push_known_name(&self.root, out);
+        self.walk(&mut Renderer { placeholders, out });
+    }
+
+    pub(crate) fn walk(&self, sink: &mut impl Sink) {
+        sink.name(match &self.root {
+            Cow::Borrowed(name) => Name::Known(name),
+            Cow::Owned(name) => Name::Dynamic(name),
+        });
         for step in &self.nested {
             match step {
                 PathStep::Name(name) => {
-                    out.push('.');
-                    placeholders.push_name(name, out);
+                    sink.text(".");
+                    sink.name(Name::Dynamic(name));
                 }
-                PathStep::Index(index) => {
-                    let _ = write!(out, "[{index}]");
-                }
+                PathStep::Index(index) => sink.index(*index),
             }
+        }
+    }
+}
+
+/// A `ProjectionExpression`: paths separated by commas.
+pub(crate) struct Projection<'a>(pub(crate) &'a [AttrPath]);
+
+impl Expression for Projection<'_> {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        for (position, path) in self.0.iter().enumerate() {
+            if position > 0 {
+                sink.text(", ");
+            }
+            path.walk(sink);
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Update expressions (`SET`, `REMOVE`, `ADD`, `DELETE`).
 
-use super::condition::Operand;
-use super::{AttrPath, Placeholders};
+use super::{AttrPath, Expression, Placeholders, Sink};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// What a `SET` writes.
@@ -59,64 +58,89 @@ impl Action {
             Action::Delete(..) => 3,
         }
     }
-}
 
-const CLAUSES: [&str; 4] = ["SET ", "REMOVE ", "ADD ", "DELETE "];
+    /// The clause's keyword, and the space before it when it follows another clause.
+    fn keyword(&self, first: bool) -> &'static str {
+        match (self, first) {
+            (Action::Set(..), true) => "SET ",
+            (Action::Set(..), false) => " SET ",
+            (Action::Remove(_), true) => "REMOVE ",
+            (Action::Remove(_), false) => " REMOVE ",
+            (Action::Add(..), true) => "ADD ",
+            (Action::Add(..), false) => " ADD ",
+            (Action::Delete(..), true) => "DELETE ",
+            (Action::Delete(..), false) => " DELETE ",
+        }
+    }
+}
 
 /// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
 /// actions in the order given within each (placeholders are numbered in that order too).
-pub fn render(mut actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
-    // Stable: actions keep their order within a clause.
-    actions.sort_by_key(Action::clause);
-    let mut out = String::with_capacity(24 * actions.len());
-    let mut current = None;
-    for action in actions {
-        let clause = action.clause();
-        if current == Some(clause) {
-            out.push_str(", ");
-        } else {
-            if current.is_some() {
-                out.push(' ');
+pub fn render(actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
+    super::render(&mut Actions::new(actions), placeholders)
+}
+
+/// An update expression's actions, in clause order.
+pub(crate) struct Actions(Vec<Action>);
+
+impl Actions {
+    pub(crate) fn new(mut actions: Vec<Action>) -> Self {
+        // Stable: actions keep their order within a clause.
+        actions.sort_by_key(Action::clause);
+        Actions(actions)
+    }
+}
+
+impl Expression for Actions {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        let mut current = None;
+        for action in &mut self.0 {
+            let clause = action.clause();
+            if current == Some(clause) {
+                sink.text(", ");
+            } else {
+                sink.text(action.keyword(current.is_none()));
+                current = Some(clause);
             }
-            out.push_str(CLAUSES.get(clause).copied().unwrap_or_default());
-            current = Some(clause);
-        }
-        match action {
-            Action::Set(target, value) => render_set(&target, value, placeholders, &mut out),
-            Action::Remove(target) => target.render(placeholders, &mut out),
-            Action::Add(target, value) | Action::Delete(target, value) => {
-                target.render(placeholders, &mut out);
-                out.push(' ');
-                placeholders.push_value(value, &mut out);
+            match action {
+                Action::Set(target, value) => walk_set(target, value, sink),
+                Action::Remove(target) => target.walk(sink),
+                Action::Add(target, value) | Action::Delete(target, value) => {
+                    target.walk(sink);
+                    sink.text(" ");
+                    sink.value(value);
+                }
             }
         }
     }
-    out
 }
 
 /// `target = value`, `target = target + value`, `target = list_append(target, value)`, ….
-fn render_set(
-    target: &AttrPath,
-    value: SetValue,
-    placeholders: &mut Placeholders,
-    out: &mut String,
-) {
-    target.render(placeholders, out);
-    out.push_str(" = ");
-    // The target again: a top-level path clones without allocating, and rendering it twice
-    // reuses its placeholder.
-    let path = || Operand::Path(target.clone());
-    let ((open, separator, close), first, second) = match value {
-        SetValue::Value(v) => return placeholders.push_value(v, out),
-        SetValue::Plus(v) => (("", " + ", ""), path(), Operand::Value(v)),
-        SetValue::Minus(v) => (("", " - ", ""), path(), Operand::Value(v)),
-        SetValue::IfNotExists(v) => (("if_not_exists(", ", ", ")"), path(), Operand::Value(v)),
-        SetValue::Append(v) => (("list_append(", ", ", ")"), path(), Operand::Value(v)),
-        SetValue::Prepend(v) => (("list_append(", ", ", ")"), Operand::Value(v), path()),
+fn walk_set(target: &AttrPath, value: &mut SetValue, sink: &mut impl Sink) {
+    target.walk(sink);
+    sink.text(" = ");
+    let (text, value, value_first) = match value {
+        SetValue::Value(value) => return sink.value(value),
+        SetValue::Plus(value) => (("", " + ", ""), value, false),
+        SetValue::Minus(value) => (("", " - ", ""), value, false),
+        SetValue::IfNotExists(value) => (("if_not_exists(", ", ", ")"), value, false),
+        SetValue::Append(value) => (("list_append(", ", ", ")"), value, false),
+        SetValue::Prepend(value) => (("list_append(", ", ", ")"), value, true),
     };
-    out.push_str(open);
-    first.render(placeholders, out);
-    out.push_str(separator);
-    second.render(placeholders, out);
-    out.push_str(close);
+    let (open, separator, close) = text;
+    if !open.is_empty() {
+        sink.text(open);
+    }
+    if value_first {
+        sink.value(value);
+        sink.text(separator);
+        target.walk(sink);
+    } else {
+        target.walk(sink);
+        sink.text(separator);
+        sink.value(value);
+    }
+    if !close.is_empty() {
+        sink.text(close);
+    }
 }

@@ -9,11 +9,10 @@
 
 use super::SetSome;
 use crate::error::{DecodeError, EncodeError, Error};
-use crate::expr::condition::{
-    all, render_all, render_entity_filter, user_node, Comparison, Node, Operand,
-};
+use crate::expr::condition::{all, user_node, AllOf, Comparison, EntityFilter, Node, Operand};
 use crate::expr::field::{to_value, FieldPath};
-use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::expr::path::Projection;
+use crate::expr::{AnyExpression, AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::key::{KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
@@ -401,7 +400,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             Some(index) => index.sort_key,
             None => table.sort_key,
         };
-        let mut placeholders = Placeholders::default();
         let partition = self.partition.conditions()?.map(|(name, value)| {
             Node::Compare(
                 Operand::Path(AttrPath::attribute(name)),
@@ -422,29 +420,32 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
             _ => None,
         };
-        let key_condition =
-            render_all(partition.chain(sort), &mut placeholders).unwrap_or_default();
+        let mut key_condition = AllOf(partition.chain(sort).collect());
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
         let user = user_node(self.filter.as_ref())?;
-        let filter = match D::ONLY_ENTITY {
-            Some(entity) => Some(render_entity_filter(
-                table.entity_attribute,
-                entity,
-                user,
-                &mut placeholders,
-            )),
-            None => render_all(user, &mut placeholders),
-        };
-        let projection = (!self.projection.is_empty()).then(|| {
-            let mut text = String::new();
-            for (position, path) in self.projection.iter().enumerate() {
-                if position > 0 {
-                    text.push_str(", ");
-                }
-                path.render(&mut placeholders, &mut text);
+        let (mut entity_filter, mut user_filter);
+        let filter: &mut dyn AnyExpression = match D::ONLY_ENTITY {
+            Some(entity) => {
+                entity_filter = EntityFilter {
+                    attribute: table.entity_attribute,
+                    entity,
+                    user,
+                };
+                &mut entity_filter
             }
-            text
-        });
+            None => {
+                user_filter = AllOf(user.into_iter().collect());
+                &mut user_filter
+            }
+        };
+        let ([key_condition, filter, projection], placeholders) = crate::expr::shape::render([
+            &mut key_condition,
+            filter,
+            &mut Projection(&self.projection),
+        ]);
+        // An empty expression is left out of the request.
+        let filter = (!filter.is_empty()).then_some(filter);
+        let projection = (!projection.is_empty()).then_some(projection);
         crate::expr::check_expression("KeyConditionExpression", &key_condition)?;
         for (kind, text) in [
             ("FilterExpression", &filter),

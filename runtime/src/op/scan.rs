@@ -1,7 +1,7 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
 use crate::error::Error;
-use crate::expr::condition::{render_entity_filter, user_node};
+use crate::expr::condition::{user_node, EntityFilter};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -95,10 +95,12 @@ impl<E: Entity> Scan<'_, E> {
         // Other entities share the table; only this entity's items are ever returned.
         let user = user_node(self.filter.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let filter = render_entity_filter(
-            table.entity_attribute,
-            E::SCHEMA.name,
-            user,
+        let filter = crate::expr::render(
+            &mut EntityFilter {
+                attribute: table.entity_attribute,
+                entity: E::SCHEMA.name,
+                user,
+            },
             &mut placeholders,
         );
         crate::expr::check_expression("FilterExpression", &filter)?;

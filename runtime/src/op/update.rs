@@ -5,12 +5,12 @@
 use super::{condition_failure, Expectations, SetSome};
 use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
-use crate::expr::condition::{render_all, user_node, Comparison, Node, Operand};
+use crate::expr::condition::{user_node, walk_and_operand, Node};
 use crate::expr::field::Nested;
 use crate::expr::field::{to_value, Addable, Container, ListType, Optional, SetType, Updatable};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
-use crate::expr::{AttrPath, Condition, Field, Placeholders};
+use crate::expr::{AttrPath, Condition, Expression, Field, Name, Placeholders, Sink};
 use crate::key::{KeyError, PartContext};
 use crate::schema::{same_name, AnyValue, Entity, EntityIndex, IndexKind, IndexRule, Table};
 use crate::wire::{self, Body, Request};
@@ -542,36 +542,14 @@ impl<'db, E: Entity> Parts<'db, E> {
                 SetValue::Value((timestamp.now)()?),
             ));
         }
-        let version = managed
-            .version
-            .zip(self.expected_version)
-            .map(|(attribute, expected)| {
-                Node::Compare(
-                    Operand::Path(AttrPath::attribute(attribute)),
-                    Comparison::Eq,
-                    Operand::Value(AttributeValue::N(expected.to_string())),
-                )
-            });
-        let mut placeholders = Placeholders::default();
-        let update = update::render(actions, &mut placeholders);
-        let exists = Node::Exists(AttrPath::attribute(table.partition_key));
-        let given = self.known.iter().filter_map(|known| {
-            let (path, value) = known.current.as_ref()?;
-            Some(Node::Compare(
-                Operand::Path(path.clone()),
-                Comparison::Eq,
-                Operand::Value(value.clone()),
-            ))
-        });
-        let user = user_node(self.condition.as_ref())?;
-        let condition = render_all(
-            std::iter::once(exists)
-                .chain(version)
-                .chain(given)
-                .chain(user),
-            &mut placeholders,
-        )
-        .unwrap_or_default();
+        let mut condition = UpdateCondition {
+            partition_key: table.partition_key,
+            version: managed.version.zip(self.expected_version),
+            known: &self.known,
+            user: user_node(self.condition.as_ref())?,
+        };
+        let ([update, condition], placeholders) =
+            crate::expr::shape::render([&mut update::Actions::new(actions), &mut condition]);
         crate::expr::check_expression("UpdateExpression", &update)?;
         crate::expr::check_expression("ConditionExpression", &condition)?;
         Ok(Prepared {
@@ -742,6 +720,39 @@ type UpdateResult = Result<
         aws_sdk_dynamodb::config::http::HttpResponse,
     >,
 >;
+
+/// An update's condition: the item exists, is at the expected version, has the current values
+/// the caller gave, and the caller's condition holds; joined with `AND`.
+struct UpdateCondition<'a> {
+    partition_key: &'static str,
+    version: Option<(&'static str, u64)>,
+    known: &'a [Known],
+    user: Option<Node>,
+}
+
+impl Expression for UpdateCondition<'_> {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        sink.text("attribute_exists(");
+        sink.name(Name::Known(self.partition_key));
+        sink.text(")");
+        if let Some((attribute, expected)) = self.version {
+            sink.text(" AND ");
+            sink.name(Name::Known(attribute));
+            sink.text(" = ");
+            sink.new_value(|| AttributeValue::N(expected.to_string()));
+        }
+        for (path, value) in self.known.iter().filter_map(|known| known.current.as_ref()) {
+            sink.text(" AND ");
+            path.walk(sink);
+            sink.text(" = ");
+            sink.new_value(|| value.clone());
+        }
+        if let Some(user) = &mut self.user {
+            sink.text(" AND ");
+            walk_and_operand(user, sink);
+        }
+    }
+}
 
 /// The bytes an action writes: its path's names and its value.
 fn action_size(action: &Action) -> usize {

@@ -1,0 +1,322 @@
+//! Requests that differ only in their values render to the same expression text and names:
+//! an update of a ticket's status has one shape whatever the status. Each thread keeps the
+//! text and names of the shapes it has rendered, so a repeated request only places its values,
+//! as a hand-written request places its values around string literals.
+//!
+//! A shape is recognised by its exact pieces (fixed text and names compared by address, list
+//! indexes, where values go), never by a hash, so two shapes can never be confused. Names made
+//! at run time (map keys) are not cached: their text would have to be compared too.
+
+use super::{AnyExpression, Name, Names, Placeholders, Sink};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::cell::RefCell;
+
+/// How many shapes a thread keeps; a program has a few per operation it sends, so more means
+/// shapes made from data (`IN` lists of many lengths), which are rendered without caching
+/// once the cache is full.
+const MAX_SHAPES: usize = 64;
+
+/// One piece of an expression, as the shape cache compares it.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    Text(&'static str),
+    Name(&'static str),
+    Index(usize),
+    Value,
+    /// The end of one expression of a request.
+    End,
+}
+
+impl PartialEq for Piece {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            // By address: the same literal is the same text. Equal text at another address
+            // only makes another entry.
+            (Piece::Text(a), Piece::Text(b)) | (Piece::Name(a), Piece::Name(b)) => {
+                std::ptr::eq(*a, *b)
+            }
+            (Piece::Index(a), Piece::Index(b)) => a == b,
+            (Piece::Value, Piece::Value) | (Piece::End, Piece::End) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Records the pieces of expressions; notes whether they can be cached.
+pub(crate) struct Recorder<'a> {
+    pieces: &'a mut Vec<Piece>,
+    cacheable: bool,
+}
+
+impl Sink for Recorder<'_> {
+    fn text(&mut self, text: &'static str) {
+        self.pieces.push(Piece::Text(text));
+    }
+
+    fn name(&mut self, name: Name<'_>) {
+        match name {
+            Name::Known(name) => self.pieces.push(Piece::Name(name)),
+            Name::Dynamic(_) => self.cacheable = false,
+        }
+    }
+
+    fn index(&mut self, index: usize) {
+        self.pieces.push(Piece::Index(index));
+    }
+
+    fn value(&mut self, _: &mut AttributeValue) {
+        self.pieces.push(Piece::Value);
+    }
+
+    fn new_value(&mut self, _: impl FnOnce() -> AttributeValue) {
+        self.pieces.push(Piece::Value);
+    }
+}
+
+/// Places values under their placeholders, for text that is already rendered.
+pub(crate) struct ValuesOnly<'a> {
+    placeholders: &'a mut Placeholders,
+}
+
+impl Sink for ValuesOnly<'_> {
+    fn text(&mut self, _: &'static str) {}
+
+    fn name(&mut self, _: Name<'_>) {}
+
+    fn index(&mut self, _: usize) {}
+
+    fn value(&mut self, value: &mut AttributeValue) {
+        let value = std::mem::replace(value, AttributeValue::Null(true));
+        self.placeholders.insert_value(value);
+    }
+
+    fn new_value(&mut self, make: impl FnOnce() -> AttributeValue) {
+        self.placeholders.insert_value(make());
+    }
+}
+
+/// A rendered shape.
+struct Rendered {
+    pieces: Box<[Piece]>,
+    texts: Vec<String>,
+    names: Names,
+}
+
+#[derive(Default)]
+struct Shapes {
+    /// The pieces of the request being rendered (kept to reuse its allocation).
+    scratch: Vec<Piece>,
+    rendered: Vec<Rendered>,
+}
+
+thread_local! {
+    static SHAPES: RefCell<Shapes> = RefCell::new(Shapes::default());
+}
+
+/// Renders each expression to its text, the expressions sharing placeholders; from this
+/// thread's cache when it has rendered their shape before.
+pub(crate) fn render<const N: usize>(
+    mut expressions: [&mut dyn AnyExpression; N],
+) -> ([String; N], Placeholders) {
+    let cached = SHAPES.try_with(|shapes| {
+        let Ok(mut shapes) = shapes.try_borrow_mut() else {
+            return None;
+        };
+        let shapes = &mut *shapes;
+        shapes.scratch.clear();
+        let mut recorder = Recorder {
+            pieces: &mut shapes.scratch,
+            cacheable: true,
+        };
+        for expression in expressions.iter_mut() {
+            expression.record(&mut recorder);
+            recorder.pieces.push(Piece::End);
+        }
+        if !recorder.cacheable {
+            return None;
+        }
+        if let Some(rendered) = shapes
+            .rendered
+            .iter()
+            .find(|rendered| *rendered.pieces == *shapes.scratch)
+        {
+            let mut placeholders = Placeholders::with_names(rendered.names.clone());
+            for expression in expressions.iter_mut() {
+                expression.place_values(&mut ValuesOnly {
+                    placeholders: &mut placeholders,
+                });
+            }
+            let texts =
+                std::array::from_fn(|index| rendered.texts.get(index).cloned().unwrap_or_default());
+            return Some((texts, placeholders));
+        }
+        let (texts, placeholders) = render_fresh(&mut expressions);
+        if shapes.rendered.len() < MAX_SHAPES {
+            shapes.rendered.push(Rendered {
+                pieces: shapes.scratch.as_slice().into(),
+                texts: texts.to_vec(),
+                names: placeholders.names().unwrap_or_default(),
+            });
+        }
+        Some((texts, placeholders))
+    });
+    match cached {
+        Ok(Some(rendered)) => rendered,
+        // Not cacheable, or the thread is shutting down.
+        _ => render_fresh(&mut expressions),
+    }
+}
+
+fn render_fresh<const N: usize>(
+    expressions: &mut [&mut dyn AnyExpression; N],
+) -> ([String; N], Placeholders) {
+    let mut placeholders = Placeholders::default();
+    let texts = expressions
+        .each_mut()
+        .map(|expression| super::render(*expression, &mut placeholders));
+    (texts, placeholders)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::condition::{AllOf, Comparison, EntityFilter, Node, Operand};
+    use crate::expr::update::{Action, Actions, SetValue};
+    use crate::expr::AttrPath;
+
+    fn number(n: u32) -> AttributeValue {
+        AttributeValue::N(n.to_string())
+    }
+
+    /// An update of `status` with a condition on `team`, with values `n`.
+    fn update(n: u32) -> (Actions, AllOf) {
+        let actions = Actions::new(vec![
+            Action::Set(AttrPath::attribute("status"), SetValue::Value(number(n))),
+            Action::Remove(AttrPath::attribute("GSI1SK")),
+            Action::Set(AttrPath::attribute("count"), SetValue::Plus(number(n + 1))),
+        ]);
+        let condition = AllOf(vec![
+            Node::Exists(AttrPath::attribute("PK")),
+            Node::Compare(
+                Operand::Path(AttrPath::attribute("team")),
+                Comparison::Eq,
+                Operand::Value(number(n + 2)),
+            ),
+        ]);
+        (actions, condition)
+    }
+
+    fn uncached(expressions: &mut [&mut dyn AnyExpression; 2]) -> ([String; 2], Placeholders) {
+        render_fresh(expressions)
+    }
+
+    #[test]
+    fn a_repeated_shape_renders_as_a_fresh_one_with_its_own_values() {
+        for n in [1, 2, 3] {
+            let (mut actions, mut condition) = update(n);
+            let cached = render([&mut actions, &mut condition]);
+            let (mut actions, mut condition) = update(n);
+            assert_eq!(cached, uncached(&mut [&mut actions, &mut condition]));
+        }
+        assert_eq!(
+            update_text(7).0,
+            [
+                "SET #n0 = :v0, #n1 = #n1 + :v1 REMOVE #n2",
+                "attribute_exists(#n3) AND #n4 = :v2"
+            ]
+        );
+    }
+
+    fn update_text(n: u32) -> ([String; 2], Placeholders) {
+        let (mut actions, mut condition) = update(n);
+        render([&mut actions, &mut condition])
+    }
+
+    #[test]
+    fn values_take_their_places_on_a_cached_shape() {
+        let (_, first) = update_text(10);
+        let (_, second) = update_text(20);
+        let values = second.values().unwrap_or_default();
+        assert_eq!(values.get(":v0"), Some(&number(20)));
+        assert_eq!(values.get(":v1"), Some(&number(21)));
+        assert_eq!(values.get(":v2"), Some(&number(22)));
+        assert_eq!(first.names(), second.names());
+    }
+
+    #[test]
+    fn shapes_differ_by_their_pieces_not_their_text() {
+        let render_one = |node: Node| {
+            let mut condition = AllOf(vec![node]);
+            render([&mut condition]).0
+        };
+        let compare = |comparison| {
+            Node::Compare(
+                Operand::Path(AttrPath::attribute("n")),
+                comparison,
+                Operand::Value(number(1)),
+            )
+        };
+        assert_eq!(render_one(compare(Comparison::Lt)), ["#n0 < :v0"]);
+        assert_eq!(render_one(compare(Comparison::Ge)), ["#n0 >= :v0"]);
+        assert_eq!(render_one(compare(Comparison::Lt)), ["#n0 < :v0"]);
+        let indexed = |index| Node::Exists(AttrPath::attribute("tags").index(index));
+        assert_eq!(render_one(indexed(1)), ["attribute_exists(#n0[1])"]);
+        assert_eq!(render_one(indexed(12)), ["attribute_exists(#n0[12])"]);
+    }
+
+    #[test]
+    fn names_made_at_run_time_are_rendered_every_time() {
+        for key in ["team", "floor"] {
+            let mut condition = AllOf(vec![Node::Exists(AttrPath::attribute("labels").key(key))]);
+            let (texts, placeholders) = render([&mut condition]);
+            assert_eq!(texts, ["attribute_exists(#n0.#n1)"]);
+            let names = placeholders.names().unwrap_or_default();
+            assert_eq!(names.get("#n1").map(String::as_str), Some(key));
+        }
+    }
+
+    #[test]
+    fn made_values_are_placed_on_a_cached_shape() {
+        for entity in ["Ticket", "Ticket"] {
+            let mut filter = EntityFilter {
+                attribute: "_type",
+                entity: "Ticket",
+                user: None,
+            };
+            let (texts, placeholders) = render([&mut filter]);
+            assert_eq!(
+                texts,
+                ["#n0 = :v0 OR attribute_not_exists(#n0) OR NOT attribute_type(#n0, :v1)"]
+            );
+            let values = placeholders.values().unwrap_or_default();
+            assert_eq!(
+                values.get(":v0"),
+                Some(&AttributeValue::S(entity.to_owned()))
+            );
+            assert_eq!(values.get(":v1"), Some(&AttributeValue::S("S".to_owned())));
+        }
+    }
+
+    #[test]
+    fn a_full_cache_still_renders() {
+        // More shapes than the cache keeps: `IN` lists of every length up to the limit.
+        for length in 1..=MAX_SHAPES + 8 {
+            let options = (0..length)
+                .map(|n| Operand::Value(number(n as u32)))
+                .collect();
+            let mut condition = AllOf(vec![Node::In(
+                Operand::Path(AttrPath::attribute("n")),
+                options,
+            )]);
+            let (texts, placeholders) = render([&mut condition]);
+            assert_eq!(
+                placeholders.values().map(|values| values.len()),
+                Some(length)
+            );
+            assert!(
+                texts[0].ends_with(&format!(":v{})", length - 1)),
+                "{texts:?}"
+            );
+        }
+    }
+}
