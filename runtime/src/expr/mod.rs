@@ -201,6 +201,7 @@ pub(crate) struct Renderer<'a> {
 }
 
 impl Sink for Renderer<'_> {
+    #[inline]
     fn text(&mut self, text: &'static str) {
         self.out.push_str(text);
     }

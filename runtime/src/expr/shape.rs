@@ -16,30 +16,17 @@ use std::cell::RefCell;
 /// once the cache is full.
 const MAX_SHAPES: usize = 64;
 
-/// One piece of an expression, as the shape cache compares it.
-#[derive(Debug, Clone, Copy)]
+/// One piece of an expression, as the shape cache compares it. Fixed text and known names
+/// are compared by address and length: the same literal is the same text (equal text at
+/// another address only makes another entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Piece {
-    Text(&'static str),
-    Name(&'static str),
+    Text(*const u8, usize),
+    Name(*const u8, usize),
     Index(usize),
     Value,
     /// The end of one expression of a request.
     End,
-}
-
-impl PartialEq for Piece {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            // By address: the same literal is the same text. Equal text at another address
-            // only makes another entry.
-            (Piece::Text(a), Piece::Text(b)) | (Piece::Name(a), Piece::Name(b)) => {
-                std::ptr::eq(*a, *b)
-            }
-            (Piece::Index(a), Piece::Index(b)) => a == b,
-            (Piece::Value, Piece::Value) | (Piece::End, Piece::End) => true,
-            _ => false,
-        }
-    }
 }
 
 /// Records the pieces of expressions; notes whether they can be cached.
@@ -49,25 +36,30 @@ pub(crate) struct Recorder<'a> {
 }
 
 impl Sink for Recorder<'_> {
+    #[inline]
     fn text(&mut self, text: &'static str) {
-        self.pieces.push(Piece::Text(text));
+        self.pieces.push(Piece::Text(text.as_ptr(), text.len()));
     }
 
+    #[inline]
     fn name(&mut self, name: Name<'_>) {
         match name {
-            Name::Known(name) => self.pieces.push(Piece::Name(name)),
+            Name::Known(name) => self.pieces.push(Piece::Name(name.as_ptr(), name.len())),
             Name::Dynamic(_) => self.cacheable = false,
         }
     }
 
+    #[inline]
     fn index(&mut self, index: usize) {
         self.pieces.push(Piece::Index(index));
     }
 
+    #[inline]
     fn value(&mut self, _: &mut AttributeValue) {
         self.pieces.push(Piece::Value);
     }
 
+    #[inline]
     fn new_value(&mut self, _: impl FnOnce() -> AttributeValue) {
         self.pieces.push(Piece::Value);
     }
@@ -79,10 +71,13 @@ pub(crate) struct ValuesOnly<'a> {
 }
 
 impl Sink for ValuesOnly<'_> {
+    #[inline]
     fn text(&mut self, _: &'static str) {}
 
+    #[inline]
     fn name(&mut self, _: Name<'_>) {}
 
+    #[inline]
     fn index(&mut self, _: usize) {}
 
     fn value(&mut self, value: &mut AttributeValue) {

@@ -9,10 +9,12 @@
 
 use super::SetSome;
 use crate::error::{DecodeError, EncodeError, Error};
-use crate::expr::condition::{all, user_node, AllOf, Comparison, EntityFilter, Node, Operand};
+use crate::expr::condition::{
+    all, user_node, walk_and_operand, AllOf, Comparison, EntityFilter, Node, Operand,
+};
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::path::Projection;
-use crate::expr::{AnyExpression, AttrPath, Condition, Placeholders};
+use crate::expr::{AnyExpression, AttrPath, Condition, Expression, Name, Placeholders, Sink};
 use crate::item::Item;
 use crate::key::{KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
@@ -118,15 +120,7 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
     }
 
     /// The partition's attributes and values.
-    fn conditions(
-        &self,
-    ) -> Result<impl Iterator<Item = (&'static str, &AttributeValue)>, EncodeError> {
-        let table = <E::Table as Table>::SCHEMA;
-        let names = self
-            .index
-            .iter()
-            .flat_map(|index| index.partition_keys.iter().map(|key| key.name))
-            .chain(self.index.is_none().then_some(table.partition_key));
+    fn conditions(&self) -> Result<PartitionCondition<'_>, EncodeError> {
         let values = self.values.as_ref().map_err(Clone::clone)?;
         if values.is_empty() {
             return Err(EncodeError::Serialize {
@@ -134,7 +128,11 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
                 message: "the partition key has no attributes".to_owned(),
             });
         }
-        Ok(names.zip(values))
+        Ok(PartitionCondition {
+            index: self.index,
+            table_partition_key: <E::Table as Table>::SCHEMA.partition_key,
+            values,
+        })
     }
 
     fn sort_key(&self) -> SortKeyShape {
@@ -156,6 +154,49 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
             (Some(template), _) => SortKeyShape::Template(template),
             (None, true) => SortKeyShape::Attributes,
             (None, false) => SortKeyShape::None,
+        }
+    }
+}
+
+/// A partition's attributes with their values.
+#[derive(Clone, Copy)]
+struct PartitionCondition<'a> {
+    index: Option<&'static IndexSchema>,
+    table_partition_key: &'static str,
+    values: &'a [AttributeValue],
+}
+
+impl<'a> PartitionCondition<'a> {
+    fn iter(self) -> impl Iterator<Item = (&'static str, &'a AttributeValue)> {
+        let names = self
+            .index
+            .into_iter()
+            .flat_map(|index| index.partition_keys.iter().map(|key| key.name))
+            .chain(self.index.is_none().then_some(self.table_partition_key));
+        names.zip(self.values)
+    }
+}
+
+/// A query's key condition: the partition's attributes equal its values, and the sort key
+/// condition, if any; joined with `AND`.
+struct KeyCondition<'a> {
+    partition: PartitionCondition<'a>,
+    sort: Option<Node>,
+}
+
+impl Expression for KeyCondition<'_> {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        for (position, (name, value)) in self.partition.iter().enumerate() {
+            if position > 0 {
+                sink.text(" AND ");
+            }
+            sink.name(Name::Known(name));
+            sink.text(" = ");
+            sink.new_value(|| value.clone());
+        }
+        if let Some(sort) = &mut self.sort {
+            sink.text(" AND ");
+            walk_and_operand(sort, sink);
         }
     }
 }
@@ -400,13 +441,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             Some(index) => index.sort_key,
             None => table.sort_key,
         };
-        let partition = self.partition.conditions()?.map(|(name, value)| {
-            Node::Compare(
-                Operand::Path(AttrPath::attribute(name)),
-                Comparison::Eq,
-                Operand::Value(value.clone()),
-            )
-        });
+        let partition = self.partition.conditions()?;
         let sort = match (
             self.partition.sort_key(),
             sort_attribute,
@@ -420,7 +455,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
             _ => None,
         };
-        let mut key_condition = AllOf(partition.chain(sort).collect());
+        let mut key_condition = KeyCondition { partition, sort };
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
         let user = user_node(self.filter.as_ref())?;
         let (mut entity_filter, mut user_filter);
@@ -961,6 +996,7 @@ impl Cursor {
         if query
             .partition
             .conditions()?
+            .iter()
             .all(|(name, value)| self.key.get(name) == Some(value))
         {
             Ok(self.key.clone())

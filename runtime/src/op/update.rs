@@ -399,7 +399,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        self.parts.send(ReturnValue::AllNew, Parts::decode)
+        self.parts.send(ReturnValue::AllNew, Sent::decode)
     }
 
     /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
@@ -407,7 +407,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        self.parts.send(ReturnValue::AllOld, Parts::decode)
+        self.parts.send(ReturnValue::AllOld, Sent::decode)
     }
 
     /// Sends the request; returns only the attributes it changed, as they are now
@@ -580,24 +580,11 @@ impl<'db, E: Entity> Parts<'db, E> {
             .request("UpdateItem"))
     }
 
-    /// The item an update returned, decoded.
-    fn decode(&self, item: crate::Item) -> Result<E, Error> {
-        if item.is_empty() {
-            // The condition guarantees the item existed; an engine that returns nothing
-            // leaves nothing to decode.
-            return Err(Error::NotFound {
-                entity: E::SCHEMA.name,
-                key: self.key.text(),
-            });
-        }
-        Ok(crate::item::decode(item)?)
-    }
-
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
     fn send<T>(
         mut self,
         returning: ReturnValue,
-        finish: impl FnOnce(&Self, crate::Item) -> Result<T, Error> + Send + 'db,
+        finish: impl FnOnce(&Sent<'db, E>, crate::Item) -> Result<T, Error> + Send + 'db,
     ) -> impl Future<Output = Result<T, Error>> + 'db
     where
         T: 'db,
@@ -607,14 +594,20 @@ impl<'db, E: Entity> Parts<'db, E> {
         let request = self
             .prepare_actions(actions, false)
             .map(|prepared| self.builder(prepared, returning));
+        // Only this is kept while the request is out.
+        let sent = Sent {
+            db: self.db,
+            key: self.key,
+            expected_version: self.expected_version,
+        };
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost. Without a version to condition on, the SDK must not resend
         // it blindly (boxed: the rare path does not grow every update's future).
-        if repeats && self.expected_version.is_none() {
+        if repeats && sent.expected_version.is_none() {
             return Either::Left(
                 async move {
-                    let result = self.send_once_per_attempt(request?).await?;
-                    finish(&self, self.returned(result)?)
+                    let result = sent.send_once_per_attempt(request?).await?;
+                    finish(&sent, sent.returned(result)?)
                 }
                 .boxed(),
             );
@@ -622,7 +615,7 @@ impl<'db, E: Entity> Parts<'db, E> {
         Either::Right(super::sent(
             request,
             UpdateItemFluentBuilder::send,
-            move |result| finish(&self, self.returned(result)?),
+            move |result| finish(&sent, sent.returned(result)?),
         ))
     }
 
@@ -643,6 +636,28 @@ impl<'db, E: Entity> Parts<'db, E> {
                 self.db.return_consumed_capacity(),
                 UpdateItemFluentBuilder::return_consumed_capacity,
             )
+    }
+}
+
+/// What a sent update keeps to read its response.
+struct Sent<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    key: Key<E>,
+    expected_version: Option<u64>,
+}
+
+impl<E: Entity> Sent<'_, E> {
+    /// The item an update returned, decoded.
+    fn decode(&self, item: crate::Item) -> Result<E, Error> {
+        if item.is_empty() {
+            // The condition guarantees the item existed; an engine that returns nothing
+            // leaves nothing to decode.
+            return Err(Error::NotFound {
+                entity: E::SCHEMA.name,
+                key: self.key.text(),
+            });
+        }
+        Ok(crate::item::decode(item)?)
     }
 
     /// The attributes a response returned, or what its error means for this update.
