@@ -320,6 +320,7 @@ pub(crate) fn all(parts: impl IntoIterator<Item = Node>) -> Option<Node> {
 
 /// Condition parts joined with `AND`, rendered as [`all`]'s tree renders, without building
 /// it; empty when there are none.
+#[derive(Clone)]
 pub(crate) struct AllOf(pub(crate) Vec<Node>);
 
 impl Expression for AllOf {

@@ -292,6 +292,103 @@ mod tests {
         }
     }
 
+    /// Gives every value of an expression a new number, in reading order.
+    struct Renumber(u32);
+
+    impl Sink for Renumber {
+        fn text(&mut self, _: &'static str) {}
+        fn name(&mut self, _: Name<'_>) {}
+        fn index(&mut self, _: usize) {}
+        fn value(&mut self, value: &mut AttributeValue) {
+            self.0 += 1;
+            *value = number(self.0);
+        }
+        fn new_value(&mut self, _: impl FnOnce() -> AttributeValue) {}
+    }
+
+    mod generated {
+        use super::*;
+        use crate::expr::Expression;
+        use proptest::prelude::*;
+
+        const NAMES: &[&str] = &["status", "team", "PK", "GSI1SK", "tags", "count"];
+
+        fn path() -> impl Strategy<Value = AttrPath> {
+            (prop::sample::select(NAMES), prop::option::of(0usize..12)).prop_map(|(root, index)| {
+                match index {
+                    Some(index) => AttrPath::attribute(root).index(index),
+                    None => AttrPath::attribute(root),
+                }
+            })
+        }
+
+        fn operand() -> impl Strategy<Value = Operand> {
+            prop_oneof![
+                (0u32..100).prop_map(|n| Operand::Value(number(n))),
+                path().prop_map(Operand::Path),
+                path().prop_map(Operand::Size),
+            ]
+        }
+
+        fn node() -> impl Strategy<Value = Node> {
+            let comparison = prop::sample::select(vec![
+                Comparison::Eq,
+                Comparison::Ne,
+                Comparison::Lt,
+                Comparison::Ge,
+            ]);
+            let leaf = prop_oneof![
+                (operand(), comparison, operand()).prop_map(|(a, c, b)| Node::Compare(a, c, b)),
+                (operand(), operand(), operand()).prop_map(|(a, b, c)| Node::Between(a, b, c)),
+                (operand(), proptest::collection::vec(operand(), 1..4))
+                    .prop_map(|(a, list)| Node::In(a, list)),
+                (path(), operand()).prop_map(|(p, o)| Node::BeginsWith(p, o)),
+                path().prop_map(Node::Exists),
+                path().prop_map(|p| Node::Type(p, crate::expr::AttributeType::Number)),
+            ];
+            leaf.prop_recursive(3, 12, 2, |inner| {
+                prop_oneof![
+                    (inner.clone(), inner.clone())
+                        .prop_map(|(a, b)| Node::And(Box::new(a), Box::new(b))),
+                    (inner.clone(), inner.clone())
+                        .prop_map(|(a, b)| Node::Or(Box::new(a), Box::new(b))),
+                    inner.prop_map(|a| Node::Not(Box::new(a))),
+                ]
+            })
+        }
+
+        fn action() -> impl Strategy<Value = Action> {
+            let value = (0u32..100).prop_map(number);
+            prop_oneof![
+                (path(), value.clone()).prop_map(|(p, v)| Action::Set(p, SetValue::Value(v))),
+                (path(), value.clone()).prop_map(|(p, v)| Action::Set(p, SetValue::Prepend(v))),
+                path().prop_map(Action::Remove),
+                (path(), value).prop_map(|(p, v)| Action::Add(p, v)),
+            ]
+        }
+
+        proptest! {
+            /// Any request of a shape seen before renders exactly as it would fresh, with its
+            /// own values.
+            #[test]
+            fn cached_shapes_render_as_fresh_ones(
+                actions in proptest::collection::vec(action(), 1..5),
+                nodes in proptest::collection::vec(node(), 0..3),
+            ) {
+                let request = || (Actions::new(actions.clone()), AllOf(nodes.clone()));
+                let (mut first_actions, mut first_nodes) = request();
+                render([&mut first_actions, &mut first_nodes]);
+                let (mut actions, mut nodes) = request();
+                let mut renumber = Renumber(1000);
+                actions.walk(&mut renumber);
+                nodes.walk(&mut renumber);
+                let (mut fresh_actions, mut fresh_nodes) = (actions.clone(), nodes.clone());
+                let cached = render([&mut actions, &mut nodes]);
+                prop_assert_eq!(cached, render_fresh(&mut [&mut fresh_actions, &mut fresh_nodes]));
+            }
+        }
+    }
+
     #[test]
     fn a_full_cache_still_renders() {
         // More shapes than the cache keeps: `IN` lists of every length up to the limit.

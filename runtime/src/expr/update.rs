@@ -81,6 +81,7 @@ pub fn render(actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
 }
 
 /// An update expression's actions, in clause order.
+#[derive(Clone)]
 pub(crate) struct Actions(Vec<Action>);
 
 impl Actions {

@@ -244,6 +244,12 @@ impl KeyTemplate {
         key: &'k str,
         name: &str,
     ) -> Result<Option<(&'k str, Option<u8>)>, KeyError> {
+        if !self
+            .fields()
+            .any(|field| crate::schema::same_name(field, name))
+        {
+            return Ok(None);
+        }
         let mut found = None;
         self.split_each(key, |field, text| {
             if let Segment::Field { name: field, width } = *field {

@@ -509,7 +509,7 @@ impl<'db, E: Entity> Parts<'db, E> {
             }
             let mut missing: Vec<&str> = Vec::new();
             for input in index.inputs() {
-                if values.get(input)?.is_none() && !missing.contains(&input) {
+                if !values.has(input) && !missing.contains(&input) {
                     missing.push(input);
                 }
             }
@@ -840,6 +840,14 @@ enum Value<'a> {
 }
 
 impl<'a, E: Entity> Values<'a, E> {
+    /// Whether the update knows field `name` (the key is read only when the value is).
+    fn has(&self, name: &str) -> bool {
+        self.known.iter().any(|known| same_name(known.field, name))
+            || E::SCHEMA
+                .primary_key_fields()
+                .any(|field| same_name(field, name))
+    }
+
     fn get(&self, name: &str) -> Result<Option<Value<'a>>, KeyError> {
         if let Some(known) = self.known.iter().find(|known| same_name(known.field, name)) {
             return Ok(Some(Value::Typed(&*known.value)));
@@ -884,12 +892,17 @@ impl<'a, E: Entity> Values<'a, E> {
     /// depends only on its value and width), else parsed and rendered again.
     fn render(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
         let name = context.field;
-        let fns = E::SCHEMA.field(name).and_then(|field| field.key_part);
-        match (self.get(name)?, fns) {
-            (Some(Value::KeyText { text, width, .. }), _) if width == context.width => {
+        let value = match self.get(name)? {
+            Some(Value::KeyText { text, width, .. }) if width == context.width => {
                 out.push_str(text);
-                Ok(())
+                return Ok(());
             }
+            value => value,
+        };
+        match (
+            value,
+            E::SCHEMA.field(name).and_then(|field| field.key_part),
+        ) {
             (Some(Value::Typed(value)), Some(fns)) => (fns.render)(value, context, out),
             (Some(Value::KeyText { text, width, key }), Some(fns)) => {
                 let value = parse_key_text::<E>(name, text, width, key)?;
@@ -971,22 +984,35 @@ fn index_actions<E: Entity>(
     values: &Values<'_, E>,
     actions: &mut Vec<Action>,
 ) -> Result<bool, Error> {
-    let attributes = std::iter::once(match index.index.kind {
+    // Same limits as the table's keys: 2048 bytes for a partition key, 1024 for a sort key.
+    let partition = match index.index.kind {
         IndexKind::Global => Some(index.index.partition_key),
         // A local index shares the table's partition key, which never changes.
         IndexKind::Local => None,
-    })
-    .chain(std::iter::once(index.index.sort_key))
-    .zip([index.partition_key, index.sort_key]);
+    };
+    let attributes = [
+        (
+            partition,
+            index.partition_key,
+            crate::item::MAX_PARTITION_KEY_BYTES,
+            "partition",
+        ),
+        (
+            index.index.sort_key,
+            index.sort_key,
+            crate::item::MAX_SORT_KEY_BYTES,
+            "sort",
+        ),
+    ];
     let indexed = match &index.rule {
         Some(rule) => values.rule_holds(rule)?,
         None => true,
     };
-    for (attribute, template) in attributes {
+    for (attribute, template, max, role) in attributes {
         let (Some(attribute), Some(template)) = (attribute, template) else {
             continue;
         };
-        if attribute == table_partition_key {
+        if same_name(attribute, table_partition_key) {
             continue;
         }
         let path = AttrPath::attribute(attribute);
@@ -996,12 +1022,6 @@ fn index_actions<E: Entity>(
         }
         let rendered =
             template.render_with(usize::MAX, |_, context, out| values.render(context, out))?;
-        // Same limits as the table's keys: 2048 bytes for a partition key, 1024 for a sort key.
-        let (max, role) = if Some(attribute) == index.index.sort_key {
-            (crate::item::MAX_SORT_KEY_BYTES, "sort")
-        } else {
-            (crate::item::MAX_PARTITION_KEY_BYTES, "partition")
-        };
         if rendered.len() > max {
             return Err(KeyError::TooLong {
                 size: rendered.len(),
