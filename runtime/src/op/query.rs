@@ -76,7 +76,7 @@ pub trait SortKeyPart<E, I, P> {
 /// `Entity::partition(..)`, `Entity::gsi1(..)`, ... constructors.
 pub struct PartitionKey<E, I> {
     /// One value per partition key attribute of the index, in order.
-    values: Result<Vec<AttributeValue>, EncodeError>,
+    values: Result<PartitionValues, EncodeError>,
     index: Option<&'static IndexSchema>,
     types: PhantomData<fn() -> (E, I)>,
 }
@@ -90,7 +90,7 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
     ) -> Self {
         PartitionKey {
             values: value
-                .map(|value| vec![AttributeValue::S(value)])
+                .map(|value| PartitionValues::One(AttributeValue::S(value)))
                 .map_err(EncodeError::Key),
             index,
             types: PhantomData,
@@ -105,7 +105,7 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
         index: &'static IndexSchema,
     ) -> Self {
         PartitionKey {
-            values,
+            values: values.map(PartitionValues::Many),
             index: Some(index),
             types: PhantomData,
         }
@@ -114,14 +114,14 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
     /// The partition key value: the first (for templates, the only) attribute's value.
     pub fn value(&self) -> Result<&AttributeValue, &EncodeError> {
         match self.values.as_ref() {
-            Ok(values) => values.first().ok_or(&EMPTY_PARTITION),
+            Ok(values) => values.as_slice().first().ok_or(&EMPTY_PARTITION),
             Err(error) => Err(error),
         }
     }
 
     /// The partition's attributes and values.
     fn conditions(&self) -> Result<PartitionCondition<'_>, EncodeError> {
-        let values = self.values.as_ref().map_err(Clone::clone)?;
+        let values = self.values.as_ref().map_err(Clone::clone)?.as_slice();
         if values.is_empty() {
             return Err(EncodeError::Serialize {
                 entity: E::SCHEMA.name,
@@ -154,6 +154,22 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
             (Some(template), _) => SortKeyShape::Template(template),
             (None, true) => SortKeyShape::Attributes,
             (None, false) => SortKeyShape::None,
+        }
+    }
+}
+
+/// A partition's values: one for a template (kept inline), one per attribute of a
+/// multi-attribute key.
+enum PartitionValues {
+    One(AttributeValue),
+    Many(Vec<AttributeValue>),
+}
+
+impl PartitionValues {
+    fn as_slice(&self) -> &[AttributeValue] {
+        match self {
+            PartitionValues::One(value) => std::slice::from_ref(value),
+            PartitionValues::Many(values) => values,
         }
     }
 }
