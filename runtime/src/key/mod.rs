@@ -185,23 +185,14 @@ impl KeyTemplate {
     ) -> Result<String, KeyError> {
         let mut out = String::with_capacity(self.source.len() + 16);
         let mut rendered = 0;
-        for (position, segment) in self.segments.iter().enumerate() {
+        for (index, segment) in self.segments.iter().enumerate() {
             match *segment {
                 Segment::Literal(text) => out.push_str(text),
-                Segment::Field { name, width } => {
+                Segment::Field { .. } => {
                     if rendered == fields {
                         break;
                     }
-                    let start = out.len();
-                    let context = PartContext {
-                        field: name,
-                        width,
-                        template: self.source,
-                    };
-                    part(rendered, context, &mut out)?;
-                    if let Some(Segment::Literal(separator)) = self.segments.get(position + 1) {
-                        check_separable(name, &out[start..], separator, self.source)?;
-                    }
+                    self.write_field(index, &mut out, |context, out| part(rendered, context, out))?;
                     rendered += 1;
                 }
             }
@@ -212,6 +203,71 @@ impl KeyTemplate {
             });
         }
         Ok(out)
+    }
+
+    /// The constant text before the first field (all of a constant template).
+    pub(crate) fn leading_text(&self) -> &'static str {
+        match self.segments.first() {
+            Some(Segment::Literal(text)) => text,
+            _ => "",
+        }
+    }
+
+    /// Appends field number `position`, written by `part`, and the constant text after it to
+    /// `out`, which holds the key up to that field: how a key grows one field at a time after
+    /// its [leading text](KeyTemplate::leading_text), as [`KeyTemplate::render_with`] renders
+    /// it.
+    pub(crate) fn push_field(
+        &self,
+        position: usize,
+        out: &mut String,
+        part: impl FnOnce(PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<(), KeyError> {
+        let index = self
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, segment)| matches!(segment, Segment::Field { .. }))
+            .nth(position)
+            .map(|(index, _)| index)
+            .ok_or_else(|| KeyError::Mismatch {
+                key: out.clone(),
+                template: self.source,
+                reason: format!("the template has no field number {position}"),
+            })?;
+        self.write_field(index, out, part)?;
+        let following = self.segments.get(index + 1..).unwrap_or_default();
+        for segment in following {
+            match segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Field { .. } => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the field at segment `index` with `part`, checking that the constant text after
+    /// it still separates it.
+    fn write_field(
+        &self,
+        index: usize,
+        out: &mut String,
+        part: impl FnOnce(PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<(), KeyError> {
+        let Some(Segment::Field { name, width }) = self.segments.get(index) else {
+            return Ok(());
+        };
+        let start = out.len();
+        let context = PartContext {
+            field: name,
+            width: *width,
+            template: self.source,
+        };
+        part(context, out)?;
+        if let Some(Segment::Literal(separator)) = self.segments.get(index + 1) {
+            check_separable(name, &out[start..], separator, self.source)?;
+        }
+        Ok(())
     }
 
     /// Splits a stored key into the raw text of each field, in field order.

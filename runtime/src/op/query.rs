@@ -16,7 +16,7 @@ use crate::expr::field::{to_value, FieldPath};
 use crate::expr::path::Projection;
 use crate::expr::{AnyExpression, AttrPath, Condition, Expression, Name, Placeholders, Sink};
 use crate::item::Item;
-use crate::key::{KeyPart, KeyTemplate, PartContext};
+use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
 use crate::wire::{self, Body, Request};
 use crate::Db;
@@ -231,13 +231,14 @@ enum SortKeyShape {
     None,
 }
 
-/// A sort key value given to a query: rendered into the key text for templates, or encoded
-/// as its attribute value for sort keys that are plain attributes (only when needed).
+/// A range bound given to a query: rendered into key text for templates (after the parts
+/// given before it), or encoded as its attribute value for sort keys that are plain
+/// attributes.
 struct OwnedPart {
     part: Box<dyn SortValue>,
 }
 
-/// A sort key part's value, kept until the query knows which form it needs.
+/// A range bound's value, kept until the query knows which form it needs.
 trait SortValue: KeyPart + Send + Sync {
     fn attribute(&self) -> Result<AttributeValue, EncodeError>;
 }
@@ -266,6 +267,21 @@ impl KeyPart for OwnedPart {
     }
 }
 
+/// The sort key parts given so far, kept in the form the query sends (so that paging does
+/// not write them again).
+#[derive(Default)]
+struct SortParts {
+    count: usize,
+    /// For a templated sort key: the key text the parts make, with the constant text after
+    /// the last one.
+    text: String,
+    /// For sort keys that are attributes: the parts' values.
+    values: Vec<AttributeValue>,
+    /// The first part that could not be written, reported when the request is built (boxed:
+    /// the query is held while its request is out).
+    error: Option<Box<EncodeError>>,
+}
+
 /// The range on the next sort key part.
 enum Range {
     Between(OwnedPart, OwnedPart),
@@ -288,7 +304,7 @@ impl<T: Table> Db<T> {
         Query {
             db: self,
             partition,
-            sort_parts: Vec::new(),
+            sort: SortParts::default(),
             range: None,
             descending: false,
             limit: None,
@@ -305,7 +321,7 @@ impl<T: Table> Db<T> {
 pub struct Query<'db, E: Entity, I, P, D = E> {
     db: &'db Db<E::Table>,
     partition: PartitionKey<E, I>,
-    sort_parts: Vec<OwnedPart>,
+    sort: SortParts,
     range: Option<Range>,
     descending: bool,
     limit: Option<i32>,
@@ -317,13 +333,11 @@ pub struct Query<'db, E: Entity, I, P, D = E> {
 }
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
-    fn next<Q, C>(self, part: Option<OwnedPart>, range: Option<Range>) -> Query<'db, E, I, Q, C> {
-        let mut sort_parts = self.sort_parts;
-        sort_parts.extend(part);
+    fn next<Q, C>(self, range: Option<Range>) -> Query<'db, E, I, Q, C> {
         Query {
             db: self.db,
             partition: self.partition,
-            sort_parts,
+            sort: self.sort,
             range: range.or(self.range),
             descending: self.descending,
             limit: self.limit,
@@ -340,7 +354,41 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(Some(OwnedPart::new(value)), None)
+        let mut query = self;
+        query.push_sort_part(&value);
+        query.next(None)
+    }
+
+    /// Writes the next sort key part in the form the query sends: into the key text for a
+    /// templated sort key, as an attribute value for sort keys that are attributes.
+    fn push_sort_part<V: KeyPart + Serialize>(&mut self, value: &V) {
+        let position = self.sort.count;
+        self.sort.count += 1;
+        if self.sort.error.is_some() {
+            return;
+        }
+        let written = match self.partition.sort_key() {
+            SortKeyShape::Template(template) => {
+                let text = &mut self.sort.text;
+                if position == 0 {
+                    text.reserve(template.source.len() + 16);
+                    text.push_str(template.leading_text());
+                }
+                template
+                    .push_field(position, text, |context, out| {
+                        value.render_part(context, out)
+                    })
+                    .map_err(EncodeError::Key)
+            }
+            SortKeyShape::Attributes => {
+                to_value(value).map(|attribute| self.sort.values.push(attribute))
+            }
+            // The typestate admits only parts of the index's sort key.
+            SortKeyShape::None => Ok(()),
+        };
+        if let Err(error) = written {
+            self.sort.error = Some(Box::new(error));
+        }
     }
 
     /// The next sort key part is between `low` and `high`, inclusive.
@@ -354,10 +402,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(
-            None,
-            Some(Range::Between(OwnedPart::new(low), OwnedPart::new(high))),
-        )
+        self.next(Some(Range::Between(
+            OwnedPart::new(low),
+            OwnedPart::new(high),
+        )))
     }
 
     /// The next sort key part is below `value`.
@@ -366,7 +414,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Lt(OwnedPart::new(value))))
+        self.next(Some(Range::Lt(OwnedPart::new(value))))
     }
 
     /// The next sort key part is at most `value`.
@@ -375,7 +423,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Le(OwnedPart::new(value))))
+        self.next(Some(Range::Le(OwnedPart::new(value))))
     }
 
     /// The next sort key part is above `value`.
@@ -384,7 +432,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Gt(OwnedPart::new(value))))
+        self.next(Some(Range::Gt(OwnedPart::new(value))))
     }
 
     /// The next sort key part is at least `value`.
@@ -393,14 +441,14 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
     {
-        self.next(None, Some(Range::Ge(OwnedPart::new(value))))
+        self.next(Some(Range::Ge(OwnedPart::new(value))))
     }
 
     /// Returns every item of the partition as collection `C` (an enum with one variant per
     /// entity, `#[derive(singletable::Collection)]`), decided by the entity attribute. Items
     /// of entities `C` does not know are reported in [`Page::errors`], never dropped.
     pub fn collection<C: Collection<Table = E::Table> + Decode>(self) -> Query<'db, E, I, P, C> {
-        self.next(None, None)
+        self.next(None)
     }
 
     /// Returns only the attributes of `fields` (`ProjectionExpression`), decoded as `T`: a
@@ -420,7 +468,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         self.projection = fields.to_vec();
         self.projection
             .push(AttrPath::attribute(table.entity_attribute));
-        self.next(None, None)
+        self.next(None)
     }
 
     /// Highest sort key first (`ScanIndexForward = false`): newest first for time-ordered keys.
@@ -534,15 +582,18 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                     message: format!("the index has no sort key attribute number {position}"),
                 })
         };
+        if let Some(error) = &self.sort.error {
+            return Err((**error).clone().into());
+        }
         let mut conditions = Vec::new();
-        for (position, part) in self.sort_parts.iter().enumerate() {
+        for (position, value) in self.sort.values.iter().enumerate() {
             conditions.push(Node::Compare(
                 path(position)?,
                 Comparison::Eq,
-                part.value()?,
+                Operand::Value(value.clone()),
             ));
         }
-        let next = self.sort_parts.len();
+        let next = self.sort.count;
         let compare = |comparison, part: &OwnedPart| -> Result<Node, Error> {
             Ok(Node::Compare(path(next)?, comparison, part.value()?))
         };
@@ -565,35 +616,44 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         template: &KeyTemplate,
         attribute: &'static str,
     ) -> Result<Option<Node>, Error> {
+        if let Some(error) = &self.sort.error {
+            return Err((**error).clone().into());
+        }
         let path = || Operand::Path(AttrPath::attribute(attribute));
         let value = |text: String| Operand::Value(AttributeValue::S(text));
-        let given = self.sort_parts.len();
-        let fields = template.fields().count();
-        let render = |extra: Option<&OwnedPart>| -> Result<String, Error> {
-            let count = given + usize::from(extra.is_some());
-            Ok(template.render_with(count, |position, context, out| {
-                render_part(self.sort_parts.get(position).or(extra), context, out)
-            })?)
+        let given = self.sort.count;
+        // The key text of the parts given, with the constant text after the last one.
+        let prefix = if given == 0 {
+            template.leading_text().to_owned()
+        } else {
+            self.sort.text.clone()
         };
         let Some(range) = &self.range else {
-            if given == fields {
-                return Ok(Some(Node::Compare(
-                    path(),
-                    Comparison::Eq,
-                    value(render(None)?),
-                )));
+            if given == template.fields().count() {
+                if prefix.is_empty() {
+                    return Err(KeyError::Empty {
+                        template: template.source,
+                    }
+                    .into());
+                }
+                return Ok(Some(Node::Compare(path(), Comparison::Eq, value(prefix))));
             }
             // The constant text before the first part always constrains the query, so one
             // entity's query never reaches another's items.
-            let prefix = prefix_before(template, given, &self.sort_parts)?;
             return Ok((!prefix.is_empty())
                 .then(|| Node::BeginsWith(AttrPath::attribute(attribute), value(prefix))));
         };
-        let prefix = prefix_before(template, given, &self.sort_parts)?;
         let upper_all = format!("{prefix}{HIGHEST}");
-        let with = |part: &OwnedPart| render(Some(part));
-        // A key whose part equals `part` starts with `with(part)`; everything after those is
-        // below `with(part) + HIGHEST`.
+        // A key whose next part equals `part` starts with `with(part)`.
+        let with = |part: &OwnedPart| -> Result<String, Error> {
+            let mut text = prefix.clone();
+            template.push_field(given, &mut text, |context, out| {
+                part.render_part(context, out)
+            })?;
+            Ok(text)
+        };
+        // Everything after the keys that start with `with(part)` is below
+        // `with(part) + HIGHEST`.
         let (low, high) = match range {
             Range::Between(low, high) => (with(low)?, format!("{}{HIGHEST}", with(high)?)),
             Range::Ge(bound) => (with(bound)?, upper_all),
@@ -785,38 +845,6 @@ pub trait Collection: Sized {
 
     /// Decodes an item into the variant its entity attribute names.
     fn decode_item(item: Item) -> Result<Self, DecodeError>;
-}
-
-/// Renders a query's part value with the template's context.
-fn render_part(
-    part: Option<&OwnedPart>,
-    context: PartContext,
-    out: &mut String,
-) -> Result<(), crate::KeyError> {
-    match part {
-        Some(part) => part.render_part(context, out),
-        None => Err(crate::KeyError::Unrepresentable {
-            field: context.field,
-            reason: "no value was given for this sort key part".to_owned(),
-        }),
-    }
-}
-
-/// The sort key text before part number `given`: the constant text and given parts.
-fn prefix_before(
-    template: &KeyTemplate,
-    given: usize,
-    parts: &[OwnedPart],
-) -> Result<String, Error> {
-    if given == 0 {
-        return Ok(match template.segments.first() {
-            Some(crate::key::Segment::Literal(text)) => (*text).to_owned(),
-            _ => String::new(),
-        });
-    }
-    Ok(template.render_with(given, |position, context, out| {
-        render_part(parts.get(position), context, out)
-    })?)
 }
 
 struct Prepared {
