@@ -105,6 +105,17 @@ fn render(
     template: &Template,
     receiver: Option<&TokenStream>,
 ) -> TokenStream {
+    render_as(template_const, template, receiver, "render")
+}
+
+/// [`render`] calling the template's `method`: `render_key` for primary keys, which borrows a
+/// constant template's text.
+fn render_as(
+    template_const: &Ident,
+    template: &Template,
+    receiver: Option<&TokenStream>,
+    method: &str,
+) -> TokenStream {
     let st = private();
     let span = template.literal.span();
     let values = template.fields().map(|name| {
@@ -114,7 +125,8 @@ fn render(
             None => respan(quote!(&#field), span),
         }
     });
-    quote!(#template_const.render(&[#(#values),*])?)
+    let method = Ident::new(method, Span::call_site());
+    quote!(#template_const.#method(&[#(#values),*])?)
 }
 
 fn expand_entity(entity: &Entity) -> TokenStream {
@@ -144,8 +156,8 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             let value = template_const(sk);
             consts.push(quote!(const __SK: #st::KeyTemplate = #value;));
             sk_schema = quote!(#st::Some(__SK));
-            let render_self = render(&sk_const, sk, Some(&this));
-            let render_args = render(&sk_const, sk, None);
+            let render_self = render_as(&sk_const, sk, Some(&this), "render_key");
+            let render_args = render_as(&sk_const, sk, None, "render_key");
             sk_render_self = quote!(#st::Some(#render_self));
             sk_render_args = quote!(#st::Some(#render_args));
             checks.push(
@@ -363,8 +375,8 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         .as_ref()
         .and_then(|version| version.base10_parse::<u32>().ok())
         .unwrap_or(1);
-    let pk_render_self = render(&pk_const, pk, Some(&this));
-    let pk_render_args = render(&pk_const, pk, None);
+    let pk_render_self = render_as(&pk_const, pk, Some(&this), "render_key");
+    let pk_render_args = render_as(&pk_const, pk, None, "render_key");
     let key_doc = format!(
         "The primary key of the `{ident}` with these key fields (pk = {:?}{}).",
         pk.literal.value(),

@@ -5,21 +5,27 @@ use crate::item::{Item, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::key::KeyError;
 use crate::schema::{Entity, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
 /// The rendered primary key of an item of entity `E`, built by the generated `E::key(..)` or
 /// [`Entity::primary_key`].
 pub struct Key<E> {
-    partition: String,
-    sort: Option<String>,
+    /// Borrowed for a constant template (`sk = "TICKET"`): most sort keys of a single table
+    /// cost no allocation.
+    partition: Cow<'static, str>,
+    sort: Option<Cow<'static, str>>,
     entity: PhantomData<fn() -> E>,
 }
 
 impl<E: Entity> Key<E> {
     /// A key from rendered templates; checks DynamoDB's key size limits.
     #[doc(hidden)]
-    pub fn from_rendered(partition: String, sort: Option<String>) -> Result<Self, KeyError> {
+    pub fn from_rendered(
+        partition: Cow<'static, str>,
+        sort: Option<Cow<'static, str>>,
+    ) -> Result<Self, KeyError> {
         check_length(&partition, MAX_PARTITION_KEY_BYTES, "partition")?;
         if let Some(sort) = &sort {
             check_length(sort, MAX_SORT_KEY_BYTES, "sort")?;
@@ -47,10 +53,10 @@ impl<E: Entity> Key<E> {
         let mut item = Item::with_capacity(2);
         item.insert(
             schema.partition_key.to_owned(),
-            AttributeValue::S(self.partition.clone()),
+            AttributeValue::S(self.partition.to_string()),
         );
         if let (Some(name), Some(sort)) = (schema.sort_key, &self.sort) {
-            item.insert(name.to_owned(), AttributeValue::S(sort.clone()));
+            item.insert(name.to_owned(), AttributeValue::S(sort.to_string()));
         }
         item
     }
@@ -60,10 +66,10 @@ impl<E: Entity> Key<E> {
         let schema = <E::Table as Table>::SCHEMA;
         item.insert(
             schema.partition_key.to_owned(),
-            AttributeValue::S(self.partition),
+            AttributeValue::S(self.partition.into_owned()),
         );
         if let (Some(name), Some(sort)) = (schema.sort_key, self.sort) {
-            item.insert(name.to_owned(), AttributeValue::S(sort));
+            item.insert(name.to_owned(), AttributeValue::S(sort.into_owned()));
         }
     }
 
@@ -71,8 +77,8 @@ impl<E: Entity> Key<E> {
     pub fn text(&self) -> KeyText {
         let schema = <E::Table as Table>::SCHEMA;
         KeyText {
-            partition: (schema.partition_key, self.partition.clone()),
-            sort: schema.sort_key.zip(self.sort.clone()),
+            partition: (schema.partition_key, self.partition.to_string()),
+            sort: schema.sort_key.zip(self.sort.as_deref().map(str::to_owned)),
         }
     }
 }

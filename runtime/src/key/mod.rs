@@ -10,6 +10,7 @@ mod part;
 
 pub use part::{KeyField, KeyPart, PartContext};
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// One piece of a key template: constant text or a field.
@@ -158,6 +159,15 @@ impl KeyTemplate {
     /// ```
     pub fn render(&self, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
         self.render_prefix(values, values.len())
+    }
+
+    /// Renders the template as a key: borrowed for a constant template, which costs nothing.
+    #[doc(hidden)]
+    pub fn render_key(&self, values: &[&dyn KeyPart]) -> Result<Cow<'static, str>, KeyError> {
+        match self.segments {
+            [Segment::Literal(text)] if !text.is_empty() => Ok(Cow::Borrowed(text)),
+            _ => self.render(values).map(Cow::Owned),
+        }
     }
 
     /// Renders the template up to (not including) field number `fields` and the constant text
