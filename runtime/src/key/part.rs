@@ -121,7 +121,7 @@ macro_rules! unsigned_key_part {
         impl KeyPart for $ty {
             fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
                 let width = context.width.unwrap_or($width);
-                push_padded(&self.to_string(), self, context, width, out)
+                push_padded(itoa::Buffer::new().format(*self), self, context, width, out)
             }
         }
 
@@ -148,7 +148,7 @@ macro_rules! signed_key_part {
             fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
                 let width = context.width.unwrap_or($width);
                 if *self >= 0 {
-                    return push_padded(&self.to_string(), self, context, width, out);
+                    return push_padded(itoa::Buffer::new().format(*self), self, context, width, out);
                 }
                 // ok: every signed type here fits in i128.
                 let magnitude = (*self as i128).unsigned_abs();
@@ -163,7 +163,7 @@ macro_rules! signed_key_part {
                     });
                 }
                 out.push('-');
-                push_padded(&(base - magnitude).to_string(), self, context, width, out)
+                push_padded(itoa::Buffer::new().format(base - magnitude), self, context, width, out)
             }
         }
 
