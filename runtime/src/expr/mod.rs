@@ -87,12 +87,9 @@ impl Placeholders {
         self.values.insert(placeholder, value);
     }
 
-    /// Names already rendered with the values to come (a cached expression shape).
-    fn with_names(names: Names) -> Self {
-        Placeholders {
-            names,
-            values: Values::default(),
-        }
+    /// Takes the names of an expression shape rendered before.
+    fn set_names(&mut self, names: Names) {
+        self.names = names;
     }
 
     /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending);
@@ -176,7 +173,7 @@ pub(crate) trait Expression {
 pub(crate) trait AnyExpression {
     fn render(&mut self, renderer: &mut Renderer<'_>);
     fn record(&mut self, recorder: &mut shape::Recorder<'_>);
-    fn place_values(&mut self, values: &mut shape::ValuesOnly<'_>);
+    fn write_text(&mut self, writer: &mut shape::TextWriter<'_>);
 }
 
 impl<T: Expression> AnyExpression for T {
@@ -188,8 +185,8 @@ impl<T: Expression> AnyExpression for T {
         self.walk(recorder);
     }
 
-    fn place_values(&mut self, values: &mut shape::ValuesOnly<'_>) {
-        self.walk(values);
+    fn write_text(&mut self, writer: &mut shape::TextWriter<'_>) {
+        self.walk(writer);
     }
 }
 
@@ -211,8 +208,7 @@ impl Sink for Renderer<'_> {
     }
 
     fn index(&mut self, index: usize) {
-        push_placeholder(self.out, "[", index);
-        self.out.push(']');
+        push_index(self.out, index);
     }
 
     fn value(&mut self, value: &mut AttributeValue) {
@@ -253,6 +249,12 @@ fn push_placeholder(out: &mut String, prefix: &str, index: usize) {
     } else {
         let _ = write!(out, "{index}");
     }
+}
+
+/// `[2]`: a list index in a path.
+fn push_index(out: &mut String, index: usize) {
+    push_placeholder(out, "[", index);
+    out.push(']');
 }
 
 fn placeholder(prefix: &str, index: usize) -> String {

@@ -29,9 +29,12 @@ enum Piece {
     End,
 }
 
-/// Records the pieces of expressions; notes whether they can be cached.
+/// Records the pieces of expressions, noting whether they can be cached, and places their
+/// values (taken from them) under their placeholders: all that a request of a known shape
+/// needs, in one pass.
 pub(crate) struct Recorder<'a> {
     pieces: &'a mut Vec<Piece>,
+    placeholders: &'a mut Placeholders,
     cacheable: bool,
 }
 
@@ -54,39 +57,47 @@ impl Sink for Recorder<'_> {
         self.pieces.push(Piece::Index(index));
     }
 
-    #[inline]
-    fn value(&mut self, _: &mut AttributeValue) {
-        self.pieces.push(Piece::Value);
-    }
-
-    #[inline]
-    fn new_value(&mut self, _: impl FnOnce() -> AttributeValue) {
-        self.pieces.push(Piece::Value);
-    }
-}
-
-/// Places values under their placeholders, for text that is already rendered.
-pub(crate) struct ValuesOnly<'a> {
-    placeholders: &'a mut Placeholders,
-}
-
-impl Sink for ValuesOnly<'_> {
-    #[inline]
-    fn text(&mut self, _: &'static str) {}
-
-    #[inline]
-    fn name(&mut self, _: Name<'_>) {}
-
-    #[inline]
-    fn index(&mut self, _: usize) {}
-
     fn value(&mut self, value: &mut AttributeValue) {
+        self.pieces.push(Piece::Value);
         let value = std::mem::replace(value, AttributeValue::Null(true));
         self.placeholders.insert_value(value);
     }
 
     fn new_value(&mut self, make: impl FnOnce() -> AttributeValue) {
+        self.pieces.push(Piece::Value);
         self.placeholders.insert_value(make());
+    }
+}
+
+/// Writes the text of expressions whose values are already placed, numbering their
+/// placeholders in the same order.
+pub(crate) struct TextWriter<'a> {
+    placeholders: &'a mut Placeholders,
+    out: &'a mut String,
+    values: usize,
+}
+
+impl Sink for TextWriter<'_> {
+    fn text(&mut self, text: &'static str) {
+        self.out.push_str(text);
+    }
+
+    fn name(&mut self, name: Name<'_>) {
+        self.placeholders.push_name(name.as_str(), self.out);
+    }
+
+    fn index(&mut self, index: usize) {
+        super::push_index(self.out, index);
+    }
+
+    fn value(&mut self, _: &mut AttributeValue) {
+        super::push_placeholder(self.out, ":v", self.values);
+        self.values += 1;
+    }
+
+    fn new_value(&mut self, _: impl FnOnce() -> AttributeValue) {
+        super::push_placeholder(self.out, ":v", self.values);
+        self.values += 1;
     }
 }
 
@@ -113,55 +124,70 @@ thread_local! {
 pub(crate) fn render<const N: usize>(
     mut expressions: [&mut dyn AnyExpression; N],
 ) -> ([String; N], Placeholders) {
+    let mut placeholders = Placeholders::default();
+    // `None` (or an error, when the thread is shutting down) before anything was recorded.
     let cached = SHAPES.try_with(|shapes| {
-        let Ok(mut shapes) = shapes.try_borrow_mut() else {
-            return None;
-        };
+        let mut shapes = shapes.try_borrow_mut().ok()?;
         let shapes = &mut *shapes;
         shapes.scratch.clear();
         let mut recorder = Recorder {
             pieces: &mut shapes.scratch,
+            placeholders: &mut placeholders,
             cacheable: true,
         };
         for expression in expressions.iter_mut() {
             expression.record(&mut recorder);
             recorder.pieces.push(Piece::End);
         }
-        if !recorder.cacheable {
-            return None;
-        }
-        if let Some(rendered) = shapes
-            .rendered
-            .iter()
-            .find(|rendered| *rendered.pieces == *shapes.scratch)
-        {
-            let mut placeholders = Placeholders::with_names(rendered.names.clone());
-            for expression in expressions.iter_mut() {
-                expression.place_values(&mut ValuesOnly {
-                    placeholders: &mut placeholders,
-                });
+        let cacheable = recorder.cacheable;
+        if cacheable {
+            if let Some(rendered) = shapes
+                .rendered
+                .iter()
+                .find(|rendered| *rendered.pieces == *shapes.scratch)
+            {
+                placeholders.set_names(rendered.names.clone());
+                return Some(std::array::from_fn(|index| {
+                    rendered.texts.get(index).cloned().unwrap_or_default()
+                }));
             }
-            let texts =
-                std::array::from_fn(|index| rendered.texts.get(index).cloned().unwrap_or_default());
-            return Some((texts, placeholders));
         }
-        let (texts, placeholders) = render_fresh(&mut expressions);
-        if shapes.rendered.len() < MAX_SHAPES {
+        let texts = write_texts(&mut expressions, &mut placeholders);
+        if cacheable && shapes.rendered.len() < MAX_SHAPES {
             shapes.rendered.push(Rendered {
                 pieces: shapes.scratch.as_slice().into(),
                 texts: texts.to_vec(),
                 names: placeholders.names().unwrap_or_default(),
             });
         }
-        Some((texts, placeholders))
+        Some(texts)
     });
     match cached {
-        Ok(Some(rendered)) => rendered,
-        // Not cacheable, or the thread is shutting down.
+        Ok(Some(texts)) => (texts, placeholders),
         _ => render_fresh(&mut expressions),
     }
 }
 
+/// The texts of expressions whose values the recorder has placed.
+fn write_texts<const N: usize>(
+    expressions: &mut [&mut dyn AnyExpression; N],
+    placeholders: &mut Placeholders,
+) -> [String; N] {
+    let mut values = 0;
+    expressions.each_mut().map(|expression| {
+        let mut out = String::with_capacity(64);
+        let mut writer = TextWriter {
+            placeholders: &mut *placeholders,
+            out: &mut out,
+            values,
+        };
+        expression.write_text(&mut writer);
+        values = writer.values;
+        out
+    })
+}
+
+/// Renders expressions without the cache.
 fn render_fresh<const N: usize>(
     expressions: &mut [&mut dyn AnyExpression; N],
 ) -> ([String; N], Placeholders) {
