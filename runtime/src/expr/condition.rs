@@ -276,6 +276,11 @@ impl<E> Condition<E> {
         self.node.as_ref()
     }
 
+    /// The untyped tree, moved out.
+    pub(crate) fn into_node(self) -> Result<Node, EncodeError> {
+        self.node
+    }
+
     fn combine(self, other: Condition<E>, join: fn(Box<Node>, Box<Node>) -> Node) -> Self {
         match (self.node, other.node) {
             (Ok(left), Ok(right)) => Self::from_node(join(Box::new(left), Box::new(right))),

@@ -440,15 +440,25 @@ impl<'db, E: Entity> Parts<'db, E> {
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {
-        self.prepare_actions(self.actions.clone(), true)
+        let inputs = Inputs {
+            actions: self.actions.clone(),
+            known: KnownValues::Copied(&self.known),
+            condition: user_node(self.condition.as_ref()),
+        };
+        self.prepare_inputs(inputs, true)
     }
 
-    /// Prepares the request around the user's `actions` (cloned for `params`, moved by
-    /// `send`).
-    fn prepare_actions(&self, mut actions: Vec<Action>, explain: bool) -> Result<Prepared, Error> {
+    /// Prepares the request from `inputs`: the update's own, copied for `params` and
+    /// `explain` (which can be called again), moved by `send`.
+    fn prepare_inputs(&self, inputs: Inputs<'_>, explain: bool) -> Result<Prepared, Error> {
         if let Some(error) = &self.error {
             return Err(error.clone().into());
         }
+        let Inputs {
+            mut actions,
+            known,
+            condition,
+        } = inputs;
         let schema = E::SCHEMA;
         let table = <E::Table as Table>::SCHEMA;
         if actions.is_empty() {
@@ -468,7 +478,8 @@ impl<'db, E: Entity> Parts<'db, E> {
             .into());
         }
         let changes = |name: &&str| {
-            self.known
+            known
+                .as_slice()
                 .iter()
                 .any(|known| same_name(known.field, name) && known.current.is_none())
                 || self
@@ -477,7 +488,7 @@ impl<'db, E: Entity> Parts<'db, E> {
                     .any(|(field, _)| same_name(field, name))
         };
         let values = Values {
-            known: &self.known,
+            known: known.as_slice(),
             key: &self.key,
         };
         // The estimate's text costs more than the request itself; only explain() needs it.
@@ -545,8 +556,8 @@ impl<'db, E: Entity> Parts<'db, E> {
         let mut condition = UpdateCondition {
             partition_key: table.partition_key,
             version: managed.version.zip(self.expected_version),
-            known: &self.known,
-            user: user_node(self.condition.as_ref())?,
+            known,
+            user: condition?,
         };
         let ([update, condition], placeholders) =
             crate::expr::shape::render([&mut update::Actions::new(actions), &mut condition]);
@@ -591,8 +602,14 @@ impl<'db, E: Entity> Parts<'db, E> {
     {
         let actions = std::mem::take(&mut self.actions);
         let repeats = actions.iter().any(Action::repeats);
+        let mut known = std::mem::take(&mut self.known);
+        let inputs = Inputs {
+            actions,
+            known: KnownValues::Moved(&mut known),
+            condition: self.condition.take().map(Condition::into_node).transpose(),
+        };
         let request = self
-            .prepare_actions(actions, false)
+            .prepare_inputs(inputs, false)
             .map(|prepared| self.builder(prepared, returning));
         // Only this is kept while the request is out.
         let sent = Sent {
@@ -741,8 +758,39 @@ type UpdateResult = Result<
 struct UpdateCondition<'a> {
     partition_key: &'static str,
     version: Option<(&'static str, u64)>,
-    known: &'a [Known],
+    known: KnownValues<'a>,
     user: Option<Node>,
+}
+
+/// ` AND path = value`: a current value the caller gave.
+fn walk_given<S: Sink>(sink: &mut S, path: &AttrPath, value: impl FnOnce(&mut S)) {
+    sink.text(" AND ");
+    path.walk(sink);
+    sink.text(" = ");
+    value(sink);
+}
+
+/// What a request is made from: the update's actions, known values and condition.
+struct Inputs<'a> {
+    actions: Vec<Action>,
+    known: KnownValues<'a>,
+    condition: Result<Option<Node>, EncodeError>,
+}
+
+/// The known values, borrowed: the current values given are copied into the request, or, when
+/// it is sent, moved.
+enum KnownValues<'a> {
+    Copied(&'a [Known]),
+    Moved(&'a mut [Known]),
+}
+
+impl KnownValues<'_> {
+    fn as_slice(&self) -> &[Known] {
+        match self {
+            KnownValues::Copied(known) => known,
+            KnownValues::Moved(known) => known,
+        }
+    }
 }
 
 impl Expression for UpdateCondition<'_> {
@@ -756,11 +804,17 @@ impl Expression for UpdateCondition<'_> {
             sink.text(" = ");
             sink.new_value(|| AttributeValue::N(expected.to_string()));
         }
-        for (path, value) in self.known.iter().filter_map(|known| known.current.as_ref()) {
-            sink.text(" AND ");
-            path.walk(sink);
-            sink.text(" = ");
-            sink.new_value(|| value.clone());
+        match &mut self.known {
+            KnownValues::Copied(known) => {
+                for (path, value) in known.iter().filter_map(|known| known.current.as_ref()) {
+                    walk_given(sink, path, |sink| sink.new_value(|| value.clone()));
+                }
+            }
+            KnownValues::Moved(known) => {
+                for (path, value) in known.iter_mut().filter_map(|known| known.current.as_mut()) {
+                    walk_given(sink, path, |sink| sink.value(value));
+                }
+            }
         }
         if let Some(user) = &mut self.user {
             sink.text(" AND ");
