@@ -491,16 +491,10 @@ impl<'db, E: Entity> Parts<'db, E> {
             known: known.as_slice(),
             key: &self.key,
         };
-        // The estimate's text costs more than the request itself; only explain() needs it.
         let mut estimate = crate::cost::Estimate::default();
-        let mut estimate_write = |units: f64, reason: &dyn Fn() -> String| {
-            if explain {
-                estimate.write(units, reason());
-            }
-        };
-        estimate_write(write_units(ASSUMED_ITEM_BYTES), &|| {
-            format!("table write (assuming at most {ASSUMED_ITEM_BYTES} bytes)")
-        });
+        if explain {
+            estimate_table_write(&mut estimate);
+        }
         for index in schema.indexes {
             if !index.inputs().any(|input| changes(&input)) {
                 continue;
@@ -528,16 +522,8 @@ impl<'db, E: Entity> Parts<'db, E> {
                 return Err(index_inputs_missing(schema.name, index, &missing, changes).into());
             }
             let removes = index_actions::<E>(index, table.partition_key, &values, &mut actions)?;
-            let units = write_units(ASSUMED_ITEM_BYTES);
-            if removes {
-                estimate_write(units, &|| format!("{} entry deleted", index.index.name));
-            } else {
-                estimate_write(2.0 * units, &|| {
-                    format!(
-                        "{} entry moved (old deleted, new written)",
-                        index.index.name
-                    )
-                });
+            if explain {
+                estimate_index_write(&mut estimate, index.index.name, removes);
             }
         }
         let managed = schema.managed;
@@ -760,6 +746,32 @@ struct UpdateCondition<'a> {
     version: Option<(&'static str, u64)>,
     known: KnownValues<'a>,
     user: Option<Node>,
+}
+
+/// The table write of an update's estimate. The estimate's text costs more than the request
+/// itself and only `explain()` asks for it, so it is written out of the request's way.
+#[cold]
+#[inline(never)]
+fn estimate_table_write(estimate: &mut crate::cost::Estimate) {
+    estimate.write(
+        write_units(ASSUMED_ITEM_BYTES),
+        format!("table write (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
+    );
+}
+
+/// An index's writes in an update's estimate (see [`estimate_table_write`]).
+#[cold]
+#[inline(never)]
+fn estimate_index_write(estimate: &mut crate::cost::Estimate, index: &str, removes: bool) {
+    let units = write_units(ASSUMED_ITEM_BYTES);
+    if removes {
+        estimate.write(units, format!("{index} entry deleted"));
+    } else {
+        estimate.write(
+            2.0 * units,
+            format!("{index} entry moved (old deleted, new written)"),
+        );
+    }
 }
 
 /// ` AND path = value`: a current value the caller gave.
@@ -998,6 +1010,7 @@ fn unique_inputs(index: &EntityIndex) -> impl Iterator<Item = &'static str> + '_
         .map(|(_, input)| input)
 }
 
+#[cold]
 fn index_inputs_missing(
     entity: &'static str,
     index: &EntityIndex,
