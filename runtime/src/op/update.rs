@@ -119,11 +119,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 parts
                     .actions
                     .push(Action::Set(field.path(), SetValue::Value(encoded)));
-                parts.known.push(Known {
-                    field: field.name(),
-                    value: Box::new(value),
-                    current: None,
-                });
+                parts.know(field.name(), value);
             }
         })
     }
@@ -140,11 +136,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     {
         self.then::<Changed, F>(|parts| {
             parts.actions.push(Action::Remove(field.path()));
-            parts.known.push(Known {
-                field: field.name(),
-                value: Box::new(T::none()),
-                current: None,
-            });
+            parts.know(field.name(), T::none());
         })
     }
 
@@ -429,6 +421,22 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 }
 
 impl<'db, E: Entity> Parts<'db, E> {
+    /// Keeps the new value of `field` if an index key is made from it (it is needed again to
+    /// recompute the key; other values are already encoded in the actions).
+    fn know<T: Send + Sync + 'static>(&mut self, field: &'static str, value: T) {
+        let feeds_index = E::SCHEMA
+            .indexes
+            .iter()
+            .any(|index| index.inputs().any(|input| same_name(input, field)));
+        if feeds_index {
+            self.known.push(Known {
+                field,
+                value: Box::new(value),
+                current: None,
+            });
+        }
+    }
+
     fn encode<V: Serialize + ?Sized>(&mut self, value: &V) -> Option<AttributeValue> {
         match to_value(value) {
             Ok(value) => Some(value),
