@@ -370,26 +370,26 @@ fn assert_identical_requests() {
 
 // --- Benches -------------------------------------------------------------------------------
 
-/// The fixed SDK cost of a stopped operation, with the SDK error converted as each side
-/// converts it: `?` into a `BoxError` (hand-written) or `singletable::Error::from` (library).
+/// One stopped request with only a table name, its SDK error converted into `$error` as each
+/// side converts it: `?` into a `BoxError` (hand-written) or `singletable::Error` (library).
+macro_rules! floor {
+    ($client:expr, $operation:ident, $error:ty) => {
+        block_on(async {
+            $client.$operation().table_name(TABLE).send().await?;
+            Ok::<(), $error>(())
+        })
+    };
+}
+
+/// The fixed SDK cost of a stopped operation, with each side's error conversion.
 macro_rules! floors {
     ($group:expr, $client:expr, $operation:ident) => {{
         let client = $client;
         $group.bench_function("sdk_floor", |b| {
-            b.iter(|| {
-                block_on(async {
-                    client.$operation().table_name(TABLE).send().await?;
-                    Ok::<(), BoxError>(())
-                })
-            })
+            b.iter(|| floor!(client, $operation, BoxError))
         });
         $group.bench_function("sdk_floor_singletable_error", |b| {
-            b.iter(|| {
-                block_on(async {
-                    client.$operation().table_name(TABLE).send().await?;
-                    Ok::<(), singletable::Error>(())
-                })
-            })
+            b.iter(|| floor!(client, $operation, singletable::Error))
         });
     }};
 }
@@ -634,18 +634,8 @@ fn paired_ratios() {
         vec![
             Box::new(timed(|| block_on(lib_put(&db, &ticket)))),
             Box::new(timed(|| block_on(hand_put(&client, &ticket)))),
-            Box::new(timed(|| {
-                block_on(async {
-                    client.put_item().table_name(TABLE).send().await?;
-                    Ok::<(), singletable::Error>(())
-                })
-            })),
-            Box::new(timed(|| {
-                block_on(async {
-                    client.put_item().table_name(TABLE).send().await?;
-                    Ok::<(), BoxError>(())
-                })
-            })),
+            Box::new(timed(|| floor!(client, put_item, singletable::Error))),
+            Box::new(timed(|| floor!(client, put_item, BoxError))),
         ],
         50,
     );
@@ -658,18 +648,8 @@ fn paired_ratios() {
             Box::new(timed(|| {
                 block_on(hand_status_update(&client, "8842", 7, Status::Pending))
             })),
-            Box::new(timed(|| {
-                block_on(async {
-                    client.update_item().table_name(TABLE).send().await?;
-                    Ok::<(), singletable::Error>(())
-                })
-            })),
-            Box::new(timed(|| {
-                block_on(async {
-                    client.update_item().table_name(TABLE).send().await?;
-                    Ok::<(), BoxError>(())
-                })
-            })),
+            Box::new(timed(|| floor!(client, update_item, singletable::Error))),
+            Box::new(timed(|| floor!(client, update_item, BoxError))),
         ],
         50,
     );
@@ -678,18 +658,8 @@ fn paired_ratios() {
         vec![
             Box::new(timed(|| block_on(lib_query(&db, 7, Status::Open, 3)))),
             Box::new(timed(|| block_on(hand_query(&client, 7, Status::Open, 3)))),
-            Box::new(timed(|| {
-                block_on(async {
-                    client.query().table_name(TABLE).send().await?;
-                    Ok::<(), singletable::Error>(())
-                })
-            })),
-            Box::new(timed(|| {
-                block_on(async {
-                    client.query().table_name(TABLE).send().await?;
-                    Ok::<(), BoxError>(())
-                })
-            })),
+            Box::new(timed(|| floor!(client, query, singletable::Error))),
+            Box::new(timed(|| floor!(client, query, BoxError))),
         ],
         50,
     );

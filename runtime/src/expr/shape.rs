@@ -401,6 +401,9 @@ mod tests {
                 actions in proptest::collection::vec(action(), 1..5),
                 nodes in proptest::collection::vec(node(), 0..3),
             ) {
+                // A cache of its own per case, so that the first rendering always stores the
+                // shape and the second always finds it (a full cache would render both fresh).
+                SHAPES.with(|shapes| shapes.borrow_mut().rendered.clear());
                 let request = || (Actions::new(actions.clone()), AllOf(nodes.clone()));
                 let (mut first_actions, mut first_nodes) = request();
                 render([&mut first_actions, &mut first_nodes]);
@@ -410,6 +413,7 @@ mod tests {
                 nodes.walk(&mut renumber);
                 let (mut fresh_actions, mut fresh_nodes) = (actions.clone(), nodes.clone());
                 let cached = render([&mut actions, &mut nodes]);
+                prop_assert_eq!(SHAPES.with(|shapes| shapes.borrow().rendered.len()), 1);
                 prop_assert_eq!(cached, render_fresh(&mut [&mut fresh_actions, &mut fresh_nodes]));
             }
         }
