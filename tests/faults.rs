@@ -157,6 +157,30 @@ struct Tally {
 }
 
 impl Tally {
+    /// Counts an operation and its outcome.
+    fn count<T>(&mut self, result: &Result<T, Error>) {
+        self.operations += 1;
+        match result {
+            Ok(_) => self.acknowledged += 1,
+            Err(error) => self.error(error),
+        }
+    }
+
+    /// A conflict met by a write whose test is the only writer: it can only be the write's own
+    /// earlier attempt, resent by the SDK after its response was lost.
+    fn own_write_conflict<E: Entity>(
+        &mut self,
+        error: &Error,
+        written: &E,
+        what: impl fmt::Display,
+    ) {
+        if fault::is_own_write(error, written) {
+            self.own_write_conflicts += 1;
+        } else {
+            self.violation(format!("{what}: foreign conflict {error:?}"));
+        }
+    }
+
     fn error(&mut self, error: &Error) {
         let kind = match error {
             Error::ConditionFailed { .. } => "ConditionFailed",
@@ -313,11 +337,7 @@ async fn unconditional_puts_and_deletes_are_exactly_once_or_a_typed_error() {
             } else {
                 bounded(h.faulty.put(&Register { id, write: op }).send()).await
             };
-            tally.operations += 1;
-            match &result {
-                Ok(()) => tally.acknowledged += 1,
-                Err(error) => tally.error(error),
-            }
+            tally.count(&result);
             let found = read(&h.plain, Register::key(&id).unwrap())
                 .await
                 .map(|register| register.write);
@@ -350,21 +370,13 @@ async fn conditional_creates_are_exactly_once_and_a_lost_response_shows_as_an_ow
             let id = u32::try_from(op).unwrap();
             let register = Register { id, write: op };
             let result = bounded(h.faulty.put(&register).only_if_absent().send()).await;
-            tally.operations += 1;
+            tally.count(&result);
             match &result {
-                Ok(()) => tally.acknowledged += 1,
-                Err(error) => {
-                    tally.error(error);
-                    // Every key is new, so a failed condition can only be this write's own
-                    // earlier attempt, resent by the SDK after its response was lost.
-                    if error.is_condition_failed() {
-                        if fault::is_own_write(error, &register) {
-                            tally.own_write_conflicts += 1;
-                        } else {
-                            tally.violation(format!("create {id}: foreign conflict {error:?}"));
-                        }
-                    }
+                // Every key is new, so a failed condition can only be this write's own.
+                Err(error) if error.is_condition_failed() => {
+                    tally.own_write_conflict(error, &register, format_args!("create {id}"));
                 }
+                _ => {}
             }
             let found = read(&h.plain, Register::key(&id).unwrap()).await;
             match (&result, found) {
@@ -413,19 +425,12 @@ async fn versioned_puts_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
                 write: op,
             };
             let result = bounded(h.faulty.put(&doc).send()).await;
-            tally.operations += 1;
+            tally.count(&result);
             match &result {
-                Ok(()) => tally.acknowledged += 1,
-                Err(error) => {
-                    tally.error(error);
-                    if error.is_version_conflict() {
-                        if fault::is_own_write(error, &doc) {
-                            tally.own_write_conflicts += 1;
-                        } else {
-                            tally.violation(format!("doc {id}: foreign conflict {error:?}"));
-                        }
-                    }
+                Err(error) if error.is_version_conflict() => {
+                    tally.own_write_conflict(error, &doc, format_args!("doc {id}"));
                 }
+                _ => {}
             }
             let found = read(&h.plain, Doc::key(&id).unwrap()).await;
             let written = Doc {
@@ -490,11 +495,7 @@ async fn counter_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> Faul
                 .send(),
         )
         .await;
-        tally.operations += 1;
-        match &result {
-            Ok(_) => tally.acknowledged += 1,
-            Err(error) => tally.error(error),
-        }
+        tally.count(&result);
         let found = read(&h.plain, Counter::key(&id).unwrap())
             .await
             .map_or(0, |counter| counter.count);
@@ -689,17 +690,14 @@ async fn rekey_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> FaultP
             ..from.clone()
         };
         let result = bounded(h.faulty.rekey(from.primary_key().unwrap(), &to).send()).await;
-        tally.operations += 1;
+        tally.count(&result);
         match &result {
-            Ok(()) => tally.acknowledged += 1,
-            Err(error) => {
-                tally.error(error);
-                // The test is the only writer and the old item exists: a missing old item or
-                // a taken new key can only be this rekey's own earlier attempt.
-                if error.is_not_found() || error.is_condition_failed() {
-                    tally.own_write_conflicts += 1;
-                }
+            // The test is the only writer and the old item exists: a missing old item or a
+            // taken new key can only be this rekey's own earlier attempt.
+            Err(error) if error.is_not_found() || error.is_condition_failed() => {
+                tally.own_write_conflicts += 1;
             }
+            _ => {}
         }
         let copies = locate(&h.plain, id).await;
         match copies.as_slice() {
