@@ -243,11 +243,7 @@ async fn seeded(seeds: &[Seed]) -> Db<Bad> {
         {
             item.insert("PK".into(), s(&format!("TICKET#{}", seed.name)));
         }
-        db.client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
-            .send()
+        singletable::testing::put_raw(&db, item)
             .await
             .unwrap_or_else(|error| panic!("seeding {}: {error:?}", seed.name));
     }

@@ -159,13 +159,7 @@ async fn another_entitys_item_is_never_mistaken_for_this_one() {
     })
     .unwrap();
     item.extend(Ticket::key("5").unwrap().to_attributes());
-    db.client()
-        .put_item()
-        .table_name(db.table_name())
-        .set_item(Some(item))
-        .send()
-        .await
-        .unwrap();
+    singletable::testing::put_raw(&db, item).await.unwrap();
     match db.get(Ticket::key("5").unwrap()).send().await {
         Err(Error::Decode(DecodeError::WrongEntity {
             expected, found, ..
@@ -185,13 +179,7 @@ async fn malformed_item_names_the_key_and_the_attribute() {
         "team_id".into(),
         aws_sdk_dynamodb::types::AttributeValue::S("seven".into()),
     );
-    db.client()
-        .put_item()
-        .table_name(db.table_name())
-        .set_item(Some(item))
-        .send()
-        .await
-        .unwrap();
+    singletable::testing::put_raw(&db, item).await.unwrap();
     let error = db.get(Ticket::key("6").unwrap()).send().await.unwrap_err();
     match &error {
         Error::Decode(DecodeError::Attribute {

@@ -161,13 +161,7 @@ async fn old_workspace(comments: u32, without_version: u32) -> (Db<WorkspaceV1>,
     for (_, comment) in unversioned {
         let mut item = singletable::item::encode(&comment).unwrap();
         item.remove("_sv");
-        db.client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap();
+        singletable::testing::put_raw(&db, item).await.unwrap();
     }
     (db, all)
 }

@@ -431,13 +431,7 @@ async fn the_collection_query_decodes_mixed_entities_and_reports_unknown_ones() 
         "_type".into(),
         aws_sdk_dynamodb::types::AttributeValue::S("Attachment".into()),
     );
-    db.client()
-        .put_item()
-        .table_name(db.table_name())
-        .set_item(Some(stranger))
-        .send()
-        .await
-        .unwrap();
+    singletable::testing::put_raw(&db, stranger).await.unwrap();
 
     let page = db
         .query(Document::partition("w1"))

@@ -114,13 +114,7 @@ async fn malformed_item_is_one_error_in_the_stream_and_the_rest_still_arrive() {
     let mut malformed =
         singletable::item::encode(&Ticket::new("bad", 7, Status::Open, "x")).unwrap();
     malformed.insert("team_id".into(), AttributeValue::S("seven".into()));
-    db.client()
-        .put_item()
-        .table_name(db.table_name())
-        .set_item(Some(malformed))
-        .send()
-        .await
-        .unwrap();
+    singletable::testing::put_raw(&db, malformed).await.unwrap();
 
     // Small pages and two segments: the error must not end its segment's later pages.
     let stream = db.scan::<Ticket>().segments(2).page_size(7).into_stream();
