@@ -157,6 +157,13 @@ struct Tally {
 }
 
 impl Tally {
+    /// Counts a write found in the table: an error reported for it had the write happen.
+    fn applied<T>(&mut self, result: &Result<T, Error>) {
+        if result.is_err() {
+            self.applied_despite_error += 1;
+        }
+    }
+
     /// Counts an operation and its outcome.
     fn count<T>(&mut self, result: &Result<T, Error>) {
         self.operations += 1;
@@ -381,9 +388,7 @@ async fn conditional_creates_are_exactly_once_and_a_lost_response_shows_as_an_ow
             let found = read(&h.plain, Register::key(&id).unwrap()).await;
             match (&result, found) {
                 (_, Some(found)) if found == register => {
-                    if result.is_err() {
-                        tally.applied_despite_error += 1;
-                    }
+                    tally.applied(&result);
                     created.push(id);
                 }
                 (Ok(()), found) => {
@@ -439,9 +444,7 @@ async fn versioned_puts_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
             };
             match found {
                 Some(found) if found == written => {
-                    if result.is_err() {
-                        tally.applied_despite_error += 1;
-                    }
+                    tally.applied(&result);
                     model.insert(id, found);
                 }
                 found if found == current => {
@@ -621,9 +624,7 @@ async fn versioned_adds_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
             let found = read(&h.plain, VersionedCounter::key(&id).unwrap()).await;
             match found {
                 Some(found) if found == after => {
-                    if result.is_err() {
-                        tally.applied_despite_error += 1;
-                    }
+                    tally.applied(&result);
                     model.insert(id, found);
                 }
                 Some(found) if found == before => {
@@ -702,9 +703,7 @@ async fn rekey_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> FaultP
         let copies = locate(&h.plain, id).await;
         match copies.as_slice() {
             [found] if *found == to => {
-                if result.is_err() {
-                    tally.applied_despite_error += 1;
-                }
+                tally.applied(&result);
                 model.insert(id, to);
             }
             [found] if *found == from => {
