@@ -410,7 +410,16 @@ fn check_separable(
     separator: &'static str,
     template: &'static str,
 ) -> Result<(), KeyError> {
-    // `rendered + separator` must not contain `separator` before `rendered.len()`.
+    // `rendered + separator` must not contain `separator` before `rendered.len()`, where it
+    // could only start at a byte of `rendered` equal to the separator's first byte: most values
+    // have none, and are checked with one scan.
+    let never_starts_inside = separator
+        .as_bytes()
+        .first()
+        .is_some_and(|first| !rendered.as_bytes().contains(first));
+    if never_starts_inside {
+        return Ok(());
+    }
     let runs_into_separator = rendered.char_indices().any(|(index, _)| {
         let tail = &rendered[index..];
         if tail.len() >= separator.len() {

@@ -565,10 +565,11 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 
     /// The sort key condition on a sort key that is a plain attribute: compared as the value it
-    /// is (numbers numerically).
+    /// is (numbers numerically). Out of line, as [`range_condition`].
     ///
     /// With several sort attributes (a multi-attribute key), the given parts are equalities
     /// on the first attributes, left to right, and a range applies to the next one.
+    #[inline(never)]
     fn attribute_sort_condition(
         &self,
         attributes: &[crate::schema::KeyAttribute],
@@ -643,25 +644,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             return Ok((!prefix.is_empty())
                 .then(|| Node::BeginsWith(AttrPath::attribute(attribute), value(prefix))));
         };
-        let upper_all = format!("{prefix}{HIGHEST}");
-        // A key whose next part equals `part` starts with `with(part)`.
-        let with = |part: &OwnedPart| -> Result<String, Error> {
-            let mut text = prefix.clone();
-            template.push_field(given, &mut text, |context, out| {
-                part.render_part(context, out)
-            })?;
-            Ok(text)
-        };
-        // Everything after the keys that start with `with(part)` is below
-        // `with(part) + HIGHEST`.
-        let (low, high) = match range {
-            Range::Between(low, high) => (with(low)?, format!("{}{HIGHEST}", with(high)?)),
-            Range::Ge(bound) => (with(bound)?, upper_all),
-            Range::Gt(bound) => (format!("{}{HIGHEST}", with(bound)?), upper_all),
-            Range::Le(bound) => (prefix.clone(), format!("{}{HIGHEST}", with(bound)?)),
-            Range::Lt(bound) => (prefix.clone(), just_below(&with(bound)?)),
-        };
-        Ok(Some(Node::Between(path(), value(low), value(high))))
+        range_condition(template, attribute, given, prefix, range).map(Some)
     }
 
     /// The request this operation sends (the first page).
@@ -797,6 +780,43 @@ fn just_below(text: &str) -> String {
             chars.into_iter().collect()
         }
     }
+}
+
+/// `BETWEEN` bounds on sort key `attribute` for `range` on part number `given` of
+/// `template`, after `prefix` (the key text of the parts given). Out of line: most queries
+/// have no range, and its code would only crowd theirs.
+#[inline(never)]
+fn range_condition(
+    template: &KeyTemplate,
+    attribute: &'static str,
+    given: usize,
+    prefix: String,
+    range: &Range,
+) -> Result<Node, Error> {
+    let value = |text: String| Operand::Value(AttributeValue::S(text));
+    let upper_all = format!("{prefix}{HIGHEST}");
+    // A key whose next part equals `part` starts with `with(part)`.
+    let with = |part: &OwnedPart| -> Result<String, Error> {
+        let mut text = prefix.clone();
+        template.push_field(given, &mut text, |context, out| {
+            part.render_part(context, out)
+        })?;
+        Ok(text)
+    };
+    // Everything after the keys that start with `with(part)` is below
+    // `with(part) + HIGHEST`.
+    let (low, high) = match range {
+        Range::Between(low, high) => (with(low)?, format!("{}{HIGHEST}", with(high)?)),
+        Range::Ge(bound) => (with(bound)?, upper_all),
+        Range::Gt(bound) => (format!("{}{HIGHEST}", with(bound)?), upper_all),
+        Range::Le(bound) => (prefix.clone(), format!("{}{HIGHEST}", with(bound)?)),
+        Range::Lt(bound) => (prefix.clone(), just_below(&with(bound)?)),
+    };
+    Ok(Node::Between(
+        Operand::Path(AttrPath::attribute(attribute)),
+        value(low),
+        value(high),
+    ))
 }
 
 /// Items of entity `E` read with a projection, decoded as `T` (see [`Query::project`]).
