@@ -276,6 +276,29 @@ async fn seeded(comments: u32) -> Db<Workspace> {
     db
 }
 
+/// `page` borrows its query, so each page sends the same filter with its values again.
+#[tokio::test]
+async fn a_filtered_query_keeps_its_filter_on_every_page() {
+    let db = seeded(120).await;
+    let query = db
+        .query(Comment::partition("w1"))
+        .filter(Comment::SEQ.ge(&100))
+        .limit(25);
+    let mut sequences = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    for _ in 0..20 {
+        let page = query.page(cursor.as_ref()).await.unwrap();
+        sequences.extend(page.items.iter().map(|comment| comment.seq));
+        cursor = page.cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert!(cursor.is_none(), "pagination does not end");
+    sequences.sort_unstable();
+    assert_eq!(sequences, (100..120).collect::<Vec<u32>>());
+}
+
 #[tokio::test]
 async fn paging_through_a_partition_returns_every_item_exactly_once_and_cursors_resume() {
     let db = seeded(2_000).await;

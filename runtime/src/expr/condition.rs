@@ -90,20 +90,6 @@ pub enum Operand {
     Size(AttrPath),
 }
 
-impl Operand {
-    pub(crate) fn walk(&mut self, sink: &mut impl Sink) {
-        match self {
-            Operand::Value(value) => sink.value(value),
-            Operand::Path(path) => path.walk(sink),
-            Operand::Size(path) => {
-                sink.text("size(");
-                path.walk(sink);
-                sink.text(")");
-            }
-        }
-    }
-}
-
 /// An untyped condition tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node {
@@ -151,57 +137,7 @@ impl Node {
 
 impl Expression for Node {
     fn walk(&mut self, sink: &mut impl Sink) {
-        match self {
-            Node::Compare(left, comparison, right) => {
-                left.walk(sink);
-                sink.text(comparison.spaced());
-                right.walk(sink);
-            }
-            Node::Between(subject, low, high) => {
-                subject.walk(sink);
-                sink.text(" BETWEEN ");
-                low.walk(sink);
-                sink.text(" AND ");
-                high.walk(sink);
-            }
-            Node::In(subject, options) => {
-                subject.walk(sink);
-                sink.text(" IN (");
-                for (position, option) in options.iter_mut().enumerate() {
-                    if position > 0 {
-                        sink.text(", ");
-                    }
-                    option.walk(sink);
-                }
-                sink.text(")");
-            }
-            Node::BeginsWith(path, operand) => function(sink, "begins_with(", path, Some(operand)),
-            Node::Contains(path, operand) => function(sink, "contains(", path, Some(operand)),
-            Node::Exists(path) => function(sink, "attribute_exists(", path, None),
-            Node::NotExists(path) => function(sink, "attribute_not_exists(", path, None),
-            Node::Type(path, kind) => {
-                sink.text("attribute_type(");
-                path.walk(sink);
-                sink.text(", ");
-                let code = kind.code();
-                sink.new_value(|| AttributeValue::S(code.to_owned()));
-                sink.text(")");
-            }
-            Node::And(left, right) => {
-                group(left, sink, is_or);
-                sink.text(" AND ");
-                group(right, sink, is_or);
-            }
-            Node::Or(left, right) => {
-                group(left, sink, is_and);
-                sink.text(" OR ");
-                group(right, sink, is_and);
-            }
-            Node::Not(inner) => {
-                sink.text("NOT ");
-                group(inner, sink, |node| is_and(node) || is_or(node));
-            }
-        }
+        walk_owned(self, sink);
     }
 }
 
@@ -213,36 +149,148 @@ fn is_or(node: &Node) -> bool {
     matches!(node, Node::Or(..))
 }
 
-/// `name` is the function with its opening parenthesis (`begins_with(`).
-fn function(
-    sink: &mut impl Sink,
-    name: &'static str,
-    path: &AttrPath,
-    operand: Option<&mut Operand>,
-) {
-    sink.text(name);
-    path.walk(sink);
-    if let Some(operand) = operand {
-        sink.text(", ");
-        operand.walk(sink);
-    }
-    sink.text(")");
+/// How a walk hands a value to its sink: out of a tree the request owns (moved), or out of one
+/// it borrows (copied, and only by a sink that keeps values).
+trait HandValue {
+    fn hand(self, sink: &mut impl Sink);
 }
+
+impl HandValue for &mut AttributeValue {
+    fn hand(self, sink: &mut impl Sink) {
+        sink.value(self);
+    }
+}
+
+impl HandValue for &AttributeValue {
+    fn hand(self, sink: &mut impl Sink) {
+        sink.new_value(|| self.clone());
+    }
+}
+
+/// The walks of a condition tree, over `&mut` for a tree the request owns (its values move
+/// into the request) and over `&` for one it borrows: a query's filter, which every page sends
+/// again, is not copied for each. One body serves both; match ergonomics and [`HandValue`]
+/// make the difference.
+macro_rules! condition_walks {
+    ($node:ident, $operand:ident, $group:ident, $function:ident $(, $mutability:ident)?) => {
+        fn $node(node: &$($mutability)? Node, sink: &mut impl Sink) {
+            match node {
+                Node::Compare(left, comparison, right) => {
+                    $operand(left, sink);
+                    sink.text(comparison.spaced());
+                    $operand(right, sink);
+                }
+                Node::Between(subject, low, high) => {
+                    $operand(subject, sink);
+                    sink.text(" BETWEEN ");
+                    $operand(low, sink);
+                    sink.text(" AND ");
+                    $operand(high, sink);
+                }
+                Node::In(subject, options) => {
+                    $operand(subject, sink);
+                    sink.text(" IN (");
+                    for (position, option) in (0usize..).zip(options) {
+                        if position > 0 {
+                            sink.text(", ");
+                        }
+                        $operand(option, sink);
+                    }
+                    sink.text(")");
+                }
+                Node::BeginsWith(path, operand) => {
+                    $function(sink, "begins_with(", path, Some(operand))
+                }
+                Node::Contains(path, operand) => $function(sink, "contains(", path, Some(operand)),
+                Node::Exists(path) => $function(sink, "attribute_exists(", path, None),
+                Node::NotExists(path) => $function(sink, "attribute_not_exists(", path, None),
+                Node::Type(path, kind) => {
+                    sink.text("attribute_type(");
+                    path.walk(sink);
+                    sink.text(", ");
+                    let code = kind.code();
+                    sink.new_value(|| AttributeValue::S(code.to_owned()));
+                    sink.text(")");
+                }
+                Node::And(left, right) => {
+                    $group(left, sink, is_or);
+                    sink.text(" AND ");
+                    $group(right, sink, is_or);
+                }
+                Node::Or(left, right) => {
+                    $group(left, sink, is_and);
+                    sink.text(" OR ");
+                    $group(right, sink, is_and);
+                }
+                Node::Not(inner) => {
+                    sink.text("NOT ");
+                    $group(inner, sink, |node| is_and(node) || is_or(node));
+                }
+            }
+        }
+
+        fn $operand(operand: &$($mutability)? Operand, sink: &mut impl Sink) {
+            match operand {
+                Operand::Value(value) => value.hand(sink),
+                Operand::Path(path) => path.walk(sink),
+                Operand::Size(path) => {
+                    sink.text("size(");
+                    path.walk(sink);
+                    sink.text(")");
+                }
+            }
+        }
+
+        /// Parenthesises a mixed `AND`/`OR` operand so precedence never depends on the reader.
+        fn $group(
+            node: &$($mutability)? Node,
+            sink: &mut impl Sink,
+            needs_parens: fn(&Node) -> bool,
+        ) {
+            if needs_parens(node) {
+                sink.text("(");
+                $node(node, sink);
+                sink.text(")");
+            } else {
+                $node(node, sink);
+            }
+        }
+
+        /// `name` is the function with its opening parenthesis (`begins_with(`).
+        fn $function(
+            sink: &mut impl Sink,
+            name: &'static str,
+            path: &AttrPath,
+            operand: Option<&$($mutability)? Operand>,
+        ) {
+            sink.text(name);
+            path.walk(sink);
+            if let Some(operand) = operand {
+                sink.text(", ");
+                $operand(operand, sink);
+            }
+            sink.text(")");
+        }
+    };
+}
+
+condition_walks!(
+    walk_owned,
+    walk_owned_operand,
+    group_owned,
+    function_owned,
+    mut
+);
+condition_walks!(
+    walk_shared,
+    walk_shared_operand,
+    group_shared,
+    function_shared
+);
 
 /// Walks one operand of an `AND` (parenthesised if it is an `OR`).
 pub(crate) fn walk_and_operand(node: &mut Node, sink: &mut impl Sink) {
-    group(node, sink, is_or);
-}
-
-/// Parenthesises a mixed `AND`/`OR` operand so precedence never depends on the reader.
-fn group(node: &mut Node, sink: &mut impl Sink, needs_parens: fn(&Node) -> bool) {
-    if needs_parens(node) {
-        sink.text("(");
-        node.walk(sink);
-        sink.text(")");
-    } else {
-        node.walk(sink);
-    }
+    group_owned(node, sink, is_or);
 }
 
 /// A condition on items of entity `E`, built from its typed paths (`Ticket::STATUS.eq(..)`).
@@ -324,10 +372,12 @@ pub(crate) fn all(parts: impl IntoIterator<Item = Node>) -> Option<Node> {
 }
 
 /// Condition parts joined with `AND`, rendered as [`all`]'s tree renders, without building
-/// it; empty when there are none.
+/// it; empty when there are none. The shape cache's tests render conditions as requests do.
+#[cfg(test)]
 #[derive(Clone)]
 pub(crate) struct AllOf(pub(crate) Vec<Node>);
 
+#[cfg(test)]
 impl Expression for AllOf {
     fn walk(&mut self, sink: &mut impl Sink) {
         walk_all(self.0.iter_mut(), sink);
@@ -345,10 +395,10 @@ fn walk_all<N: BorrowMut<Node>>(parts: impl IntoIterator<Item = N>, sink: &mut i
         first.borrow_mut().walk(sink);
         return true;
     }
-    group(first.borrow_mut(), sink, is_or);
+    group_owned(first.borrow_mut(), sink, is_or);
     for mut part in parts {
         sink.text(" AND ");
-        group(part.borrow_mut(), sink, is_or);
+        group_owned(part.borrow_mut(), sink, is_or);
     }
     true
 }
@@ -370,9 +420,9 @@ pub(crate) fn render_all(
 }
 
 /// The tree of an optional user condition, or the error of a value it could not encode.
-pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<Node>, EncodeError> {
+pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<&Node>, EncodeError> {
     condition
-        .map(|condition| condition.node().cloned().map_err(Clone::clone))
+        .map(|condition| condition.node().map_err(Clone::clone))
         .transpose()
 }
 
@@ -380,22 +430,30 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<No
 /// attribute (or one that is not a string), so that decoding reports those instead of skipping
 /// them silently; joined with the user's condition, if any: `#n = :v OR
 /// attribute_not_exists(#n) OR NOT attribute_type(#n, :S)`, parenthesised before `AND user`.
-/// It is part of every query of one entity, so it is walked directly, not built as a tree.
-pub(crate) struct EntityFilter {
+/// A collection (no one entity) reads every item, so its filter is the user's alone.
+///
+/// It is part of every query and scan, so it is walked directly, not built as a tree; the
+/// user's condition is borrowed, as every page sends it again.
+pub(crate) struct EntityFilter<'a> {
     pub(crate) attribute: &'static str,
-    pub(crate) entity: &'static str,
-    pub(crate) user: Option<Node>,
+    pub(crate) entity: Option<&'static str>,
+    pub(crate) user: Option<&'a Node>,
 }
 
-impl Expression for EntityFilter {
+impl Expression for EntityFilter<'_> {
     fn walk(&mut self, sink: &mut impl Sink) {
+        let Some(entity) = self.entity else {
+            if let Some(user) = self.user {
+                walk_shared(user, sink);
+            }
+            return;
+        };
         let attribute = Name::Known(self.attribute);
         if self.user.is_some() {
             sink.text("(");
         }
         sink.name(attribute);
         sink.text(" = ");
-        let entity = self.entity;
         sink.new_value(|| AttributeValue::S(entity.to_owned()));
         sink.text(" OR attribute_not_exists(");
         sink.name(attribute);
@@ -404,9 +462,9 @@ impl Expression for EntityFilter {
         sink.text(", ");
         sink.new_value(|| AttributeValue::S(AttributeType::String.code().to_owned()));
         sink.text(")");
-        if let Some(user) = &mut self.user {
+        if let Some(user) = self.user {
             sink.text(") AND ");
-            group(user, sink, is_or);
+            group_shared(user, sink, is_or);
         }
     }
 }

@@ -92,6 +92,27 @@ impl Placeholders {
         self.names = names;
     }
 
+    /// Takes the values of an expression shape rendered before, placed in its slots.
+    fn set_values(&mut self, values: Values) {
+        self.values = values;
+    }
+
+    /// The value placeholders, each holding `NULL`, with room for as many values as
+    /// [`Placeholders::push_value`] reserves (none when there are none, as a copy of a map
+    /// keeps its capacity).
+    fn value_slots(&self) -> Values {
+        if self.values.is_empty() {
+            return Values::new();
+        }
+        let mut slots = Values::with_capacity(self.values.len().max(TYPICAL_PLACEHOLDERS));
+        slots.extend(
+            self.values
+                .keys()
+                .map(|placeholder| (placeholder.clone(), AttributeValue::Null(true))),
+        );
+        slots
+    }
+
     /// `ExpressionAttributeNames` and `ExpressionAttributeValues`, moved out (for sending);
     /// `None` when empty (DynamoDB rejects an empty map).
     pub fn into_maps(self) -> (Option<Names>, Option<Values>) {

@@ -7,7 +7,7 @@
 //! indexes, where values go), never by a hash, so two shapes can never be confused. Names made
 //! at run time (map keys) are not cached: their text would have to be compared too.
 
-use super::{AnyExpression, Name, Names, Placeholders, Sink};
+use super::{AnyExpression, Name, Names, Placeholders, Sink, Values};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::cell::RefCell;
 
@@ -29,12 +29,11 @@ enum Piece {
     End,
 }
 
-/// Records the pieces of expressions, noting whether they can be cached, and places their
-/// values (taken from them) under their placeholders: all that a request of a known shape
-/// needs, in one pass.
+/// Records the pieces of expressions, noting whether they can be cached, and takes their
+/// values in reading order: all that a request of a known shape needs, in one pass.
 pub(crate) struct Recorder<'a> {
     pieces: &'a mut Vec<Piece>,
-    placeholders: &'a mut Placeholders,
+    values: &'a mut Vec<AttributeValue>,
     cacheable: bool,
 }
 
@@ -59,13 +58,13 @@ impl Sink for Recorder<'_> {
 
     fn value(&mut self, value: &mut AttributeValue) {
         self.pieces.push(Piece::Value);
-        let value = std::mem::replace(value, AttributeValue::Null(true));
-        self.placeholders.insert_value(value);
+        self.values
+            .push(std::mem::replace(value, AttributeValue::Null(true)));
     }
 
     fn new_value(&mut self, make: impl FnOnce() -> AttributeValue) {
         self.pieces.push(Piece::Value);
-        self.placeholders.insert_value(make());
+        self.values.push(make());
     }
 }
 
@@ -106,12 +105,16 @@ struct Rendered {
     pieces: Box<[Piece]>,
     texts: Vec<String>,
     names: Names,
+    /// The value placeholders, each holding `NULL`: a copy of this map keeps its layout, so
+    /// a request's values go into their slots without hashing a placeholder again.
+    values: Values,
 }
 
 #[derive(Default)]
 struct Shapes {
-    /// The pieces of the request being rendered (kept to reuse its allocation).
+    /// The pieces and values of the request being rendered (kept to reuse their allocations).
     scratch: Vec<Piece>,
+    values: Vec<AttributeValue>,
     rendered: Vec<Rendered>,
 }
 
@@ -130,9 +133,10 @@ pub(crate) fn render<const N: usize>(
         let mut shapes = shapes.try_borrow_mut().ok()?;
         let shapes = &mut *shapes;
         shapes.scratch.clear();
+        shapes.values.clear();
         let mut recorder = Recorder {
             pieces: &mut shapes.scratch,
-            placeholders: &mut placeholders,
+            values: &mut shapes.values,
             cacheable: true,
         };
         for expression in expressions.iter_mut() {
@@ -147,10 +151,14 @@ pub(crate) fn render<const N: usize>(
                 .find(|rendered| *rendered.pieces == *shapes.scratch)
             {
                 placeholders.set_names(rendered.names.clone());
+                placeholders.set_values(place_values(&rendered.values, &mut shapes.values));
                 return Some(std::array::from_fn(|index| {
                     rendered.texts.get(index).cloned().unwrap_or_default()
                 }));
             }
+        }
+        for value in shapes.values.drain(..) {
+            placeholders.insert_value(value);
         }
         let texts = write_texts(&mut expressions, &mut placeholders);
         if cacheable && shapes.rendered.len() < MAX_SHAPES {
@@ -158,6 +166,7 @@ pub(crate) fn render<const N: usize>(
                 pieces: shapes.scratch.as_slice().into(),
                 texts: texts.to_vec(),
                 names: placeholders.names().unwrap_or_default(),
+                values: placeholders.value_slots(),
             });
         }
         Some(texts)
@@ -168,7 +177,24 @@ pub(crate) fn render<const N: usize>(
     }
 }
 
-/// The texts of expressions whose values the recorder has placed.
+/// `values`, in reading order, in a copy of a shape's value placeholders. The placeholders
+/// are `:v` and the value's position, all written by [`Placeholders::value_slots`], so every
+/// value finds its slot.
+fn place_values(slots: &Values, values: &mut Vec<AttributeValue>) -> Values {
+    let mut placed = slots.clone();
+    for (placeholder, slot) in placed.iter_mut() {
+        let position = placeholder
+            .get(2..)
+            .and_then(|digits| digits.parse::<usize>().ok());
+        if let Some(value) = position.and_then(|position| values.get_mut(position)) {
+            std::mem::swap(slot, value);
+        }
+    }
+    values.clear();
+    placed
+}
+
+/// The texts of expressions whose values are placed.
 fn write_texts<const N: usize>(
     expressions: &mut [&mut dyn AnyExpression; N],
     placeholders: &mut Placeholders,
@@ -301,7 +327,7 @@ mod tests {
         for entity in ["Ticket", "Ticket"] {
             let mut filter = EntityFilter {
                 attribute: "_type",
-                entity: "Ticket",
+                entity: Some("Ticket"),
                 user: None,
             };
             let (texts, placeholders) = render([&mut filter]);
@@ -394,6 +420,18 @@ mod tests {
         }
 
         proptest! {
+            /// A borrowed tree (a query's filter, sent again by every page) renders as the same
+            /// tree owned, and keeps its values.
+            #[test]
+            fn borrowed_trees_render_as_owned_ones(node in node()) {
+                let kept = node.clone();
+                let mut borrowed = EntityFilter { attribute: "_type", entity: None, user: Some(&node) };
+                let shared = render_fresh(&mut [&mut borrowed]);
+                let mut owned = AllOf(vec![kept.clone()]);
+                prop_assert_eq!(shared, render_fresh(&mut [&mut owned]));
+                prop_assert_eq!(node, kept);
+            }
+
             /// Any request of a shape seen before renders exactly as it would fresh, with its
             /// own values.
             #[test]

@@ -52,7 +52,7 @@ impl<'db, E: Entity> Delete<'db, E> {
         let exists = self
             .only_if_exists
             .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
-        let user = user_node(self.condition.as_ref())?;
+        let user = user_node(self.condition.as_ref())?.cloned();
         let mut placeholders = Placeholders::default();
         let text = render_all(exists.into_iter().chain(user), &mut placeholders);
         if let Some(text) = &text {

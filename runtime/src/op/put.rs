@@ -103,7 +103,7 @@ impl<'db, E: Entity> Put<'db, E> {
         if let Some(timestamp) = managed.created_at.filter(|_| creates) {
             item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
         }
-        let user = user_node(self.condition.as_ref())?;
+        let user = user_node(self.condition.as_ref())?.cloned();
         let mut placeholders = Placeholders::default();
         let condition = render_all(
             absent.into_iter().chain(version_check).chain(user),

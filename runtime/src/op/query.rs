@@ -10,11 +10,11 @@
 use super::SetSome;
 use crate::error::{DecodeError, EncodeError, Error};
 use crate::expr::condition::{
-    all, user_node, walk_and_operand, AllOf, Comparison, EntityFilter, Node, Operand,
+    all, user_node, walk_and_operand, Comparison, EntityFilter, Node, Operand,
 };
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::path::Projection;
-use crate::expr::{AnyExpression, AttrPath, Condition, Expression, Name, Placeholders, Sink};
+use crate::expr::{AttrPath, Condition, Expression, Name, Placeholders, Sink};
 use crate::item::Item;
 use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
@@ -521,25 +521,14 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         };
         let mut key_condition = KeyCondition { partition, sort };
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
-        let user = user_node(self.filter.as_ref())?;
-        let (mut entity_filter, mut user_filter);
-        let filter: &mut dyn AnyExpression = match D::ONLY_ENTITY {
-            Some(entity) => {
-                entity_filter = EntityFilter {
-                    attribute: table.entity_attribute,
-                    entity,
-                    user,
-                };
-                &mut entity_filter
-            }
-            None => {
-                user_filter = AllOf(user.into_iter().collect());
-                &mut user_filter
-            }
+        let mut filter = EntityFilter {
+            attribute: table.entity_attribute,
+            entity: D::ONLY_ENTITY,
+            user: user_node(self.filter.as_ref())?,
         };
         let ([key_condition, filter, projection], placeholders) = crate::expr::shape::render([
             &mut key_condition,
-            filter,
+            &mut filter,
             &mut Projection(&self.projection),
         ]);
         // An empty expression is left out of the request.

@@ -98,7 +98,7 @@ impl<E: Entity> Scan<'_, E> {
         let filter = crate::expr::render(
             &mut EntityFilter {
                 attribute: table.entity_attribute,
-                entity: E::SCHEMA.name,
+                entity: Some(E::SCHEMA.name),
                 user,
             },
             &mut placeholders,

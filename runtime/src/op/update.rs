@@ -451,7 +451,7 @@ impl<'db, E: Entity> Parts<'db, E> {
         let inputs = Inputs {
             actions: self.actions.clone(),
             known: KnownValues::Copied(&self.known),
-            condition: user_node(self.condition.as_ref()),
+            condition: user_node(self.condition.as_ref()).map(Option::<&Node>::cloned),
         };
         self.prepare_inputs(inputs, true)
     }
