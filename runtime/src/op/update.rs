@@ -12,7 +12,9 @@ use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Expression, Field, Name, Placeholders, Sink};
 use crate::key::{KeyError, PartContext};
-use crate::schema::{same_name, AnyValue, Entity, EntityIndex, IndexKind, IndexRule, Table};
+use crate::schema::{
+    index_bit, same_name, AnyValue, Entity, EntityIndex, FieldIndexes, IndexKind, IndexRule, Table,
+};
 use crate::wire::{self, Body, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
@@ -53,6 +55,8 @@ impl<T: Table> Db<T> {
 /// A field value the update knows: what it sets, or what the caller says is current.
 struct Known {
     field: &'static str,
+    /// The indexes the field is an input of ([`FieldIndexes`]).
+    indexes: u64,
     value: AnyValue,
     /// For a current value ([`Update::given`]): the attribute and value the condition
     /// asserts.
@@ -67,14 +71,23 @@ pub struct Update<'db, E: Entity, S = <E as Entity>::UpdateState> {
     state: PhantomData<fn() -> S>,
 }
 
+/// A field changed relative to its current value (by `ADD`, an increment, an append, ...).
+struct RelativeChange {
+    field: &'static str,
+    /// The operation's name, for messages.
+    operation: &'static str,
+    /// The indexes the field is an input of ([`FieldIndexes`]).
+    indexes: u64,
+}
+
 struct Parts<'db, E: Entity> {
     db: &'db Db<E::Table>,
     key: Key<E>,
     actions: Vec<Action>,
     /// Fields set to known values, and current values supplied by the caller.
     known: Vec<Known>,
-    /// Fields changed relative to their current value, with the operation's name.
-    relative: Vec<(&'static str, &'static str)>,
+    /// Fields changed relative to their current value.
+    relative: Vec<RelativeChange>,
     condition: Option<Condition<E>>,
     expected_version: Option<u64>,
     error: Option<EncodeError>,
@@ -119,7 +132,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 parts
                     .actions
                     .push(Action::Set(field.path(), SetValue::Value(encoded)));
-                parts.know(field.name(), value);
+                parts.know(field.name(), FieldIndexes::<E, F>::MASK, value);
             }
         })
     }
@@ -136,7 +149,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     {
         self.then::<Changed, F>(|parts| {
             parts.actions.push(Action::Remove(field.path()));
-            parts.know(field.name(), T::none());
+            parts.know(field.name(), FieldIndexes::<E, F>::MASK, T::none());
         })
     }
 
@@ -153,7 +166,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         self.then::<Relative, F>(|parts| {
             if let Some(encoded) = parts.encode(value) {
                 parts.actions.push(action(field.path(), encoded));
-                parts.relative.push((field.name(), operation));
+                parts.relative.push(RelativeChange {
+                    field: field.name(),
+                    operation,
+                    indexes: FieldIndexes::<E, F>::MASK,
+                });
             }
         })
     }
@@ -176,7 +193,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 parts
                     .actions
                     .push(Action::Set(path.path(), SetValue::Value(encoded)));
-                parts.relative.push((path.name(), "set_nested"));
+                parts.relative.push(RelativeChange {
+                    field: path.name(),
+                    operation: "set_nested",
+                    indexes: FieldIndexes::<E, F>::MASK,
+                });
             }
         })
     }
@@ -192,7 +213,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     {
         self.then::<Relative, F>(|parts| {
             parts.actions.push(Action::Remove(path.path()));
-            parts.relative.push((path.name(), "remove_nested"));
+            parts.relative.push(RelativeChange {
+                field: path.name(),
+                operation: "remove_nested",
+                indexes: FieldIndexes::<E, F>::MASK,
+            });
         })
     }
 
@@ -324,6 +349,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             if let Some(encoded) = parts.encode(&current) {
                 parts.known.push(Known {
                     field: field.name(),
+                    indexes: FieldIndexes::<E, F>::MASK,
                     value: Box::new(current),
                     current: Some((field.path(), encoded)),
                 });
@@ -421,16 +447,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 }
 
 impl<'db, E: Entity> Parts<'db, E> {
-    /// Keeps the new value of `field` if an index key is made from it (it is needed again to
-    /// recompute the key; other values are already encoded in the actions).
-    fn know<T: Send + Sync + 'static>(&mut self, field: &'static str, value: T) {
-        let feeds_index = E::SCHEMA
-            .indexes
-            .iter()
-            .any(|index| index.inputs().any(|input| same_name(input, field)));
-        if feeds_index {
+    /// Keeps the new value of `field` if an index key is made from it (`indexes` is not
+    /// empty): it is needed again to recompute the key; other values are already encoded in
+    /// the actions.
+    fn know<T: Send + Sync + 'static>(&mut self, field: &'static str, indexes: u64, value: T) {
+        if indexes != 0 {
             self.known.push(Known {
                 field,
+                indexes,
                 value: Box::new(value),
                 current: None,
             });
@@ -485,16 +509,15 @@ impl<'db, E: Entity> Parts<'db, E> {
             }
             .into());
         }
-        let changes = |name: &&str| {
-            known
-                .as_slice()
-                .iter()
-                .any(|known| same_name(known.field, name) && known.current.is_none())
-                || self
-                    .relative
-                    .iter()
-                    .any(|(field, _)| same_name(field, name))
-        };
+        // The indexes whose inputs this update changes (given values are current, not
+        // changed); each one's keys are rewritten.
+        let changed = known
+            .as_slice()
+            .iter()
+            .filter(|known| known.current.is_none())
+            .map(|known| known.indexes)
+            .chain(self.relative.iter().map(|change| change.indexes))
+            .fold(0, |indexes, field_indexes| indexes | field_indexes);
         let values = Values {
             known: known.as_slice(),
             key: &self.key,
@@ -503,20 +526,21 @@ impl<'db, E: Entity> Parts<'db, E> {
         if explain {
             estimate_table_write(&mut estimate);
         }
-        for index in schema.indexes {
-            if !index.inputs().any(|input| changes(&input)) {
+        for (position, index) in schema.indexes.iter().enumerate() {
+            let bit = index_bit(position);
+            if changed & bit == 0 {
                 continue;
             }
-            if let Some((field, operation)) = self
+            if let Some(change) = self
                 .relative
                 .iter()
-                .find(|(field, _)| index.inputs().any(|input| same_name(input, field)))
+                .find(|change| change.indexes & bit != 0)
             {
                 return Err(UpdateError::RelativeIndexInput {
                     entity: schema.name,
-                    field,
+                    field: change.field,
                     index: index.index.slot,
-                    operation,
+                    operation: change.operation,
                 }
                 .into());
             }
@@ -527,6 +551,16 @@ impl<'db, E: Entity> Parts<'db, E> {
                 }
             }
             if !missing.is_empty() {
+                let changes = |name: &&str| {
+                    known
+                        .as_slice()
+                        .iter()
+                        .any(|known| same_name(known.field, name) && known.current.is_none())
+                        || self
+                            .relative
+                            .iter()
+                            .any(|change| same_name(change.field, name))
+                };
                 return Err(index_inputs_missing(schema.name, index, &missing, changes).into());
             }
             let removes = index_actions::<E>(index, table.partition_key, &values, &mut actions)?;
