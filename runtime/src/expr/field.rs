@@ -51,6 +51,20 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, Enco
     })
 }
 
+/// [`to_value`] of a value given away: a `String`, the commonest field type, moves into the
+/// `S` value serde would write for it instead of being copied by serializing.
+pub(crate) fn into_value<T: Serialize + 'static>(value: T) -> Result<AttributeValue, EncodeError> {
+    let mut value = Some(value);
+    let text = (&mut value as &mut dyn std::any::Any)
+        .downcast_mut::<Option<String>>()
+        .and_then(Option::take);
+    match text {
+        Some(text) => Ok(AttributeValue::S(text)),
+        // serde writes `Some(value)` as `value`.
+        None => to_value(&value),
+    }
+}
+
 impl<E, T, const F: usize> Field<E, T, F> {
     /// Used by the derive.
     #[doc(hidden)]
@@ -437,3 +451,23 @@ impl<U> Searchable for std::collections::BTreeSet<U> {}
 pub trait ListType: Container {}
 
 impl<U> ListType for Vec<U> {}
+
+#[cfg(test)]
+mod tests {
+    use super::{into_value, to_value};
+    use serde::Serialize;
+
+    fn same_as_serialized<T: Serialize + Clone + 'static>(value: T) {
+        assert_eq!(into_value(value.clone()), to_value(&value));
+    }
+
+    #[test]
+    fn values_given_away_encode_as_serialized() {
+        same_as_serialized("open".to_owned());
+        same_as_serialized(String::new());
+        same_as_serialized(7u32);
+        same_as_serialized(Some("x".to_owned()));
+        same_as_serialized(None::<String>);
+        same_as_serialized(vec!["a".to_owned(), "b".to_owned()]);
+    }
+}

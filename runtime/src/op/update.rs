@@ -7,7 +7,9 @@ use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::{EncodeError, Error, UpdateError};
 use crate::expr::condition::{user_node, walk_and_operand, Node};
 use crate::expr::field::Nested;
-use crate::expr::field::{to_value, Addable, Container, ListType, Optional, SetType, Updatable};
+use crate::expr::field::{
+    into_value, to_value, Addable, Container, ListType, Optional, SetType, Updatable,
+};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Expression, Field, Name, Placeholders, Sink};
@@ -128,11 +130,22 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         T: Serialize + Send + Sync + 'static,
     {
         self.then::<Changed, F>(|parts| {
-            if let Some(encoded) = parts.encode(&value) {
+            let indexes = FieldIndexes::<E, F>::MASK;
+            // A value an index key is made from is kept to recompute the key; any other
+            // moves into the request.
+            let encoded = if indexes == 0 {
+                parts.encode_owned(value)
+            } else {
+                let encoded = parts.encode(&value);
+                if encoded.is_some() {
+                    parts.know(field.name(), indexes, value);
+                }
+                encoded
+            };
+            if let Some(encoded) = encoded {
                 parts
                     .actions
                     .push(Action::Set(field.path(), SetValue::Value(encoded)));
-                parts.know(field.name(), FieldIndexes::<E, F>::MASK, value);
             }
         })
     }
@@ -461,8 +474,21 @@ impl<'db, E: Entity> Parts<'db, E> {
         }
     }
 
+    /// Encodes a value the update keeps no copy of (see [`into_value`]).
+    fn encode_owned<V: Serialize + 'static>(&mut self, value: V) -> Option<AttributeValue> {
+        self.keep_error(into_value(value))
+    }
+
     fn encode<V: Serialize + ?Sized>(&mut self, value: &V) -> Option<AttributeValue> {
-        match to_value(value) {
+        self.keep_error(to_value(value))
+    }
+
+    /// The value, or `None` with the first error kept for `send` to report.
+    fn keep_error(
+        &mut self,
+        encoded: Result<AttributeValue, EncodeError>,
+    ) -> Option<AttributeValue> {
+        match encoded {
             Ok(value) => Some(value),
             Err(error) => {
                 self.error.get_or_insert(error);
