@@ -268,9 +268,10 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
-    /// Any other error from DynamoDB or the SDK.
+    /// Any other error from DynamoDB or the SDK. Kept inline: it is no larger than the
+    /// variants that carry a key, and boxing it cost an allocation on every SDK error.
     #[error("DynamoDB: {0}")]
-    Service(#[source] Box<aws_sdk_dynamodb::Error>),
+    Service(#[source] aws_sdk_dynamodb::Error),
     /// One batch write has two operations on the same item, which DynamoDB rejects (and whose
     /// order retries could not keep); nothing was sent.
     #[error("batch write has a {first} and then a {second} of the item at {key}; DynamoDB rejects two operations on one item in a batch")]
@@ -353,7 +354,7 @@ where
     aws_sdk_dynamodb::Error: From<aws_sdk_dynamodb::error::SdkError<E, R>>,
 {
     fn from(error: aws_sdk_dynamodb::error::SdkError<E, R>) -> Self {
-        Error::Service(Box::new(aws_sdk_dynamodb::Error::from(error)))
+        Error::Service(aws_sdk_dynamodb::Error::from(error))
     }
 }
 

@@ -176,8 +176,12 @@ macro_rules! condition_methods {
     where
         T: Serialize,
     {
-        condition_with_values([value], |mut operands| {
-            Node::Compare(Operand::Path(self.path()), comparison, operands.remove(0))
+        encoded(|| {
+            Ok(Node::Compare(
+                Operand::Path(self.path()),
+                comparison,
+                operand(value)?,
+            ))
         })
     }
 
@@ -234,9 +238,12 @@ macro_rules! condition_methods {
     where
         T: Serialize,
     {
-        condition_with_values([low, high], |mut operands| {
-            let high = operands.remove(1);
-            Node::Between(Operand::Path(self.path()), operands.remove(0), high)
+        encoded(|| {
+            Ok(Node::Between(
+                Operand::Path(self.path()),
+                operand(low)?,
+                operand(high)?,
+            ))
         })
     }
 
@@ -252,8 +259,9 @@ macro_rules! condition_methods {
                 max: MAX_IN_OPERANDS,
             }));
         }
-        condition_with_values(options, |operands| {
-            Node::In(Operand::Path(self.path()), operands)
+        encoded(|| {
+            let operands = options.into_iter().map(operand).collect::<Result<_, _>>()?;
+            Ok(Node::In(Operand::Path(self.path()), operands))
         })
     }
 
@@ -318,9 +326,7 @@ macro_rules! condition_methods {
     where
         T::Element: Serialize,
     {
-        condition_with_values([element], |mut operands| {
-            Node::Contains(self.path(), operands.remove(0))
-        })
+        encoded(|| Ok(Node::Contains(self.path(), operand(element)?)))
     }
 }
     };
@@ -340,19 +346,18 @@ condition_methods!(
 /// DynamoDB's limit on the operands of one `IN`.
 pub const MAX_IN_OPERANDS: usize = 100;
 
-/// Builds a condition whose values all encoded; otherwise a condition that carries the error.
-fn condition_with_values<'v, E, V: Serialize + ?Sized + 'v>(
-    values: impl IntoIterator<Item = &'v V>,
-    build: impl FnOnce(Vec<Operand>) -> Node,
-) -> Condition<E> {
-    let operands: Result<Vec<Operand>, EncodeError> = values
-        .into_iter()
-        .map(|value| to_value(value).map(Operand::Value))
-        .collect();
-    match operands {
-        Ok(operands) => Condition::from_node(build(operands)),
+/// The condition `build` makes, or, when one of its values does not encode, a condition that
+/// carries the error.
+fn encoded<E>(build: impl FnOnce() -> Result<Node, EncodeError>) -> Condition<E> {
+    match build() {
+        Ok(node) => Condition::from_node(node),
         Err(error) => Condition::invalid(error),
     }
+}
+
+/// A value as an operand.
+fn operand<V: Serialize + ?Sized>(value: &V) -> Result<Operand, EncodeError> {
+    to_value(value).map(Operand::Value)
 }
 
 /// A set or list type, for `contains`, `ADD`/`DELETE` of elements and `list_append`.

@@ -66,8 +66,7 @@ impl<T: Table> Db<T> {
         match created {
             Ok(()) => {}
             // Another process created it between our describe and create.
-            Err(Error::Service(error))
-                if matches!(*error, aws_sdk_dynamodb::Error::ResourceInUseException(_)) => {}
+            Err(Error::Service(aws_sdk_dynamodb::Error::ResourceInUseException(_))) => {}
             Err(error) => return Err(error),
         }
         self.client()
