@@ -102,11 +102,13 @@ impl<'db, E: Entity> Delete<'db, E> {
     }
 
     /// Sends the request.
+    #[inline]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
         self.send_with(None, |_| Ok(()))
     }
 
     /// Sends the request; returns the item it deleted, if there was one (`ALL_OLD`).
+    #[inline]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
         self.send_with(Some(ReturnValue::AllOld), |old| match old {
             Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
@@ -114,13 +116,10 @@ impl<'db, E: Entity> Delete<'db, E> {
         })
     }
 
-    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    fn send_with<T: 'db>(
-        self,
-        returning: Option<ReturnValue>,
-        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db {
-        let request = self.expression().map(|(condition, placeholders)| {
+    /// The request, asking for `returning`.
+    #[inline(never)]
+    fn request(&self, returning: Option<ReturnValue>) -> Result<DeleteItemFluentBuilder, Error> {
+        self.expression().map(|(condition, placeholders)| {
             let conditional = condition.is_some();
             let (names, values) = placeholders.into_maps();
             self.db
@@ -140,7 +139,18 @@ impl<'db, E: Entity> Delete<'db, E> {
                     DeleteItemFluentBuilder::return_consumed_capacity,
                 )
                 .set_some(returning, DeleteItemFluentBuilder::return_values)
-        });
+        })
+    }
+
+    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    /// Inline, with the request built out of line, as [`super::sent`] explains.
+    #[inline]
+    fn send_with<T: 'db>(
+        self,
+        returning: Option<ReturnValue>,
+        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db {
+        let request = self.request(returning);
         super::sent(
             request,
             DeleteItemFluentBuilder::send,

@@ -63,10 +63,10 @@ impl<'db, E: Entity> Get<'db, E> {
         }
     }
 
-    /// Sends the request: the item, or [`Error::NotFound`].
-    pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
-        let request = self
-            .db
+    /// The request.
+    #[inline(never)]
+    fn request(&self) -> GetItemFluentBuilder {
+        self.db
             .client()
             .get_item()
             .table_name(self.db.table_name())
@@ -78,7 +78,14 @@ impl<'db, E: Entity> Get<'db, E> {
             .set_some(
                 self.db.return_consumed_capacity(),
                 GetItemFluentBuilder::return_consumed_capacity,
-            );
+            )
+    }
+
+    /// Sends the request: the item, or [`Error::NotFound`]. Inline, with the request built
+    /// out of line, as [`super::sent`] explains.
+    #[inline]
+    pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
+        let request = self.request();
         super::sent(Ok(request), GetItemFluentBuilder::send, move |output| {
             let output = output?;
             self.db.record(output.consumed_capacity());

@@ -23,7 +23,10 @@ use std::future::Future;
 /// Operations return this instead of an `async` block around the SDK's future: the SDK's
 /// future is several kilobytes, and each `async` layer holding it copies it again on every
 /// call (boxing it instead costs a large allocation per request). The future is made here,
-/// from the request builder, so that it is written once, in place.
+/// from the request builder, so that it is written once, in place. For that, operations build
+/// their request in a function of its own, out of line, and call this from a small inlined
+/// one: then the future is made in the caller's future, not returned from a call and copied
+/// into it.
 #[inline(always)]
 pub(crate) fn sent<R, F: Future, T>(
     request: Result<R, Error>,

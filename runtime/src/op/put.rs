@@ -180,11 +180,13 @@ impl<'db, E: Entity> Put<'db, E> {
     }
 
     /// Sends the request.
+    #[inline]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
         self.send_with(None, |_| Ok(()))
     }
 
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
+    #[inline]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
         self.send_with(Some(ReturnValue::AllOld), |old| match old {
             Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
@@ -192,21 +194,28 @@ impl<'db, E: Entity> Put<'db, E> {
         })
     }
 
-    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    fn send_with<T: 'db>(
+    /// The request asking for `returning`, with what explains a failed condition.
+    #[inline(never)]
+    fn request(
         mut self,
+        returning: Option<ReturnValue>,
+    ) -> Result<(PutItemFluentBuilder, Sent), Error> {
+        let item = std::mem::replace(&mut self.item, Ok(Item::new()))?;
+        let prepared = self.prepare_item(item)?;
+        let sent = Sent::of::<E>(&prepared);
+        Ok((self.builder(prepared, returning), sent))
+    }
+
+    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    /// Inline, with the request built out of line, as [`super::sent`] explains.
+    #[inline]
+    fn send_with<T: 'db>(
+        self,
         returning: Option<ReturnValue>,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
     ) -> impl Future<Output = Result<T, Error>> + 'db {
-        let prepared = std::mem::replace(&mut self.item, Ok(Item::new()))
-            .map_err(Error::from)
-            .and_then(|item| self.prepare_item(item));
-        // What explains a failed condition travels with the request.
-        let request = prepared.map(|prepared| {
-            let sent = Sent::of::<E>(&prepared);
-            (self.builder(prepared, returning), sent)
-        });
         let db = self.db;
+        let request = self.request(returning);
         let send = |(request, sent): (PutItemFluentBuilder, Sent)| {
             request.send().map(move |result| (result, sent))
         };

@@ -643,8 +643,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
 
     /// One page, starting after `cursor` (from the previous page), or the first page.
     ///
-    /// The request is built when this is called; the future sends it. It is the SDK's
-    /// own future mapped, so awaiting it costs what awaiting a hand-written request does.
+    /// The request is built when this is called; the future sends it, and holds the SDK's
+    /// future in place (see `op::sent`), so awaiting it costs what awaiting a hand-written
+    /// request does.
+    #[inline]
     pub fn page(
         &self,
         cursor: Option<&Cursor>,
@@ -652,16 +654,21 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         D: 'db,
     {
-        let request = self.prepare(false).and_then(|prepared| {
-            let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
-            Ok(prepared.builder(self, start))
-        });
+        let request = self.page_request(cursor);
         let (db, index) = (self.db, self.partition.index);
         super::sent(request, QueryFluentBuilder::send, move |output| {
             let output = output?;
             db.record(output.consumed_capacity());
             Ok(Page::from_output(output, index))
         })
+    }
+
+    /// The request for the page after `cursor`.
+    #[inline(never)]
+    fn page_request(&self, cursor: Option<&Cursor>) -> Result<QueryFluentBuilder, Error> {
+        let prepared = self.prepare(false)?;
+        let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
+        Ok(prepared.builder(self, start))
     }
 
     /// Every page, following `LastEvaluatedKey` through the SDK's paginator.

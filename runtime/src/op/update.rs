@@ -426,6 +426,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// Sends the request; returns the item as it is after the update (`ALL_NEW`).
+    #[inline]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
@@ -434,6 +435,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
+    #[inline]
     pub fn send_returning_old(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
@@ -443,6 +445,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 
     /// Sends the request; returns only the attributes it changed, as they are now
     /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
+    #[inline]
     pub fn send_returning_updated(
         self,
         old: bool,
@@ -646,31 +649,20 @@ impl<'db, E: Entity> Parts<'db, E> {
     }
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    ///
+    /// Inline, with the request built out of line ([`Parts::request`]): the future holds the
+    /// SDK's, several kilobytes, and made here it is made in place in the caller's future
+    /// rather than returned from a call and copied there.
+    #[inline]
     fn send<T>(
-        mut self,
+        self,
         returning: ReturnValue,
         finish: impl FnOnce(&Sent<'db, E>, crate::Item) -> Result<T, Error> + Send + 'db,
     ) -> impl Future<Output = Result<T, Error>> + 'db
     where
         T: 'db,
     {
-        let actions = std::mem::take(&mut self.actions);
-        let repeats = actions.iter().any(Action::repeats);
-        let mut known = std::mem::take(&mut self.known);
-        let inputs = Inputs {
-            actions,
-            known: KnownValues::Moved(&mut known),
-            condition: self.condition.take().map(Condition::into_node).transpose(),
-        };
-        let request = self
-            .prepare_inputs(inputs, false)
-            .map(|prepared| self.builder(prepared, returning));
-        // Only this is kept while the request is out.
-        let sent = Sent {
-            db: self.db,
-            key: self.key,
-            expected_version: self.expected_version,
-        };
+        let (request, sent, repeats) = self.request(returning);
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost. Without a version to condition on, the SDK must not resend
         // it blindly (boxed: the rare path does not grow every update's future).
@@ -688,6 +680,33 @@ impl<'db, E: Entity> Parts<'db, E> {
             UpdateItemFluentBuilder::send,
             move |result| finish(&sent, sent.returned(result)?),
         ))
+    }
+
+    /// The request for `returning`, what its response is read with, and whether resending
+    /// it could apply it twice.
+    #[inline(never)]
+    fn request(
+        mut self,
+        returning: ReturnValue,
+    ) -> (Result<UpdateItemFluentBuilder, Error>, Sent<'db, E>, bool) {
+        let actions = std::mem::take(&mut self.actions);
+        let repeats = actions.iter().any(Action::repeats);
+        let mut known = std::mem::take(&mut self.known);
+        let inputs = Inputs {
+            actions,
+            known: KnownValues::Moved(&mut known),
+            condition: self.condition.take().map(Condition::into_node).transpose(),
+        };
+        let request = self
+            .prepare_inputs(inputs, false)
+            .map(|prepared| self.builder(prepared, returning));
+        // Only this is kept while the request is out.
+        let sent = Sent {
+            db: self.db,
+            key: self.key,
+            expected_version: self.expected_version,
+        };
+        (request, sent, repeats)
     }
 
     fn builder(&self, prepared: Prepared, returning: ReturnValue) -> UpdateItemFluentBuilder {
