@@ -102,13 +102,13 @@ impl<'db, E: Entity> Delete<'db, E> {
     }
 
     /// Sends the request.
-    #[inline]
+    #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
         self.send_with(None, |_| Ok(()))
     }
 
     /// Sends the request; returns the item it deleted, if there was one (`ALL_OLD`).
-    #[inline]
+    #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
         self.send_with(Some(ReturnValue::AllOld), |old| match old {
             Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
@@ -143,8 +143,8 @@ impl<'db, E: Entity> Delete<'db, E> {
     }
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    /// Inline, with the request built out of line, as [`super::sent`] explains.
-    #[inline]
+    /// Always inlined, with the request built out of line, as [`super::sent`] explains.
+    #[inline(always)]
     fn send_with<T: 'db>(
         self,
         returning: Option<ReturnValue>,

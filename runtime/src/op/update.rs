@@ -426,7 +426,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// Sends the request; returns the item as it is after the update (`ALL_NEW`).
-    #[inline]
+    #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
@@ -435,7 +435,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
-    #[inline]
+    #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
@@ -445,7 +445,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 
     /// Sends the request; returns only the attributes it changed, as they are now
     /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
-    #[inline]
+    #[inline(always)]
     pub fn send_returning_updated(
         self,
         old: bool,
@@ -650,10 +650,10 @@ impl<'db, E: Entity> Parts<'db, E> {
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
     ///
-    /// Inline, with the request built out of line ([`Parts::request`]): the future holds the
-    /// SDK's, several kilobytes, and made here it is made in place in the caller's future
-    /// rather than returned from a call and copied there.
-    #[inline]
+    /// Always inlined, with the request built out of line ([`Parts::request`]): the future
+    /// holds the SDK's, several kilobytes, and made here it is made in place in the caller's
+    /// future rather than returned from a call and copied there.
+    #[inline(always)]
     fn send<T>(
         self,
         returning: ReturnValue,
@@ -665,9 +665,11 @@ impl<'db, E: Entity> Parts<'db, E> {
         let (request, sent, repeats) = self.request(returning);
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost. Without a version to condition on, the SDK must not resend
-        // it blindly (boxed: the rare path does not grow every update's future).
+        // it blindly. That path, and a request that could not be built, are boxed: they do
+        // not grow every update's future, and the SDK's future stays in the outer variant,
+        // made in place (see `op::sent`).
         if repeats && sent.expected_version.is_none() {
-            return Either::Left(
+            return Either::Right(
                 async move {
                     let result = sent.send_once_per_attempt(request?).await?;
                     finish(&sent, sent.returned(result)?)
@@ -675,11 +677,14 @@ impl<'db, E: Entity> Parts<'db, E> {
                 .boxed(),
             );
         }
-        Either::Right(super::sent(
-            request,
-            UpdateItemFluentBuilder::send,
-            move |result| finish(&sent, sent.returned(result)?),
-        ))
+        match request {
+            Ok(request) => Either::Left(
+                request
+                    .send()
+                    .map(move |result| finish(&sent, sent.returned(result)?)),
+            ),
+            Err(error) => Either::Right(async move { Err(error) }.boxed()),
+        }
     }
 
     /// The request for `returning`, what its response is read with, and whether resending
