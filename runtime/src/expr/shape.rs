@@ -1,7 +1,7 @@
 //! Requests that differ only in their values render to the same expression text and names:
 //! an update of a ticket's status has one shape whatever the status. Each thread keeps the
-//! text and names of the shapes it has rendered, so a repeated request only places its values,
-//! as a hand-written request places its values around string literals.
+//! text, names and value placeholders of the shapes it has rendered, so a repeated request only
+//! places its values, as a hand-written request places its values around string literals.
 //!
 //! A shape is recognised by its exact pieces (fixed text and names compared by address, list
 //! indexes, where values go), never by a hash, so two shapes can never be confused. Names made
