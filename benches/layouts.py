@@ -3,10 +3,11 @@
 
 Where the linker places functions moves these operations by several percent either way (the
 SDK's per-request code is far larger than the instruction cache), so one binary's ratio can
-flatter or wrong either side. This links `benches/operations.rs` again with each seed's
-random function order (LLD's `--shuffle-sections`, the default linker of Rust on x86-64
-Linux; nothing else is recompiled), runs its interleaved `paired` measurement `runs` times,
-and prints each operation's median, lowest and highest ratio over all of them.
+flatter or wrong either side. This builds `benches/operations.rs` again for each seed's
+random function order (LLD's `--shuffle-sections`; LLD is Rust's default linker on x86-64
+Linux from Rust 1.90, and with another linker the link fails; only the bench crate itself is
+compiled again, about ten seconds a seed), runs its interleaved `paired` measurement `runs`
+times, and prints each operation's median, lowest and highest ratio over all of them.
 
 Usage: python3 benches/layouts.py [seeds, default 8] [runs per layout, default 1]
 """
@@ -24,8 +25,13 @@ def link(seed):
         "--message-format=json", "--",
         "-C", f"link-arg=-Wl,--shuffle-sections=*={seed}",
     ]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    for line in output.splitlines():
+    built = subprocess.run(command, capture_output=True, text=True)
+    if built.returncode != 0:
+        sys.exit(
+            "linking with a shuffled function order failed (it needs LLD, Rust's default "
+            f"linker on x86-64 Linux from Rust 1.90):\n{built.stderr}"
+        )
+    for line in built.stdout.splitlines():
         message = json.loads(line)
         if message.get("reason") == "compiler-artifact" and message.get("executable"):
             return message["executable"]

@@ -97,9 +97,9 @@ impl Placeholders {
         self.values = values;
     }
 
-    /// The value placeholders, each holding `NULL`, with room for as many values as
-    /// [`Placeholders::push_value`] reserves (none when there are none, as a copy of a map
-    /// keeps its capacity).
+    /// The value placeholders, each holding `NULL`, with room for as many values as the map
+    /// reserves on first use (none when there are none, as a copy of a map keeps its
+    /// capacity).
     fn value_slots(&self) -> Values {
         if self.values.is_empty() {
             return Values::new();

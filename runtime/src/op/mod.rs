@@ -25,9 +25,9 @@ use std::future::Future;
 /// call (boxing it instead costs a large allocation per request). The future is made here,
 /// from the request builder, so that it is written once, in place. For that, operations build
 /// their request in a function of its own, out of line, and call this from a small one that
-/// is always inlined (LLVM declines a plain `#[inline]` for a function called from several
-/// places): the future is then made in the caller's future, not returned from a call and
-/// copied into it.
+/// is inlined into the caller (`#[inline(always)]` where LLVM declines a plain `#[inline]`,
+/// as for a function called from several places): the future is then made in the caller's
+/// future, not returned from a call and copied into it.
 #[inline(always)]
 pub(crate) fn sent<R, F: Future, T>(
     request: Result<R, Error>,

@@ -665,11 +665,9 @@ impl<'db, E: Entity> Parts<'db, E> {
         let (request, sent, repeats) = self.request(returning);
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost. Without a version to condition on, the SDK must not resend
-        // it blindly. That path, and a request that could not be built, are boxed: they do
-        // not grow every update's future, and the SDK's future stays in the outer variant,
-        // made in place (see `op::sent`).
+        // it blindly (boxed: the rare path does not grow every update's future).
         if repeats && sent.expected_version.is_none() {
-            return Either::Right(
+            return Either::Left(
                 async move {
                     let result = sent.send_once_per_attempt(request?).await?;
                     finish(&sent, sent.returned(result)?)
@@ -677,14 +675,11 @@ impl<'db, E: Entity> Parts<'db, E> {
                 .boxed(),
             );
         }
-        match request {
-            Ok(request) => Either::Left(
-                request
-                    .send()
-                    .map(move |result| finish(&sent, sent.returned(result)?)),
-            ),
-            Err(error) => Either::Right(async move { Err(error) }.boxed()),
-        }
+        Either::Right(super::sent(
+            request,
+            UpdateItemFluentBuilder::send,
+            move |result| finish(&sent, sent.returned(result)?),
+        ))
     }
 
     /// The request for `returning`, what its response is read with, and whether resending
