@@ -3,7 +3,6 @@
 use super::{AttrPath, Expression, Name, Placeholders, Renderer, Sink};
 use crate::error::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
-use std::borrow::BorrowMut;
 use std::marker::PhantomData;
 
 /// A comparison operator.
@@ -380,32 +379,56 @@ pub(crate) struct AllOf(pub(crate) Vec<Node>);
 #[cfg(test)]
 impl Expression for AllOf {
     fn walk(&mut self, sink: &mut impl Sink) {
-        walk_all(self.0.iter_mut(), sink);
+        walk_all(self.0.iter_mut().map(ConditionPart::Built), sink);
+    }
+}
+
+/// One part of a condition joined with `AND`: built for this request (its values move into
+/// it), or the user's, borrowed from the builder (its values are copied).
+pub(crate) enum ConditionPart<'a> {
+    Built(&'a mut Node),
+    User(&'a Node),
+}
+
+impl ConditionPart<'_> {
+    fn walk(self, sink: &mut impl Sink) {
+        match self {
+            ConditionPart::Built(node) => walk_owned(node, sink),
+            ConditionPart::User(node) => walk_shared(node, sink),
+        }
+    }
+
+    /// Walks the part as an operand of `AND` (parenthesised if it is an `OR`).
+    fn walk_in_and(self, sink: &mut impl Sink) {
+        match self {
+            ConditionPart::Built(node) => group_owned(node, sink, is_or),
+            ConditionPart::User(node) => group_shared(node, sink, is_or),
+        }
     }
 }
 
 /// Walks `parts` joined with `AND` (a single part is not parenthesised); false if there are
 /// none.
-fn walk_all<N: BorrowMut<Node>>(parts: impl IntoIterator<Item = N>, sink: &mut impl Sink) -> bool {
+fn walk_all<'a>(parts: impl IntoIterator<Item = ConditionPart<'a>>, sink: &mut impl Sink) -> bool {
     let mut parts = parts.into_iter().peekable();
-    let Some(mut first) = parts.next() else {
+    let Some(first) = parts.next() else {
         return false;
     };
     if parts.peek().is_none() {
-        first.borrow_mut().walk(sink);
+        first.walk(sink);
         return true;
     }
-    group_owned(first.borrow_mut(), sink, is_or);
-    for mut part in parts {
+    first.walk_in_and(sink);
+    for part in parts {
         sink.text(" AND ");
-        group_owned(part.borrow_mut(), sink, is_or);
+        part.walk_in_and(sink);
     }
     true
 }
 
 /// Renders condition parts joined with `AND`, or `None` when there are none.
-pub(crate) fn render_all(
-    parts: impl IntoIterator<Item = Node>,
+pub(crate) fn render_all<'a>(
+    parts: impl IntoIterator<Item = ConditionPart<'a>>,
     placeholders: &mut Placeholders,
 ) -> Option<String> {
     let mut out = String::with_capacity(64);
@@ -466,5 +489,45 @@ impl Expression for EntityFilter<'_> {
             sink.text(") AND ");
             group_shared(user, sink, is_or);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn equals(name: &'static str, value: &str) -> Node {
+        Node::Compare(
+            Operand::Path(AttrPath::attribute(name)),
+            Comparison::Eq,
+            Operand::Value(AttributeValue::S(value.to_owned())),
+        )
+    }
+
+    #[test]
+    fn built_and_borrowed_parts_render_as_one_condition() {
+        let user = Node::Or(
+            Box::new(equals("status", "open")),
+            Box::new(equals("status", "pending")),
+        );
+        let mut exists = Node::Exists(AttrPath::attribute("PK"));
+        let mut placeholders = Placeholders::default();
+        let text = render_all(
+            [
+                ConditionPart::Built(&mut exists),
+                ConditionPart::User(&user),
+            ],
+            &mut placeholders,
+        );
+        assert_eq!(
+            text.as_deref(),
+            Some("attribute_exists(#n0) AND (#n1 = :v0 OR #n1 = :v1)")
+        );
+        let values = placeholders.values().unwrap_or_default();
+        assert_eq!(
+            values.get(":v1"),
+            Some(&AttributeValue::S("pending".into()))
+        );
+        assert_eq!(render_all([], &mut Placeholders::default()), None);
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{condition_failure, Expectations, SetSome};
 use crate::error::Error;
-use crate::expr::condition::{render_all, user_node, Node};
+use crate::expr::condition::{render_all, user_node, ConditionPart, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
 use crate::wire::{self, Body, Request};
@@ -49,12 +49,14 @@ impl<'db, E: Entity> Delete<'db, E> {
 
     fn expression(&self) -> Result<(Option<String>, Placeholders), Error> {
         let table = <E::Table as Table>::SCHEMA;
-        let exists = self
+        let mut exists = self
             .only_if_exists
             .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
-        let user = user_node(self.condition.as_ref())?.cloned();
+        let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let text = render_all(exists.into_iter().chain(user), &mut placeholders);
+        let parts =
+            (exists.iter_mut().map(ConditionPart::Built)).chain(user.map(ConditionPart::User));
+        let text = render_all(parts, &mut placeholders);
         if let Some(text) = &text {
             crate::expr::check_expression("ConditionExpression", text)?;
         }

@@ -2,7 +2,7 @@
 
 use super::{condition_failure, Expectations, SetSome};
 use crate::error::{EncodeError, Error};
-use crate::expr::condition::{render_all, user_node, Comparison, Node, Operand};
+use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -103,12 +103,12 @@ impl<'db, E: Entity> Put<'db, E> {
         if let Some(timestamp) = managed.created_at.filter(|_| creates) {
             item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
         }
-        let user = user_node(self.condition.as_ref())?.cloned();
+        let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let condition = render_all(
-            absent.into_iter().chain(version_check).chain(user),
-            &mut placeholders,
-        );
+        let mut built = [absent, version_check];
+        let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
+            .chain(user.map(ConditionPart::User));
+        let condition = render_all(parts, &mut placeholders);
         if let Some(condition) = &condition {
             crate::expr::check_expression("ConditionExpression", condition)?;
         }
