@@ -53,6 +53,14 @@ pub(crate) trait SetSome: Sized {
 
 impl<Builder> SetSome for Builder {}
 
+/// The item a write replaced or deleted (`ALL_OLD`), if there was one.
+fn decode_old<E: crate::Entity>(old: Option<Item>) -> Result<Option<E>, Error> {
+    match old {
+        Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
+        _ => Ok(None),
+    }
+}
+
 /// What a write's implicit conditions were, to explain a conditional check failure.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -188,10 +188,7 @@ impl<'db, E: Entity> Put<'db, E> {
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
     #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
-        self.send_with(Some(ReturnValue::AllOld), |old| match old {
-            Some(item) if !item.is_empty() => Ok(Some(crate::item::decode(item)?)),
-            _ => Ok(None),
-        })
+        self.send_with(Some(ReturnValue::AllOld), super::decode_old)
     }
 
     /// The request asking for `returning`, with what explains a failed condition.

@@ -506,6 +506,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             None => table.sort_key,
         };
         let partition = self.partition.conditions()?;
+        if let Some(error) = &self.sort.error {
+            return Err((**error).clone().into());
+        }
         let sort = match (
             self.partition.sort_key(),
             sort_attribute,
@@ -572,9 +575,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                     message: format!("the index has no sort key attribute number {position}"),
                 })
         };
-        if let Some(error) = &self.sort.error {
-            return Err((**error).clone().into());
-        }
         let mut conditions = Vec::new();
         for (position, value) in self.sort.values.iter().enumerate() {
             conditions.push(Node::Compare(
@@ -606,9 +606,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         template: &KeyTemplate,
         attribute: &'static str,
     ) -> Result<Option<Node>, Error> {
-        if let Some(error) = &self.sort.error {
-            return Err((**error).clone().into());
-        }
         let path = || Operand::Path(AttrPath::attribute(attribute));
         let value = |text: String| Operand::Value(AttributeValue::S(text));
         let given = self.sort.count;

@@ -45,6 +45,7 @@ impl<T: Table> Db<T> {
                 actions: Vec::new(),
                 known: Vec::new(),
                 relative: Vec::new(),
+                changed: 0,
                 condition: None,
                 expected_version: None,
                 error: None,
@@ -57,8 +58,6 @@ impl<T: Table> Db<T> {
 /// A field value the update knows: what it sets, or what the caller says is current.
 struct Known {
     field: &'static str,
-    /// The indexes the field is an input of ([`FieldIndexes`]).
-    indexes: u64,
     value: AnyValue,
     /// For a current value ([`Update::given`]): the attribute and value the condition
     /// asserts.
@@ -90,6 +89,9 @@ struct Parts<'db, E: Entity> {
     known: Vec<Known>,
     /// Fields changed relative to their current value.
     relative: Vec<RelativeChange>,
+    /// The indexes whose inputs the update changes (given values are current, not changed),
+    /// as [`FieldIndexes`] bits: each one's keys are rewritten.
+    changed: u64,
     condition: Option<Condition<E>>,
     expected_version: Option<u64>,
     error: Option<EncodeError>,
@@ -179,11 +181,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         self.then::<Relative, F>(|parts| {
             if let Some(encoded) = parts.encode(value) {
                 parts.actions.push(action(field.path(), encoded));
-                parts.relative.push(RelativeChange {
-                    field: field.name(),
-                    operation,
-                    indexes: FieldIndexes::<E, F>::MASK,
-                });
+                parts.change_relative(field.name(), operation, FieldIndexes::<E, F>::MASK);
             }
         })
     }
@@ -206,11 +204,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 parts
                     .actions
                     .push(Action::Set(path.path(), SetValue::Value(encoded)));
-                parts.relative.push(RelativeChange {
-                    field: path.name(),
-                    operation: "set_nested",
-                    indexes: FieldIndexes::<E, F>::MASK,
-                });
+                parts.change_relative(path.name(), "set_nested", FieldIndexes::<E, F>::MASK);
             }
         })
     }
@@ -226,11 +220,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     {
         self.then::<Relative, F>(|parts| {
             parts.actions.push(Action::Remove(path.path()));
-            parts.relative.push(RelativeChange {
-                field: path.name(),
-                operation: "remove_nested",
-                indexes: FieldIndexes::<E, F>::MASK,
-            });
+            parts.change_relative(path.name(), "remove_nested", FieldIndexes::<E, F>::MASK);
         })
     }
 
@@ -362,7 +352,6 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             if let Some(encoded) = parts.encode(&current) {
                 parts.known.push(Known {
                     field: field.name(),
-                    indexes: FieldIndexes::<E, F>::MASK,
                     value: Box::new(current),
                     current: Some((field.path(), encoded)),
                 });
@@ -468,13 +457,23 @@ impl<'db, E: Entity> Parts<'db, E> {
     /// the actions.
     fn know<T: Send + Sync + 'static>(&mut self, field: &'static str, indexes: u64, value: T) {
         if indexes != 0 {
+            self.changed |= indexes;
             self.known.push(Known {
                 field,
-                indexes,
                 value: Box::new(value),
                 current: None,
             });
         }
+    }
+
+    /// Notes that `field` changes by `operation`, relative to its current value.
+    fn change_relative(&mut self, field: &'static str, operation: &'static str, indexes: u64) {
+        self.changed |= indexes;
+        self.relative.push(RelativeChange {
+            field,
+            operation,
+            indexes,
+        });
     }
 
     /// Encodes a value the update keeps no copy of (see [`into_value`]).
@@ -538,15 +537,6 @@ impl<'db, E: Entity> Parts<'db, E> {
             }
             .into());
         }
-        // The indexes whose inputs this update changes (given values are current, not
-        // changed); each one's keys are rewritten.
-        let changed = known
-            .as_slice()
-            .iter()
-            .filter(|known| known.current.is_none())
-            .map(|known| known.indexes)
-            .chain(self.relative.iter().map(|change| change.indexes))
-            .fold(0, |indexes, field_indexes| indexes | field_indexes);
         let values = Values {
             known: known.as_slice(),
             key: &self.key,
@@ -557,7 +547,7 @@ impl<'db, E: Entity> Parts<'db, E> {
         }
         for (position, index) in schema.indexes.iter().enumerate() {
             let bit = index_bit(position);
-            if changed & bit == 0 {
+            if self.changed & bit == 0 {
                 continue;
             }
             if let Some(change) = self
