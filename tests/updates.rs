@@ -87,6 +87,48 @@ fn closing_removes_the_sparse_index_keys_and_reopening_restores_them() {
     );
 }
 
+/// An order is on its region's board while it is large: a rule of two fields, one of them
+/// (`number`) a primary key field, which an update never supplies: it is read back from the key.
+#[derive(singletable::Entity, serde::Serialize, serde::Deserialize)]
+#[dynamo(table = App, pk = "CUSTOMER#{customer}", sk = "ORDER#{number}",
+         gsi1pk = "REGION#{region}", gsi1sk = "TOTAL#{total}#ORDER#{number}",
+         gsi1_when = Order::on_board(number, total))]
+struct Order {
+    customer: String,
+    number: u32,
+    region: String,
+    total: u64,
+}
+
+impl Order {
+    fn on_board(number: &u32, total: &u64) -> bool {
+        *number != 0 && *total >= 1000
+    }
+}
+
+#[test]
+fn a_rule_reads_its_arguments_in_order_key_fields_included() {
+    let db = common::offline();
+    let update = |number: u32, total: u64| {
+        let request = db
+            .update(Order::key("ann", &number).unwrap())
+            .set(Order::TOTAL, total)
+            .given(Order::REGION, "eu".to_owned())
+            .params()
+            .unwrap();
+        (
+            request.body["UpdateExpression"].clone(),
+            request.body["ExpressionAttributeValues"][":v2"]["S"].clone(),
+        )
+    };
+    let (board, sort_key) = update(42, 5000);
+    assert_eq!(board, "SET #n0 = :v0, #n1 = :v1, #n2 = :v2");
+    assert_eq!(sort_key, "TOTAL#00000000000000005000#ORDER#0000000042");
+    // Each argument decides: the number, from the key, and the total, set.
+    assert_eq!(update(0, 5000).0, "SET #n0 = :v0 REMOVE #n1, #n2");
+    assert_eq!(update(42, 999).0, "SET #n0 = :v0 REMOVE #n1, #n2");
+}
+
 #[test]
 fn fields_outside_every_index_update_alone() {
     let db = common::offline();

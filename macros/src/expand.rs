@@ -306,12 +306,12 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     .enumerate()
                     .map(|(position, argument)| {
                         let ty = entity.field(&argument.to_string()).map(|field| field.ty);
-                        quote!(arguments.get(#position)?.downcast_ref::<#ty>()?)
+                        quote!(argument(#position)?.downcast_ref::<#ty>()?)
                     });
                 quote!(#st::Some(#st::IndexRule {
                     source: #source,
                     inputs: &[#(#inputs),*],
-                    evaluate: |arguments: &[&dyn #st::Any]| #st::Some(#function(#(#arguments),*)),
+                    evaluate: |argument| #st::Some(#function(#(#arguments),*)),
                 }))
             }
             None => quote!(#st::None),

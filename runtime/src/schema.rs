@@ -273,6 +273,9 @@ pub struct KeyPartFns {
     pub parse: fn(&str, Option<u8>) -> Result<AnyValue, PartError>,
 }
 
+/// How a rule reads its arguments: input number `n` of [`IndexRule::inputs`] as `argument(n)`.
+pub type RuleArguments<'a> = dyn Fn(usize) -> Option<&'a dyn Any> + 'a;
+
 /// A sparse index rule: the fields it reads and the function deciding whether an item is
 /// indexed, called with those fields' values in order.
 #[derive(Debug, Clone, Copy)]
@@ -281,9 +284,10 @@ pub struct IndexRule {
     pub source: &'static str,
     /// The fields it reads.
     pub inputs: &'static [&'static str],
-    /// Evaluates it; `None` if an argument has the wrong type (cannot happen for generated
-    /// schemas).
-    pub evaluate: fn(&[&dyn Any]) -> Option<bool>,
+    /// Evaluates it, reading input number `n` (in [`IndexRule::inputs`]) as `argument(n)`;
+    /// `None` if an argument is missing or of another type (cannot happen for generated
+    /// schemas). Arguments are read through a function so that none is collected first.
+    pub evaluate: for<'a> fn(&'a RuleArguments<'a>) -> Option<bool>,
 }
 
 impl PartialEq for IndexRule {

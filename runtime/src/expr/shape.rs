@@ -105,9 +105,7 @@ struct Rendered {
     pieces: Box<[Piece]>,
     texts: Vec<String>,
     names: Names,
-    /// The value placeholders, each holding `NULL`: a copy of this map keeps its layout, so
-    /// a request's values go into their slots without hashing a placeholder again.
-    values: Values,
+    values: ValueSlots,
 }
 
 #[derive(Default)]
@@ -150,7 +148,7 @@ pub(crate) fn render<const N: usize>(
                 .iter()
                 .find(|rendered| *rendered.pieces == *shapes.scratch)
             {
-                if let Some(values) = place_values(&rendered.values, &mut shapes.values) {
+                if let Some(values) = rendered.values.place(&mut shapes.values) {
                     placeholders.set_names(rendered.names.clone());
                     placeholders.set_values(values);
                     return Some(std::array::from_fn(|index| {
@@ -164,12 +162,14 @@ pub(crate) fn render<const N: usize>(
         }
         let texts = write_texts(&mut expressions, &mut placeholders);
         if cacheable && shapes.rendered.len() < MAX_SHAPES {
-            shapes.rendered.push(Rendered {
-                pieces: shapes.scratch.as_slice().into(),
-                texts: texts.to_vec(),
-                names: placeholders.names().unwrap_or_default(),
-                values: placeholders.value_slots(),
-            });
+            if let Some(values) = ValueSlots::new(placeholders.value_slots()) {
+                shapes.rendered.push(Rendered {
+                    pieces: shapes.scratch.as_slice().into(),
+                    texts: texts.to_vec(),
+                    names: placeholders.names().unwrap_or_default(),
+                    values,
+                });
+            }
         }
         Some(texts)
     });
@@ -179,29 +179,56 @@ pub(crate) fn render<const N: usize>(
     }
 }
 
-/// `values`, in reading order, in a copy of a shape's value placeholders, or `None` (values
-/// untouched) if they do not fit. They always do: the placeholders are `:v` and a value's
-/// position, written by [`Placeholders::insert_value`] for a request of this shape, which has
-/// as many values; the check only keeps a mistake from sending `NULL` for a value.
-fn place_values(slots: &Values, values: &mut Vec<AttributeValue>) -> Option<Values> {
-    let count = values.len();
-    let position = |placeholder: &str| {
-        placeholder
-            .get(2..)
-            .and_then(|digits| digits.parse::<usize>().ok())
-            .filter(|position| *position < count)
-    };
-    if slots.len() != count || !slots.keys().all(|slot| position(slot).is_some()) {
-        return None;
+/// A shape's value placeholders: a map of `NULL`s to copy (a copy keeps the map's layout, so
+/// a request's values go into their slots without hashing a placeholder again), and where
+/// each of its entries takes its value from.
+struct ValueSlots {
+    map: Values,
+    /// For each entry of `map`, in its order, the position of its value in reading order:
+    /// the number after `:v`.
+    positions: Box<[usize]>,
+}
+
+impl ValueSlots {
+    /// The slots of `map`, or `None` unless each placeholder is `:v` and a distinct position
+    /// below the number of values, as [`Placeholders::insert_value`] writes them.
+    ///
+    /// [`Placeholders::insert_value`]: super::Placeholders::insert_value
+    fn new(map: Values) -> Option<Self> {
+        let count = map.len();
+        let mut taken = vec![false; count];
+        let positions = map
+            .keys()
+            .map(|placeholder| {
+                let position = placeholder.strip_prefix(":v")?.parse::<usize>().ok()?;
+                let taken = taken.get_mut(position)?;
+                (!std::mem::replace(taken, true)).then_some(position)
+            })
+            .collect::<Option<Box<[usize]>>>()?;
+        Some(ValueSlots { map, positions })
     }
-    let mut placed = slots.clone();
-    for (placeholder, slot) in placed.iter_mut() {
-        if let Some(value) = position(placeholder).and_then(|position| values.get_mut(position)) {
-            std::mem::swap(slot, value);
+
+    /// `values`, in reading order, in a copy of the placeholders, or `None` (values
+    /// untouched) if they do not fit. They always do: a request of this shape has as many
+    /// values, and a copy of a map lists its entries in the map's order; both are checked
+    /// (the order is hashbrown's, not a documented promise), as a mistake would send `NULL`
+    /// or a value under another placeholder.
+    fn place(&self, values: &mut Vec<AttributeValue>) -> Option<Values> {
+        if values.len() != self.positions.len() {
+            return None;
         }
+        let mut placed = self.map.clone();
+        if !placed.keys().eq(self.map.keys()) {
+            return None;
+        }
+        for ((_, slot), position) in placed.iter_mut().zip(self.positions.iter()) {
+            if let Some(value) = values.get_mut(*position) {
+                std::mem::swap(slot, value);
+            }
+        }
+        values.clear();
+        Some(placed)
     }
-    values.clear();
-    Some(placed)
 }
 
 /// The texts of expressions whose values are placed.
@@ -298,6 +325,52 @@ mod tests {
         assert_eq!(values.get(":v1"), Some(&number(21)));
         assert_eq!(values.get(":v2"), Some(&number(22)));
         assert_eq!(first.names(), second.names());
+    }
+
+    fn slots(placeholders: &[&str]) -> Option<ValueSlots> {
+        ValueSlots::new(
+            placeholders
+                .iter()
+                .map(|placeholder| (placeholder.to_string(), AttributeValue::Null(true)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn value_slots_take_only_the_placeholders_a_request_writes() {
+        // Each of `:v0` to `:v(n-1)` once; anything else is not cached.
+        assert!(slots(&[]).is_some());
+        assert!(slots(&[":v1", ":v0", ":v2"]).is_some());
+        assert!(
+            slots(&[":v0", ":v2"]).is_none(),
+            "past the number of values"
+        );
+        assert!(slots(&[":v1", ":v01"]).is_none(), "two slots for one value");
+        assert!(slots(&[":x0"]).is_none());
+        assert!(slots(&[":v"]).is_none());
+        assert!(slots(&[":v-0"]).is_none());
+    }
+
+    #[test]
+    fn value_slots_place_each_value_under_its_placeholder_or_touch_none() {
+        let Some(slots) = slots(&[":v2", ":v0", ":v1"]) else {
+            panic!("the slots of three values");
+        };
+        let mut values = vec![number(0), number(1)];
+        assert_eq!(slots.place(&mut values), None);
+        assert_eq!(
+            values,
+            [number(0), number(1)],
+            "values kept when they do not fit"
+        );
+        values.push(number(2));
+        let placed = slots.place(&mut values);
+        assert!(values.is_empty());
+        let expected: Values = [(":v0", 0), (":v1", 1), (":v2", 2)]
+            .into_iter()
+            .map(|(placeholder, n)| (placeholder.to_owned(), number(n)))
+            .collect();
+        assert_eq!(placed, Some(expected));
     }
 
     #[test]

@@ -1008,26 +1008,24 @@ impl<'a, E: Entity> Values<'a, E> {
 
     /// Whether `rule` holds for the values known (key fields parsed back from their text).
     fn rule_holds(&self, rule: &IndexRule) -> Result<bool, KeyError> {
-        let mut parsed: Vec<AnyValue> = Vec::new();
-        for name in rule.inputs {
+        // Key fields are known as text; a rule seldom reads one, so this seldom allocates.
+        let mut parsed: Vec<(usize, AnyValue)> = Vec::new();
+        for (position, name) in rule.inputs.iter().enumerate() {
             if let Some(Value::KeyText { text, width, key }) = self.get(name)? {
-                parsed.push(parse_key_text::<E>(name, text, width, key)?);
+                parsed.push((position, parse_key_text::<E>(name, text, width, key)?));
             }
         }
-        let mut parsed = parsed.iter();
-        let mut arguments: Vec<&dyn Any> = Vec::with_capacity(rule.inputs.len());
-        for name in rule.inputs {
-            let argument = match self.get(name)? {
-                Some(Value::Typed(value)) => Some(value),
-                Some(Value::KeyText { .. }) => parsed.next().map(|value| &**value as &dyn Any),
-                None => None,
-            };
-            match argument {
-                Some(argument) => arguments.push(argument),
-                None => return Ok(false),
+        let argument = |position: usize| -> Option<&dyn Any> {
+            if let Some((_, value)) = parsed.iter().find(|(input, _)| *input == position) {
+                return Some(&**value);
             }
-        }
-        Ok((rule.evaluate)(&arguments).unwrap_or(false))
+            // Reading a value failed above if it can fail: here it is known or missing.
+            match self.get(rule.inputs.get(position)?) {
+                Ok(Some(Value::Typed(value))) => Some(value),
+                _ => None,
+            }
+        };
+        Ok((rule.evaluate)(&argument).unwrap_or(false))
     }
 
     /// Writes field `name` into an index key: a known value rendered, or a primary key
