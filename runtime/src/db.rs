@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 /// A handle to the DynamoDB table declared by `T`: the entry point of every operation.
 ///
 /// Cheap to clone. The table name defaults to the declaration's `name` and can be overridden
-/// (per environment, or per test as [`crate::testing`] does).
+/// (per environment, or per test as the `testing` module of the `local` feature does).
 pub struct Db<T> {
     client: aws_sdk_dynamodb::Client,
     table_name: Arc<str>,

@@ -2,7 +2,7 @@
 //!
 //! A template such as `"STATUS#{status}#TICKET#{id}"` is parsed by the derive at compile time
 //! into a static [`KeyTemplate`]; at run time [`KeyTemplate::render`] writes each field with its
-//! [`KeyPart`] encoding and [`KeyTemplate::parse`] splits a stored key back into the raw text of
+//! [`KeyPart`] encoding and [`KeyTemplate::split`] splits a stored key back into the raw text of
 //! each field. Rendering refuses any value that would make the key ambiguous, so every key that
 //! can be written can also be read back exactly.
 

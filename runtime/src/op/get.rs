@@ -81,8 +81,8 @@ impl<'db, E: Entity> Get<'db, E> {
             )
     }
 
-    /// Sends the request: the item, or [`Error::NotFound`]. Always inlined, with the request
-    /// built out of line, as [`super::sent`] explains.
+    /// Sends the request: the item, or [`Error::NotFound`].
+    // Always inlined, with the request built out of line, as `super::sent` explains.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
         let request = self.request();
