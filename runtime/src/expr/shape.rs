@@ -352,10 +352,8 @@ mod tests {
     }
 
     #[test]
-    fn value_slots_place_each_value_under_its_placeholder_or_touch_none() {
-        let Some(slots) = slots(&[":v2", ":v0", ":v1"]) else {
-            panic!("the slots of three values");
-        };
+    fn value_slots_place_each_value_under_its_placeholder_or_touch_none() -> Result<(), String> {
+        let slots = slots(&[":v2", ":v0", ":v1"]).ok_or("no slots for three values")?;
         let mut values = vec![number(0), number(1)];
         assert_eq!(slots.place(&mut values), None);
         assert_eq!(
@@ -371,6 +369,7 @@ mod tests {
             .map(|(placeholder, n)| (placeholder.to_owned(), number(n)))
             .collect();
         assert_eq!(placed, Some(expected));
+        Ok(())
     }
 
     #[test]
