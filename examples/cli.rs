@@ -11,10 +11,17 @@
 //!
 //! It runs against the local engine, or the endpoint in `AWS_ENDPOINT_URL_DYNAMODB`. So that
 //! there is something to migrate, a missing table is first created in yesterday's shape (no
-//! GSI2, comments at schema version 1). The embedded engine starts empty in every process, so
-//! each run starts over; point `AWS_ENDPOINT_URL_DYNAMODB` at DynamoDB Local to keep the table
-//! between runs and walk through `plan`, `apply`, `backfill --entity Comment` and
-//! `verify --entity Comment --mark-complete`.
+//! GSI2, comments at schema version 1). The embedded engine keeps its data in memory, so each
+//! run starts over, unless `SINGLETABLE_LOCAL_DATA` names a file to keep it in: then the steps
+//! run as separate processes against one table, as they would against DynamoDB.
+//!
+//! ```sh
+//! export SINGLETABLE_LOCAL_DATA=target/cli-demo.sqlite
+//! cargo run --example cli --features cli -- plan
+//! cargo run --example cli --features cli -- apply
+//! cargo run --example cli --features cli -- backfill --entity Comment
+//! cargo run --example cli --features cli -- verify --entity Comment --mark-complete
+//! ```
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};

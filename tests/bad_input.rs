@@ -9,6 +9,7 @@ use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use singletable::item::Item;
 use singletable::op::transact::TransactionError;
+use singletable::testing::TestTable;
 use singletable::{Db, DecodeError, Entity, Error, KeyError, KeyPart, LimitError, Table};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -233,7 +234,7 @@ fn key_mismatches() -> Vec<Seed> {
     ]
 }
 
-async fn seeded(seeds: &[Seed]) -> Db<Bad> {
+async fn seeded(seeds: &[Seed]) -> TestTable<Bad> {
     let db = singletable::testing::table::<Bad>().await.unwrap();
     for seed in seeds {
         let mut item = seed.item.clone();

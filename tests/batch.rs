@@ -303,7 +303,7 @@ async fn two_operations_on_one_item_are_rejected_before_sending() {
 
 #[tokio::test]
 async fn a_failed_request_reports_what_was_not_written() {
-    let db = db().await.with_table_name("no-such-table");
+    let db = db().await.clone().with_table_name("no-such-table");
     let error = db
         .batch_write()
         .put_all(&tickets(60))

@@ -5,7 +5,8 @@ mod common;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use singletable::op::query::Cursor;
-use singletable::{Db, Entity, Error, KeyPart, Table};
+use singletable::testing::TestTable;
+use singletable::{Entity, Error, KeyPart, Table};
 
 #[derive(Table)]
 #[dynamo(
@@ -250,7 +251,7 @@ fn comment(workspace: &str, doc: &str, n: u32, author: &str) -> Comment {
     }
 }
 
-async fn seeded(comments: u32) -> Db<Workspace> {
+async fn seeded(comments: u32) -> TestTable<Workspace> {
     let db = match singletable::testing::table::<Workspace>().await {
         Ok(db) => db,
         Err(error) => panic!("{error}"),

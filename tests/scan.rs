@@ -163,7 +163,7 @@ async fn a_stream_can_stop_early_and_an_empty_table_yields_nothing() {
 
 #[tokio::test]
 async fn a_failed_request_is_an_error_in_the_stream() {
-    let db = db().await.with_table_name("no-such-table");
+    let db = db().await.clone().with_table_name("no-such-table");
     let results: Vec<Result<Ticket, Error>> = tokio::time::timeout(
         TIMEOUT,
         db.scan::<Ticket>().segments(2).into_stream().collect(),

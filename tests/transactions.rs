@@ -6,7 +6,8 @@ mod common;
 use serde::{Deserialize, Serialize};
 use singletable::op::append::Appended;
 use singletable::op::transact::{CancellationCode, TransactionError, WriteKind};
-use singletable::{Db, Entity, Error, KeyPart, Table};
+use singletable::testing::TestTable;
+use singletable::{Entity, Error, KeyPart, Table};
 
 #[derive(Table)]
 #[dynamo(name = "desk", pk = "PK", sk = "SK")]
@@ -38,7 +39,7 @@ struct DocumentUpdate {
     writer: u32,
 }
 
-async fn db() -> Db<Desk> {
+async fn db() -> TestTable<Desk> {
     match singletable::testing::table::<Desk>().await {
         Ok(db) => db,
         Err(error) => panic!("{error}"),

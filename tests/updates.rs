@@ -4,6 +4,7 @@
 mod common;
 
 use common::{db, App, Status, Ticket};
+use singletable::local::{Deviation, Engine};
 use singletable::Db;
 
 #[test]
@@ -326,10 +327,16 @@ async fn every_action_applies_on_the_engine() {
         views: 1,
     };
     db.put(&note).send().await.unwrap();
+    // Two updates: DynamoDB refuses a list's append and the removal of one of its elements in
+    // one expression (their document paths overlap; see the test below).
+    db.update(Note::key("n1").unwrap())
+        .remove_nested(Note::TAGS.at(2))
+        .send()
+        .await
+        .unwrap();
     let updated = db
         .update(Note::key("n1").unwrap())
         .set_nested(Note::LABELS.key("team"), "support".to_owned())
-        .remove_nested(Note::TAGS.at(2))
         .add(Note::VIEWS, 2)
         .append(Note::TAGS, vec!["new".to_owned()])
         .remove(Note::REMARK)
@@ -349,6 +356,39 @@ async fn every_action_applies_on_the_engine() {
         .await
         .unwrap_err();
     assert!(refused.is_condition_failed(), "{refused}");
+}
+
+/// DynamoDB rejects an update expression with two overlapping document paths: "Two document
+/// paths overlap with each other; must remove or rewrite one of these paths".
+#[tokio::test]
+async fn overlapping_document_paths_are_refused_and_nothing_changes() {
+    let db = db().await;
+    let note = Note {
+        id: "n2".into(),
+        tags: vec!["a".into(), "b".into(), "c".into()],
+        labels: Default::default(),
+        remark: None,
+        views: 0,
+    };
+    db.put(&note).send().await.unwrap();
+    let outcome = db
+        .update(Note::key("n2").unwrap())
+        .remove_nested(Note::TAGS.at(2))
+        .append(Note::TAGS, vec!["d".to_owned()])
+        .send()
+        .await;
+    let stored = db.get(Note::key("n2").unwrap()).send().await.unwrap();
+    let engine = Engine::from_env().unwrap();
+    if engine.deviates(Deviation::AcceptsOverlappingPaths) {
+        assert!(
+            outcome.is_ok(),
+            "{engine} (Deviation::AcceptsOverlappingPaths) now refuses overlapping paths: {outcome:?}"
+        );
+        return;
+    }
+    let error = outcome.expect_err("overlapping document paths");
+    assert!(error.to_string().contains("overlap"), "{engine}: {error}");
+    assert_eq!(stored, note, "{engine}: a refused update changes nothing");
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn document(id: &str, body: &str) -> Document {
     }
 }
 
-async fn db() -> singletable::Db<Docs> {
+async fn db() -> singletable::testing::TestTable<Docs> {
     match singletable::testing::table::<Docs>().await {
         Ok(db) => db,
         Err(error) => panic!("{error}"),

@@ -270,7 +270,7 @@ pub enum Error {
     },
     /// Any other error from DynamoDB or the SDK. Kept inline: it is no larger than the
     /// variants that carry a key, and boxing it cost an allocation on every SDK error.
-    #[error("DynamoDB: {0}")]
+    #[error("DynamoDB: {}", service_text(.0))]
     Service(#[source] aws_sdk_dynamodb::Error),
     /// One batch write has two operations on the same item, which DynamoDB rejects (and whose
     /// order retries could not keep); nothing was sent.
@@ -346,6 +346,16 @@ impl Error {
             } => Some(crate::item::decode::<E>((**item).clone())),
             _ => None,
         }
+    }
+}
+
+/// DynamoDB's error code and message, such as `ValidationException: Two document paths
+/// overlap ...`; the SDK's own text of an unmodelled error names only the code.
+fn service_text(error: &aws_sdk_dynamodb::Error) -> String {
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+    match (error.code(), error.message()) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        _ => error.to_string(),
     }
 }
 

@@ -29,11 +29,14 @@
 //!
 //! # Idempotency tokens
 //!
-//! moto 5.2.1 ignores `ClientRequestToken`: a resent `TransactWriteItems` is applied again.
-//! DynamoDB instead acknowledges a resend with the same token (and the same parameters, for 10
-//! minutes) without applying it twice. The proxy emulates that by default
+//! DynamoDB acknowledges a resent `TransactWriteItems` with the same `ClientRequestToken` (and
+//! the same parameters, for 10 minutes) without applying it twice. dynoxide does too; moto
+//! 5.2.1 ignores the token and applies the resend again
+//! ([`Deviation::IgnoresClientRequestTokens`](crate::local::Deviation)). On an engine with
+//! that gap the proxy emulates DynamoDB's answer
 //! ([`FaultPlan::without_idempotency_emulation`] turns it off), so the tests check the
-//! library against DynamoDB's contract rather than against moto's gap.
+//! library against DynamoDB's contract rather than against the engine's gap; on an engine
+//! that honours tokens it forwards every resend as it is.
 #![cfg(feature = "local")]
 
 use crate::error::Error;
@@ -217,13 +220,14 @@ pub struct FaultPlan {
     /// above the engine's normal latency.
     pub attempt_timeout: Duration,
     /// Whether the proxy answers a resent `TransactWriteItems` with a known
-    /// `ClientRequestToken` as DynamoDB does (see the module docs).
+    /// `ClientRequestToken` as DynamoDB does, on an engine that ignores tokens (see the
+    /// module docs). It never does on an engine that honours them.
     pub emulate_idempotency: bool,
 }
 
 impl FaultPlan {
     /// [`Fault::realistic`] faults at `rate`, SDK retries on, a 500 ms attempt timeout,
-    /// idempotency tokens emulated.
+    /// idempotency tokens emulated where the engine lacks them.
     pub fn new(seed: u64, rate: f64) -> Self {
         FaultPlan {
             seed,
@@ -253,7 +257,8 @@ impl FaultPlan {
         self
     }
 
-    /// Forwards resent transactions to the engine as they are (moto then applies them again).
+    /// Forwards resent transactions to the engine as they are, whatever the engine (moto then
+    /// applies them again).
     pub fn without_idempotency_emulation(mut self) -> Self {
         self.emulate_idempotency = false;
         self
@@ -344,6 +349,12 @@ pub struct FaultStats {
 }
 
 impl FaultStats {
+    /// Whether the proxy answers resent transactions from their token: the plan allows it
+    /// and the engine ignores tokens.
+    pub fn emulates_idempotency(&self) -> bool {
+        self.shared.emulate_idempotency
+    }
+
     /// What the proxy saw and did so far.
     pub fn report(&self) -> FaultReport {
         lock(&self.shared.report).clone()
@@ -363,6 +374,8 @@ impl FaultStats {
 #[derive(Debug)]
 struct Shared {
     plan: FaultPlan,
+    /// The plan's wish, where the engine lacks tokens.
+    emulate_idempotency: bool,
     /// `host:port` of the engine.
     upstream: String,
     endpoint: String,
@@ -402,6 +415,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// cannot listen.
 pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultStats), FaultError> {
     let sdk_config = local::sdk_config().await?;
+    let emulate_idempotency = plan.emulate_idempotency
+        && local::Engine::from_env()?.deviates(local::Deviation::IgnoresClientRequestTokens);
     let endpoint = std::env::var("AWS_ENDPOINT_URL_DYNAMODB")
         .ok()
         .filter(|value| !value.trim().is_empty())
@@ -429,6 +444,7 @@ pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultS
     let shared = Arc::new(Shared {
         schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed)),
         plan,
+        emulate_idempotency,
         upstream,
         endpoint: proxy,
         paused: AtomicBool::new(false),
@@ -619,7 +635,7 @@ async fn handle(shared: &Shared, request: Message) -> Reply {
 
 /// Sends `request` to the engine, or answers a resent transaction as DynamoDB would.
 async fn forward(shared: &Shared, operation: &str, request: &Message) -> io::Result<Message> {
-    let token = (shared.plan.emulate_idempotency && operation == "TransactWriteItems")
+    let token = (shared.emulate_idempotency && operation == "TransactWriteItems")
         .then(|| transaction_token(&request.body))
         .flatten();
     if let Some((token, params)) = &token {
@@ -1227,6 +1243,7 @@ mod tests {
         let plan = FaultPlan::new(7, 0.1);
         let shared = |plan: &FaultPlan| Shared {
             plan: plan.clone(),
+            emulate_idempotency: false,
             upstream: String::new(),
             endpoint: String::new(),
             schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed)),

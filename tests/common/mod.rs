@@ -54,7 +54,7 @@ pub struct Team {
     pub name: String,
 }
 
-pub async fn db() -> singletable::Db<App> {
+pub async fn db() -> singletable::testing::TestTable<App> {
     match singletable::testing::table::<App>().await {
         Ok(db) => db,
         Err(error) => panic!("test table: {error}"),

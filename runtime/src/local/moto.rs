@@ -1,17 +1,11 @@
-//! An embedded DynamoDB engine for tests and examples, so they need no AWS account.
+//! moto, the second engine (`SINGLETABLE_ENGINE=moto`): pinned, installed into a virtual
+//! environment under the cargo target directory (once per target directory), and started on a
+//! free loopback port, once per process.
 //!
-//! If `AWS_ENDPOINT_URL_DYNAMODB` is set, that endpoint is used as is (DynamoDB Local,
-//! LocalStack, ...). Otherwise the first call installs [moto] (pinned, into a virtual
-//! environment under the cargo target directory, once per target directory) and starts
-//! it on a free loopback port, once per process; every later caller shares that server.
-//!
-//! The server is moto's DynamoDB backend behind a small launcher (`local/launcher.py`)
-//! that serializes requests, because moto's stock threaded server loses acknowledged
-//! writes under concurrent transactions. It stops when this process exits, however it
-//! exits: it watches its stdin, whose write end only this process holds.
-//!
-//! [moto]: https://github.com/getmoto/moto
-#![cfg(feature = "local")]
+//! The server is moto's DynamoDB backend behind a small launcher (`launcher.py`) that
+//! serializes requests, because moto's stock threaded server loses acknowledged writes under
+//! concurrent transactions. It stops when this process exits, however it exits: it watches
+//! its stdin, whose write end only this process holds.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -19,20 +13,16 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use aws_config::environment::EnvironmentVariableRegionProvider;
-use aws_config::meta::region::RegionProviderChain;
-use aws_config::profile::ProfileFileRegionProvider;
-use aws_config::{BehaviorVersion, Region, SdkConfig};
-use aws_sdk_dynamodb::config::Credentials;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::OnceCell;
+
+use super::LocalError;
 
 /// The moto release the engine runs; pinned so behaviour does not drift between runs.
-const MOTO_VERSION: &str = "5.2.1";
+pub(super) const VERSION: &str = "5.2.1";
 /// What pip installs. The `server` extra is not needed: the launcher uses only moto's
 /// Flask app (flask, flask-cors) and werkzeug (a core moto dependency); skipping the
 /// extra halves install time and size (no cfn-lint, sympy, ...).
@@ -43,12 +33,8 @@ const REQUIREMENTS: &[&str] = &[
 ];
 /// moto 5.2 declares `Requires-Python >=3.10`; checked up front for a clear message.
 const MIN_PYTHON: (u32, u32) = (3, 10);
-/// The variable that points the SDK (and so this module) at an external endpoint.
-const ENDPOINT_ENV: &str = "AWS_ENDPOINT_URL_DYNAMODB";
-/// Region for the embedded engine; moto keeps state per region, so it must be constant.
-const REGION: &str = "us-east-1";
 /// The launcher script, written into the virtual environment at start.
-const LAUNCHER: &str = include_str!("local/launcher.py");
+const LAUNCHER: &str = include_str!("launcher.py");
 const LAUNCHER_FILE: &str = "singletable_launcher.py";
 /// Written last into a finished venv, so a half-installed one is never used.
 const STAMP_FILE: &str = ".singletable-complete";
@@ -70,88 +56,8 @@ const SYSTEM_PYTHON: &str = "python";
 #[cfg(not(windows))]
 const SYSTEM_PYTHON: &str = "python3";
 
-/// Errors starting or reaching the local engine.
-///
-/// `Clone` so that one failed start is reported to every caller in the process
-/// instead of being retried (a failing install would otherwise cost each test).
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum LocalError {
-    /// No `python3` on `PATH`, and no external endpoint configured.
-    #[error(
-        "python3 was not found: install python3 (3.10+) with the venv module, e.g. \
-         `apt install python3 python3-venv`, or set AWS_ENDPOINT_URL_DYNAMODB to a running \
-         DynamoDB-compatible endpoint such as DynamoDB Local"
-    )]
-    PythonMissing,
-    /// `python3` is older than moto supports.
-    #[error(
-        "python3 is version {found}, but moto {MOTO_VERSION} needs 3.10 or newer: install a \
-         newer python3 with the venv module, or set AWS_ENDPOINT_URL_DYNAMODB to a running \
-         DynamoDB-compatible endpoint such as DynamoDB Local"
-    )]
-    PythonTooOld {
-        /// The version `python3` reported, e.g. `3.8`.
-        found: String,
-    },
-    /// A step of installing moto into its virtual environment failed.
-    #[error(
-        "installing the local DynamoDB engine failed: could not {step}: `{command}` ended with \
-         {status}\n--- its output (last lines) ---\n{output_tail}"
-    )]
-    Install {
-        /// What was being done, e.g. "create a virtual environment (...)".
-        step: &'static str,
-        /// The command line that failed.
-        command: String,
-        /// How it ended, e.g. "exit status: 1".
-        status: String,
-        /// The last lines of its stdout and stderr.
-        output_tail: String,
-    },
-    /// The server process did not come up.
-    #[error(
-        "the local DynamoDB engine (moto) did not start: {reason}\n--- {} (last lines) ---\n{log_tail}",
-        .log.display()
-    )]
-    Start {
-        /// What went wrong.
-        reason: String,
-        /// The server's log file.
-        log: PathBuf,
-        /// The last lines this process's server wrote to it.
-        log_tail: String,
-    },
-    /// The server started, then died; its tables are gone with it.
-    #[error("the local DynamoDB engine (moto) exited unexpectedly ({status}); see {}", .log.display())]
-    Exited {
-        /// How it ended.
-        status: String,
-        /// The server's log file.
-        log: PathBuf,
-    },
-    /// A filesystem or process operation failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done, with the path involved.
-        context: String,
-        /// The underlying error (in an `Arc` so the error can be cloned).
-        #[source]
-        source: Arc<std::io::Error>,
-    },
-}
-
-impl LocalError {
-    fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        LocalError::Io {
-            context: context.into(),
-            source: Arc::new(source),
-        }
-    }
-}
-
 /// The running server, kept for the life of the process (statics are never dropped).
-struct Engine {
+pub(super) struct Server {
     endpoint: String,
     log: PathBuf,
     /// Polled to report a dead server clearly instead of as connection errors.
@@ -161,115 +67,27 @@ struct Engine {
     _stdin: ChildStdin,
 }
 
-/// One engine per process; the result (even a failure) is shared by every caller.
-static ENGINE: OnceCell<Result<Engine, LocalError>> = OnceCell::const_new();
+impl Server {
+    pub(super) fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
 
-/// The SDK configuration for the engine tests and examples use.
-///
-/// With `AWS_ENDPOINT_URL_DYNAMODB` set, this is the SDK's default configuration (the SDK
-/// honours that variable itself), with the region defaulting to `us-east-1` and, when
-/// `AWS_ACCESS_KEY_ID` is unset, dummy static credentials (DynamoDB Local and LocalStack
-/// accept any).
-///
-/// Otherwise it starts the embedded moto server (once per process, shared by every
-/// caller and safe to call concurrently) and points the configuration at it: endpoint
-/// `http://127.0.0.1:<port>`, region `us-east-1`, static credentials. The first run in a
-/// target directory installs moto, which takes a while and needs PyPI (or a mirror).
-///
-/// # Errors
-///
-/// When the embedded engine is needed and cannot be installed or started: see
-/// [`LocalError`]. A failure is remembered, so every later call in the process returns
-/// the same error at once.
-pub async fn sdk_config() -> Result<SdkConfig, LocalError> {
-    if external_endpoint().is_some() {
-        // The SDK reads the endpoint variable itself. Region from env and profile only:
-        // the default chain would also ask EC2 instance metadata, off this machine.
-        let region = RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
-            .or_else(ProfileFileRegionProvider::new())
-            .or_else(Region::new(REGION));
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region);
-        if std::env::var_os("AWS_ACCESS_KEY_ID")
-            .filter(|v| !v.is_empty())
-            .is_none()
-        {
-            loader = loader.credentials_provider(dummy_credentials());
+    pub(super) fn check_alive(&self) -> Result<(), LocalError> {
+        let mut child = self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(LocalError::Exited {
+                status: status.to_string(),
+                log: self.log.clone(),
+            }),
+            Err(e) => Err(LocalError::io(
+                "checking on the local DynamoDB engine (moto)",
+                e,
+            )),
         }
-        return Ok(loader.load().await);
-    }
-    let engine = engine().await?;
-    Ok(aws_config::defaults(BehaviorVersion::latest())
-        .endpoint_url(engine.endpoint.clone())
-        .region(Region::new(REGION))
-        .credentials_provider(dummy_credentials())
-        .load()
-        .await)
-}
-
-/// Convenience: a DynamoDB client for [`sdk_config`].
-///
-/// # Errors
-///
-/// As [`sdk_config`].
-pub async fn client() -> Result<aws_sdk_dynamodb::Client, LocalError> {
-    Ok(aws_sdk_dynamodb::Client::new(&sdk_config().await?))
-}
-
-/// The endpoint in use, for printing: e.g. `http://127.0.0.1:41233 (moto 5.2.1, embedded)`,
-/// or the value of `AWS_ENDPOINT_URL_DYNAMODB`. Starts the embedded engine if needed.
-///
-/// # Errors
-///
-/// As [`sdk_config`].
-pub async fn endpoint_description() -> Result<String, LocalError> {
-    if let Some(endpoint) = external_endpoint() {
-        return Ok(format!("{endpoint} (from {ENDPOINT_ENV})"));
-    }
-    let engine = engine().await?;
-    Ok(format!(
-        "{} (moto {MOTO_VERSION}, embedded)",
-        engine.endpoint
-    ))
-}
-
-/// The external endpoint, if one is configured (an empty value counts as unset).
-fn external_endpoint() -> Option<String> {
-    std::env::var(ENDPOINT_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-}
-
-/// Credentials for endpoints that accept any; moto derives nothing from them that matters.
-fn dummy_credentials() -> Credentials {
-    Credentials::new(
-        "singletable",
-        "singletable",
-        None,
-        None,
-        "singletable-local",
-    )
-}
-
-/// The shared engine, started on first use; errors if it has since died.
-async fn engine() -> Result<&'static Engine, LocalError> {
-    let engine = match ENGINE.get_or_init(start).await {
-        Ok(engine) => engine,
-        Err(error) => return Err(error.clone()),
-    };
-    let mut child = engine
-        .child
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    match child.try_wait() {
-        Ok(None) => Ok(engine),
-        Ok(Some(status)) => Err(LocalError::Exited {
-            status: status.to_string(),
-            log: engine.log.clone(),
-        }),
-        Err(e) => Err(LocalError::io(
-            "checking on the local DynamoDB engine (moto)",
-            e,
-        )),
     }
 }
 
@@ -282,7 +100,7 @@ fn venv_dir() -> PathBuf {
         Some(target) => target.join("singletable-local"),
         None => std::env::temp_dir().join("singletable-local"),
     };
-    base.join(format!("venv-moto-{MOTO_VERSION}"))
+    base.join(format!("venv-moto-{VERSION}"))
 }
 
 /// The cargo target directory this binary was built in, so `cargo clean` removes the
@@ -362,7 +180,7 @@ async fn ensure_installed(venv: &Path) -> Result<(), LocalError> {
             .map_err(|e| LocalError::io(format!("removing {}", building.display()), e))?;
     }
     eprintln!(
-        "singletable: installing moto {MOTO_VERSION} into {} (first run only)",
+        "singletable: installing moto {VERSION} into {} (first run only)",
         shown(venv)
     );
     let started = Instant::now();
@@ -399,7 +217,7 @@ async fn ensure_installed(venv: &Path) -> Result<(), LocalError> {
     }
     placed?;
     eprintln!(
-        "singletable: moto {MOTO_VERSION} installed in {:.1}s",
+        "singletable: moto {VERSION} installed in {:.1}s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -460,7 +278,7 @@ async fn build_venv(dir: &Path) -> Result<(), LocalError> {
     let stamp = dir.join(STAMP_FILE);
     fs::write(
         &stamp,
-        format!("moto {MOTO_VERSION}\n{}\n", REQUIREMENTS.join("\n")),
+        format!("moto {VERSION}\n{}\n", REQUIREMENTS.join("\n")),
     )
     .map_err(|e| LocalError::io(format!("writing {}", stamp.display()), e))
 }
@@ -529,7 +347,7 @@ fn remove_stale_leftovers(base: &Path, name: &str) {
 // Starting
 
 /// Installs if needed, then spawns the launcher and waits for its port.
-async fn start() -> Result<Engine, LocalError> {
+pub(super) async fn start() -> Result<Server, LocalError> {
     let venv = venv_dir();
     ensure_installed(&venv).await?;
     let launcher = write_launcher(&venv)?;
@@ -572,7 +390,7 @@ async fn start() -> Result<Engine, LocalError> {
     };
 
     match tokio::time::timeout(START_TIMEOUT, read_port(stdout)).await {
-        Ok(Ok(port)) => Ok(Engine {
+        Ok(Ok(port)) => Ok(Server {
             endpoint: format!("http://127.0.0.1:{port}"),
             log,
             child: Mutex::new(child),
@@ -699,7 +517,7 @@ mod tests {
 
     #[test]
     fn requirements_pin_the_announced_version() {
-        assert_eq!(REQUIREMENTS[0], format!("moto[dynamodb]=={MOTO_VERSION}"));
+        assert_eq!(REQUIREMENTS[0], format!("moto[dynamodb]=={VERSION}"));
     }
 
     #[test]
