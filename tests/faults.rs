@@ -1158,6 +1158,106 @@ async fn a_resent_transaction_with_its_token_is_acknowledged_once() {
     assert_eq!(locate(&h.plain, 1).await, [to]);
 }
 
+/// One retry policy for a transaction: the library's. The SDK's own retries are off inside its
+/// loop, so a transaction that keeps failing is sent exactly `max_attempts` times (it was nine
+/// sends for three attempts when both layers retried).
+#[tokio::test]
+async fn a_failing_transaction_is_sent_exactly_as_often_as_its_policy_says() {
+    use singletable::fault::{Fault, FaultKind};
+    let h = harness(13, |plan| {
+        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::before(FaultKind::ServiceUnavailable)])
+    })
+    .await;
+    let policy = singletable::RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(1),
+    };
+    let to = Ticket {
+        id: 1,
+        status: Status::Closed,
+        moves: 1,
+    };
+    let error = h
+        .faulty
+        .transaction()
+        .with(h.faulty.put(&to).only_if_absent())
+        .retry(policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        h.stats.report().by_operation.get("TransactWriteItems"),
+        Some(&3),
+        "{error}"
+    );
+    // A 503 leaves the outcome unknown, so the last one is ambiguous, not a service error.
+    match &error {
+        Error::AmbiguousTransaction {
+            token, attempts, ..
+        } => {
+            assert_eq!(*attempts, 3);
+            assert!(token.starts_with("st-"), "{token}");
+        }
+        other => panic!("expected AmbiguousTransaction, got {other:?}"),
+    }
+}
+
+/// A lost response on the last attempt is `Error::AmbiguousTransaction`, carrying the token the
+/// library generated; resending with that token is acknowledged without applying it again.
+#[tokio::test]
+async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
+    use singletable::fault::{Fault, FaultKind};
+    let h = harness(14, |plan| {
+        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::after(FaultKind::ConnectionDropped)])
+    })
+    .await;
+    h.plain
+        .put(&Ticket {
+            id: 1,
+            status: Status::Open,
+            moves: 0,
+        })
+        .send()
+        .await
+        .unwrap();
+    let to = Ticket {
+        id: 1,
+        status: Status::Closed,
+        moves: 1,
+    };
+    fn transaction<'db>(
+        db: &'db Db<Faults>,
+        to: &Ticket,
+    ) -> singletable::op::transact::Transaction<'db, Faults> {
+        db.transaction()
+            .with(
+                db.delete(Ticket::key(&1, &Status::Open).unwrap())
+                    .only_if_exists(),
+            )
+            .with(db.put(to).only_if_absent())
+            .retry(singletable::RetryPolicy::never())
+    }
+    let error = transaction(&h.faulty, &to).send().await.unwrap_err();
+    let Error::AmbiguousTransaction {
+        token, attempts, ..
+    } = &error
+    else {
+        panic!("expected AmbiguousTransaction, got {error:?}");
+    };
+    assert_eq!(*attempts, 1);
+    assert!(error.to_string().contains(token.as_str()), "{error}");
+    // It was applied; the resend with its token is acknowledged and applies nothing.
+    assert_eq!(locate(&h.plain, 1).await, std::slice::from_ref(&to));
+    h.stats.set_paused(true);
+    transaction(&h.faulty, &to)
+        .client_request_token(token.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(locate(&h.plain, 1).await, [to]);
+}
+
 /// The SDK resends a transaction whose attempt timed out while the first attempt may still be
 /// running; DynamoDB refuses the overlap with `TransactionInProgressException` (which the SDK
 /// retries) and then acknowledges the resend without applying it again.

@@ -3,6 +3,7 @@
 
 mod common;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use singletable::op::append::Appended;
 use singletable::op::transact::{CancellationCode, TransactionError, WriteKind};
@@ -554,4 +555,107 @@ async fn concurrent_appenders_keep_every_history_strictly_increasing() {
             "the pointer is the history's maximum"
         );
     }
+}
+
+/// Seed 002 with a timestamp: revisions keyed by their id, guarded by their time, so the
+/// newest by sort key is not the newest by time.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "REVS#{doc}", sk = "REV#{rev}")]
+struct Revision {
+    doc: String,
+    rev: String,
+    at: DateTime<Utc>,
+}
+
+fn revision(rev: &str, at: &str) -> Revision {
+    Revision {
+        doc: "d".into(),
+        rev: rev.into(),
+        at: at.parse().unwrap(),
+    }
+}
+
+/// RFC 3339 text with a fraction of varying length does not sort as time
+/// (`12:00:00.500Z` < `12:00:00Z` as text); the guard compares times.
+#[tokio::test]
+async fn timestamps_guard_appends_in_time_order_whatever_their_text() {
+    let db = db().await;
+    let append = |revision: Revision| {
+        let db = &db;
+        async move { db.append(&revision, Revision::AT).send().await.unwrap() }
+    };
+    assert_eq!(
+        append(revision("a", "2026-04-01T12:00:00Z")).await,
+        Appended::Accepted
+    );
+    assert_eq!(
+        append(revision("b", "2026-04-01T12:00:00.500Z")).await,
+        Appended::Accepted
+    );
+    assert_eq!(
+        append(revision("c", "2026-04-01T11:59:59.999999999Z")).await,
+        Appended::Stale {
+            latest: "2026-04-01T12:00:00.500Z".parse().unwrap()
+        }
+    );
+    assert_eq!(
+        append(revision("d", "2026-04-01T12:00:00.5Z")).await,
+        Appended::Stale {
+            latest: "2026-04-01T12:00:00.500Z".parse().unwrap()
+        },
+        "equal times are stale, however they are written"
+    );
+    assert_eq!(
+        append(revision("e", "2026-04-01T12:00:01Z")).await,
+        Appended::Accepted
+    );
+}
+
+/// The pointer starts at the greatest value of the field in the history, not at the value of
+/// the item that sorts last by key.
+#[tokio::test]
+async fn init_latest_takes_the_greatest_value_not_the_last_key() {
+    let db = db().await;
+    for item in [
+        revision("a", "2026-04-01T12:00:05Z"),
+        revision("z", "2026-04-01T12:00:01Z"),
+    ] {
+        db.put(&item).send().await.unwrap();
+    }
+    let latest = db
+        .init_latest(Revision::partition("d"), Revision::AT)
+        .await
+        .unwrap();
+    assert_eq!(latest, Some("2026-04-01T12:00:05Z".parse().unwrap()));
+    assert_eq!(
+        db.append(&revision("m", "2026-04-01T12:00:03Z"), Revision::AT)
+            .send()
+            .await
+            .unwrap(),
+        Appended::Stale {
+            latest: "2026-04-01T12:00:05Z".parse().unwrap()
+        }
+    );
+}
+
+/// A pointer already past the history keeps its value, and `init_latest` returns that value.
+#[tokio::test]
+async fn init_latest_behind_the_pointer_returns_the_pointer_s_value() {
+    let db = db().await;
+    db.put(&revision("a", "2026-04-01T12:00:00Z"))
+        .send()
+        .await
+        .unwrap();
+    let newer = revision("b", "2026-04-01T13:00:00Z");
+    db.append(&newer, Revision::AT).send().await.unwrap();
+    // The history no longer holds the pointer's value.
+    db.delete(newer.primary_key().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let latest = db
+        .init_latest(Revision::partition("d"), Revision::AT)
+        .await
+        .unwrap();
+    assert_eq!(latest, Some("2026-04-01T13:00:00Z".parse().unwrap()));
 }

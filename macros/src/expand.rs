@@ -369,6 +369,11 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     let (update_state, update_state_items) = expand_update_state(entity);
     let (query_constructors, query_items) = expand_queries(entity);
     let managed = expand_managed(entity, &mut checks);
+    let versioned = entity
+        .fields
+        .iter()
+        .any(|field| matches!(field.role, Some((FieldRole::Version, _))))
+        .then(|| quote!(#[automatically_derived] impl #st::Versioned for #ident {}));
     let schema_version = entity
         .attrs
         .schema_version
@@ -417,6 +422,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             }
 
             #(#updatable)*
+            #versioned
 
             #update_state_items
 

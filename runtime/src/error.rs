@@ -23,12 +23,29 @@ impl fmt::Display for KeyText {
     }
 }
 
+/// `WrongEntity` as a sentence: what the item is, or that it says nothing.
+fn wrong_entity_text(
+    key: &KeyText,
+    attribute: &str,
+    expected: &str,
+    found: Option<&str>,
+) -> String {
+    match found {
+        Some(found) => format!(
+            "the item at {key} belongs to `{found}`, not to `{expected}` (by its `{attribute}` attribute)"
+        ),
+        None => format!(
+            "the item at {key} names no entity in a `{attribute}` string attribute, so it cannot be read as `{expected}`"
+        ),
+    }
+}
+
 /// An item read from the table that could not become the entity.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// The item belongs to another entity (or none).
-    #[error("item at {key} is a {found:?}, not a {expected:?} (attribute `{attribute}`)")]
+    #[error("{}", wrong_entity_text(key, attribute, expected, found.as_deref()))]
     WrongEntity {
         /// The item's key.
         key: KeyText,
@@ -170,6 +187,17 @@ pub enum UpdateError {
         /// What the update did.
         operation: &'static str,
     },
+    /// Two actions change overlapping document paths (the same attribute twice, or a path and
+    /// one inside it), which DynamoDB refuses in one update; nothing was sent.
+    #[error("this update of {entity} has `{first}` and `{second}`, whose document paths overlap; DynamoDB refuses both in one update: drop one, or split them into two updates")]
+    OverlappingPaths {
+        /// The entity.
+        entity: &'static str,
+        /// The earlier action, values elided (`REMOVE tags[2]`).
+        first: String,
+        /// The later action it overlaps.
+        second: String,
+    },
     /// The update has nothing to do.
     #[error("this update of {entity} changes nothing")]
     Empty {
@@ -229,6 +257,20 @@ pub enum Error {
         /// The item's key.
         key: KeyText,
         /// What failed.
+        message: String,
+    },
+    /// A transaction's outcome is unknown: its last attempt's response was lost (or an
+    /// earlier one's was, and the last was refused for throttling). Resending it with the same
+    /// `token` ([`Transaction::client_request_token`](crate::op::transact::Transaction::client_request_token))
+    /// within 10 minutes of the first attempt is safe: DynamoDB applies it at most once, and
+    /// answers a resend of an applied transaction with success.
+    #[error("the transaction's outcome is unknown after {attempts} attempt(s) ({message}); resend it with `.client_request_token(\"{token}\")` within 10 minutes of the first attempt, and DynamoDB applies it at most once")]
+    AmbiguousTransaction {
+        /// The client request token every attempt carried.
+        token: String,
+        /// Attempts made.
+        attempts: u32,
+        /// What the last attempt failed with.
         message: String,
     },
     /// A key could not be rendered.
@@ -381,5 +423,37 @@ impl<T> OptionalExt<T> for Result<T, Error> {
             Err(Error::NotFound { .. }) => Ok(None),
             Err(error) => Err(error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wrong_entity(found: Option<&str>) -> String {
+        DecodeError::WrongEntity {
+            key: KeyText {
+                partition: ("PK", "TASK#1".to_owned()),
+                sort: Some(("SK", "TASK".to_owned())),
+            },
+            attribute: "_type",
+            expected: "Order",
+            found: found.map(str::to_owned),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_wrong_entity_reads_as_a_sentence() {
+        assert_eq!(
+            wrong_entity(Some("Task")),
+            "the item at PK = \"TASK#1\", SK = \"TASK\" belongs to `Task`, not to `Order` (by its \
+             `_type` attribute)"
+        );
+        assert_eq!(
+            wrong_entity(None),
+            "the item at PK = \"TASK#1\", SK = \"TASK\" names no entity in a `_type` string \
+             attribute, so it cannot be read as `Order`"
+        );
     }
 }

@@ -53,7 +53,7 @@ pub mod __private {
     };
     pub use crate::schema::{
         str_eq, FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp,
-        ScalarAttribute, ScalarType,
+        ScalarAttribute, ScalarType, Versioned,
     };
 
     pub use crate::expr::field::to_value;

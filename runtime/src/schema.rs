@@ -123,6 +123,17 @@ scalar_attributes!(String: uuid::Uuid);
 #[cfg(feature = "ulid")]
 scalar_attributes!(String: ulid::Ulid);
 
+/// An entity with a `#[dynamo(version)]` field: what optimistic locking
+/// ([`Update::expect_version`](crate::op::update::Update::expect_version)) needs, so that on
+/// any other entity it does not compile instead of checking nothing. Implemented by the
+/// `Entity` derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no version attribute, so `expect_version` would check nothing",
+    label = "`expect_version` needs an entity with a `#[dynamo(version)]` field",
+    note = "add `#[dynamo(version)] version: u64` to `{Self}` (every write then increments it), or guard the update with `.condition(..)` on the fields you read"
+)]
+pub trait Versioned: Entity {}
+
 /// An item type stored in a table, declared with `#[derive(singletable::Entity)]`.
 pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The table the entity lives in.

@@ -50,6 +50,17 @@ impl AttrPath {
         matches!(self.nested.last(), Some(PathStep::Index(_)))
     }
 
+    /// Whether the two paths name the same document, or one lies inside the other (`tags` and
+    /// `tags[2]`); paths side by side (`tags[1]` and `tags[2]`) do not overlap.
+    pub fn overlaps(&self, other: &AttrPath) -> bool {
+        self.root == other.root
+            && self
+                .nested
+                .iter()
+                .zip(&other.nested)
+                .all(|(mine, theirs)| mine == theirs)
+    }
+
     /// The top-level attribute name.
     pub fn root(&self) -> &str {
         &self.root

@@ -2,6 +2,7 @@
 
 use super::{AttrPath, Expression, Placeholders, Sink};
 use aws_sdk_dynamodb::types::AttributeValue;
+use std::fmt;
 
 /// What a `SET` writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +50,16 @@ impl Action {
 }
 
 impl Action {
+    /// The document path the action changes.
+    pub fn path(&self) -> &AttrPath {
+        match self {
+            Action::Set(path, _)
+            | Action::Remove(path)
+            | Action::Add(path, _)
+            | Action::Delete(path, _) => path,
+        }
+    }
+
     /// The clause the action belongs to, in the order clauses are rendered.
     fn clause(&self) -> usize {
         match self {
@@ -72,6 +83,36 @@ impl Action {
             (Action::Delete(..), false) => " DELETE ",
         }
     }
+}
+
+/// The action as a reader would write it, values elided: `SET tags = list_append(tags, ..)`.
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Set(path, value) => match value {
+                SetValue::Value(_) => write!(f, "SET {path} = .."),
+                SetValue::IfNotExists(_) => write!(f, "SET {path} = if_not_exists({path}, ..)"),
+                SetValue::Plus(_) => write!(f, "SET {path} = {path} + .."),
+                SetValue::Minus(_) => write!(f, "SET {path} = {path} - .."),
+                SetValue::Append(_) => write!(f, "SET {path} = list_append({path}, ..)"),
+                SetValue::Prepend(_) => write!(f, "SET {path} = list_append(.., {path})"),
+            },
+            Action::Remove(path) => write!(f, "REMOVE {path}"),
+            Action::Add(path, _) => write!(f, "ADD {path} .."),
+            Action::Delete(path, _) => write!(f, "DELETE {path} .."),
+        }
+    }
+}
+
+/// The first two actions, in the order given, whose document paths overlap: the same path, or
+/// one inside the other. DynamoDB refuses such an update expression as a whole.
+pub fn overlapping(actions: &[Action]) -> Option<(&Action, &Action)> {
+    actions.iter().enumerate().find_map(|(position, first)| {
+        actions[position + 1..]
+            .iter()
+            .find(|second| first.path().overlaps(second.path()))
+            .map(|second| (first, second))
+    })
 }
 
 /// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and

@@ -74,9 +74,6 @@ pub enum Deviation {
     /// `ReturnConsumedCapacity: INDEXES` reports only the table's total, with no per-index
     /// breakdown.
     NoIndexCapacity,
-    /// An update expression whose document paths overlap (`SET a = ..` with `REMOVE a[2]`)
-    /// is applied; DynamoDB rejects it with a `ValidationException`.
-    AcceptsOverlappingPaths,
 }
 
 impl Engine {
@@ -120,7 +117,6 @@ impl Engine {
                 Deviation::IndexesActiveAtOnce,
                 Deviation::FlatUpdateCapacity,
                 Deviation::NoIndexCapacity,
-                Deviation::AcceptsOverlappingPaths,
             ],
         }
     }

@@ -503,8 +503,17 @@ impl<'db, T: Table> Transaction<'db, T> {
             .request("TransactWriteItems"))
     }
 
-    /// Sends the transaction, retrying transient cancellations under the retry policy with
-    /// the same client request token.
+    /// Sends the transaction, retrying transient failures under the retry policy with the
+    /// same client request token. The policy is the only retry layer: the SDK's own retries
+    /// are off for this request, and no attempt starts, or goes on, past [`RESEND_WINDOW`]
+    /// after the first.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TransactionCanceled`] when DynamoDB refused it (a failed condition, or
+    /// conflicts past the policy), and [`Error::AmbiguousTransaction`], with the token, when
+    /// the last attempt's outcome is unknown (its response was lost, or an earlier attempt's
+    /// was and the last one was throttled).
     pub async fn send(mut self) -> Result<(), Error> {
         if let Some((_, error)) = self.error.take() {
             return Err(error);
@@ -516,26 +525,45 @@ impl<'db, T: Table> Transaction<'db, T> {
             .map(TransactOp::sdk)
             .collect::<Result<Vec<_>, _>>()?;
         let token = self.token.clone().unwrap_or_else(new_token);
+        let started = tokio::time::Instant::now();
+        let deadline = started + RESEND_WINDOW;
+        // Whether an earlier attempt may have been applied: its outcome was never learnt.
+        let mut maybe_applied = false;
         let mut attempt = 1;
         loop {
-            let result = self
+            let once = aws_sdk_dynamodb::config::Builder::new()
+                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
+            let request = self
                 .db
                 .client()
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
                 .client_request_token(&token)
                 .set_return_consumed_capacity(self.db.return_consumed_capacity())
+                .customize()
+                .config_override(once)
                 .send()
-                .boxed()
-                .await;
-            let error = match result {
-                Ok(output) => {
+                .boxed();
+            let ambiguous = |message: String| Error::AmbiguousTransaction {
+                token: token.clone(),
+                attempts: attempt,
+                message,
+            };
+            let error = match tokio::time::timeout_at(deadline, request).await {
+                Ok(Ok(output)) => {
                     self.db.record(output.consumed_capacity());
                     return Ok(());
                 }
-                Err(error) => error,
+                Ok(Err(error)) => error,
+                Err(_) => {
+                    return Err(ambiguous(format!(
+                        "no answer within {}s of the first attempt",
+                        RESEND_WINDOW.as_secs()
+                    )))
+                }
             };
-            let retry = attempt < self.retry.attempts();
+            let retry = attempt < self.retry.attempts()
+                && tokio::time::Instant::now() + self.retry.ceiling(attempt) < deadline;
             match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
                     let cancelled = TransactionCanceled {
@@ -546,10 +574,27 @@ impl<'db, T: Table> Transaction<'db, T> {
                         return Err(Error::TransactionCanceled(Box::new(cancelled)));
                     }
                 }
-                Some(service) if retry && (service.is_transaction_in_progress_exception() || service.is_provisioned_throughput_exceeded_exception() || service.is_request_limit_exceeded() || service.is_throttling_exception()) => {}
+                // An earlier attempt with this token is still being applied.
+                Some(service) if service.is_transaction_in_progress_exception() => {
+                    maybe_applied = true;
+                    if !retry {
+                        return Err(ambiguous(Error::from(error).to_string()));
+                    }
+                }
+                Some(service) if service.is_provisioned_throughput_exceeded_exception() || service.is_request_limit_exceeded() || service.is_throttling_exception() => {
+                    if !retry {
+                        let error = Error::from(error);
+                        return Err(if maybe_applied { ambiguous(error.to_string()) } else { error });
+                    }
+                }
                 // The request may or may not have been applied; the token makes resending it
                 // safe (DynamoDB applies a token's transaction at most once).
-                _ if retry && crate::retry::lost_in_transit(&error) => {}
+                _ if crate::retry::lost_in_transit(&error) => {
+                    maybe_applied = true;
+                    if !retry {
+                        return Err(ambiguous(Error::from(error).to_string()));
+                    }
+                }
                 _ => return Err(error.into()),
             }
             self.retry.sleep_before(attempt).await;
@@ -557,6 +602,11 @@ impl<'db, T: Table> Transaction<'db, T> {
         }
     }
 }
+
+/// How long after its first attempt a transaction may still be resent, or waited for: well
+/// inside the 10 minutes for which DynamoDB remembers a client request token, so that a resend
+/// is never applied as a new transaction.
+pub const RESEND_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Maps DynamoDB's reasons onto the operations they belong to.
 pub(crate) fn reasons(

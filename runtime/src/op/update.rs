@@ -362,7 +362,10 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// Optimistic locking: updates only if the item is still at `version` (the version it
     /// was read at); otherwise [`Error::VersionConflict`]. Every update increments the version
     /// whether or not this is given.
-    pub fn expect_version(mut self, version: u64) -> Self {
+    pub fn expect_version(mut self, version: u64) -> Self
+    where
+        E: crate::schema::Versioned,
+    {
         self.parts.expected_version = Some(version);
         self
     }
@@ -599,6 +602,15 @@ impl<'db, E: Entity> Parts<'db, E> {
                 AttrPath::attribute(timestamp.attribute),
                 SetValue::Value((timestamp.now)()?),
             ));
+        }
+        // Checked on the whole list, the library's own actions included, before anything is sent.
+        if let Some((first, second)) = update::overlapping(&actions) {
+            return Err(UpdateError::OverlappingPaths {
+                entity: schema.name,
+                first: first.to_string(),
+                second: second.to_string(),
+            }
+            .into());
         }
         let mut condition = UpdateCondition {
             partition_key: table.partition_key,

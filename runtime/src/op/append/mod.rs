@@ -8,10 +8,14 @@
 //! 1. update the pointer: `attribute_not_exists(latest) OR latest < :value`, set `latest`;
 //! 2. put the history item: `attribute_not_exists(PK)`.
 //!
-//! Both commit or neither does. The comparison is strict, so an equal value is stale. Values
-//! compare as DynamoDB compares the attribute: numbers numerically, strings by their UTF-8
-//! bytes (RFC 3339 UTC timestamps of fixed precision sort correctly). Units and clocks are
-//! the writer's responsibility: every writer must use the same ones.
+//! Both commit or neither does. The comparison is strict, so an equal value is stale. The
+//! pointer keeps the value in the form [`AppendOrder`] gives it, whose DynamoDB order is the
+//! value's own: a field type without one does not compile. Units and clocks are the writer's
+//! responsibility: every writer must use the same ones.
+
+mod order;
+
+pub use order::AppendOrder;
 
 use super::put::Put;
 use super::transact::{CancellationCode, TransactOp, WriteKind};
@@ -29,7 +33,6 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use futures::FutureExt;
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use std::marker::PhantomData;
 
 /// The pointer's attribute holding the latest accepted value.
@@ -63,21 +66,9 @@ impl<T: Table + HasSortKey> Db<T> {
     ) -> Append<'db, E, V>
     where
         E: Entity<Table = T>,
-        V: Serialize + DeserializeOwned,
+        V: AppendOrder + DeserializeOwned,
     {
-        let value =
-            match serde_dynamo::to_item::<_, Item>(item) {
-                Ok(attributes) => attributes.get(field.attribute()).cloned().ok_or_else(|| {
-                    EncodeError::Serialize {
-                        entity: E::SCHEMA.name,
-                        message: format!("`{}` has no value to compare", field.name()),
-                    }
-                }),
-                Err(error) => Err(EncodeError::Serialize {
-                    entity: E::SCHEMA.name,
-                    message: error.to_string(),
-                }),
-            };
+        let value = field_value(item, field).map(|value| value.to_latest());
         Append {
             db: self,
             put: self.put(item).only_if_absent(),
@@ -89,9 +80,10 @@ impl<T: Table + HasSortKey> Db<T> {
     }
 
     /// Creates or raises the pointer of one partition from its existing history (the
-    /// migration for partitions written before appends were guarded). Safe while writers
-    /// run: the pointer only ever moves forward. Returns the pointer's value, if the
-    /// partition has history.
+    /// migration for partitions written before appends were guarded): the greatest value of
+    /// `field` in the partition, read consistently. Safe while writers run: the pointer only
+    /// ever moves forward. Returns the pointer's value after the call (which may be a newer
+    /// value another writer put there), if the partition has history or a pointer.
     pub async fn init_latest<E, V, const F: usize>(
         &self,
         partition: PartitionKey<E, primary>,
@@ -99,7 +91,7 @@ impl<T: Table + HasSortKey> Db<T> {
     ) -> Result<Option<V>, Error>
     where
         E: Entity<Table = T>,
-        V: Serialize + DeserializeOwned + Send + Sync + 'static,
+        V: AppendOrder + DeserializeOwned + Send + Sync + 'static,
     {
         let partition_value = match partition.value() {
             Ok(AttributeValue::S(value)) => value.clone(),
@@ -111,27 +103,28 @@ impl<T: Table + HasSortKey> Db<T> {
             }
             Err(error) => return Err(error.clone().into()),
         };
-        // Newest first; the history's constant sort key prefix keeps the pointer out.
-        let newest = self.query(partition).descending().limit(25).items();
-        futures::pin_mut!(newest);
-        let Some(newest) = newest.next().await.transpose()? else {
-            return Ok(None);
+        // The whole history: the greatest value need not be the last by sort key. The
+        // history's constant sort key prefix keeps the pointer out.
+        let history = self.query(partition).consistent().items();
+        futures::pin_mut!(history);
+        let mut greatest: Option<(V, String)> = None;
+        while let Some(item) = history.next().await.transpose()? {
+            let value = field_value(&item, field)?;
+            if greatest.as_ref().map_or(true, |(best, _)| value > *best) {
+                let key = item.primary_key()?;
+                greatest = Some((value, key.sort().unwrap_or_default().to_owned()));
+            }
+        }
+        let Some((value, sort_key)) = greatest else {
+            return self.read_latest::<E, V>(&partition_value).await;
         };
-        let attributes: Item = serde_dynamo::to_item(&newest).map_err(|error| Error::Encode {
-            entity: E::SCHEMA.name,
-            message: error.to_string(),
-        })?;
-        let Some(value) = attributes.get(field.attribute()).cloned() else {
-            return Ok(None);
-        };
-        let key = newest.primary_key()?;
         let pointer = pointer_op::<E>(
             self.table_name(),
             &partition_value,
-            value.clone(),
-            key.sort().unwrap_or_default(),
+            value.to_latest(),
+            &sort_key,
         );
-        let mut request = self
+        let request = self
             .client()
             .update_item()
             .table_name(self.table_name())
@@ -139,26 +132,72 @@ impl<T: Table + HasSortKey> Db<T> {
             .set_update_expression(pointer.update)
             .set_condition_expression(pointer.condition)
             .set_expression_attribute_names(pointer.placeholders.names())
-            .set_expression_attribute_values(pointer.placeholders.values());
-        request = request.return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew);
-        let latest = match request.send().boxed().await {
-            Ok(output) => output
-                .attributes
-                .and_then(|item| item.get(LATEST_ATTRIBUTE).cloned()),
-            // Someone already moved the pointer past this history: it is initialised.
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Some(value)
+            .set_expression_attribute_values(pointer.placeholders.values())
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            );
+        match request.send().boxed().await {
+            Ok(_) => Ok(Some(value)),
+            // The pointer is already at or past this history: its own value is the answer.
+            Err(error) => {
+                use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+                let refused = error.as_service_error().and_then(|service| match service {
+                    UpdateItemError::ConditionalCheckFailedException(failed) => Some(
+                        failed
+                            .item()
+                            .and_then(|item| item.get(LATEST_ATTRIBUTE))
+                            .cloned(),
+                    ),
+                    _ => None,
+                });
+                match refused {
+                    Some(Some(latest)) => {
+                        decode_latest::<E, V>(&partition_value, &latest).map(Some)
+                    }
+                    Some(None) => self.read_latest::<E, V>(&partition_value).await,
+                    None => Err(error.into()),
+                }
             }
-            Err(error) => return Err(error.into()),
-        };
-        latest
-            .map(|value| decode_value::<E, V>(&partition_value, value))
+        }
+    }
+
+    /// The pointer's value, read consistently, if there is a pointer.
+    async fn read_latest<E: Entity<Table = T>, V: AppendOrder>(
+        &self,
+        partition: &str,
+    ) -> Result<Option<V>, Error> {
+        let output = self
+            .client()
+            .get_item()
+            .table_name(self.table_name())
+            .set_key(Some(pointer_key::<E>(partition)))
+            .consistent_read(true)
+            .send()
+            .boxed()
+            .await?;
+        output
+            .item()
+            .and_then(|item| item.get(LATEST_ATTRIBUTE))
+            .map(|latest| decode_latest::<E, V>(partition, latest))
             .transpose()
     }
+}
+
+/// The value of `field` in `item`, as its Rust type.
+fn field_value<E: Entity, V: DeserializeOwned, const F: usize>(
+    item: &E,
+    field: Field<E, V, F>,
+) -> Result<V, EncodeError> {
+    let encode_error = |message: String| EncodeError::Serialize {
+        entity: E::SCHEMA.name,
+        message,
+    };
+    let mut attributes: Item =
+        serde_dynamo::to_item(item).map_err(|error| encode_error(error.to_string()))?;
+    let value = attributes
+        .remove(field.attribute())
+        .ok_or_else(|| encode_error(format!("`{}` has no value to compare", field.name())))?;
+    serde_dynamo::from_attribute_value(value).map_err(|error| encode_error(error.to_string()))
 }
 
 /// A guarded append; see [`Db::append`].
@@ -245,22 +284,25 @@ fn pointer_op<E: Entity>(
 }
 
 /// Reads the pointer's `latest` as the field's type; a pointer some other writer left in
-/// another type is a decode error naming the pointer.
-fn decode_value<E: Entity, V: DeserializeOwned>(
+/// another form is a decode error naming the pointer.
+fn decode_latest<E: Entity, V: AppendOrder>(
     partition: &str,
-    value: AttributeValue,
+    value: &AttributeValue,
 ) -> Result<V, Error> {
-    serde_dynamo::from_attribute_value(value).map_err(|error| {
+    V::from_latest(value).ok_or_else(|| {
         Error::Decode(crate::DecodeError::Attribute {
             entity: E::SCHEMA.name,
             key: crate::item::key_text::<E::Table>(&pointer_key::<E>(partition)),
             attribute: LATEST_ATTRIBUTE.to_owned(),
-            message: error.to_string(),
+            message: format!(
+                "{value:?} is not the pointer's form of a `{}`",
+                std::any::type_name::<V>()
+            ),
         })
     })
 }
 
-impl<E: Entity, V: DeserializeOwned> Append<'_, E, V> {
+impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
     /// How transaction conflicts and throttling are retried.
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
@@ -324,10 +366,9 @@ impl<E: Entity, V: DeserializeOwned> Append<'_, E, V> {
                 .item
                 .as_ref()
                 .and_then(|item| item.get(LATEST_ATTRIBUTE))
-                .cloned()
                 .ok_or_else(|| Error::TransactionCanceled(cancelled.clone()))?;
             return Ok(Appended::Stale {
-                latest: decode_value::<E, V>(pointer.key.partition.1.as_str(), latest)?,
+                latest: decode_latest::<E, V>(pointer.key.partition.1.as_str(), latest)?,
             });
         }
         if failed(1).is_some() {
