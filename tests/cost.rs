@@ -39,7 +39,10 @@ fn the_seeds_comparison_gsi_sort_key_update_3_units_versus_rekey_4() {
     let moves = common::offline::<Moves>();
     let rekey = moves
         .rekey(
-            MovedTicket::key("8842", &State::Open).unwrap(),
+            &MovedTicket {
+                id: "8842".into(),
+                state: State::Open,
+            },
             &MovedTicket {
                 id: "8842".into(),
                 state: State::Pending,

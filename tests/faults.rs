@@ -698,7 +698,7 @@ async fn rekey_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> FaultP
             moves: from.moves + 1,
             ..from.clone()
         };
-        let result = bounded(h.faulty.rekey(from.primary_key().unwrap(), &to).send()).await;
+        let result = bounded(h.faulty.rekey(&from, &to).send()).await;
         tally.count(&result);
         match &result {
             // The test is the only writer and the old item exists: a missing old item or a
@@ -1256,6 +1256,38 @@ async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
         .await
         .unwrap();
     assert_eq!(locate(&h.plain, 1).await, [to]);
+}
+
+/// Every update of a versioned entity counts the version up, so one without `expect_version`
+/// is not safe to resend blindly either: with its response lost, it is `Error::Ambiguous`, and
+/// the version went up once, not once per send.
+#[tokio::test]
+async fn a_versioned_update_without_an_expected_version_counts_up_once() {
+    use singletable::fault::{Fault, FaultKind};
+    let h = harness(15, |plan| {
+        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::after(FaultKind::ConnectionDropped)])
+    })
+    .await;
+    h.plain
+        .put(&Doc {
+            id: 1,
+            version: 0,
+            write: 0,
+        })
+        .send()
+        .await
+        .unwrap();
+    let error = h
+        .faulty
+        .update(Doc::key(&1).unwrap())
+        .set(Doc::WRITE, 7)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Ambiguous { .. }), "{error:?}");
+    assert_eq!(h.stats.report().by_operation.get("UpdateItem"), Some(&1));
+    let stored = read(&h.plain, Doc::key(&1).unwrap()).await.unwrap();
+    assert_eq!((stored.version, stored.write), (2, 7));
 }
 
 /// The SDK resends a transaction whose attempt timed out while the first attempt may still be

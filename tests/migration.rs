@@ -943,3 +943,115 @@ mod cli {
         let _ = std::fs::remove_file(&checkpoint);
     }
 }
+
+/// A checkpoint belongs to one table, not to a name: one left by a sweep of an earlier table
+/// with this name (another environment, or the table deleted and created again) is refused,
+/// and does not count as coverage, instead of making a sweep read nothing and say "complete".
+#[tokio::test]
+async fn a_checkpoint_of_an_earlier_table_with_the_same_name_is_refused() {
+    tokio::time::timeout(TIMEOUT, foreign_checkpoint())
+        .await
+        .unwrap();
+}
+
+async fn foreign_checkpoint() {
+    let (old, _) = old_workspace(20, 0).await;
+    let db = new_code(&old);
+    let checkpoint = temp_checkpoint("foreign");
+    let report = db
+        .sweep::<Comment>()
+        .checkpoint(&checkpoint)
+        .run()
+        .await
+        .unwrap();
+    assert!(report.complete, "{report}");
+
+    // The same name, a new table, old comments again.
+    db.client()
+        .delete_table()
+        .table_name(db.table_name())
+        .send()
+        .await
+        .unwrap();
+    let again = Db::<WorkspaceV1>::new(db.client().clone()).with_table_name(db.table_name());
+    again.ensure_table().await.unwrap();
+    let comments: Vec<CommentV1> = (0..20).map(old_comment).collect();
+    assert!(again
+        .batch_write()
+        .put_all(&comments)
+        .send()
+        .await
+        .unwrap()
+        .is_complete());
+
+    let refused = db
+        .sweep::<Comment>()
+        .checkpoint(&checkpoint)
+        .run()
+        .await
+        .unwrap_err();
+    match &refused {
+        Error::Migration(MigrationError::CheckpointMismatch { message, .. }) => {
+            assert!(message.contains("another table"), "{refused}")
+        }
+        other => panic!("expected CheckpointMismatch, got {other:?}"),
+    }
+    let coverage = db
+        .coverage(Comment::SCHEMA)
+        .checkpoint(&checkpoint)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(coverage.behind, 20, "{coverage}");
+    assert!(
+        matches!(coverage.sweep, SweepCoverage::NotRecorded { .. }),
+        "{coverage}"
+    );
+    let _ = std::fs::remove_file(&checkpoint);
+}
+
+/// A sweep stopped in the middle of a page, then resumed, reports what happened in all: the
+/// items backfilled in the page that was cut short count once, and nothing counts twice.
+#[tokio::test]
+async fn combined_counts_after_a_stop_and_resume_are_whole() {
+    tokio::time::timeout(TIMEOUT, stopped_and_resumed())
+        .await
+        .unwrap();
+}
+
+async fn stopped_and_resumed() {
+    let (old, _) = old_workspace(200, 0).await;
+    let db = new_code(&old);
+    let checkpoint = temp_checkpoint("stopped");
+    let first = db
+        .sweep::<Comment>()
+        .page_size(25)
+        .checkpoint(&checkpoint)
+        .on_progress(|snapshot| {
+            if snapshot.counts.backfilled >= 61 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .run()
+        .await
+        .unwrap();
+    assert!(first.stopped && !first.complete, "{first}");
+    assert_eq!(first.this_run.backfilled, 61, "{first}");
+    let second = db
+        .sweep::<Comment>()
+        .checkpoint(&checkpoint)
+        .run()
+        .await
+        .unwrap();
+    assert!(second.complete, "{second}");
+    assert_eq!(second.this_run.backfilled, 139, "{second}");
+    let all = second.counts;
+    assert_eq!(all.backfilled, 200, "{second}");
+    assert_eq!(all.old, 200, "{second}");
+    // 200 comments and 3 documents, each examined once.
+    assert_eq!(all.examined, 203, "{second}");
+    assert_eq!(all.failed, 0, "{second}");
+    let _ = std::fs::remove_file(&checkpoint);
+}

@@ -716,6 +716,7 @@ fn any_action() -> impl Strategy<Value = Action> {
         any_value().prop_map(SetValue::Minus),
         any_value().prop_map(SetValue::Append),
         any_value().prop_map(SetValue::Prepend),
+        any_value().prop_map(SetValue::CountUp),
     ];
     prop_oneof![
         (any_path(), set_value).prop_map(|(p, v)| Action::Set(p, v)),

@@ -261,12 +261,9 @@ async fn a_rekey_is_one_transaction() {
     // The common Ticket keeps its status off the primary key; moving it to another id is a
     // rekey all the same.
     let moved = Ticket::new("2", 7, Status::Open, "x");
-    db.rekey(Ticket::key("1").unwrap(), &moved)
-        .send()
-        .await
-        .unwrap();
+    db.rekey(&ticket, &moved).send().await.unwrap();
     assert_eq!(counter.take(), requests(&[("TransactWriteItems", 1)]));
-    let stale = db.rekey(Ticket::key("1").unwrap(), &moved).send().await;
+    let stale = db.rekey(&ticket, &moved).send().await;
     assert!(stale.is_err());
     assert_eq!(
         counter.take(),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use singletable::op::append::Appended;
 use singletable::op::transact::{CancellationCode, TransactionError, WriteKind};
 use singletable::testing::TestTable;
-use singletable::{Entity, Error, KeyPart, Table};
+use singletable::{Db, Entity, Error, KeyPart, Table};
 
 #[derive(Table)]
 #[dynamo(name = "desk", pk = "PK", sk = "SK")]
@@ -60,7 +60,7 @@ fn rekey_is_one_transaction_delete_then_put() {
     let db = common::offline();
     let request = db
         .rekey(
-            Ticket::key("8842", &Status::Open).unwrap(),
+            &ticket("8842", Status::Open),
             &ticket("8842", Status::Pending),
         )
         .params()
@@ -70,7 +70,11 @@ fn rekey_is_one_transaction_delete_then_put() {
     assert_eq!(items.len(), 2);
     let delete = &items[0]["Delete"];
     assert_eq!(delete["Key"]["SK"]["S"], "STATUS#open");
-    assert_eq!(delete["ConditionExpression"], "attribute_exists(#n0)");
+    // It exists, and it is still the ticket that was read: every field as it was.
+    assert_eq!(
+        delete["ConditionExpression"],
+        "attribute_exists(#n0) AND #n1 = :v0 AND #n2 = :v1 AND #n3 = :v2"
+    );
     assert_eq!(delete["ReturnValuesOnConditionCheckFailure"], "ALL_OLD");
     let put = &items[1]["Put"];
     assert_eq!(put["Item"]["SK"]["S"], "STATUS#pending");
@@ -248,13 +252,10 @@ async fn typed_transact_get_reads_several_entities() {
 async fn rekey_moves_the_item_and_explains_failures() {
     let db = db().await;
     db.put(&ticket("1", Status::Open)).send().await.unwrap();
-    db.rekey(
-        Ticket::key("1", &Status::Open).unwrap(),
-        &ticket("1", Status::Pending),
-    )
-    .send()
-    .await
-    .unwrap();
+    db.rekey(&ticket("1", Status::Open), &ticket("1", Status::Pending))
+        .send()
+        .await
+        .unwrap();
     assert!(db
         .get(Ticket::key("1", &Status::Open).unwrap())
         .send()
@@ -271,10 +272,7 @@ async fn rekey_moves_the_item_and_explains_failures() {
     );
     // The old item is gone now.
     let error = db
-        .rekey(
-            Ticket::key("1", &Status::Open).unwrap(),
-            &ticket("1", Status::Closed),
-        )
+        .rekey(&ticket("1", Status::Open), &ticket("1", Status::Closed))
         .send()
         .await
         .unwrap_err();
@@ -282,10 +280,7 @@ async fn rekey_moves_the_item_and_explains_failures() {
     // The new key is taken.
     db.put(&ticket("1", Status::Closed)).send().await.unwrap();
     let error = db
-        .rekey(
-            Ticket::key("1", &Status::Pending).unwrap(),
-            &ticket("1", Status::Closed),
-        )
+        .rekey(&ticket("1", Status::Pending), &ticket("1", Status::Closed))
         .send()
         .await
         .unwrap_err();
@@ -342,7 +337,7 @@ async fn concurrent_rekeys_never_lose_or_duplicate_a_ticket() {
                     status: next,
                     ..current.clone()
                 };
-                match db.rekey(current.primary_key().unwrap(), &to).send().await {
+                match db.rekey(&current, &to).send().await {
                     Ok(()) => moved += 1,
                     Err(error) if error.is_not_found() || error.is_condition_failed() => {}
                     Err(Error::TransactionCanceled(cancelled)) if cancelled.is_transient() => {}
@@ -658,4 +653,215 @@ async fn init_latest_behind_the_pointer_returns_the_pointer_s_value() {
         .await
         .unwrap();
     assert_eq!(latest, Some("2026-04-01T13:00:00Z".parse().unwrap()));
+}
+
+/// A task with a creation time, to see that a move keeps it.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "TASK#{id}", sk = "STATUS#{status}")]
+struct Task {
+    id: String,
+    status: Status,
+    title: String,
+    /// How many edits the item took (the race test counts them).
+    edits: u64,
+    #[dynamo(created_at)]
+    created_at: DateTime<Utc>,
+}
+
+/// A reads a task, B changes its title, A moves its old copy: the move must not put A's old
+/// title back (B's change would be lost). It fails with the current item instead, and after
+/// reading again A's move goes through, keeping B's title and the creation time.
+#[tokio::test]
+async fn a_rekey_from_a_stale_copy_never_discards_a_concurrent_update() {
+    let db = db().await;
+    db.put(&Task {
+        id: "t".into(),
+        status: Status::Open,
+        title: "first".into(),
+        edits: 0,
+        created_at: DateTime::UNIX_EPOCH,
+    })
+    .only_if_absent()
+    .send()
+    .await
+    .unwrap();
+    let read_by_a = db
+        .get(Task::key("t", &Status::Open).unwrap())
+        .send()
+        .await
+        .unwrap();
+    let created_at = read_by_a.created_at;
+    assert_ne!(created_at, DateTime::UNIX_EPOCH, "a create stamps the time");
+    db.update(Task::key("t", &Status::Open).unwrap())
+        .set(Task::TITLE, "changed by B".to_owned())
+        .send()
+        .await
+        .unwrap();
+    let moved = Task {
+        status: Status::Pending,
+        ..read_by_a.clone()
+    };
+    let lost = db.rekey(&read_by_a, &moved).send().await.unwrap_err();
+    let current: Task = match &lost {
+        Error::ConditionFailed {
+            current: Some(current),
+            ..
+        } => singletable::item::decode((**current).clone()).unwrap(),
+        other => panic!("expected ConditionFailed with the current item, got {other:?}"),
+    };
+    assert_eq!(current.title, "changed by B");
+    assert!(db
+        .get(Task::key("t", &Status::Pending).unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+
+    // Read again, move again.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let moved = Task {
+        status: Status::Pending,
+        ..current.clone()
+    };
+    db.rekey(&current, &moved).send().await.unwrap();
+    let stored = db
+        .get(Task::key("t", &Status::Pending).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stored.title, "changed by B");
+    assert_eq!(stored.created_at, created_at, "a move is not a creation");
+}
+
+/// Rekeys racing with updates of the same items, several of each really in flight: every
+/// acknowledged edit (`ADD edits 1`) is in the final item, every item is in exactly one place,
+/// and no move carried a stale copy over an edit it did not see.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rekeys_racing_with_updates_never_lose_an_acknowledged_edit() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    const TASKS: usize = 3;
+    const WRITERS: usize = 3;
+    const OPERATIONS: usize = 25;
+    let table = db().await;
+    let db = (*table).clone();
+    for id in 0..TASKS {
+        db.put(&Task {
+            id: id.to_string(),
+            status: Status::Open,
+            title: "t".into(),
+            edits: 0,
+            created_at: DateTime::UNIX_EPOCH,
+        })
+        .send()
+        .await
+        .unwrap();
+    }
+    let acknowledged: Arc<Vec<AtomicU64>> =
+        Arc::new((0..TASKS).map(|_| AtomicU64::new(0)).collect());
+    let moves = Arc::new(AtomicU64::new(0));
+    let lost_races = Arc::new(AtomicU64::new(0));
+    let locate = |db: Db<Desk>, id: usize| async move {
+        db.query(Task::partition(&id.to_string()))
+            .consistent()
+            .all()
+            .await
+            .unwrap()
+    };
+    let mut writers = Vec::new();
+    for writer in 0..WRITERS {
+        // Editors: find the task, add one edit at its current key.
+        let (editor, acknowledged) = (db.clone(), acknowledged.clone());
+        writers.push(tokio::spawn(async move {
+            let db = editor;
+            let mut rng = fastrand::Rng::with_seed(writer as u64);
+            for _ in 0..OPERATIONS {
+                let id = rng.usize(..TASKS);
+                let Some(current) = locate(db.clone(), id).await.pop() else {
+                    continue;
+                };
+                match db
+                    .update(current.primary_key().unwrap())
+                    .add(Task::EDITS, 1)
+                    .send()
+                    .await
+                {
+                    Ok(_) => {
+                        acknowledged[id].fetch_add(1, Ordering::SeqCst);
+                    }
+                    // It moved between the read and the update: nothing was written.
+                    Err(error) if error.is_not_found() => {}
+                    // DynamoDB refuses a write that meets a transaction in progress on the
+                    // item; nothing was written.
+                    Err(Error::Service(aws_sdk_dynamodb::Error::TransactionConflictException(
+                        _,
+                    ))) => {}
+                    Err(error) => panic!("edit: unexpected {error}"),
+                }
+            }
+        }));
+        // Movers: read the task, move its copy to another status.
+        let (mover, moves, lost_races) = (db.clone(), moves.clone(), lost_races.clone());
+        writers.push(tokio::spawn(async move {
+            let db = mover;
+            let mut rng = fastrand::Rng::with_seed(100 + writer as u64);
+            for _ in 0..OPERATIONS {
+                let id = rng.usize(..TASKS);
+                let Some(current) = locate(db.clone(), id).await.pop() else {
+                    continue;
+                };
+                let next = [Status::Open, Status::Pending, Status::Closed]
+                    .into_iter()
+                    .filter(|status| *status != current.status)
+                    .nth(rng.usize(..2))
+                    .unwrap();
+                let moved = Task {
+                    status: next,
+                    ..current.clone()
+                };
+                match db.rekey(&current, &moved).send().await {
+                    Ok(()) => {
+                        moves.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(error) if error.is_not_found() || error.is_condition_failed() => {
+                        lost_races.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(Error::TransactionCanceled(cancelled)) if cancelled.is_transient() => {}
+                    Err(error) => panic!("move: unexpected {error}"),
+                }
+            }
+        }));
+    }
+    tokio::time::timeout(std::time::Duration::from_secs(120), async {
+        for writer in writers {
+            writer.await.unwrap();
+        }
+    })
+    .await
+    .expect("the race ends within its bound");
+    for id in 0..TASKS {
+        let copies = locate(db.clone(), id).await;
+        assert_eq!(
+            copies.len(),
+            1,
+            "task {id} is in exactly one place: {copies:?}"
+        );
+        assert_eq!(
+            copies[0].edits,
+            acknowledged[id].load(Ordering::SeqCst),
+            "task {id}: every acknowledged edit is kept ({} moves, {} lost races in all)",
+            moves.load(Ordering::SeqCst),
+            lost_races.load(Ordering::SeqCst)
+        );
+    }
+    assert!(moves.load(Ordering::SeqCst) > 0, "some moves went through");
+    eprintln!(
+        "[race] {} edits, {} moves, {} moves refused for a change they did not see",
+        acknowledged
+            .iter()
+            .map(|count| count.load(Ordering::SeqCst))
+            .sum::<u64>(),
+        moves.load(Ordering::SeqCst),
+        lost_races.load(Ordering::SeqCst)
+    );
 }

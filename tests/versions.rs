@@ -152,3 +152,92 @@ async fn concurrent_writers_at_the_same_version_have_exactly_one_winner() {
         2
     );
 }
+
+/// A small version type, to reach its maximum in a test.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Docs, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: String,
+    body: String,
+    #[dynamo(version)]
+    version: u16,
+}
+
+fn raw_note(id: &str, version: Option<u16>) -> singletable::Item {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let mut item = singletable::Item::new();
+    item.insert("PK".into(), AttributeValue::S(format!("NOTE#{id}")));
+    item.insert("SK".into(), AttributeValue::S("NOTE".into()));
+    item.insert("_type".into(), AttributeValue::S("Note".into()));
+    item.insert("id".into(), AttributeValue::S(id.into()));
+    item.insert("body".into(), AttributeValue::S("old".into()));
+    if let Some(version) = version {
+        item.insert("version".into(), AttributeValue::N(version.to_string()));
+    }
+    item
+}
+
+/// An item another tool wrote without the version attribute is at version 0, for updates as
+/// for puts: the first update stores version 1, and `expect_version(0)` holds.
+#[tokio::test]
+async fn an_item_without_its_version_attribute_is_at_version_zero() {
+    let db = db().await;
+    singletable::testing::put_raw(&db, raw_note("a", None))
+        .await
+        .unwrap();
+    let updated = db
+        .update(Note::key("a").unwrap())
+        .set(Note::BODY, "new".to_owned())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.version, 1);
+    singletable::testing::put_raw(&db, raw_note("b", None))
+        .await
+        .unwrap();
+    let updated = db
+        .update(Note::key("b").unwrap())
+        .set(Note::BODY, "new".to_owned())
+        .expect_version(0)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.version, 1);
+}
+
+/// A version at its type's maximum cannot count another write: puts and updates refuse it
+/// with a typed error instead of storing a number the field cannot read back.
+#[tokio::test]
+async fn a_version_at_its_maximum_is_refused_not_overflowed() {
+    let db = db().await;
+    singletable::testing::put_raw(&db, raw_note("full", Some(u16::MAX)))
+        .await
+        .unwrap();
+    let overflow = |error: &Error| matches!(error, Error::VersionOverflow { entity: "Note", version, .. } if *version == u64::from(u16::MAX));
+    let unexpected = db
+        .update(Note::key("full").unwrap())
+        .set(Note::BODY, "new".to_owned())
+        .send()
+        .await
+        .unwrap_err();
+    assert!(overflow(&unexpected), "{unexpected:?}");
+    let expected = db
+        .update(Note::key("full").unwrap())
+        .set(Note::BODY, "new".to_owned())
+        .expect_version(u64::from(u16::MAX))
+        .params()
+        .unwrap_err();
+    assert!(overflow(&expected), "{expected:?}");
+    let put = db
+        .put(&Note {
+            id: "full".into(),
+            body: "new".into(),
+            version: u16::MAX,
+        })
+        .params()
+        .unwrap_err();
+    assert!(overflow(&put), "{put:?}");
+    let stored = db.get(Note::key("full").unwrap()).send().await.unwrap();
+    assert_eq!((stored.version, stored.body.as_str()), (u16::MAX, "old"));
+    assert!(unexpected.to_string().contains("65535"), "{unexpected}");
+}

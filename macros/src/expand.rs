@@ -66,7 +66,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     sort_key: #st::None,
                     indexes: &[],
                     fields: &[],
-                    managed: #st::ManagedFields { version: #st::None, created_at: #st::None, updated_at: #st::None },
+                    managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None },
                     schema_version: 1,
                 };
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -662,6 +662,7 @@ fn partition_constructor(
 fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream {
     let st = private();
     let mut version = quote!(#st::None);
+    let mut version_max = quote!(0);
     let mut created_at = quote!(#st::None);
     let mut updated_at = quote!(#st::None);
     for field in &entity.fields {
@@ -675,10 +676,8 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
         match role {
             FieldRole::Version => {
                 version = quote!(#st::Some(#attribute));
-                checks.push(respan(
-                    quote!(#st::assert_version(&__item.#name);),
-                    path.span(),
-                ));
+                // Also the check that the type can be a version, spanned at `version`.
+                version_max = respan(quote!(<#ty as #st::VersionNumber>::MAX), path.span());
             }
             FieldRole::CreatedAt => {
                 created_at = timestamp;
@@ -696,7 +695,7 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
             }
         }
     }
-    quote!(#st::ManagedFields { version: #version, created_at: #created_at, updated_at: #updated_at })
+    quote!(#st::ManagedFields { version: #version, version_max: #version_max, created_at: #created_at, updated_at: #updated_at })
 }
 
 /// The update state type: one parameter per field that feeds an index (primary key fields
@@ -942,7 +941,7 @@ fn expand_fields(
         );
         let lower = ident.to_string().to_lowercase();
         let note = format!(
-            "to change `{name}`, move the item with `db.rekey(old_key, &new_{lower})`: it deletes the old `{ident}` and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
+            "to change `{name}`, move the item with `db.rekey(&{lower}, &new_{lower})`: it deletes the old `{ident}` and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
         );
         updatable.push(quote! {
             #[diagnostic::on_unimplemented(message = #message, label = "cannot update a key attribute", note = #note)]

@@ -259,6 +259,17 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// The item's version is the largest its version field holds, so no write can count
+    /// another; nothing was written.
+    #[error("{entity} at {key} is at version {version}, the largest its version field holds, so it cannot be written again: widen the field's type (`u64` counts 18446744073709551615 writes)")]
+    VersionOverflow {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// The version it is at.
+        version: u64,
+    },
     /// A transaction's outcome is unknown: its last attempt's response was lost (or an
     /// earlier one's was, and the last was refused for throttling). Resending it with the same
     /// `token` ([`Transaction::client_request_token`](crate::op::transact::Transaction::client_request_token))

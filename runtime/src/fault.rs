@@ -515,7 +515,7 @@ pub fn is_own_write<E: Entity>(error: &Error, written: &E) -> bool {
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect()
     };
-    compared(current) == compared(&expected)
+    item::same_item(&compared(current), &compared(&expected))
 }
 
 // ---------------------------------------------------------------------------------------

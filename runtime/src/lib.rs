@@ -70,8 +70,6 @@ pub mod __private {
     }
     pub use crate::DecodeError;
 
-    /// Checked for a `#[dynamo(version)]` field.
-    pub fn assert_version<T: VersionNumber>(_: &T) {}
     /// Checked for a timestamp field.
     pub fn assert_timestamp<T: Timestamp>(_: &T) {}
     pub use std::any::Any;

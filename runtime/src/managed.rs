@@ -10,10 +10,18 @@ use serde::Serialize;
     message = "a `#[dynamo(version)]` field must be an unsigned or signed integer, not `{Self}`",
     label = "versions count writes"
 )]
-pub trait VersionNumber {}
+pub trait VersionNumber {
+    /// The largest version the type holds: an item at it cannot be written again.
+    const MAX: u64;
+}
 
 macro_rules! version_numbers {
-    ($($ty:ty),*) => {$( impl VersionNumber for $ty {} )*};
+    ($($ty:ty),*) => {$(
+        impl VersionNumber for $ty {
+            // Every implementing type's maximum is positive and fits in a u64.
+            const MAX: u64 = <$ty>::MAX as u64;
+        }
+    )*};
 }
 version_numbers!(u16, u32, u64, i32, i64);
 

@@ -178,6 +178,8 @@ pub struct EntitySchema {
 pub struct ManagedFields {
     /// The optimistic-locking version attribute.
     pub version: Option<&'static str>,
+    /// The largest version the version field's type holds (0 without one).
+    pub version_max: u64,
     /// Set when the item is created.
     pub created_at: Option<ManagedTimestamp>,
     /// Set on every put and update.
@@ -588,6 +590,7 @@ mod tests {
         ],
         managed: ManagedFields {
             version: None,
+            version_max: 0,
             created_at: None,
             updated_at: None,
         },

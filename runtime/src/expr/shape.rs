@@ -496,6 +496,7 @@ mod tests {
             prop_oneof![
                 (path(), value.clone()).prop_map(|(p, v)| Action::Set(p, SetValue::Value(v))),
                 (path(), value.clone()).prop_map(|(p, v)| Action::Set(p, SetValue::Prepend(v))),
+                (path(), value.clone()).prop_map(|(p, v)| Action::Set(p, SetValue::CountUp(v))),
                 path().prop_map(Action::Remove),
                 (path(), value).prop_map(|(p, v)| Action::Add(p, v)),
             ]

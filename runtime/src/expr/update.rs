@@ -19,6 +19,9 @@ pub enum SetValue {
     Append(AttributeValue),
     /// `path = list_append(:v, path)`
     Prepend(AttributeValue),
+    /// `path = if_not_exists(path, :zero) + :v`: counts up from zero where the attribute is
+    /// missing (how the library counts versions).
+    CountUp(AttributeValue),
 }
 
 /// One clause of an update expression.
@@ -96,6 +99,7 @@ impl fmt::Display for Action {
                 SetValue::Minus(_) => write!(f, "SET {path} = {path} - .."),
                 SetValue::Append(_) => write!(f, "SET {path} = list_append({path}, ..)"),
                 SetValue::Prepend(_) => write!(f, "SET {path} = list_append(.., {path})"),
+                SetValue::CountUp(_) => write!(f, "SET {path} = if_not_exists({path}, 0) + .."),
             },
             Action::Remove(path) => write!(f, "REMOVE {path}"),
             Action::Add(path, _) => write!(f, "ADD {path} .."),
@@ -163,6 +167,14 @@ fn walk_set(target: &AttrPath, value: &mut SetValue, sink: &mut impl Sink) {
     sink.text(" = ");
     let (text, value, value_first) = match value {
         SetValue::Value(value) => return sink.value(value),
+        SetValue::CountUp(value) => {
+            sink.text("if_not_exists(");
+            target.walk(sink);
+            sink.text(", ");
+            sink.new_value(|| AttributeValue::N("0".to_owned()));
+            sink.text(") + ");
+            return sink.value(value);
+        }
         SetValue::Plus(value) => (("", " + ", ""), value, false),
         SetValue::Minus(value) => (("", " - ", ""), value, false),
         SetValue::IfNotExists(value) => (("if_not_exists(", ", ", ")"), value, false),

@@ -6,6 +6,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
 mod codec;
+mod equality;
+
+pub(crate) use equality::same_item;
 
 /// A DynamoDB item: attribute names to values.
 pub type Item = HashMap<String, AttributeValue>;

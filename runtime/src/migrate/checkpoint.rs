@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The file format version; a file of another version is refused rather than misread.
-const FORMAT: u64 = 1;
+const FORMAT: u64 = 2;
 
 /// A sweep's progress: enough to continue it after a crash or Ctrl-C, and to tell
 /// verification that it covered the whole table.
@@ -19,6 +19,9 @@ const FORMAT: u64 = 1;
 pub struct Checkpoint {
     /// The table swept.
     pub table: String,
+    /// Which table of that name: [`LiveTable::identity`](super::plan::LiveTable::identity)
+    /// when the sweep started. A checkpoint without it belongs to no table.
+    pub table_identity: Option<String>,
     /// The entity backfilled.
     pub entity: String,
     /// The schema version items are brought to.
@@ -53,6 +56,7 @@ impl Checkpoint {
         let now = unix_now();
         Checkpoint {
             table: table.to_owned(),
+            table_identity: None,
             entity: entity.to_owned(),
             schema_version,
             total_segments,
@@ -66,6 +70,23 @@ impl Checkpoint {
                     counts: SweepCounts::default(),
                 })
                 .collect(),
+        }
+    }
+
+    /// Why this checkpoint does not belong to the live table `live` (by identity, not name),
+    /// or `None` when it does.
+    pub fn foreign_to(&self, live: Option<&str>) -> Option<String> {
+        match (self.table_identity.as_deref(), live) {
+            (Some(mine), Some(live)) if mine == live => None,
+            (Some(mine), live) => Some(format!(
+                "it was written for another table named {:?} ({mine}), not this one ({}): another environment's, or one deleted and created again; delete the file to sweep this table from the start",
+                self.table,
+                live.unwrap_or("whose identity DynamoDB did not report"),
+            )),
+            (None, _) => Some(
+                "it does not say which table it was written for; delete the file to sweep this table from the start"
+                    .to_owned(),
+            ),
         }
     }
 
@@ -94,6 +115,7 @@ impl Checkpoint {
         json!({
             "format": FORMAT,
             "table": self.table,
+            "table_identity": self.table_identity,
             "entity": self.entity,
             "schema_version": self.schema_version,
             "total_segments": self.total_segments,
@@ -156,8 +178,14 @@ impl Checkpoint {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
+        let table_identity = match value.get("table_identity") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(identity)) => Some(identity.clone()),
+            Some(_) => return Err("`table_identity` is not text".to_owned()),
+        };
         let checkpoint = Checkpoint {
             table: text("table")?,
+            table_identity,
             entity: text("entity")?,
             schema_version: small("schema_version")?,
             total_segments: small("total_segments")?,

@@ -35,6 +35,9 @@ pub struct LiveTable {
     /// Read and write capacity units, when the table is billed by provisioned capacity (a new
     /// index then needs its own, and gets the table's).
     pub provisioned: Option<(i64, i64)>,
+    /// Which table this is, not only its name: its ARN and creation time, so that a table
+    /// deleted and created again (or another environment's) is told apart.
+    pub identity: Option<String>,
 }
 
 /// A secondary index of the live table.
@@ -171,7 +174,18 @@ impl LiveTable {
             Some(_) => units,
             None => units.filter(|(read, write)| *read > 0 || *write > 0),
         };
+        let identity = table
+            .table_arn()
+            .zip(table.creation_date_time())
+            .map(|(arn, created)| {
+                format!(
+                    "{arn} created at {}.{:09}",
+                    created.secs(),
+                    created.subsec_nanos()
+                )
+            });
         LiveTable {
+            identity,
             name: table.table_name().unwrap_or_default().to_owned(),
             status: table
                 .table_status()
@@ -895,6 +909,7 @@ mod tests {
 
     fn live(indexes: &[(&str, &str, &str)]) -> LiveTable {
         LiveTable {
+            identity: None,
             name: "app".into(),
             status: "ACTIVE".into(),
             partition_key: Some("PK".into()),

@@ -428,6 +428,8 @@ impl<E: Entity> Sweep<E> {
         if let (Some(checkpoint), Some(path)) = (&resumed, &options.checkpoint) {
             let mismatch = if checkpoint.table != table_name {
                 Some(format!("it is for table {:?}", checkpoint.table))
+            } else if let Some(foreign) = checkpoint.foreign_to(live.identity.as_deref()) {
+                Some(foreign)
             } else if checkpoint.entity != schema.name {
                 Some(format!("it is for entity {}", checkpoint.entity))
             } else if checkpoint.schema_version != schema.schema_version {
@@ -454,8 +456,9 @@ impl<E: Entity> Sweep<E> {
                 .into());
             }
         }
-        let checkpoint = resumed.unwrap_or_else(|| {
-            Checkpoint::new(
+        let checkpoint = resumed.unwrap_or_else(|| Checkpoint {
+            table_identity: live.identity.clone(),
+            ..Checkpoint::new(
                 &table_name,
                 schema.name,
                 schema.schema_version,
@@ -621,6 +624,21 @@ impl<E: Entity> Shared<E> {
         self.count(|counts| counts.failed += 1);
     }
 
+    /// Adds what was done in a page cut short by a stop to its segment's counts, less what
+    /// reading the page again counts anew: its examined items, and the items that failed
+    /// (still old, so read and tried again).
+    fn keep_cut_page(&self, segment: u32, page: SweepCounts) {
+        let done = SweepCounts {
+            examined: 0,
+            old: page.old.saturating_sub(page.failed),
+            failed: 0,
+            ..page
+        };
+        if let Some(progress) = lock(&self.checkpoint).segments.get_mut(segment as usize) {
+            progress.counts.add(&done);
+        }
+    }
+
     /// Reads one segment page by page from its checkpointed key, backfilling each old item;
     /// records each finished page in the checkpoint.
     async fn run_segment(&self, segment: u32) -> Result<(), Error> {
@@ -660,8 +678,9 @@ impl<E: Entity> Shared<E> {
             self.count(|counts| counts.examined += examined);
             for raw in output.items.unwrap_or_default() {
                 if self.stop.is_stopped() {
-                    // This page is not recorded: a resumed sweep reads it again, and finds
-                    // only the items not done yet (the scan skips current ones).
+                    // This page is not recorded as read: a resumed sweep reads it again, and
+                    // finds only the items not done yet (the scan skips current ones).
+                    self.keep_cut_page(segment, page);
                     return Ok(());
                 }
                 page.old += 1;

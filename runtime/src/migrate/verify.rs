@@ -305,7 +305,7 @@ impl<T: Table> Verify<'_, T> {
             );
         }
         let marker = self.db.migration(entity).record().await?;
-        let sweep = self.sweep_coverage(marker.as_ref())?;
+        let sweep = self.sweep_coverage(marker.as_ref()).await?;
         Ok(Coverage {
             table: self.db.table_name().to_owned(),
             entity: entity.name,
@@ -319,7 +319,10 @@ impl<T: Table> Verify<'_, T> {
         })
     }
 
-    fn sweep_coverage(&self, marker: Option<&MigrationRecord>) -> Result<SweepCoverage, Error> {
+    async fn sweep_coverage(
+        &self,
+        marker: Option<&MigrationRecord>,
+    ) -> Result<SweepCoverage, Error> {
         let from_checkpoint = match &self.checkpoint {
             None => SweepCoverage::NotRecorded {
                 reason: "no checkpoint given".to_owned(),
@@ -341,6 +344,15 @@ impl<T: Table> Verify<'_, T> {
                                 checkpoint.schema_version,
                                 checkpoint.table
                             ),
+                        }
+                    } else if let Some(foreign) = checkpoint.foreign_to(
+                        super::plan::LiveTable::describe(self.db.client(), self.db.table_name())
+                            .await?
+                            .and_then(|live| live.identity)
+                            .as_deref(),
+                    ) {
+                        SweepCoverage::NotRecorded {
+                            reason: format!("{}: {foreign}", path.display()),
                         }
                     } else if checkpoint.is_complete() {
                         SweepCoverage::Complete

@@ -167,6 +167,7 @@ impl<'db, E: Entity> Delete<'db, E> {
                             Expectations {
                                 requires_existing: self.only_if_exists,
                                 version: None,
+                                version_max: None,
                             },
                         ))
                     }

@@ -69,6 +69,9 @@ pub struct Expectations {
     pub requires_existing: bool,
     /// The write expected this version (attribute, version).
     pub version: Option<(&'static str, u64)>,
+    /// The write counts the version up, so it fails on an item at this largest version
+    /// (attribute, version).
+    pub version_max: Option<(&'static str, u64)>,
 }
 
 /// Maps a conditional check failure to what went wrong: a version that moved on, a missing
@@ -79,6 +82,16 @@ pub(crate) fn condition_failure(
     current: Option<&Item>,
     expectations: Expectations,
 ) -> Error {
+    if let Some((attribute, max)) = expectations.version_max {
+        let found = crate::managed::version_of(current.and_then(|item| item.get(attribute)));
+        if found >= max {
+            return Error::VersionOverflow {
+                entity,
+                key,
+                version: found,
+            };
+        }
+    }
     if let Some((attribute, expected)) = expectations.version {
         let found = crate::managed::version_of(current.and_then(|item| item.get(attribute)));
         if found != expected {

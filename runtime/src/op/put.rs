@@ -22,6 +22,7 @@ impl<T: Table> Db<T> {
             db: self,
             item: crate::item::encode(entity),
             only_if_absent: false,
+            moving: false,
             condition: None,
         }
     }
@@ -33,6 +34,8 @@ pub struct Put<'db, E: Entity> {
     db: &'db Db<E::Table>,
     item: Result<Item, EncodeError>,
     only_if_absent: bool,
+    /// The put is the new half of a move ([`Db::rekey`]): a creation time is kept, not set.
+    moving: bool,
     condition: Option<Condition<E>>,
 }
 
@@ -48,6 +51,12 @@ impl<'db, E: Entity> Put<'db, E> {
     /// carrying the existing item.
     pub fn only_if_absent(mut self) -> Self {
         self.only_if_absent = true;
+        self
+    }
+
+    /// Marks the put as the new half of a move: the entity's `created_at` is kept as it is.
+    pub(crate) fn moving(mut self) -> Self {
+        self.moving = true;
         self
     }
 
@@ -74,6 +83,13 @@ impl<'db, E: Entity> Put<'db, E> {
         let mut version_check = None;
         if let Some(attribute) = managed.version {
             let expected = crate::managed::version_of(item.get(attribute));
+            if expected >= managed.version_max {
+                return Err(Error::VersionOverflow {
+                    entity: E::SCHEMA.name,
+                    key: crate::item::key_text::<E::Table>(&item),
+                    version: expected,
+                });
+            }
             item.insert(
                 attribute.to_owned(),
                 AttributeValue::N((expected + 1).to_string()),
@@ -93,10 +109,11 @@ impl<'db, E: Entity> Put<'db, E> {
                 expectations.version = Some((attribute, expected));
             }
         }
-        let creates = self.only_if_absent
-            || expectations
-                .version
-                .is_some_and(|(_, version)| version == 0);
+        let creates = !self.moving
+            && (self.only_if_absent
+                || expectations
+                    .version
+                    .is_some_and(|(_, version)| version == 0));
         if let Some(timestamp) = managed.updated_at {
             item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
         }
@@ -224,7 +241,11 @@ impl<'db, E: Entity> Put<'db, E> {
                 }
                 Err(error) => match error.as_service_error() {
                     Some(PutItemError::ConditionalCheckFailedException(failure)) => {
-                        if sent.written.is_some() && failure.item() == sent.written.as_ref() {
+                        let ours =
+                            sent.written.as_ref().zip(failure.item()).is_some_and(
+                                |(written, found)| crate::item::same_item(written, found),
+                            );
+                        if ours {
                             // This put is what is there: it took effect (its earlier
                             // attempt's response was lost). The item it replaced is not
                             // known any more.

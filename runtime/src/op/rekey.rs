@@ -8,64 +8,110 @@ use super::delete::Delete;
 use super::put::Put;
 use super::transact::{CancellationCode, TransactionCanceled};
 use super::{condition_failure, Expectations};
-use crate::error::Error;
+use crate::error::{EncodeError, Error};
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Condition};
+use crate::item::Item;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::wire::Request;
-use crate::{Db, Key};
+use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::FutureExt;
 
 impl<T: Table> Db<T> {
-    /// Moves the item at `from` to the key of `to` (its new contents), atomically.
+    /// Moves the item read as `from` to the key of `to` (its new contents), atomically.
     ///
-    /// Fails with [`Error::NotFound`] if there is no item at `from`,
-    /// [`Error::ConditionFailed`] (with the occupant) if `to`'s key is taken, and
-    /// [`Error::VersionConflict`] if the entity is versioned and `from` moved on.
-    pub fn rekey<'db, E: Entity<Table = T>>(&'db self, from: Key<E>, to: &E) -> Rekey<'db, E> {
-        let mut delete = self.delete(from).only_if_exists();
-        let put = self.put(to).only_if_absent();
-        // A versioned entity carries the version it was read at; the old item must still
-        // be at that version.
-        let version = E::SCHEMA.managed.version.and_then(|attribute| {
-            let item = crate::item::encode(to).ok()?;
-            Some((attribute, crate::managed::version_of(item.get(attribute))))
+    /// The move happens only if the stored item is still `from`, so it never overwrites a
+    /// change it did not see: for a versioned entity, still at `from`'s version; with an
+    /// `updated_at` field, still at `from`'s time; otherwise, with every field as `from` has
+    /// it. `to` keeps `from`'s `created_at` (a move is not a creation) unless it changes it.
+    ///
+    /// Fails with [`Error::NotFound`] if there is no item at `from`'s key, with
+    /// [`Error::VersionConflict`] or [`Error::ConditionFailed`], carrying the current item,
+    /// if it changed since `from` was read (read it again, apply your change to it, and move
+    /// that), and with [`Error::ConditionFailed`] (with the occupant) if `to`'s key is taken.
+    pub fn rekey<'db, E: Entity<Table = T>>(&'db self, from: &E, to: &E) -> Rekey<'db, E> {
+        let read = crate::item::encode(from);
+        let delete = from
+            .primary_key()
+            .map_err(EncodeError::from)
+            .and_then(|key| {
+                let unchanged = unchanged_since_read::<E>(&read.clone()?);
+                Ok(self
+                    .delete(key)
+                    .only_if_exists()
+                    .condition(Condition::from_node(unchanged)))
+            });
+        let version = E::SCHEMA.managed.version.map(|attribute| {
+            let read = read.as_ref().ok().and_then(|item| item.get(attribute));
+            (attribute, crate::managed::version_of(read))
         });
-        if let Some((attribute, version)) = version.filter(|(_, version)| *version > 0) {
-            delete = delete.condition(Condition::from_node(Node::Compare(
-                Operand::Path(AttrPath::attribute(attribute)),
-                Comparison::Eq,
-                Operand::Value(AttributeValue::N(version.to_string())),
-            )));
-        }
         Rekey {
             db: self,
             delete,
-            put,
+            put: self.put(to).only_if_absent().moving(),
             version,
             retry: RetryPolicy::default(),
         }
     }
 }
 
+/// The condition that the stored item is still the one read: its version, its `updated_at`, or
+/// else every field as read (an absent one still absent).
+fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
+    let managed = E::SCHEMA.managed;
+    let same = |attribute: &'static str| match read.get(attribute) {
+        // Version 0 is an item written without the attribute.
+        Some(AttributeValue::N(zero)) if zero == "0" && managed.version == Some(attribute) => {
+            Node::NotExists(AttrPath::attribute(attribute))
+        }
+        Some(value) => Node::Compare(
+            Operand::Path(AttrPath::attribute(attribute)),
+            Comparison::Eq,
+            Operand::Value(value.clone()),
+        ),
+        None => Node::NotExists(AttrPath::attribute(attribute)),
+    };
+    if let Some(attribute) = managed.version {
+        return same(attribute);
+    }
+    if let Some(timestamp) = managed.updated_at {
+        return same(timestamp.attribute);
+    }
+    E::SCHEMA
+        .fields
+        .iter()
+        .map(|field| same(field.attribute))
+        .reduce(|all, next| Node::And(Box::new(all), Box::new(next)))
+        .unwrap_or_else(|| {
+            Node::Exists(AttrPath::attribute(
+                <E::Table as Table>::SCHEMA.partition_key,
+            ))
+        })
+}
+
 /// A move of one item to a new key; see [`Db::rekey`].
 #[must_use = "an operation does nothing until it is sent"]
 pub struct Rekey<'db, E: Entity> {
     db: &'db Db<E::Table>,
-    delete: Delete<'db, E>,
+    /// The delete of the item read, or why it cannot be built.
+    delete: Result<Delete<'db, E>, EncodeError>,
     put: Put<'db, E>,
-    /// The version attribute and the version `to` was read at.
+    /// The version attribute and the version `from` was read at.
     version: Option<(&'static str, u64)>,
     retry: RetryPolicy,
 }
 
 impl<E: Entity> Rekey<'_, E> {
-    /// Moves only if `condition` holds for the old item.
+    /// Moves only if `condition` also holds for the old item.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        self.delete = self.delete.condition(condition);
+        self.delete = self.delete.map(|delete| delete.condition(condition));
         self
+    }
+
+    fn delete(&self) -> Result<&Delete<'_, E>, Error> {
+        self.delete.as_ref().map_err(|error| error.clone().into())
     }
 
     /// How conflicts and throttling are retried.
@@ -78,7 +124,7 @@ impl<E: Entity> Rekey<'_, E> {
     pub fn params(&self) -> Result<Request, Error> {
         self.db
             .transaction()
-            .with_ref(&self.delete)
+            .with_ref(self.delete()?)
             .with_ref(&self.put)
             .params()
     }
@@ -87,17 +133,18 @@ impl<E: Entity> Rekey<'_, E> {
     pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
         self.db
             .transaction()
-            .with_ref(&self.delete)
+            .with_ref(self.delete()?)
             .with_ref(&self.put)
             .explain()
     }
 
     /// Sends the transaction.
     pub async fn send(self) -> Result<(), Error> {
+        let delete = self.delete?;
         let result = self
             .db
             .transaction()
-            .with(self.delete)
+            .with(delete)
             .with(self.put)
             .retry(self.retry)
             .send()
@@ -127,6 +174,7 @@ fn explain<E: Entity>(
         let expectations = Expectations {
             requires_existing: true,
             version: version.filter(|(_, version)| *version > 0),
+            version_max: None,
         };
         return condition_failure(
             E::SCHEMA.name,

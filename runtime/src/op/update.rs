@@ -592,9 +592,17 @@ impl<'db, E: Entity> Parts<'db, E> {
         }
         let managed = schema.managed;
         if let Some(attribute) = managed.version {
+            if let Some(expected) = self.expected_version.filter(|v| *v >= managed.version_max) {
+                return Err(Error::VersionOverflow {
+                    entity: schema.name,
+                    key: self.key.text(),
+                    version: expected,
+                });
+            }
+            // From zero where another tool wrote the item without it, as a put counts it.
             actions.push(Action::Set(
                 AttrPath::attribute(attribute),
-                SetValue::Plus(AttributeValue::N("1".to_owned())),
+                SetValue::CountUp(AttributeValue::N("1".to_owned())),
             ));
         }
         if let Some(timestamp) = managed.updated_at {
@@ -615,6 +623,11 @@ impl<'db, E: Entity> Parts<'db, E> {
         let mut condition = UpdateCondition {
             partition_key: table.partition_key,
             version: managed.version.zip(self.expected_version),
+            // Without an expected version, the condition itself keeps the count in range.
+            version_max: managed
+                .version
+                .filter(|_| self.expected_version.is_none())
+                .map(|attribute| (attribute, managed.version_max)),
             known,
             user: condition?,
         };
@@ -692,7 +705,8 @@ impl<'db, E: Entity> Parts<'db, E> {
         returning: ReturnValue,
     ) -> (Result<UpdateItemFluentBuilder, Error>, Sent<'db, E>, bool) {
         let actions = std::mem::take(&mut self.actions);
-        let repeats = actions.iter().any(Action::repeats);
+        // Counting the version up repeats too, whatever the other actions do.
+        let repeats = E::SCHEMA.managed.version.is_some() || actions.iter().any(Action::repeats);
         let mut known = std::mem::take(&mut self.known);
         let inputs = Inputs {
             actions,
@@ -768,6 +782,10 @@ impl<E: Entity> Sent<'_, E> {
                         Expectations {
                             requires_existing: true,
                             version: E::SCHEMA.managed.version.zip(self.expected_version),
+                            version_max: E::SCHEMA
+                                .managed
+                                .version
+                                .map(|attribute| (attribute, E::SCHEMA.managed.version_max)),
                         },
                     ))
                 }
@@ -833,6 +851,7 @@ type UpdateResult = Result<
 struct UpdateCondition<'a> {
     partition_key: &'static str,
     version: Option<(&'static str, u64)>,
+    version_max: Option<(&'static str, u64)>,
     known: KnownValues<'a>,
     user: Option<Node>,
 }
@@ -899,11 +918,29 @@ impl Expression for UpdateCondition<'_> {
         sink.text("attribute_exists(");
         sink.name(Name::Known(self.partition_key));
         sink.text(")");
-        if let Some((attribute, expected)) = self.version {
-            sink.text(" AND ");
+        match self.version {
+            // Version 0 is an item written without the attribute.
+            Some((attribute, 0)) => {
+                sink.text(" AND attribute_not_exists(");
+                sink.name(Name::Known(attribute));
+                sink.text(")");
+            }
+            Some((attribute, expected)) => {
+                sink.text(" AND ");
+                sink.name(Name::Known(attribute));
+                sink.text(" = ");
+                sink.new_value(|| AttributeValue::N(expected.to_string()));
+            }
+            None => {}
+        }
+        if let Some((attribute, max)) = self.version_max {
+            sink.text(" AND (attribute_not_exists(");
             sink.name(Name::Known(attribute));
-            sink.text(" = ");
-            sink.new_value(|| AttributeValue::N(expected.to_string()));
+            sink.text(") OR ");
+            sink.name(Name::Known(attribute));
+            sink.text(" < ");
+            sink.new_value(|| AttributeValue::N(max.to_string()));
+            sink.text(")");
         }
         match &mut self.known {
             KnownValues::Copied(known) => {
@@ -933,6 +970,7 @@ fn action_size(action: &Action) -> usize {
         | Action::Set(_, SetValue::Minus(value))
         | Action::Set(_, SetValue::Append(value))
         | Action::Set(_, SetValue::Prepend(value))
+        | Action::Set(_, SetValue::CountUp(value))
         | Action::Add(_, value)
         | Action::Delete(_, value) => crate::item::value_size(value),
         Action::Remove(_) => 0,
