@@ -12,7 +12,7 @@
 //! `SINGLETABLE_FAULT_SEED=<n> SINGLETABLE_FAULT_OPS=<n> cargo test --test faults -- --nocapture`.
 
 use serde::{Deserialize, Serialize};
-use singletable::fault::{self, FaultPlan, FaultReport, FaultStats};
+use singletable::fault::{self, Fault, FaultKind, FaultPlan, FaultReport, FaultStats};
 use singletable::local::{Deviation, Engine};
 use singletable::op::append::{Appended, LATEST_ATTRIBUTE};
 use singletable::op::transact::CancellationCode;
@@ -659,6 +659,44 @@ async fn versioned_adds_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
     .await;
 }
 
+/// Ticket 1, open, in the table; returns what it becomes when closed.
+async fn open_ticket_one(db: &Db<Faults>) -> Ticket {
+    db.put(&Ticket {
+        id: 1,
+        status: Status::Open,
+        moves: 0,
+    })
+    .send()
+    .await
+    .unwrap();
+    Ticket {
+        id: 1,
+        status: Status::Closed,
+        moves: 1,
+    }
+}
+
+/// Closing ticket 1 in one transaction: the open one deleted, `to` put.
+fn close_ticket_one<'db>(
+    db: &'db Db<Faults>,
+    to: &Ticket,
+) -> singletable::op::transact::Transaction<'db, Faults> {
+    db.transaction()
+        .with(
+            db.delete(Ticket::key(&1, &Status::Open).unwrap())
+                .only_if_exists(),
+        )
+        .with(db.put(to).only_if_absent())
+}
+
+/// A harness whose every request meets `fault`.
+async fn always(test: u64, fault: Fault) -> Harness {
+    harness(test, |plan| {
+        FaultPlan { rate: 1.0, ..plan }.with_kinds([fault])
+    })
+    .await
+}
+
 /// A client request token no other test uses: the engine remembers tokens for 10 minutes,
 /// and a token resent with other parameters (another table) is refused.
 fn token<T: singletable::Table>(db: &Db<T>) -> String {
@@ -958,7 +996,6 @@ async fn batch_writes_are_exactly_once_or_reported_unprocessed() {
 /// is handed back unprocessed; none is dropped or duplicated.
 #[tokio::test]
 async fn batch_gets_return_every_item_once_or_hand_its_key_back() {
-    use singletable::fault::{Fault, FaultKind};
     within_bound(async {
         let started = Instant::now();
         let mut kinds = Fault::realistic();
@@ -1047,12 +1084,8 @@ async fn batch_gets_return_every_item_once_or_hand_its_key_back() {
 /// retry policy and hands back what is still left, never dropping or doubling an item.
 #[tokio::test]
 async fn partial_batches_are_resent_or_handed_back() {
-    use singletable::fault::{Fault, FaultKind};
     use singletable::RetryPolicy;
-    let h = harness(14, |plan| {
-        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::before(FaultKind::Unprocessed)])
-    })
-    .await;
+    let h = always(14, Fault::before(FaultKind::Unprocessed)).await;
     let fast = RetryPolicy {
         max_attempts: 4,
         base_delay: Duration::from_millis(1),
@@ -1116,30 +1149,11 @@ async fn partial_batches_are_resent_or_handed_back() {
 #[tokio::test]
 async fn a_resent_transaction_with_its_token_is_acknowledged_once() {
     let h = harness(11, |plan| plan.with_kinds([])).await;
-    h.plain
-        .put(&Ticket {
-            id: 1,
-            status: Status::Open,
-            moves: 0,
-        })
-        .send()
-        .await
-        .unwrap();
-    let to = Ticket {
-        id: 1,
-        status: Status::Closed,
-        moves: 1,
-    };
+    let to = open_ticket_one(&h.plain).await;
     let send = |db: &Db<Faults>| {
-        let db = db.clone();
-        let to = to.clone();
+        let (db, to) = (db.clone(), to.clone());
         async move {
-            db.transaction()
-                .with(
-                    db.delete(Ticket::key(&1, &Status::Open).unwrap())
-                        .only_if_exists(),
-                )
-                .with(db.put(&to).only_if_absent())
+            close_ticket_one(&db, &to)
                 .client_request_token(token(&db))
                 .send()
                 .await
@@ -1163,11 +1177,7 @@ async fn a_resent_transaction_with_its_token_is_acknowledged_once() {
 /// sends for three attempts when both layers retried).
 #[tokio::test]
 async fn a_failing_transaction_is_sent_exactly_as_often_as_its_policy_says() {
-    use singletable::fault::{Fault, FaultKind};
-    let h = harness(13, |plan| {
-        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::before(FaultKind::ServiceUnavailable)])
-    })
-    .await;
+    let h = always(16, Fault::before(FaultKind::ServiceUnavailable)).await;
     let policy = singletable::RetryPolicy {
         max_attempts: 3,
         base_delay: Duration::from_millis(1),
@@ -1207,38 +1217,13 @@ async fn a_failing_transaction_is_sent_exactly_as_often_as_its_policy_says() {
 /// library generated; resending with that token is acknowledged without applying it again.
 #[tokio::test]
 async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
-    use singletable::fault::{Fault, FaultKind};
-    let h = harness(14, |plan| {
-        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::after(FaultKind::ConnectionDropped)])
-    })
-    .await;
-    h.plain
-        .put(&Ticket {
-            id: 1,
-            status: Status::Open,
-            moves: 0,
-        })
+    let h = always(17, Fault::after(FaultKind::ConnectionDropped)).await;
+    let to = open_ticket_one(&h.plain).await;
+    let error = close_ticket_one(&h.faulty, &to)
+        .retry(singletable::RetryPolicy::never())
         .send()
         .await
-        .unwrap();
-    let to = Ticket {
-        id: 1,
-        status: Status::Closed,
-        moves: 1,
-    };
-    fn transaction<'db>(
-        db: &'db Db<Faults>,
-        to: &Ticket,
-    ) -> singletable::op::transact::Transaction<'db, Faults> {
-        db.transaction()
-            .with(
-                db.delete(Ticket::key(&1, &Status::Open).unwrap())
-                    .only_if_exists(),
-            )
-            .with(db.put(to).only_if_absent())
-            .retry(singletable::RetryPolicy::never())
-    }
-    let error = transaction(&h.faulty, &to).send().await.unwrap_err();
+        .unwrap_err();
     let Error::AmbiguousTransaction {
         token, attempts, ..
     } = &error
@@ -1250,7 +1235,7 @@ async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
     // It was applied; the resend with its token is acknowledged and applies nothing.
     assert_eq!(locate(&h.plain, 1).await, std::slice::from_ref(&to));
     h.stats.set_paused(true);
-    transaction(&h.faulty, &to)
+    close_ticket_one(&h.faulty, &to)
         .client_request_token(token.clone())
         .send()
         .await
@@ -1263,11 +1248,7 @@ async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
 /// the version went up once, not once per send.
 #[tokio::test]
 async fn a_versioned_update_without_an_expected_version_counts_up_once() {
-    use singletable::fault::{Fault, FaultKind};
-    let h = harness(15, |plan| {
-        FaultPlan { rate: 1.0, ..plan }.with_kinds([Fault::after(FaultKind::ConnectionDropped)])
-    })
-    .await;
+    let h = always(15, Fault::after(FaultKind::ConnectionDropped)).await;
     h.plain
         .put(&Doc {
             id: 1,
@@ -1336,29 +1317,12 @@ async fn overlapping_sends_of_one_token_apply_once() {
 #[tokio::test]
 async fn the_engine_honours_client_request_tokens() {
     let db = singletable::testing::table::<Faults>().await.unwrap();
-    db.put(&Ticket {
-        id: 1,
-        status: Status::Open,
-        moves: 0,
-    })
-    .send()
-    .await
-    .unwrap();
-    let to = Ticket {
-        id: 1,
-        status: Status::Closed,
-        moves: 1,
-    };
+    let to = open_ticket_one(&db).await;
     let token = token(&db);
     let mut outcomes = Vec::new();
     for _ in 0..2 {
         outcomes.push(
-            db.transaction()
-                .with(
-                    db.delete(Ticket::key(&1, &Status::Open).unwrap())
-                        .only_if_exists(),
-                )
-                .with(db.put(&to).only_if_absent())
+            close_ticket_one(&db, &to)
                 .client_request_token(token.clone())
                 .send()
                 .await,

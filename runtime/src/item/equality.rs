@@ -72,49 +72,33 @@ mod tests {
         assert!(same_item(&written, &read));
     }
 
+    /// A set of tags and a list of numbers, with `extra` attributes.
+    fn tags_and_list(tags: &[&str], list: &[&str], extra: &[(&str, AttributeValue)]) -> Item {
+        let mut built = item(&[
+            ("tags", AttributeValue::Ss(strings(tags))),
+            (
+                "list",
+                AttributeValue::L(
+                    list.iter()
+                        .map(|n| AttributeValue::N((*n).into()))
+                        .collect(),
+                ),
+            ),
+        ]);
+        built.extend(item(extra));
+        built
+    }
+
     #[test]
     fn anything_else_must_match_exactly() {
-        let base = item(&[
-            ("tags", AttributeValue::Ss(strings(&["a", "b"]))),
-            (
-                "list",
-                AttributeValue::L(vec![
-                    AttributeValue::N("1".into()),
-                    AttributeValue::N("2".into()),
-                ]),
-            ),
-        ]);
-        let other_set = item(&[
-            ("tags", AttributeValue::Ss(strings(&["a", "c"]))),
-            (
-                "list",
-                AttributeValue::L(vec![
-                    AttributeValue::N("1".into()),
-                    AttributeValue::N("2".into()),
-                ]),
-            ),
-        ]);
-        let reordered_list = item(&[
-            ("tags", AttributeValue::Ss(strings(&["a", "b"]))),
-            (
-                "list",
-                AttributeValue::L(vec![
-                    AttributeValue::N("2".into()),
-                    AttributeValue::N("1".into()),
-                ]),
-            ),
-        ]);
-        let more = item(&[
-            ("tags", AttributeValue::Ss(strings(&["a", "b"]))),
-            (
-                "list",
-                AttributeValue::L(vec![
-                    AttributeValue::N("1".into()),
-                    AttributeValue::N("2".into()),
-                ]),
-            ),
-            ("extra", AttributeValue::Bool(true)),
-        ]);
+        let base = tags_and_list(&["a", "b"], &["1", "2"], &[]);
+        let other_set = tags_and_list(&["a", "c"], &["1", "2"], &[]);
+        let reordered_list = tags_and_list(&["a", "b"], &["2", "1"], &[]);
+        let more = tags_and_list(
+            &["a", "b"],
+            &["1", "2"],
+            &[("extra", AttributeValue::Bool(true))],
+        );
         assert!(same_item(&base, &base.clone()));
         assert!(!same_item(&base, &other_set));
         assert!(!same_item(&base, &reordered_list), "lists keep their order");
