@@ -4,7 +4,9 @@
 //! into a static [`KeyTemplate`]; at run time [`KeyTemplate::render`] writes each field with its
 //! [`KeyPart`] encoding and [`KeyTemplate::split`] splits a stored key back into the raw text of
 //! each field. Rendering refuses any value that would make the key ambiguous, so every key that
-//! can be written can also be read back exactly.
+//! can be written can also be read back exactly: a string part may not contain a separator of
+//! its template (a character of its constant text that is not a letter or digit), so that no
+//! value renders the key of another value or of another entity's template.
 
 mod part;
 
@@ -49,6 +51,19 @@ pub enum KeyError {
         value: String,
         /// The constant text after the field.
         separator: &'static str,
+        /// The template.
+        template: &'static str,
+    },
+    /// A string key part contains a character the template uses to separate key parts, with
+    /// which one key could be read as another (another value's, or another entity's).
+    #[error("value {value:?} of `{field}` contains {separator:?}, which separates the parts of keys in template {template:?}; a string key part cannot contain it, or the key could be another item's")]
+    Separator {
+        /// The field.
+        field: &'static str,
+        /// The offending value.
+        value: String,
+        /// The separator character found in it.
+        separator: char,
         /// The template.
         template: &'static str,
     },
@@ -153,8 +168,8 @@ impl KeyTemplate {
     ///     ],
     /// };
     /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"])?, "TEAM#0000000007#TICKET#8842");
-    /// assert!(TEMPLATE.render(&[&7u32, &"a#TICKET#b"]).is_ok()); // last field: nothing follows
-    /// assert!(TEMPLATE.render(&[&7u32, &"8842"]).is_ok());
+    /// // A string part cannot hold the template's separators, wherever it stands.
+    /// assert!(TEMPLATE.render(&[&7u32, &"a#TICKET#b"]).is_err());
     /// # Ok::<(), singletable_runtime::key::KeyError>(())
     /// ```
     pub fn render(&self, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
@@ -272,6 +287,7 @@ impl KeyTemplate {
             field: name,
             width: *width,
             template: self.source,
+            segments: self.segments,
         };
         part(context, out)?;
         if let Some(Segment::Literal(separator)) = self.segments.get(index + 1) {

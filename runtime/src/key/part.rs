@@ -1,6 +1,6 @@
 //! How each Rust type is written into a key so that text order equals value order.
 
-use super::{KeyError, PartError};
+use super::{KeyError, PartError, Segment};
 
 /// Where a part is being rendered, for error messages and the width override.
 #[derive(Debug, Clone, Copy)]
@@ -11,6 +11,25 @@ pub struct PartContext {
     pub width: Option<u8>,
     /// The template source.
     pub template: &'static str,
+    /// The template's segments, whose constant text holds its separators.
+    pub segments: &'static [Segment],
+}
+
+impl PartContext {
+    /// The first character of `text` that the template uses to separate key parts: any
+    /// character of its constant text that is not a letter or a digit (`#`, `/`, `|`, ...).
+    pub fn separator_in(&self, text: &str) -> Option<char> {
+        // Most key text is letters and digits alone, and is cleared by this one scan.
+        if text.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
+            return None;
+        }
+        text.chars().find(|character| {
+            !character.is_alphanumeric()
+                && self.segments.iter().any(|segment| {
+                    matches!(segment, Segment::Literal(literal) if literal.contains(*character))
+                })
+        })
+    }
 }
 
 /// A type that can be part of a key template.
@@ -44,8 +63,18 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
     }
 }
 
+/// Free text: it may hold anything but the template's separators, so that no key (of this
+/// item, of another value, of another entity) can be read as another.
 impl KeyPart for str {
-    fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
+    fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+        if let Some(separator) = context.separator_in(self) {
+            return Err(KeyError::Separator {
+                field: context.field,
+                value: self.to_owned(),
+                separator,
+                template: context.template,
+            });
+        }
         out.push_str(self);
         Ok(())
     }

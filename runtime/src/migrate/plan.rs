@@ -35,8 +35,8 @@ pub struct LiveTable {
     /// Read and write capacity units, when the table is billed by provisioned capacity (a new
     /// index then needs its own, and gets the table's).
     pub provisioned: Option<(i64, i64)>,
-    /// Which table this is, not only its name: its ARN and creation time, so that a table
-    /// deleted and created again (or another environment's) is told apart.
+    /// Which table this is, not only its name: its `TableId` (else its ARN and creation time),
+    /// so that a table deleted and created again, or another environment's, is told apart.
     pub identity: Option<String>,
 }
 
@@ -174,15 +174,18 @@ impl LiveTable {
             Some(_) => units,
             None => units.filter(|(read, write)| *read > 0 || *write > 0),
         };
+        // DynamoDB gives every table a new id when it is created; without one, the ARN and the
+        // creation time tell tables apart (unless made within one tick of the engine's clock).
         let identity = table
-            .table_arn()
-            .zip(table.creation_date_time())
-            .map(|(arn, created)| {
-                format!(
+            .table_id()
+            .map(|id| format!("table id {id}"))
+            .or_else(|| {
+                let (arn, created) = table.table_arn().zip(table.creation_date_time())?;
+                Some(format!(
                     "{arn} created at {}.{:09}",
                     created.secs(),
                     created.subsec_nanos()
-                )
+                ))
             });
         LiveTable {
             identity,
