@@ -865,3 +865,162 @@ async fn rekeys_racing_with_updates_never_lose_an_acknowledged_edit() {
         lost_races.load(Ordering::SeqCst)
     );
 }
+
+/// Seed 002 on every type an append accepts: a signed number, a timestamp and a string.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "SIGNED#{document}", sk = "AT#{offset}")]
+struct SignedUpdate {
+    document: String,
+    offset: i64,
+    writer: u32,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "TIMED#{document}", sk = "AT#{at}")]
+struct TimedUpdate {
+    document: String,
+    at: DateTime<Utc>,
+    writer: u32,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "NAMED#{document}", sk = "AT#{name}")]
+struct NamedUpdate {
+    document: String,
+    name: String,
+    writer: u32,
+}
+
+/// Appenders racing on a few partitions, several really in flight, judged afterwards against
+/// what each was told: the history is exactly the accepted values, in order, the pointer is
+/// its greatest, a stale refusal names a value at least as new, and an append accepted after
+/// another was acknowledged holds a greater value (no append is accepted behind one that a
+/// writer already saw succeed).
+macro_rules! append_race {
+    ($test:ident, $entity:ident, $field:ident, $make:expr, $value:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $test() {
+            use std::time::Instant;
+            const WRITERS: u32 = 6;
+            const APPENDS: usize = 60;
+            let table = db().await;
+            let db = (*table).clone();
+            let documents = ["A", "B"];
+            let make: fn(&str, &mut fastrand::Rng, u32) -> $entity = $make;
+            let value = $value;
+            let writers = (0..WRITERS).map(|writer| {
+                let db = db.clone();
+                tokio::spawn(async move {
+                    let mut rng = fastrand::Rng::with_seed(u64::from(writer) + 40);
+                    let mut accepted = Vec::new();
+                    let mut stale = 0;
+                    for _ in 0..APPENDS {
+                        let document = documents[rng.usize(..documents.len())];
+                        let update = make(document, &mut rng, writer);
+                        let sent = Instant::now();
+                        match db.append(&update, $entity::$field).send().await.unwrap() {
+                            Appended::Accepted => {
+                                accepted.push((document, value(&update), sent, Instant::now()))
+                            }
+                            Appended::Stale { latest } => {
+                                assert!(latest >= value(&update), "{latest:?} / {update:?}");
+                                stale += 1;
+                            }
+                            Appended::Duplicate => panic!("no history predates the pointers"),
+                        }
+                    }
+                    (accepted, stale)
+                })
+            });
+            let results = tokio::time::timeout(
+                std::time::Duration::from_secs(120),
+                futures::future::join_all(writers),
+            )
+            .await
+            .expect("bounded in time");
+            let mut accepted = Vec::new();
+            let mut stale = 0;
+            for result in results {
+                let (mine, my_stale) = result.unwrap();
+                accepted.extend(mine);
+                stale += my_stale;
+            }
+            assert_eq!(accepted.len() + stale, WRITERS as usize * APPENDS);
+            for document in documents {
+                let mut mine: Vec<_> = accepted.iter().filter(|a| a.0 == document).collect();
+                for later in &mine {
+                    for earlier in &mine {
+                        if earlier.3 < later.2 {
+                            assert!(later.1 > earlier.1, "{later:?} accepted after {earlier:?}");
+                        }
+                    }
+                }
+                mine.sort_by(|a, b| a.1.cmp(&b.1));
+                let expected: Vec<_> = mine.iter().map(|a| a.1.clone()).collect();
+                let history: Vec<_> = db
+                    .query($entity::partition(document))
+                    .consistent()
+                    .all()
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(value)
+                    .collect();
+                assert_eq!(
+                    history, expected,
+                    "{document}: the history is the accepted values"
+                );
+                let pointer = db
+                    .init_latest($entity::partition(document), $entity::$field)
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    pointer.as_ref(),
+                    expected.last(),
+                    "{document}: the pointer is the greatest"
+                );
+            }
+        }
+    };
+}
+
+append_race!(
+    appends_of_signed_numbers_race_safely,
+    SignedUpdate,
+    OFFSET,
+    |document, rng, writer| SignedUpdate {
+        document: document.into(),
+        offset: rng.i64(-1_000_000..1_000_000),
+        writer,
+    },
+    |update: &SignedUpdate| update.offset
+);
+
+append_race!(
+    appends_of_timestamps_race_safely,
+    TimedUpdate,
+    AT,
+    |document, rng, writer| TimedUpdate {
+        document: document.into(),
+        // Fractions of every length, the case text comparison got wrong.
+        at: DateTime::from_timestamp(
+            1_775_000_000 + rng.i64(0..20),
+            [0, 5, 50, 500_000_000, 123_456_789][rng.usize(..5)]
+        )
+        .unwrap(),
+        writer,
+    },
+    |update: &TimedUpdate| update.at
+);
+
+append_race!(
+    appends_of_strings_race_safely,
+    NamedUpdate,
+    NAME,
+    |document, rng, writer| NamedUpdate {
+        document: document.into(),
+        name: (0..rng.usize(1..6)).map(|_| rng.lowercase()).collect(),
+        writer,
+    },
+    |update: &NamedUpdate| update.name.clone()
+);
