@@ -312,3 +312,48 @@ async fn a_key_part_with_a_separator_cannot_render_another_item_s_key() {
         })
     ));
 }
+
+/// Two entities whose primary key templates can meet: `Note { id: "x" }` and
+/// `Memo { code: "x" }` would be one item.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Parts, pk = "NOTE#{id}", sk = "BODY")]
+struct Note {
+    id: String,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Parts, pk = "NOTE#{code}", sk = "BODY")]
+struct Memo {
+    code: String,
+}
+
+/// The second of two overlapping entities to render a key fails, naming both designs; the
+/// first, and the entities that cannot meet (`Document`, `Comment`), go on working.
+#[test]
+fn entities_whose_keys_can_meet_are_refused_with_both_templates() {
+    let first = Note::key("x")
+        .map(|_| "Note")
+        .or_else(|_| Memo::key("x").map(|_| "Memo"));
+    let first = first.unwrap();
+    let second = if first == "Note" {
+        Memo::key("x").err()
+    } else {
+        Note::key("x").err()
+    };
+    match second {
+        Some(KeyError::Overlap {
+            entity,
+            other,
+            templates,
+            other_templates,
+            table,
+        }) => {
+            assert_ne!(entity, other);
+            assert_eq!(table, "Parts");
+            assert!(templates.contains("NOTE#{"), "{templates}");
+            assert!(other_templates.contains("NOTE#{"), "{other_templates}");
+        }
+        other => panic!("expected an overlap, got {other:?}"),
+    }
+    assert!(Document::key("w", "d").is_ok() && Comment::key("w", "d", "c").is_ok());
+}

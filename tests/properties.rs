@@ -358,6 +358,39 @@ proptest! {
         }
     }
 
+    /// Templates the overlap check calls disjoint never render the same key, whatever values
+    /// (strings, so any text their templates accept) they are given.
+    #[test]
+    fn templates_called_disjoint_never_render_one_key(
+        a in any_template(),
+        b in any_template(),
+        left in vec(key_value(), 4),
+        right in vec(key_value(), 4),
+    ) {
+        // Pairs that may overlap are the check's refusals; only the disjoint ones are judged.
+        if singletable::key::may_overlap(&a, &b) {
+            return Ok(());
+        }
+        let render = |template: &KeyTemplate, values: &[String]| {
+            let parts: Vec<&dyn KeyPart> = values[..template.fields().count()]
+                .iter()
+                .map(|value| value as &dyn KeyPart)
+                .collect();
+            template.render(&parts).ok()
+        };
+        if let (Some(left), Some(right)) = (render(&a, &left), render(&b, &right)) {
+            prop_assert_ne!(&left, &right, "{} and {}", a.source, b.source);
+        }
+        // The strong form: no key of one is a key the other can render (read it back as the
+        // other's values, and render those).
+        for (from, to, values) in [(&a, &b, &left), (&b, &a, &right)] {
+            let Some(key) = render(from, values) else { continue };
+            let Ok(parts) = to.split(&key) else { continue };
+            let values: Vec<String> = parts.iter().map(|part| (*part).to_owned()).chain(std::iter::repeat(String::new())).take(4).collect();
+            prop_assert_ne!(render(to, &values), Some(key.clone()), "{} renders {:?} of {}", to.source, key, from.source);
+        }
+    }
+
     /// Splitting any text against any template returns parts or a typed error.
     #[test]
     fn splitting_any_text_never_panics(template in any_template(), key in any::<String>()) {

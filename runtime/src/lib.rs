@@ -13,6 +13,7 @@ pub mod expr;
 pub mod fault;
 pub mod item;
 pub mod key;
+mod key_space;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod managed;

@@ -26,6 +26,7 @@ impl<E: Entity> Key<E> {
         partition: Cow<'static, str>,
         sort: Option<Cow<'static, str>>,
     ) -> Result<Self, KeyError> {
+        crate::key_space::check::<E>()?;
         check_length(&partition, MAX_PARTITION_KEY_BYTES, "partition")?;
         if let Some(sort) = &sort {
             check_length(sort, MAX_SORT_KEY_BYTES, "sort")?;

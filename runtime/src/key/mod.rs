@@ -8,8 +8,10 @@
 //! its template (a character of its constant text that is not a letter or digit), so that no
 //! value renders the key of another value or of another entity's template.
 
+mod overlap;
 mod part;
 
+pub use overlap::may_overlap;
 pub use part::{KeyField, KeyPart, PartContext};
 
 use std::borrow::Cow;
@@ -66,6 +68,22 @@ pub enum KeyError {
         separator: char,
         /// The template.
         template: &'static str,
+    },
+    /// Two entities of one table have primary key templates that can render the same key, so
+    /// that an item of one could replace an item of the other; found the first time the
+    /// second renders a key.
+    #[error("`{entity}` ({templates}) and `{other}` ({other_templates}) share table `{table}`, and their key templates can render the same key, so an item of one could replace an item of the other: give them different constant text where the keys meet, e.g. `sk = \"DOC#{{doc}}\"` and `sk = \"CMT#{{doc}}#{{comment}}\"`")]
+    Overlap {
+        /// The entity that failed the check.
+        entity: &'static str,
+        /// Its templates, as written.
+        templates: String,
+        /// The entity it could collide with.
+        other: &'static str,
+        /// That entity's templates.
+        other_templates: String,
+        /// The table's type.
+        table: &'static str,
     },
     /// An integer needs more digits than the template's width, which would break sort order.
     #[error("value {value} of `{field}` needs more than {width} digits (template {template:?}); widen the field, e.g. `{{{field}:{needed}}}`")]
