@@ -442,3 +442,61 @@ fn only_actions_that_change_the_item_again_count_as_repeating() {
     assert!(Action::Remove(path().index(2)).repeats());
     assert!(!Action::Remove(path().key("k")).repeats());
 }
+
+/// Labels stored as a DynamoDB string set.
+#[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "TAGGED#{id}", sk = "TAGGED")]
+struct Tagged {
+    id: String,
+    #[serde(with = "serde_dynamo::string_set")]
+    labels: std::collections::BTreeSet<String>,
+}
+
+/// DynamoDB refuses an empty set ("An string set may not be empty"), in an item as in an
+/// update's operand. The library refuses it first, naming the attribute or the action, and
+/// sends nothing.
+#[tokio::test]
+async fn empty_sets_are_refused_before_sending() {
+    let db = db().await;
+    let empty = Tagged {
+        id: "t".into(),
+        labels: Default::default(),
+    };
+    let refused = db.put(&empty).send().await.unwrap_err();
+    assert!(
+        matches!(&refused, Error::Encode { message, .. } if message.contains("`labels`") && message.contains("empty set")),
+        "{refused:?}"
+    );
+    let tagged = Tagged {
+        id: "t".into(),
+        labels: ["a".to_owned()].into(),
+    };
+    db.put(&tagged).send().await.unwrap();
+    for update in [
+        db.update(Tagged::key("t").unwrap())
+            .add(Tagged::LABELS, Default::default()),
+        db.update(Tagged::key("t").unwrap())
+            .delete_elements(Tagged::LABELS, Default::default()),
+    ] {
+        let refused = update.params().unwrap_err();
+        assert!(
+            matches!(
+                &refused,
+                Error::Update(UpdateError::EmptySet {
+                    entity: "Tagged",
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        assert!(refused.to_string().contains("labels"), "{refused}");
+    }
+    // Sets with elements go through, as DynamoDB sets.
+    let added = db
+        .update(Tagged::key("t").unwrap())
+        .add(Tagged::LABELS, ["b".to_owned()].into())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.labels, ["a".to_owned(), "b".to_owned()].into());
+}

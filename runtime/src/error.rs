@@ -187,6 +187,15 @@ pub enum UpdateError {
         /// What the update did.
         operation: &'static str,
     },
+    /// An action's operand is an empty set (an `ADD` or `DELETE` of no elements, or a set
+    /// with none), which DynamoDB refuses; nothing was sent.
+    #[error("this update of {entity} has `{action}` with an empty set, which DynamoDB refuses: leave the action out when there is nothing to add or delete")]
+    EmptySet {
+        /// The entity.
+        entity: &'static str,
+        /// The action, values elided.
+        action: String,
+    },
     /// Two actions change overlapping document paths (the same attribute twice, or a path and
     /// one inside it), which DynamoDB refuses in one update; nothing was sent.
     #[error("this update of {entity} has `{first}` and `{second}`, whose document paths overlap; DynamoDB refuses both in one update: drop one, or split them into two updates")]

@@ -31,6 +31,15 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
         entity: E::SCHEMA.name,
         message: error.to_string(),
     })?;
+    if let Some((attribute, _)) = item.iter().find(|(_, value)| holds_empty_set(value)) {
+        return Err(EncodeError::Serialize {
+            entity: E::SCHEMA.name,
+            message: format!(
+                "`{attribute}` is or holds an empty set, which DynamoDB cannot store: leave it out \
+                 when empty (`#[serde(skip_serializing_if = \"BTreeSet::is_empty\")]`)"
+            ),
+        });
+    }
     entity.primary_key()?.move_into(&mut item);
     item.insert(
         table.entity_attribute.to_owned(),
@@ -140,6 +149,17 @@ pub fn key_text<T: Table>(item: &Item) -> KeyText {
     KeyText {
         partition: (schema.partition_key, text(schema.partition_key)),
         sort: schema.sort_key.map(|name| (name, text(name))),
+    }
+}
+
+/// Whether a value is, or holds at any depth, a set with no elements: DynamoDB refuses those.
+pub(crate) fn holds_empty_set(value: &AttributeValue) -> bool {
+    match value {
+        AttributeValue::Ss(set) | AttributeValue::Ns(set) => set.is_empty(),
+        AttributeValue::Bs(set) => set.is_empty(),
+        AttributeValue::L(list) => list.iter().any(holds_empty_set),
+        AttributeValue::M(map) => map.values().any(holds_empty_set),
+        _ => false,
     }
 }
 

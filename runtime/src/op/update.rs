@@ -611,6 +611,13 @@ impl<'db, E: Entity> Parts<'db, E> {
                 SetValue::Value((timestamp.now)()?),
             ));
         }
+        if let Some(action) = actions.iter().find(|action| operand_is_empty_set(action)) {
+            return Err(UpdateError::EmptySet {
+                entity: schema.name,
+                action: action.to_string(),
+            }
+            .into());
+        }
         // Checked on the whole list, the library's own actions included, before anything is sent.
         if let Some((first, second)) = update::overlapping(&actions) {
             return Err(UpdateError::OverlappingPaths {
@@ -982,6 +989,24 @@ fn action_size(action: &Action) -> usize {
         | Action::Remove(path) => path,
     };
     value + path.root().len()
+}
+
+/// Whether DynamoDB would refuse the action's operand as an empty set: `ADD` or `DELETE` of no
+/// elements (serde writes an empty Rust set as an empty list), or any value holding one.
+fn operand_is_empty_set(action: &Action) -> bool {
+    match action {
+        Action::Add(_, AttributeValue::L(elements))
+        | Action::Delete(_, AttributeValue::L(elements)) => elements.is_empty(),
+        Action::Add(_, value) | Action::Delete(_, value) => crate::item::holds_empty_set(value),
+        Action::Set(_, value) => match value {
+            SetValue::Value(value)
+            | SetValue::IfNotExists(value)
+            | SetValue::Append(value)
+            | SetValue::Prepend(value) => crate::item::holds_empty_set(value),
+            SetValue::Plus(_) | SetValue::Minus(_) | SetValue::CountUp(_) => false,
+        },
+        Action::Remove(_) => false,
+    }
 }
 
 /// serde writes Rust sets as lists; `ADD` and `DELETE` need DynamoDB sets (`SS`, `NS`, `BS`).
