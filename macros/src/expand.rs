@@ -1111,6 +1111,29 @@ pub fn derive_key_part(input: &DeriveInput) -> TokenStream {
             Some(rule) => attr::apply_rename_all(rule, &variant.ident.to_string(), true),
             None => variant.ident.to_string(),
         });
+        // The key-overlap check relies on parts writing no separator a template could use.
+        if let Some(separator) = text
+            .chars()
+            .find(|c| !c.is_alphanumeric() && !"-:.+_".contains(*c))
+        {
+            // At the serde attribute that names it, else at the variant's name.
+            let at: &dyn quote::ToTokens = match variant
+                .attrs
+                .iter()
+                .find(|attribute| attribute.path().is_ident("serde"))
+            {
+                Some(attribute) => attribute,
+                None => &variant.ident,
+            };
+            cx.error_spanned_by(
+                at,
+                format!(
+                    "the key text {text:?} of `{}` contains {separator:?}, which key templates use to separate their parts; key parts write only letters, digits, `-`, `:`, `.`, `+` and `_`, so that no key can be read as another's: rename the variant for serde (`#[serde(rename = \"...\")]`)",
+                    variant.ident
+                ),
+            );
+            continue;
+        }
         variants.push((&variant.ident, text));
     }
     if variants.is_empty() && !cx.has_errors() {

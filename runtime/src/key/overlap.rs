@@ -2,7 +2,8 @@
 //! could replace another's.
 //!
 //! String parts never hold a separator of their template (see [`KeyTemplate`]), and the other
-//! part types write letters, digits and `-`, `:`, `.`, `+`, `_` only. So a separator that both
+//! part types write letters, digits and `-`, `:`, `.`, `+`, `_` only (the `KeyPart` derive
+//! refuses enum key texts with anything else). So a separator that both
 //! templates have and no part can write appears in a key exactly where the template's constant
 //! text puts it: splitting both templates at it gives pieces that must match one for one. Two
 //! templates are disjoint when they split into different numbers of pieces, or when two pieces
