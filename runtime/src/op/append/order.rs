@@ -56,7 +56,6 @@ impl AppendOrder for String {
 #[cfg(feature = "chrono")]
 mod time {
     use super::AppendOrder;
-    use aws_sdk_dynamodb::types::AttributeValue;
     use chrono::{DateTime, Utc};
 
     const NANOS_PER_SECOND: i128 = 1_000_000_000;
@@ -109,9 +108,10 @@ mod tests {
 
     #[cfg(feature = "chrono")]
     #[test]
-    fn times_keep_their_order_and_round_trip() {
+    fn times_keep_their_order_and_round_trip() -> Result<(), Box<dyn std::error::Error>> {
+        use aws_sdk_dynamodb::types::AttributeValue;
         use chrono::{DateTime, Utc};
-        let times: Vec<DateTime<Utc>> = [
+        let times = [
             "1969-12-31T23:59:58.5Z",
             "1969-12-31T23:59:59.999999999Z",
             "1970-01-01T00:00:00Z",
@@ -121,20 +121,30 @@ mod tests {
             "2026-04-01T12:00:01Z",
         ]
         .iter()
-        .map(|text| text.parse().unwrap())
-        .collect();
-        let numbers: Vec<f64> = times
-            .iter()
-            .map(|time| {
-                let value = time.to_latest();
-                assert_eq!(DateTime::<Utc>::from_latest(&value), Some(*time));
-                value.as_n().unwrap().parse().unwrap()
-            })
-            .collect();
-        // Numerically increasing, as DynamoDB compares them (f64 is exact enough here to
-        // tell these apart only where they are seconds apart, so compare the text too).
-        assert!(numbers.windows(2).all(|pair| pair[0] <= pair[1]));
-        assert_eq!(times[0].to_latest().as_n().unwrap(), "-1.500000000");
-        assert_eq!(times[4].to_latest().as_n().unwrap(), "1775044800.000000001");
+        .map(|text| text.parse::<DateTime<Utc>>())
+        .collect::<Result<Vec<_>, _>>()?;
+        let mut nanos = Vec::new();
+        for time in &times {
+            let value = time.to_latest();
+            assert_eq!(DateTime::<Utc>::from_latest(&value), Some(*time));
+            // Always nine decimals, so the digits without the point are the nanoseconds: the
+            // number DynamoDB compares, exactly.
+            let text = value.as_n().map_err(|_| "a number")?;
+            assert_eq!(
+                text.split_once('.').map(|(_, fraction)| fraction.len()),
+                Some(9)
+            );
+            nanos.push(text.replace('.', "").parse::<i128>()?);
+        }
+        assert!(nanos.windows(2).all(|pair| pair[0] < pair[1]), "{nanos:?}");
+        assert_eq!(
+            times[0].to_latest(),
+            AttributeValue::N("-1.500000000".into())
+        );
+        assert_eq!(
+            times[4].to_latest(),
+            AttributeValue::N("1775044800.000000001".into())
+        );
+        Ok(())
     }
 }
