@@ -56,6 +56,7 @@ impl AppendOrder for String {
 #[cfg(feature = "chrono")]
 mod time {
     use super::AppendOrder;
+    use aws_sdk_dynamodb::types::AttributeValue;
     use chrono::{DateTime, Utc};
 
     const NANOS_PER_SECOND: i128 = 1_000_000_000;
