@@ -469,89 +469,6 @@ async fn pointers_are_initialised_from_existing_history() {
     );
 }
 
-#[tokio::test]
-async fn concurrent_appenders_keep_every_history_strictly_increasing() {
-    let db = db().await;
-    let documents = ["A", "B", "C"];
-    let writers = (0..8u32).map(|writer| {
-        let db = db.clone();
-        tokio::spawn(async move {
-            let mut rng = fastrand::Rng::with_seed(u64::from(writer));
-            let mut accepted = Vec::new();
-            let mut stale = 0;
-            for _ in 0..200 {
-                let document = documents[rng.usize(..documents.len())];
-                let update = DocumentUpdate {
-                    document_id: document.into(),
-                    update_time: rng.u64(1..1_000_000),
-                    writer,
-                };
-                match db
-                    .append(&update, DocumentUpdate::UPDATE_TIME)
-                    .send()
-                    .await
-                    .unwrap()
-                {
-                    Appended::Accepted => accepted.push((document, update.update_time)),
-                    Appended::Stale { latest } => {
-                        assert!(latest >= update.update_time);
-                        stale += 1;
-                    }
-                    Appended::Duplicate => panic!("no history predates the pointers here"),
-                }
-            }
-            (accepted, stale)
-        })
-    });
-    let results = tokio::time::timeout(
-        std::time::Duration::from_secs(240),
-        futures::future::join_all(writers),
-    )
-    .await
-    .expect("bounded in time");
-    let mut accepted = std::collections::BTreeSet::new();
-    let mut stale = 0;
-    for result in results {
-        let (mine, my_stale) = result.unwrap();
-        accepted.extend(mine);
-        stale += my_stale;
-    }
-    assert_eq!(
-        accepted.len() + stale,
-        8 * 200,
-        "every append is accepted or reported stale"
-    );
-    for document in documents {
-        let history: Vec<DocumentUpdate> = db
-            .query(DocumentUpdate::partition(document))
-            .all()
-            .await
-            .unwrap();
-        let times: Vec<u64> = history.iter().map(|update| update.update_time).collect();
-        let expected: Vec<u64> = accepted
-            .iter()
-            .filter(|(doc, _)| *doc == document)
-            .map(|(_, time)| *time)
-            .collect();
-        assert_eq!(
-            times, expected,
-            "history of {document} is exactly the accepted appends"
-        );
-        let pointer = db
-            .init_latest(
-                DocumentUpdate::partition(document),
-                DocumentUpdate::UPDATE_TIME,
-            )
-            .await
-            .unwrap();
-        assert_eq!(
-            pointer,
-            times.last().copied(),
-            "the pointer is the history's maximum"
-        );
-    }
-}
-
 /// Seed 002 with a timestamp: revisions keyed by their id, guarded by their time, so the
 /// newest by sort key is not the newest by time.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -866,7 +783,8 @@ async fn rekeys_racing_with_updates_never_lose_an_acknowledged_edit() {
     );
 }
 
-/// Seed 002 on every type an append accepts: a signed number, a timestamp and a string.
+/// Seed 002 on every type an append accepts: an unsigned and a signed number, a timestamp and a
+/// string.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = Desk, pk = "SIGNED#{document}", sk = "AT#{offset}")]
 struct SignedUpdate {
@@ -898,14 +816,18 @@ struct NamedUpdate {
 /// writer already saw succeed).
 macro_rules! append_race {
     ($test:ident, $entity:ident, $field:ident, $make:expr, $value:expr) => {
+        append_race!($test, $entity, $field, $make, $value, writers: 6, appends: 60, documents: ["A", "B"]);
+    };
+    ($test:ident, $entity:ident, $field:ident, $make:expr, $value:expr,
+     writers: $writers:expr, appends: $appends:expr, documents: $documents:expr) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $test() {
             use std::time::Instant;
-            const WRITERS: u32 = 6;
-            const APPENDS: usize = 60;
+            const WRITERS: u32 = $writers;
+            const APPENDS: usize = $appends;
             let table = db().await;
             let db = (*table).clone();
-            let documents = ["A", "B"];
+            let documents = $documents;
             let make: fn(&str, &mut fastrand::Rng, u32) -> $entity = $make;
             let value = $value;
             let writers = (0..WRITERS).map(|writer| {
@@ -983,6 +905,21 @@ macro_rules! append_race {
         }
     };
 }
+
+append_race!(
+    appends_of_unsigned_numbers_race_safely,
+    DocumentUpdate,
+    UPDATE_TIME,
+    |document, rng, writer| DocumentUpdate {
+        document_id: document.into(),
+        update_time: rng.u64(1..1_000_000),
+        writer,
+    },
+    |update: &DocumentUpdate| update.update_time,
+    writers: 8,
+    appends: 200,
+    documents: ["A", "B", "C"]
+);
 
 append_race!(
     appends_of_signed_numbers_race_safely,

@@ -37,7 +37,7 @@ impl<T: Table> Db<T> {
             .primary_key()
             .map_err(EncodeError::from)
             .and_then(|key| {
-                let unchanged = unchanged_since_read::<E>(&read.clone()?);
+                let unchanged = unchanged_since_read::<E>(read.as_ref().map_err(Clone::clone)?);
                 Ok(self
                     .delete(key)
                     .only_if_exists()
