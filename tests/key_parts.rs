@@ -340,20 +340,77 @@ fn entities_whose_keys_can_meet_are_refused_with_both_templates() {
     } else {
         Note::key("x").err()
     };
-    match second {
-        Some(KeyError::Overlap {
-            entity,
-            other,
-            templates,
-            other_templates,
-            table,
-        }) => {
-            assert_ne!(entity, other);
-            assert_eq!(table, "Parts");
-            assert!(templates.contains("NOTE#{"), "{templates}");
-            assert!(other_templates.contains("NOTE#{"), "{other_templates}");
-        }
-        other => panic!("expected an overlap, got {other:?}"),
+    let Some(KeyError::Overlap(overlap)) = second else {
+        panic!("expected an overlap, got {second:?}");
+    };
+    assert_ne!(overlap.entity.entity, overlap.other.entity);
+    assert_eq!(overlap.table, "Parts");
+    assert_eq!(overlap.key, singletable::key::OverlappingKey::Primary);
+    for keys in [overlap.entity, overlap.other] {
+        assert!(keys.partition.starts_with("NOTE#{"), "{keys:?}");
     }
+    let message = overlap.to_string();
+    assert!(
+        message.contains("pk = \"NOTE#{id}\", sk = \"BODY\""),
+        "{message}"
+    );
+    assert!(
+        message.contains("pk = \"NOTE#{code}\", sk = \"BODY\""),
+        "{message}"
+    );
     assert!(Document::key("w", "d").is_ok() && Comment::key("w", "d", "c").is_ok());
+}
+
+#[derive(Table)]
+#[dynamo(
+    name = "boards",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
+struct Boards;
+
+/// `Bug` and `Chore` have disjoint primary keys, but on `GSI1` a bug with `id: "x"` and a
+/// chore with `name: "x"` of one team have the same index key.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Boards, pk = "BUG#{id}", sk = "BUG", gsi1pk = "TEAM#{team}", gsi1sk = "OPEN#{id}")]
+struct Bug {
+    id: String,
+    team: String,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Boards, pk = "CHORE#{name}", sk = "CHORE", gsi1pk = "TEAM#{team}", gsi1sk = "OPEN#{name}")]
+struct Chore {
+    name: String,
+    team: String,
+}
+
+/// Index keys are checked like primary keys: the second entity to render a key fails, naming
+/// the index and both entities' templates on it.
+#[test]
+fn entities_whose_index_keys_can_meet_are_refused_naming_the_index() {
+    let first = Bug::key("x")
+        .map(|_| "Bug")
+        .or_else(|_| Chore::key("x").map(|_| "Chore"));
+    let second = if first.unwrap() == "Bug" {
+        Chore::key("x").err()
+    } else {
+        Bug::key("x").err()
+    };
+    let Some(KeyError::Overlap(overlap)) = second else {
+        panic!("expected an overlap, got {second:?}");
+    };
+    assert_eq!(overlap.table, "Boards");
+    assert_eq!(overlap.key, singletable::key::OverlappingKey::Index("GSI1"));
+    let message = overlap.to_string();
+    for part in [
+        "gsi1pk = \"TEAM#{team}\"",
+        "gsi1sk = \"OPEN#{id}\"",
+        "gsi1sk = \"OPEN#{name}\"",
+        "`Bug`",
+        "`Chore`",
+    ] {
+        assert!(message.contains(part), "{part} in {message}");
+    }
 }

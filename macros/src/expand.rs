@@ -1232,6 +1232,27 @@ pub fn derive_collection(input: &DeriveInput) -> TokenStream {
         let span = syn::spanned::Spanned::span(ty);
         respan(quote!(#st::assert_in_table::<#table, #ty>();), span)
     });
+    // Every pair of entities, checked by constant evaluation and reported at the later one.
+    let (table_ref, st_ref, variants_ref) = (&table, &st, &variants);
+    let disjoint = variants
+        .iter()
+        .enumerate()
+        .flat_map(|(position, (_, later))| {
+            let (table, st) = (table_ref, st_ref);
+            variants_ref[..position].iter().map(move |(_, earlier)| {
+                let span = syn::spanned::Spanned::span(later);
+                respan(
+                    quote! {
+                        const _: () = #st::assert_disjoint(
+                            <#table as #st::Table>::SCHEMA,
+                            <#later as #st::Entity>::SCHEMA,
+                            <#earlier as #st::Entity>::SCHEMA,
+                        );
+                    },
+                    span,
+                )
+            })
+        });
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -1259,6 +1280,8 @@ pub fn derive_collection(input: &DeriveInput) -> TokenStream {
             fn __singletable_checks() {
                 #(#checks)*
             }
+
+            #(#disjoint)*
         };
     }
 }

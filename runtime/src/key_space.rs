@@ -1,9 +1,11 @@
-//! The entities that share a table, checked pairwise the first time each renders a key in this
-//! process: two whose primary key templates can render the same key could replace each
-//! other's items, so the second of them fails with [`KeyError::Overlap`] instead.
+//! The entities that share a table, checked pairwise: two whose templates can render the same
+//! primary key could replace each other's items, and two that can render the same key of one
+//! index would each answer the other's key conditions. A lone entity is checked the first time
+//! it renders a key in this process, against those seen before it; the entities of a
+//! `Collection` are checked together at compile time, by the same `const fn`.
 
-use crate::key::{may_overlap, KeyError};
-use crate::schema::{Entity, EntitySchema, Table, TableSchema};
+use crate::key::{may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey};
+use crate::schema::{str_eq, Entity, EntityIndex, EntitySchema, IndexKind, Table, TableSchema};
 use std::cell::RefCell;
 use std::sync::{Mutex, PoisonError};
 
@@ -25,17 +27,12 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
     let table: &'static TableSchema = <E::Table as Table>::SCHEMA;
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
     if !checked.iter().any(|(_, seen)| std::ptr::eq(*seen, schema)) {
-        let clash = checked.iter().find(|(other_table, other)| {
-            std::ptr::eq(*other_table, table) && may_collide(schema, other)
-        });
-        if let Some((_, other)) = clash {
-            return Err(KeyError::Overlap {
-                entity: schema.name,
-                templates: templates(schema),
-                other: other.name,
-                other_templates: templates(other),
-                table: table.type_name,
-            });
+        let clash = checked
+            .iter()
+            .filter(|(other_table, _)| std::ptr::eq(*other_table, table))
+            .find_map(|(_, other)| overlap(table, schema, other));
+        if let Some(overlap) = clash {
+            return Err(KeyError::Overlap(Box::new(overlap)));
         }
         checked.push((table, schema));
     }
@@ -44,21 +41,116 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
     Ok(())
 }
 
-/// Two entities can render one primary key: both templates may meet.
-fn may_collide(a: &EntitySchema, b: &EntitySchema) -> bool {
-    let sort = match (&a.sort_key, &b.sort_key) {
-        (Some(a), Some(b)) => may_overlap(a, b),
-        _ => true,
-    };
-    sort && may_overlap(&a.partition_key, &b.partition_key)
+/// Fails compilation (the derive calls it in a constant) when two entities of one
+/// `Collection` can render the same key, with the message [`KeyError::Overlap`] prints.
+pub const fn assert_disjoint(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) {
+    if let Some(overlap) = overlap(table, a, b) {
+        panic!("{}", overlap.message().as_str());
+    }
 }
 
-fn templates(schema: &EntitySchema) -> String {
-    match &schema.sort_key {
-        Some(sort) => format!(
-            "pk = {:?}, sk = {:?}",
-            schema.partition_key.source, sort.source
-        ),
-        None => format!("pk = {:?}", schema.partition_key.source),
+/// The first key of `table` that `a` and `b` can both render: the primary key, or the key of
+/// an index both write with templates. An index key read from a plain attribute
+/// (`gsi2pk = author`) can hold any value, so it is not compared; queries still tell the
+/// entities apart by the entity attribute.
+const fn overlap(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) -> Option<Overlap> {
+    let primary = match (&a.sort_key, &b.sort_key) {
+        (Some(left), Some(right)) => may_overlap(left, right),
+        _ => true,
+    };
+    if primary && may_overlap(&a.partition_key, &b.partition_key) {
+        return Some(Overlap {
+            table: table.type_name,
+            key: OverlappingKey::Primary,
+            entity: primary_keys(a),
+            other: primary_keys(b),
+        });
     }
+    let mut left = 0;
+    while left < a.indexes.len() {
+        let mut right = 0;
+        while right < b.indexes.len() {
+            let (x, y) = (&a.indexes[left], &b.indexes[right]);
+            if str_eq(x.index.name, y.index.name) {
+                if let (Some(entity), Some(other)) = (index_keys(a, x), index_keys(b, y)) {
+                    if index_keys_may_meet(a, x, b, y) {
+                        return Some(Overlap {
+                            table: table.type_name,
+                            key: OverlappingKey::Index(x.index.name),
+                            entity,
+                            other,
+                        });
+                    }
+                }
+            }
+            right += 1;
+        }
+        left += 1;
+    }
+    None
+}
+
+const fn primary_keys(schema: &EntitySchema) -> EntityKeys {
+    EntityKeys {
+        entity: schema.name,
+        partition_slot: "",
+        partition: schema.partition_key.source,
+        sort_slot: "",
+        sort: match &schema.sort_key {
+            Some(sort) => Some(sort.source),
+            None => None,
+        },
+    }
+}
+
+/// The partition template an entity's index entry is written with: its own, or on a local
+/// index the table's.
+const fn index_partition<'a>(
+    schema: &'a EntitySchema,
+    index: &'a EntityIndex,
+) -> Option<&'a KeyTemplate> {
+    match (&index.partition_key, index.index.kind) {
+        (Some(template), _) => Some(template),
+        (None, IndexKind::Local) => Some(&schema.partition_key),
+        (None, IndexKind::Global) => None,
+    }
+}
+
+/// The entity's templates on `index`, when every key attribute of the index is templated.
+const fn index_keys(schema: &EntitySchema, index: &EntityIndex) -> Option<EntityKeys> {
+    let Some(partition) = index_partition(schema, index) else {
+        return None;
+    };
+    let sort = match (&index.sort_key, index.index.sort_key) {
+        (Some(template), Some(_)) => Some(template.source),
+        (None, None) => None,
+        // The index has a sort key the entity reads from a plain attribute.
+        _ => return None,
+    };
+    Some(EntityKeys {
+        entity: schema.name,
+        partition_slot: match index.index.kind {
+            IndexKind::Local => "",
+            IndexKind::Global => index.index.slot,
+        },
+        partition: partition.source,
+        sort_slot: index.index.slot,
+        sort,
+    })
+}
+
+const fn index_keys_may_meet(
+    a: &EntitySchema,
+    x: &EntityIndex,
+    b: &EntitySchema,
+    y: &EntityIndex,
+) -> bool {
+    let (Some(left), Some(right)) = (index_partition(a, x), index_partition(b, y)) else {
+        return false;
+    };
+    let sort = match (&x.sort_key, &y.sort_key) {
+        (Some(left), Some(right)) => may_overlap(left, right),
+        _ => true,
+    };
+    sort && may_overlap(left, right)
 }

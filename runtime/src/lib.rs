@@ -5,6 +5,7 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
+mod const_text;
 pub mod cost;
 mod db;
 pub mod error;
@@ -58,6 +59,7 @@ pub mod __private {
     };
 
     pub use crate::expr::field::to_value;
+    pub use crate::key_space::assert_disjoint;
     pub use crate::schema::KeyAttribute;
 
     /// Whether key attribute number `position` is named `name` (usable in constants).

@@ -11,7 +11,7 @@
 mod overlap;
 mod part;
 
-pub use overlap::may_overlap;
+pub use overlap::{may_overlap, EntityKeys, Overlap, OverlappingKey};
 pub use part::{KeyField, KeyPart, PartContext};
 
 use std::borrow::Cow;
@@ -69,22 +69,12 @@ pub enum KeyError {
         /// The template.
         template: &'static str,
     },
-    /// Two entities of one table have primary key templates that can render the same key, so
-    /// that an item of one could replace an item of the other; found the first time the
-    /// second renders a key.
-    #[error("`{entity}` ({templates}) and `{other}` ({other_templates}) share table `{table}`, and their key templates can render the same key, so an item of one could replace an item of the other: give them different constant text where the keys meet, e.g. `sk = \"DOC#{{doc}}\"` and `sk = \"CMT#{{doc}}#{{comment}}\"`")]
-    Overlap {
-        /// The entity that failed the check.
-        entity: &'static str,
-        /// Its templates, as written.
-        templates: String,
-        /// The entity it could collide with.
-        other: &'static str,
-        /// That entity's templates.
-        other_templates: String,
-        /// The table's type.
-        table: &'static str,
-    },
+    /// Two entities of one table have templates that can render the same primary key (an item
+    /// of one could replace an item of the other) or the same key of one index; found at
+    /// compile time for the entities of a `Collection`, otherwise the first time the second
+    /// renders a key.
+    #[error("{0}")]
+    Overlap(Box<Overlap>),
     /// An integer needs more digits than the template's width, which would break sort order.
     #[error("value {value} of `{field}` needs more than {width} digits (template {template:?}); widen the field, e.g. `{{{field}:{needed}}}`")]
     TooWide {

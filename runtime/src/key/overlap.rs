@@ -1,5 +1,5 @@
 //! Whether two key templates of one table can render the same key, so that one entity's item
-//! could replace another's.
+//! could replace another's, and how such a pair is described.
 //!
 //! String parts never hold a separator of their template (see [`KeyTemplate`]), and the other
 //! part types write letters, digits and `-`, `:`, `.`, `+`, `_` only (the `KeyPart` derive
@@ -10,121 +10,324 @@
 //! cannot be the same text (two different constants, or constants at a piece's start or end
 //! that disagree). Anything else counts as a possible overlap: the check may refuse a design
 //! that is safe, never pass one that is not.
+//!
+//! Everything here is a `const fn`, so that a `Collection`, which declares its entities
+//! together, runs the same check at compile time that a lone entity runs at its first key.
 
 use super::{KeyTemplate, Segment};
+use crate::const_text::ConstText;
+use std::fmt;
 
 /// Characters that some non-string key part can write, so they cannot split a key reliably.
-const WRITTEN_BY_PARTS: &str = "-:.+_";
+const WRITTEN_BY_PARTS: &[u8] = b"-:.+_";
+
+/// A template is read one symbol at a time: each byte of its constant text, and this symbol
+/// for each field.
+const FIELD: u16 = 0x100;
+/// The symbol past a piece's ends.
+const END: u16 = 0x101;
 
 /// Whether `a` and `b` may render the same text.
-pub fn may_overlap(a: &KeyTemplate, b: &KeyTemplate) -> bool {
-    let Some(separator) = hard_separators(a).find(|c| hard_separators(b).any(|d| d == *c)) else {
-        // No common splitter: only the constant text before the first field can tell them
-        // apart.
-        return prefixes_agree(leading(a.segments), leading(b.segments));
+pub const fn may_overlap(a: &KeyTemplate, b: &KeyTemplate) -> bool {
+    let Some(separator) = common_separator(a, b) else {
+        // No common splitter: each template is one piece.
+        let (left, right) = (
+            Piece {
+                start: 0,
+                end: symbol_count(a),
+            },
+            Piece {
+                start: 0,
+                end: symbol_count(b),
+            },
+        );
+        return piece_may_match(a, left, b, right);
     };
-    let (left, right) = (pieces(a, separator), pieces(b, separator));
-    left.len() == right.len()
-        && left
-            .iter()
-            .zip(&right)
-            .all(|(left, right)| piece_may_match(left, right))
-}
-
-/// The template's separators that no key part can write.
-fn hard_separators(template: &KeyTemplate) -> impl Iterator<Item = char> + '_ {
-    template
-        .segments
-        .iter()
-        .filter_map(|segment| match segment {
-            Segment::Literal(text) => Some(text.chars()),
-            Segment::Field { .. } => None,
-        })
-        .flatten()
-        .filter(|c| !c.is_alphanumeric() && !WRITTEN_BY_PARTS.contains(*c))
-}
-
-/// One piece of a template between two separators: constant text and fields.
-#[derive(Debug, Default)]
-struct Piece {
-    /// `None` for a field, `Some(text)` for constant text.
-    parts: Vec<Option<String>>,
-}
-
-impl Piece {
-    fn push_text(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        match self.parts.last_mut() {
-            Some(Some(last)) => last.push_str(text),
-            _ => self.parts.push(Some(text.to_owned())),
-        }
+    let count = piece_count(a, separator);
+    if count != piece_count(b, separator) {
+        return false;
     }
+    let mut number = 0;
+    while number < count {
+        let left = piece(a, separator, number);
+        let right = piece(b, separator, number);
+        if !piece_may_match(a, left, b, right) {
+            return false;
+        }
+        number += 1;
+    }
+    true
 }
 
-/// The template split at every `separator` in its constant text.
-fn pieces(template: &KeyTemplate, separator: char) -> Vec<Piece> {
-    let mut pieces = vec![Piece::default()];
-    for segment in template.segments {
-        match segment {
+/// The number of symbols in `template`.
+const fn symbol_count(template: &KeyTemplate) -> usize {
+    let mut count = 0;
+    let mut index = 0;
+    while index < template.segments.len() {
+        count += match template.segments[index] {
+            Segment::Literal(text) => text.len(),
+            Segment::Field { .. } => 1,
+        };
+        index += 1;
+    }
+    count
+}
+
+/// Symbol number `position` of `template`: a byte of constant text, [`FIELD`], or [`END`].
+const fn symbol(template: &KeyTemplate, position: usize) -> u16 {
+    let mut rest = position;
+    let mut index = 0;
+    while index < template.segments.len() {
+        match template.segments[index] {
             Segment::Literal(text) => {
-                let mut split = text.split(separator);
-                if let (Some(first), Some(piece)) = (split.next(), pieces.last_mut()) {
-                    piece.push_text(first);
+                if rest < text.len() {
+                    return text.as_bytes()[rest] as u16;
                 }
-                for rest in split {
-                    let mut piece = Piece::default();
-                    piece.push_text(rest);
-                    pieces.push(piece);
-                }
+                rest -= text.len();
             }
             Segment::Field { .. } => {
-                if let Some(piece) = pieces.last_mut() {
-                    piece.parts.push(None);
+                if rest == 0 {
+                    return FIELD;
                 }
+                rest -= 1;
             }
         }
+        index += 1;
     }
-    pieces
+    END
 }
 
-/// Whether two pieces can be the same text.
-fn piece_may_match(a: &Piece, b: &Piece) -> bool {
-    let constant = |piece: &Piece| match piece.parts.as_slice() {
-        [] => Some(String::new()),
-        [Some(text)] => Some(text.clone()),
-        _ => None,
-    };
-    if let (Some(a), Some(b)) = (constant(a), constant(b)) {
-        return a == b;
+/// A separator no key part can write. Only ASCII punctuation counts: treating fewer characters
+/// as separators can only make the check refuse more.
+const fn is_hard_separator(symbol: u16) -> bool {
+    if symbol >= 0x80 {
+        return false;
     }
-    let start = |piece: &Piece| match piece.parts.first() {
-        Some(Some(text)) => text.clone(),
-        _ => String::new(),
-    };
-    let end = |piece: &Piece| match piece.parts.last() {
-        Some(Some(text)) => text.clone(),
-        _ => String::new(),
-    };
-    prefixes_agree(&start(a), &start(b)) && suffixes_agree(&end(a), &end(b))
+    let byte = symbol as u8;
+    if byte.is_ascii_alphanumeric() {
+        return false;
+    }
+    let mut index = 0;
+    while index < WRITTEN_BY_PARTS.len() {
+        if WRITTEN_BY_PARTS[index] == byte {
+            return false;
+        }
+        index += 1;
+    }
+    true
 }
 
-fn leading(segments: &[Segment]) -> &str {
-    match segments.first() {
-        Some(Segment::Literal(text)) => text,
-        _ => "",
+/// Whether `template`'s constant text holds `separator`.
+const fn holds(template: &KeyTemplate, separator: u16) -> bool {
+    let mut position = 0;
+    while position < symbol_count(template) {
+        if symbol(template, position) == separator {
+            return true;
+        }
+        position += 1;
+    }
+    false
+}
+
+/// The first hard separator of `a` that `b` has too.
+const fn common_separator(a: &KeyTemplate, b: &KeyTemplate) -> Option<u16> {
+    let mut position = 0;
+    while position < symbol_count(a) {
+        let candidate = symbol(a, position);
+        if is_hard_separator(candidate) && holds(b, candidate) {
+            return Some(candidate);
+        }
+        position += 1;
+    }
+    None
+}
+
+/// The symbols `start..end` of a template, between two separators (or its ends).
+#[derive(Clone, Copy)]
+struct Piece {
+    start: usize,
+    end: usize,
+}
+
+const fn piece_count(template: &KeyTemplate, separator: u16) -> usize {
+    let mut count = 1;
+    let mut position = 0;
+    while position < symbol_count(template) {
+        if symbol(template, position) == separator {
+            count += 1;
+        }
+        position += 1;
+    }
+    count
+}
+
+/// Piece number `number` of `template` split at `separator`.
+const fn piece(template: &KeyTemplate, separator: u16, number: usize) -> Piece {
+    let total = symbol_count(template);
+    let mut seen = 0;
+    let mut start = 0;
+    let mut position = 0;
+    while position < total {
+        if symbol(template, position) == separator {
+            if seen == number {
+                return Piece {
+                    start,
+                    end: position,
+                };
+            }
+            seen += 1;
+            start = position + 1;
+        }
+        position += 1;
+    }
+    Piece { start, end: total }
+}
+
+/// Symbol `offset` of `piece` from its start (or, `from_end`, from its end), [`END`] past it.
+const fn piece_symbol(template: &KeyTemplate, piece: Piece, offset: usize, from_end: bool) -> u16 {
+    if offset >= piece.end - piece.start {
+        return END;
+    }
+    let position = if from_end {
+        piece.end - 1 - offset
+    } else {
+        piece.start + offset
+    };
+    symbol(template, position)
+}
+
+const fn has_field(template: &KeyTemplate, piece: Piece) -> bool {
+    let mut position = piece.start;
+    while position < piece.end {
+        if symbol(template, position) == FIELD {
+            return true;
+        }
+        position += 1;
+    }
+    false
+}
+
+/// Whether two pieces can be the same text: two constants must be equal; otherwise the
+/// constant text each starts with must agree (one a prefix of the other, since a field after the
+/// shorter could make up the difference), and so must the text each ends with.
+const fn piece_may_match(a: &KeyTemplate, left: Piece, b: &KeyTemplate, right: Piece) -> bool {
+    let constants = !has_field(a, left) && !has_field(b, right);
+    if constants && left.end - left.start != right.end - right.start {
+        return false;
+    }
+    ends_agree(a, left, b, right, false) && ends_agree(a, left, b, right, true)
+}
+
+/// Whether the constant text at the start (or end) of both pieces agrees up to the first field
+/// or the end of the shorter.
+const fn ends_agree(
+    a: &KeyTemplate,
+    left: Piece,
+    b: &KeyTemplate,
+    right: Piece,
+    from_end: bool,
+) -> bool {
+    let mut offset = 0;
+    loop {
+        let x = piece_symbol(a, left, offset, from_end);
+        let y = piece_symbol(b, right, offset, from_end);
+        if x == FIELD || x == END || y == FIELD || y == END {
+            return true;
+        }
+        if x != y {
+            return false;
+        }
+        offset += 1;
     }
 }
 
-/// One is a prefix of the other (so a field after the shorter could make up the difference).
-fn prefixes_agree(a: &str, b: &str) -> bool {
-    a.starts_with(b) || b.starts_with(a)
+/// Which key of two entities can be the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverlappingKey {
+    /// The table's primary key: one item could replace the other.
+    Primary,
+    /// The key of this secondary index (its DynamoDB name): a key condition meant for one
+    /// entity's items also selects the other's.
+    Index(&'static str),
 }
 
-fn suffixes_agree(a: &str, b: &str) -> bool {
-    a.ends_with(b) || b.ends_with(a)
+/// One entity's templates on the key that overlaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityKeys {
+    /// The entity's name.
+    pub entity: &'static str,
+    /// The index slot the partition template is set with (`gsi1` for `gsi1pk = ".."`), or
+    /// `""` for the primary key's `pk` (which a local index shares).
+    pub partition_slot: &'static str,
+    /// The partition key template, as written.
+    pub partition: &'static str,
+    /// The slot the sort template is set with (`""` for `sk`).
+    pub sort_slot: &'static str,
+    /// The sort key template, if the key has one.
+    pub sort: Option<&'static str>,
 }
+
+/// Two entities of one table whose templates can render the same key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overlap {
+    /// The table's type.
+    pub table: &'static str,
+    /// The key they can share.
+    pub key: OverlappingKey,
+    /// The entity that failed the check.
+    pub entity: EntityKeys,
+    /// The entity it could collide with.
+    pub other: EntityKeys,
+}
+
+impl Overlap {
+    /// The message, built at compile time for a `Collection` and at run time for `Display`.
+    pub(crate) const fn message(&self) -> ConstText {
+        let text = ConstText::new()
+            .push("`")
+            .push(self.entity.entity)
+            .push("` (");
+        let text = keys(text, &self.entity).push(") and `");
+        let text = keys(text.push(self.other.entity).push("` ("), &self.other)
+            .push(") share table `")
+            .push(self.table)
+            .push("`, and their ");
+        let text = match self.key {
+            OverlappingKey::Primary => text.push(
+                "primary key templates can render the same key, so an item of one could replace an item of the other",
+            ),
+            OverlappingKey::Index(name) => text.push("`").push(name).push(
+                "` key templates can render the same index key, so a key condition meant for one also selects the other's items",
+            ),
+        };
+        text.push(": give them different constant text where the keys meet, e.g. `\"DOC#{doc}\"` and `\"CMT#{doc}#{comment}\"`")
+    }
+}
+
+const fn keys(text: ConstText, keys: &EntityKeys) -> ConstText {
+    let text = text
+        .push(keys.partition_slot)
+        .push("pk = \"")
+        .push(keys.partition)
+        .push("\"");
+    match keys.sort {
+        Some(template) => text
+            .push(", ")
+            .push(keys.sort_slot)
+            .push("sk = \"")
+            .push(template)
+            .push("\""),
+        None => text,
+    }
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message().as_str())
+    }
+}
+
+impl std::error::Error for Overlap {}
 
 #[cfg(test)]
 mod tests {
