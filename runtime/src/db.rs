@@ -1,5 +1,6 @@
 //! [`Db`]: one table of one [`Table`] declaration, reached through an SDK client.
 
+use crate::op::query::CursorKey;
 use crate::schema::Table;
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 use std::marker::PhantomData;
@@ -14,6 +15,8 @@ pub struct Db<T> {
     table_name: Arc<str>,
     /// Capacity reported by DynamoDB, when tracking is on.
     capacity: Option<Arc<Mutex<Consumed>>>,
+    /// Seals query cursors, when set.
+    cursor_key: Option<Arc<CursorKey>>,
     table: PhantomData<fn() -> T>,
 }
 
@@ -40,6 +43,7 @@ impl<T: Table> Db<T> {
             client,
             table_name: Arc::from(T::SCHEMA.name),
             capacity: None,
+            cursor_key: None,
             table: PhantomData,
         }
     }
@@ -104,6 +108,32 @@ impl<T: Table> Db<T> {
         &self.table_name
     }
 
+    /// The same handle, sealing the cursors of its queries with `key`: a cursor is then opaque
+    /// to whoever holds it, and resumes only the query that made it, unedited and unexpired
+    /// (see [`Cursor`](crate::op::query::Cursor)). Without a key, cursors are unsigned base64
+    /// JSON that a client can read and edit; they are still checked against the index and
+    /// partition of the query they resume. Once a key is set, unsigned cursors are refused.
+    ///
+    /// ```
+    /// use singletable_runtime::op::query::{CursorError, CursorKey};
+    /// use singletable_runtime::{schema::Table, Db};
+    /// use std::time::Duration;
+    ///
+    /// fn sealed<T: Table>(db: Db<T>, secret: &[u8]) -> Result<Db<T>, CursorError> {
+    ///     let key = CursorKey::new(secret)?.expire_after(Duration::from_secs(3600));
+    ///     Ok(db.with_cursor_key(key))
+    /// }
+    /// ```
+    pub fn with_cursor_key(mut self, key: CursorKey) -> Self {
+        self.cursor_key = Some(Arc::new(key));
+        self
+    }
+
+    /// The key that seals cursors, if one is set.
+    pub(crate) fn cursor_key(&self) -> Option<&Arc<CursorKey>> {
+        self.cursor_key.as_ref()
+    }
+
     /// The SDK client, for anything singletable does not cover.
     pub fn client(&self) -> &aws_sdk_dynamodb::Client {
         &self.client
@@ -116,6 +146,7 @@ impl<T> Clone for Db<T> {
             client: self.client.clone(),
             table_name: self.table_name.clone(),
             capacity: self.capacity.clone(),
+            cursor_key: self.cursor_key.clone(),
             table: PhantomData,
         }
     }

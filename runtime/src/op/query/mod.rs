@@ -7,6 +7,10 @@
 //! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
 
+mod cursor;
+
+pub use cursor::{Cursor, CursorError, CursorKey};
+
 use super::SetSome;
 use crate::error::{DecodeError, EncodeError, Error};
 use crate::expr::condition::{
@@ -22,6 +26,7 @@ use crate::wire::{self, Body, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use cursor::{Fingerprint, Position};
 use futures::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::json;
@@ -655,10 +660,11 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     {
         let request = self.page_request(cursor);
         let (db, index) = (self.db, self.partition.index);
+        let seal = self.seal();
         super::sent(request, QueryFluentBuilder::send, move |output| {
             let output = output?;
             db.record(output.consumed_capacity());
-            Ok(Page::from_output(output, index))
+            Ok(Page::from_output(output, index, seal?))
         })
     }
 
@@ -666,8 +672,64 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     #[inline(never)]
     fn page_request(&self, cursor: Option<&Cursor>) -> Result<QueryFluentBuilder, Error> {
         let prepared = self.prepare(false)?;
-        let start = cursor.map(|cursor| cursor.start_key(self)).transpose()?;
+        let start = cursor.map(|cursor| self.start_key(cursor)).transpose()?;
         Ok(prepared.builder(self, start))
+    }
+
+    /// What identifies this query to a sealed cursor: its first page's request, and what it
+    /// decodes.
+    fn fingerprint(&self) -> Result<Fingerprint, Error> {
+        Ok(Fingerprint::of(&self.params()?, D::ENTITIES))
+    }
+
+    /// The key and fingerprint that seal this query's cursors, when the `Db` has a key.
+    fn seal(&self) -> Result<Option<(std::sync::Arc<CursorKey>, Fingerprint)>, Error> {
+        match self.db.cursor_key() {
+            Some(key) => Ok(Some((key.clone(), self.fingerprint()?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The `ExclusiveStartKey` for this query, if `cursor` belongs to it.
+    fn start_key(&self, cursor: &Cursor) -> Result<Item, Error> {
+        let Position {
+            index: found_index,
+            key,
+        } = cursor.open(self.db.cursor_key(), || self.fingerprint())?;
+        let table = <E::Table as Table>::SCHEMA;
+        let invalid = |reason: String| Error::Cursor(CursorError { reason });
+        let index = self.partition.index;
+        if found_index.as_deref() != index.map(|index| index.name) {
+            return Err(invalid(format!(
+                "it belongs to index {:?}, not {:?}",
+                found_index,
+                index.map(|index| index.name)
+            )));
+        }
+        let mut expected: Vec<&str> = vec![table.partition_key];
+        expected.extend(table.sort_key);
+        if let Some(index) = index {
+            expected.extend(index.key_attributes().map(|key| key.name));
+        }
+        expected.sort_unstable();
+        expected.dedup();
+        let mut found: Vec<&str> = key.keys().map(String::as_str).collect();
+        found.sort_unstable();
+        if found != expected {
+            return Err(invalid(format!(
+                "its key attributes {found:?} are not this query's {expected:?}"
+            )));
+        }
+        if self
+            .partition
+            .conditions()?
+            .iter()
+            .all(|(name, value)| key.get(name) == Some(value))
+        {
+            Ok(key)
+        } else {
+            Err(invalid("it belongs to another partition".to_owned()))
+        }
     }
 
     /// Every page, following `LastEvaluatedKey` through the SDK's paginator.
@@ -680,19 +742,21 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     {
         let index = self.partition.index;
         let db = self.db;
-        let pages = match self.prepare(false) {
-            Ok(prepared) => Ok(prepared.builder(&self, None).into_paginator().send()),
-            Err(error) => Err(error),
+        let pages = match (self.prepare(false), self.seal()) {
+            (Ok(prepared), Ok(seal)) => {
+                Ok((prepared.builder(&self, None).into_paginator().send(), seal))
+            }
+            (Err(error), _) | (_, Err(error)) => Err(error),
         };
         futures::stream::unfold(Some(pages), move |state| async move {
             match state? {
                 Err(error) => Some((Err(error), None)),
-                Ok(mut pages) => {
+                Ok((mut pages, seal)) => {
                     let page = pages.next().await?.map_err(Error::from).map(|output| {
                         db.record(output.consumed_capacity());
-                        Page::from_output(output, index)
+                        Page::from_output(output, index, seal.clone())
                     });
-                    Some((page, Some(Ok(pages))))
+                    Some((page, Some(Ok((pages, seal)))))
                 }
             }
         })
@@ -824,6 +888,7 @@ pub struct Projected<E, T> {
 
 impl<E: Entity, T: serde::de::DeserializeOwned> Decode for Projected<E, T> {
     const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
+    const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
 
     fn decode(item: Item) -> Result<Self, DecodeError> {
         crate::item::decode_as::<E, T>(item).map(|value| Projected {
@@ -837,6 +902,8 @@ impl<E: Entity, T: serde::de::DeserializeOwned> Decode for Projected<E, T> {
 pub trait Decode: Sized {
     /// The only entity to read (the query filters on it), or `None` for a collection.
     const ONLY_ENTITY: Option<&'static str>;
+    /// Every entity it decodes (what a sealed cursor is bound to).
+    const ENTITIES: &'static [&'static str];
 
     /// Decodes one item.
     fn decode(item: Item) -> Result<Self, DecodeError>;
@@ -844,6 +911,7 @@ pub trait Decode: Sized {
 
 impl<E: Entity> Decode for E {
     const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
+    const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
 
     fn decode(item: Item) -> Result<Self, DecodeError> {
         crate::item::decode(item)
@@ -955,6 +1023,7 @@ impl<D: Decode> Page<D> {
     fn from_output(
         output: aws_sdk_dynamodb::operation::query::QueryOutput,
         index: Option<&'static IndexSchema>,
+        seal: Option<(std::sync::Arc<CursorKey>, Fingerprint)>,
     ) -> Self {
         let mut items = Vec::new();
         let mut errors = Vec::new();
@@ -967,100 +1036,10 @@ impl<D: Decode> Page<D> {
         Page {
             items,
             errors,
-            cursor: output.last_evaluated_key.map(|key| Cursor::new(index, key)),
-        }
-    }
-}
-
-/// An opaque position in a query's results, for "next page" APIs: [`Cursor::encode`] gives a
-/// printable (base64) string and [`Cursor::decode`] reads it back. A cursor is checked against the
-/// query it resumes: one from another index, partition or table shape is an error.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cursor {
-    index: Option<String>,
-    key: Item,
-}
-
-/// Why a cursor cannot resume a query.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid cursor: {reason}")]
-pub struct CursorError {
-    /// What is wrong with it.
-    pub reason: String,
-}
-
-impl Cursor {
-    fn new(index: Option<&'static IndexSchema>, key: Item) -> Self {
-        Cursor {
-            index: index.map(|index| index.name.to_owned()),
-            key,
-        }
-    }
-
-    /// The cursor as an opaque string.
-    pub fn encode(&self) -> String {
-        let body = json!({ "i": self.index, "k": wire::item(&self.key) });
-        aws_smithy_types::base64::encode(body.to_string())
-    }
-
-    /// Reads a string made by [`Cursor::encode`].
-    pub fn decode(text: &str) -> Result<Cursor, CursorError> {
-        let invalid = |reason: &str| CursorError {
-            reason: reason.to_owned(),
-        };
-        let bytes = aws_smithy_types::base64::decode(text).map_err(|_| invalid("not base64"))?;
-        let body: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|_| invalid("not a cursor"))?;
-        let index = match body.get("i") {
-            Some(serde_json::Value::String(name)) => Some(name.clone()),
-            Some(serde_json::Value::Null) | None => None,
-            Some(_) => return Err(invalid("bad index")),
-        };
-        let key = body
-            .get("k")
-            .and_then(|key| wire::parse_item(key).ok())
-            .ok_or_else(|| invalid("bad key"))?;
-        Ok(Cursor { index, key })
-    }
-
-    /// The `ExclusiveStartKey` for `query`, if this cursor belongs to it.
-    fn start_key<E: Entity, I: QueryIndex, P, D>(
-        &self,
-        query: &Query<'_, E, I, P, D>,
-    ) -> Result<Item, Error> {
-        let table = <E::Table as Table>::SCHEMA;
-        let invalid = |reason: String| Error::Cursor(CursorError { reason });
-        let index = query.partition.index;
-        if self.index.as_deref() != index.map(|index| index.name) {
-            return Err(invalid(format!(
-                "it belongs to index {:?}, not {:?}",
-                self.index,
-                index.map(|index| index.name)
-            )));
-        }
-        let mut expected: Vec<&str> = vec![table.partition_key];
-        expected.extend(table.sort_key);
-        if let Some(index) = index {
-            expected.extend(index.key_attributes().map(|key| key.name));
-        }
-        expected.sort_unstable();
-        expected.dedup();
-        let mut found: Vec<&str> = self.key.keys().map(String::as_str).collect();
-        found.sort_unstable();
-        if found != expected {
-            return Err(invalid(format!(
-                "its key attributes {found:?} are not this query's {expected:?}"
-            )));
-        }
-        if query
-            .partition
-            .conditions()?
-            .iter()
-            .all(|(name, value)| self.key.get(name) == Some(value))
-        {
-            Ok(self.key.clone())
-        } else {
-            Err(invalid("it belongs to another partition".to_owned()))
+            cursor: output.last_evaluated_key.map(|key| {
+                let index = index.map(|index| index.name.to_owned());
+                Cursor::new(Position { index, key }, seal)
+            }),
         }
     }
 }

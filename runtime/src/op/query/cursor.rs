@@ -1,0 +1,364 @@
+//! Where a query's next page starts, as a value a web app can hand to its clients.
+//!
+//! Without a [`CursorKey`] a cursor is base64 JSON: the index and the `LastEvaluatedKey`,
+//! readable and editable by whoever holds it, and checked only against the index and partition
+//! of the query it resumes. With a key set on the [`Db`](crate::Db), a cursor is sealed: its
+//! contents are encrypted (ChaCha20), and authenticated with HMAC-SHA256 over the query's
+//! fingerprint (table, index, key condition, filter, projection, direction, entities read) and
+//! an optional expiry. The nonce is derived from the MAC (a synthetic IV), so no random source
+//! is needed and a client sees only opaque bytes: not the keys of the last item evaluated,
+//! which may be one the filter hid.
+
+use crate::error::Error;
+use crate::item::Item;
+use crate::wire;
+use chacha20::cipher::{KeyIvInit, StreamCipher};
+use chacha20::ChaCha20;
+use hmac::{Hmac, Mac};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The first byte of a sealed cursor, which no unsigned cursor (JSON, so `{`) starts with.
+const SEALED_VERSION: u8 = 1;
+/// Version, expiry (milliseconds since the epoch, 0 for none) and tag.
+const HEADER: usize = 1 + 8 + 32;
+/// The shortest secret accepted: 256 bits.
+const MIN_SECRET: usize = 32;
+
+/// The secret that seals a [`Db`](crate::Db)'s cursors (see [`Db::with_cursor_key`](crate::Db::with_cursor_key)).
+///
+/// Every process serving one application must use the same secret; changing it invalidates
+/// every cursor handed out.
+///
+/// ```
+/// use singletable_runtime::op::query::CursorKey;
+/// use std::time::Duration;
+///
+/// let key = CursorKey::new(&[7u8; 32])?.expire_after(Duration::from_secs(15 * 60));
+/// # Ok::<(), singletable_runtime::op::query::CursorError>(())
+/// ```
+#[derive(Clone)]
+pub struct CursorKey {
+    encryption: [u8; 32],
+    authentication: [u8; 32],
+    lifetime: Option<Duration>,
+}
+
+impl CursorKey {
+    /// A key from a secret of at least 32 bytes (for example 32 random bytes kept in a secrets
+    /// manager). The encryption and authentication keys are derived from it separately.
+    pub fn new(secret: &[u8]) -> Result<CursorKey, CursorError> {
+        if secret.len() < MIN_SECRET {
+            return Err(CursorError::new(format!(
+                "a cursor secret needs at least {MIN_SECRET} bytes, got {}",
+                secret.len()
+            )));
+        }
+        Ok(CursorKey {
+            encryption: derive(secret, b"singletable cursor encryption"),
+            authentication: derive(secret, b"singletable cursor authentication"),
+            lifetime: None,
+        })
+    }
+
+    /// Cursors sealed with this key are refused `lifetime` after they were made.
+    pub fn expire_after(mut self, lifetime: Duration) -> CursorKey {
+        self.lifetime = Some(lifetime);
+        self
+    }
+
+    /// The tag over the query's fingerprint, the expiry and the plain contents.
+    fn tag(&self, fingerprint: &Fingerprint, expires: u64, plain: &[u8]) -> HmacSha256 {
+        let mut mac = hmac_with(&self.authentication);
+        mac.update(&fingerprint.0);
+        mac.update(&expires.to_be_bytes());
+        mac.update(plain);
+        mac
+    }
+
+    /// Encrypts or decrypts `bytes` in place under the nonce taken from `tag`.
+    fn apply_keystream(&self, tag: &[u8], bytes: &mut [u8]) {
+        let mut nonce = [0u8; 12];
+        nonce.copy_from_slice(tag.get(..12).unwrap_or(&[0; 12]));
+        ChaCha20::new(&self.encryption.into(), &nonce.into()).apply_keystream(bytes);
+    }
+}
+
+impl fmt::Debug for CursorKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CursorKey")
+            .field("lifetime", &self.lifetime)
+            .finish_non_exhaustive()
+    }
+}
+
+fn hmac_with(key: &[u8]) -> HmacSha256 {
+    // HMAC takes keys of any length, so this never fails; the fallback keeps it panic-free.
+    <HmacSha256 as Mac>::new_from_slice(key)
+        .unwrap_or_else(|_| <HmacSha256 as hmac::digest::KeyInit>::new(&Default::default()))
+}
+
+fn derive(secret: &[u8], label: &[u8]) -> [u8; 32] {
+    let mut mac = hmac_with(secret);
+    mac.update(label);
+    mac.finalize().into_bytes().into()
+}
+
+/// A digest of everything that makes a query the query it is, apart from its page size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    /// The fingerprint of a request (its first page), with the entities it decodes.
+    pub(crate) fn of(request: &wire::Request, entities: &[&str]) -> Fingerprint {
+        let mut body = request.body.clone();
+        if let Some(fields) = body.as_object_mut() {
+            // A client may ask for another page size, and capacity reporting changes nothing.
+            fields.remove("Limit");
+            fields.remove("ReturnConsumedCapacity");
+        }
+        let mut digest = Sha256::new();
+        digest.update(request.operation.as_bytes());
+        digest.update([0]);
+        digest.update(body.to_string().as_bytes());
+        for entity in entities {
+            digest.update([0]);
+            digest.update(entity.as_bytes());
+        }
+        Fingerprint(digest.finalize().into())
+    }
+}
+
+/// An opaque position in a query's results, for "next page" APIs: [`Cursor::encode`] gives a
+/// printable (base64) string and [`Cursor::decode`] reads it back. A cursor is checked against
+/// the query it resumes: one from another index, partition or table shape is an error, and with
+/// a [`CursorKey`] on the `Db`, so is one from any other query, or one that was edited or has
+/// expired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cursor {
+    state: State,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    /// A position in this process: from a page, or decoded from an unsigned cursor.
+    Open {
+        position: Position,
+        /// The key and query of the page it came from, when its `Db` seals cursors.
+        seal: Option<Seal>,
+    },
+    /// Decoded from a sealed cursor; only the `Db` with the key can open it.
+    Sealed {
+        expires: u64,
+        tag: [u8; 32],
+        contents: Vec<u8>,
+    },
+}
+
+/// The index and the `LastEvaluatedKey`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Position {
+    pub(crate) index: Option<String>,
+    pub(crate) key: Item,
+}
+
+impl Position {
+    fn to_json(&self) -> Vec<u8> {
+        json!({ "i": self.index, "k": wire::item(&self.key) })
+            .to_string()
+            .into_bytes()
+    }
+
+    fn from_json(bytes: &[u8]) -> Result<Position, CursorError> {
+        let body: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|_| CursorError::new("not a cursor"))?;
+        let index = match body.get("i") {
+            Some(serde_json::Value::String(name)) => Some(name.clone()),
+            Some(serde_json::Value::Null) | None => None,
+            Some(_) => return Err(CursorError::new("bad index")),
+        };
+        let key = body
+            .get("k")
+            .and_then(|key| wire::parse_item(key).ok())
+            .ok_or_else(|| CursorError::new("bad key"))?;
+        Ok(Position { index, key })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Seal {
+    key: Arc<CursorKey>,
+    fingerprint: Fingerprint,
+}
+
+impl PartialEq for Seal {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.key, &other.key) && self.fingerprint == other.fingerprint
+    }
+}
+
+/// Why a cursor cannot resume a query.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid cursor: {reason}")]
+pub struct CursorError {
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl CursorError {
+    fn new(reason: impl Into<String>) -> CursorError {
+        CursorError {
+            reason: reason.into(),
+        }
+    }
+}
+
+impl Cursor {
+    /// The cursor of a page, sealed with `key` when the page's `Db` has one.
+    pub(crate) fn new(position: Position, seal: Option<(Arc<CursorKey>, Fingerprint)>) -> Cursor {
+        Cursor {
+            state: State::Open {
+                position,
+                seal: seal.map(|(key, fingerprint)| Seal { key, fingerprint }),
+            },
+        }
+    }
+
+    /// The cursor as an opaque string: sealed when it came from a page of a `Db` with a
+    /// [`CursorKey`], otherwise unsigned base64 JSON.
+    pub fn encode(&self) -> String {
+        let bytes = match &self.state {
+            State::Open {
+                position,
+                seal: None,
+            } => position.to_json(),
+            State::Open {
+                position,
+                seal: Some(seal),
+            } => {
+                let expires = seal
+                    .key
+                    .lifetime
+                    .map_or(0, |lifetime| millis(SystemTime::now() + lifetime));
+                let mut contents = position.to_json();
+                let tag: [u8; 32] = seal
+                    .key
+                    .tag(&seal.fingerprint, expires, &contents)
+                    .finalize()
+                    .into_bytes()
+                    .into();
+                seal.key.apply_keystream(&tag, &mut contents);
+                sealed_bytes(expires, &tag, &contents)
+            }
+            State::Sealed {
+                expires,
+                tag,
+                contents,
+            } => sealed_bytes(*expires, tag, contents),
+        };
+        aws_smithy_types::base64::encode(bytes)
+    }
+
+    /// Reads a string made by [`Cursor::encode`]. A sealed cursor is opened, and checked, by
+    /// the query it resumes.
+    pub fn decode(text: &str) -> Result<Cursor, CursorError> {
+        let bytes =
+            aws_smithy_types::base64::decode(text).map_err(|_| CursorError::new("not base64"))?;
+        if bytes.first() != Some(&SEALED_VERSION) {
+            return Ok(Cursor {
+                state: State::Open {
+                    position: Position::from_json(&bytes)?,
+                    seal: None,
+                },
+            });
+        }
+        let (Some(expires), Some(tag), Some(contents)) = (
+            bytes
+                .get(1..9)
+                .and_then(|bytes| <[u8; 8]>::try_from(bytes).ok()),
+            bytes
+                .get(9..HEADER)
+                .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok()),
+            bytes.get(HEADER..),
+        ) else {
+            return Err(CursorError::new("a sealed cursor cut short"));
+        };
+        Ok(Cursor {
+            state: State::Sealed {
+                expires: u64::from_be_bytes(expires),
+                tag,
+                contents: contents.to_vec(),
+            },
+        })
+    }
+
+    /// The position this cursor resumes from, if it may resume the query with `fingerprint`
+    /// on a `Db` with `key`.
+    pub(crate) fn open(
+        &self,
+        key: Option<&Arc<CursorKey>>,
+        fingerprint: impl FnOnce() -> Result<Fingerprint, Error>,
+    ) -> Result<Position, Error> {
+        let invalid = |reason: &str| Error::Cursor(CursorError::new(reason));
+        match (&self.state, key) {
+            (State::Open { position, .. }, None) => Ok(position.clone()),
+            (State::Open { seal: None, .. }, Some(_)) => Err(invalid(
+                "this Db seals its cursors, and an unsigned cursor could have been edited",
+            )),
+            (
+                State::Open {
+                    position,
+                    seal: Some(seal),
+                },
+                Some(key),
+            ) => {
+                if Arc::ptr_eq(&seal.key, key) && seal.fingerprint == fingerprint()? {
+                    Ok(position.clone())
+                } else {
+                    Err(invalid("it belongs to another query"))
+                }
+            }
+            (State::Sealed { .. }, None) => Err(invalid(
+                "it is sealed, and this Db has no cursor key (`Db::with_cursor_key`)",
+            )),
+            (
+                State::Sealed {
+                    expires,
+                    tag,
+                    contents,
+                },
+                Some(key),
+            ) => {
+                let mut plain = contents.clone();
+                key.apply_keystream(tag, &mut plain);
+                key.tag(&fingerprint()?, *expires, &plain)
+                    .verify_slice(tag)
+                    .map_err(|_| invalid("it was edited, or belongs to another query"))?;
+                if *expires != 0 && millis(SystemTime::now()) > *expires {
+                    return Err(invalid("it has expired"));
+                }
+                Position::from_json(&plain).map_err(Error::Cursor)
+            }
+        }
+    }
+}
+
+fn sealed_bytes(expires: u64, tag: &[u8; 32], contents: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER + contents.len());
+    bytes.push(SEALED_VERSION);
+    bytes.extend_from_slice(&expires.to_be_bytes());
+    bytes.extend_from_slice(tag);
+    bytes.extend_from_slice(contents);
+    bytes
+}
+
+fn millis(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    })
+}

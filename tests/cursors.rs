@@ -1,0 +1,237 @@
+//! Cursors a web app can hand to its clients: with a `CursorKey` on the `Db`, a cursor is
+//! opaque, bound to the query that made it, refused when edited, and may expire. Without one it
+//! stays plain base64 JSON, as documented.
+
+use serde::{Deserialize, Serialize};
+use singletable::op::query::{Cursor, CursorKey};
+use singletable::testing::TestTable;
+use singletable::{Db, Entity, Error, Table};
+use std::time::Duration;
+
+#[derive(Table)]
+#[dynamo(name = "cursors", pk = "PK", sk = "SK")]
+struct Shop;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "SHOP#{shop}", sk = "ORDER#{number:6}")]
+struct Order {
+    shop: String,
+    number: u32,
+    secret_note: String,
+}
+
+const SECRET: &[u8; 32] = b"0123456789abcdef0123456789abcdef";
+
+async fn seeded() -> TestTable<Shop> {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let mut batch = db.batch_write();
+    for shop in ["north", "south"] {
+        for number in 0..40 {
+            batch = batch.put(&Order {
+                shop: shop.into(),
+                number,
+                secret_note: format!("note {number}"),
+            });
+        }
+    }
+    assert!(batch.send().await.unwrap().unprocessed.is_empty());
+    db
+}
+
+fn sealed(db: &Db<Shop>, key: CursorKey) -> Db<Shop> {
+    db.clone().with_cursor_key(key)
+}
+
+/// The cursor text of the first page of `north`'s orders, 10 per page.
+async fn first_cursor(db: &Db<Shop>) -> String {
+    let page = db
+        .query(Order::partition("north"))
+        .limit(10)
+        .page(None)
+        .await
+        .unwrap();
+    page.cursor.unwrap().encode()
+}
+
+fn refused(result: Result<singletable::op::query::Page<Order>, Error>) -> String {
+    match result {
+        Err(Error::Cursor(error)) => error.reason,
+        other => panic!("expected a cursor error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sealed_cursors_page_through_every_item_once_and_hide_the_keys() {
+    let table = seeded().await;
+    let db = sealed(&table, CursorKey::new(SECRET).unwrap());
+    let query = db.query(Order::partition("north")).limit(7);
+    let mut numbers = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    for _ in 0..20 {
+        let page = query.page(cursor.as_ref()).await.unwrap();
+        numbers.extend(page.items.iter().map(|order| order.number));
+        let Some(next) = page.cursor else {
+            cursor = None;
+            break;
+        };
+        let text = next.encode();
+        let bytes = aws_smithy_types::base64::decode(&text).unwrap();
+        let visible = String::from_utf8_lossy(&bytes);
+        for leak in ["SHOP#", "ORDER#", "north", "PK", "SK"] {
+            assert!(!visible.contains(leak), "{leak:?} readable in {visible:?}");
+        }
+        cursor = Some(Cursor::decode(&text).unwrap());
+    }
+    assert!(cursor.is_none(), "pagination does not end");
+    assert_eq!(numbers, (0..40).collect::<Vec<u32>>());
+}
+
+#[tokio::test]
+async fn an_edited_sealed_cursor_is_refused() {
+    let table = seeded().await;
+    let db = sealed(&table, CursorKey::new(SECRET).unwrap());
+    let text = first_cursor(&db).await;
+    let bytes = aws_smithy_types::base64::decode(&text).unwrap();
+    // Flip one bit of each byte in turn: of the version, the expiry, the tag and the contents.
+    for position in 0..bytes.len() {
+        let mut edited = bytes.clone();
+        edited[position] ^= 0x01;
+        let Ok(cursor) = Cursor::decode(&aws_smithy_types::base64::encode(&edited)) else {
+            continue;
+        };
+        let query = db.query(Order::partition("north")).limit(10);
+        let result = query.page(Some(&cursor)).await;
+        assert!(
+            matches!(result, Err(Error::Cursor(_))),
+            "byte {position} edited, and the cursor was accepted"
+        );
+    }
+    // Cut short.
+    let short = aws_smithy_types::base64::encode(&bytes[..20]);
+    assert!(Cursor::decode(&short).is_err());
+}
+
+#[tokio::test]
+async fn a_sealed_cursor_resumes_only_the_query_that_made_it() {
+    let table = seeded().await;
+    let db = sealed(&table, CursorKey::new(SECRET).unwrap());
+    let cursor = Cursor::decode(&first_cursor(&db).await).unwrap();
+    // The same query, with another page size, resumes.
+    let resumed = db
+        .query(Order::partition("north"))
+        .limit(25)
+        .page(Some(&cursor))
+        .await
+        .unwrap();
+    assert_eq!(resumed.items.first().map(|order| order.number), Some(10));
+    // Another partition, a sort condition, a filter, the other direction: refused.
+    let reasons = [
+        refused(
+            db.query(Order::partition("south"))
+                .limit(10)
+                .page(Some(&cursor))
+                .await,
+        ),
+        refused(
+            db.query(Order::partition("north"))
+                .sort(Order::NUMBER, 20)
+                .limit(10)
+                .page(Some(&cursor))
+                .await,
+        ),
+        refused(
+            db.query(Order::partition("north"))
+                .filter(Order::SECRET_NOTE.ne(&"x".to_owned()))
+                .limit(10)
+                .page(Some(&cursor))
+                .await,
+        ),
+        refused(
+            db.query(Order::partition("north"))
+                .descending()
+                .limit(10)
+                .page(Some(&cursor))
+                .await,
+        ),
+    ];
+    for reason in reasons {
+        assert!(reason.contains("another query"), "{reason}");
+    }
+    // The in-process cursor of a page is bound the same way, before it is ever encoded.
+    let page = db
+        .query(Order::partition("north"))
+        .limit(10)
+        .page(None)
+        .await
+        .unwrap();
+    let reason = refused(
+        db.query(Order::partition("south"))
+            .limit(10)
+            .page(page.cursor.as_ref())
+            .await,
+    );
+    assert!(reason.contains("another query"), "{reason}");
+}
+
+#[tokio::test]
+async fn keys_must_match_and_unsigned_cursors_are_refused_where_cursors_are_sealed() {
+    let table = seeded().await;
+    let keyed = sealed(&table, CursorKey::new(SECRET).unwrap());
+    let other_key = sealed(&table, CursorKey::new(&[9u8; 32]).unwrap());
+    let sealed_cursor = Cursor::decode(&first_cursor(&keyed).await).unwrap();
+    let plain_cursor = Cursor::decode(&first_cursor(&table).await).unwrap();
+    let query = |db: &Db<Shop>, cursor: &Cursor| {
+        let db = db.clone();
+        let cursor = cursor.clone();
+        async move {
+            db.query(Order::partition("north"))
+                .limit(10)
+                .page(Some(&cursor))
+                .await
+        }
+    };
+    assert!(refused(query(&other_key, &sealed_cursor).await).contains("edited"));
+    assert!(refused(query(&keyed, &plain_cursor).await).contains("unsigned"));
+    assert!(refused(query(&table, &sealed_cursor).await).contains("no cursor key"));
+    // Unsigned cursors stay readable and resume on a Db without a key, as documented.
+    let page = query(&table, &plain_cursor).await.unwrap();
+    assert_eq!(page.items.first().map(|order| order.number), Some(10));
+    assert!(
+        CursorKey::new(b"short").is_err(),
+        "secrets under 32 bytes are refused"
+    );
+}
+
+#[tokio::test]
+async fn a_sealed_cursor_expires() {
+    let table = seeded().await;
+    let db = sealed(
+        &table,
+        CursorKey::new(SECRET)
+            .unwrap()
+            .expire_after(Duration::from_millis(1)),
+    );
+    let cursor = Cursor::decode(&first_cursor(&db).await).unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let reason = refused(
+        db.query(Order::partition("north"))
+            .limit(10)
+            .page(Some(&cursor))
+            .await,
+    );
+    assert!(reason.contains("expired"), "{reason}");
+    let fresh = sealed(
+        &table,
+        CursorKey::new(SECRET)
+            .unwrap()
+            .expire_after(Duration::from_secs(600)),
+    );
+    let cursor = Cursor::decode(&first_cursor(&fresh).await).unwrap();
+    let page = fresh
+        .query(Order::partition("north"))
+        .limit(10)
+        .page(Some(&cursor))
+        .await
+        .unwrap();
+    assert_eq!(page.items.first().map(|order| order.number), Some(10));
+}
