@@ -68,7 +68,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     put.send().await?;
     println!("=> stored");
 
-    let get = db.get(Ticket::key("8842")?).consistent(true);
+    let get = db.get(Ticket::key("8842")?).consistent();
     println!("\n{}", get.params());
     let read = get.send().await?;
     println!("=> {read:?}");

@@ -319,12 +319,8 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
 
     // GetItem.
     for seed in &seeds {
-        if let Some(outcome) = no_panic(
-            &mut panics,
-            "get",
-            db.get(key(seed)).consistent(true).send(),
-        )
-        .await
+        if let Some(outcome) =
+            no_panic(&mut panics, "get", db.get(key(seed)).consistent().send()).await
         {
             check(seed, "get", outcome.map(Some), &mut failures);
         }
@@ -334,7 +330,7 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
     if let Some(output) = no_panic(
         &mut panics,
         "batch_get",
-        db.batch_get(seeds.iter().map(key)).consistent(true).send(),
+        db.batch_get(seeds.iter().map(key)).consistent().send(),
     )
     .await
     {
@@ -418,9 +414,9 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
         &mut panics,
         "scan",
         db.scan::<Ticket>()
-            .page_size(5)
+            .limit(5)
             .segments(3)
-            .into_stream()
+            .items()
             .collect::<Vec<_>>(),
     )
     .await
@@ -524,7 +520,7 @@ async fn queries_and_scans_report_items_without_an_entity_attribute() {
         .collect();
     let db = seeded(&seeds).await;
     let queried: Vec<Result<Ticket, Error>> = db.query(Ticket::gsi1(&7)).items().collect().await;
-    let scanned: Vec<Result<Ticket, Error>> = db.scan::<Ticket>().into_stream().collect().await;
+    let scanned: Vec<Result<Ticket, Error>> = db.scan::<Ticket>().items().collect().await;
     for (path, results) in [("query", queried), ("scan", scanned)] {
         let reported: BTreeSet<String> = results
             .iter()

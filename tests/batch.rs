@@ -90,8 +90,8 @@ async fn batch_get_of_250_keys_sends_3_requests_and_returns_every_item() {
     assert!(output.is_complete());
     let keys = || all.iter().map(|ticket| Ticket::key(&ticket.id).unwrap());
     // Repeated keys are read once (DynamoDB would reject the request).
-    let get = db.batch_get(keys().chain(keys().take(30))).consistent(true);
-    let params = get.params();
+    let get = db.batch_get(keys().chain(keys().take(30))).consistent();
+    let params = get.params().unwrap();
     let sizes: Vec<usize> = params
         .iter()
         .map(|request| {
@@ -350,7 +350,8 @@ fn params_chunk_writes_by_25_and_keys_by_100() {
     assert_eq!(sizes, [25, 25, 1]);
     let gets = db
         .batch_get((0..201).map(|n| Ticket::key(&n.to_string()).unwrap()))
-        .params();
+        .params()
+        .unwrap();
     let sizes: Vec<usize> = gets
         .iter()
         .map(|request| {
@@ -362,7 +363,11 @@ fn params_chunk_writes_by_25_and_keys_by_100() {
         .collect();
     assert_eq!(sizes, [100, 100, 1]);
     assert!(db.batch_write().params().unwrap().is_empty());
-    assert!(db.batch_get(Vec::<Key<Ticket>>::new()).params().is_empty());
+    assert!(db
+        .batch_get(Vec::<Key<Ticket>>::new())
+        .params()
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -423,7 +428,7 @@ fn params_show_the_exact_requests() {
   }
 }"#
     );
-    let get = db.batch_get([Ticket::key("1").unwrap()]).params();
+    let get = db.batch_get([Ticket::key("1").unwrap()]).params().unwrap();
     assert_eq!(
         get[0].to_string(),
         r#"BatchGetItem {

@@ -68,7 +68,7 @@ fn the_seeds_comparison_gsi_sort_key_update_3_units_versus_rekey_4() {
     assert_eq!(read.estimate.read_units, 0.5);
     let consistent = tickets
         .get(Ticket::key("8842").unwrap())
-        .consistent(true)
+        .consistent()
         .explain();
     assert_eq!(consistent.estimate.read_units, 1.0);
 }

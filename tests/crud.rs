@@ -13,7 +13,7 @@ async fn put_then_get_round_trips_the_item(
     db.put(&ticket).send().await?;
     let read = db.get(Ticket::key("8842")?).send().await?;
     assert_eq!(read, ticket);
-    let consistent = db.get(Ticket::key("8842")?).consistent(true).send().await?;
+    let consistent = db.get(Ticket::key("8842")?).consistent().send().await?;
     assert_eq!(consistent, ticket);
     Ok(())
 }
@@ -231,10 +231,7 @@ fn params_show_the_exact_request() {
             .build(),
     );
     let db = singletable::Db::<App>::new(client);
-    let get = db
-        .get(Ticket::key("8842").unwrap())
-        .consistent(true)
-        .params();
+    let get = db.get(Ticket::key("8842").unwrap()).consistent().params();
     assert_eq!(
         get.to_string(),
         r#"GetItem {

@@ -280,23 +280,13 @@ async fn within_bound(test: impl Future<Output = ()>) {
 }
 
 async fn read<E: Entity<Table = Faults>>(db: &Db<Faults>, key: singletable::Key<E>) -> Option<E> {
-    db.get(key)
-        .consistent(true)
-        .send()
-        .await
-        .optional()
-        .unwrap()
+    db.get(key).consistent().send().await.optional().unwrap()
 }
 
 /// Scans every item of `E` through the plain client.
 async fn scan_all<E: Entity<Table = Faults>>(db: &Db<Faults>) -> Vec<E> {
     use futures::StreamExt;
-    let items: Vec<Result<E, Error>> = db
-        .scan::<E>()
-        .consistent(true)
-        .into_stream()
-        .collect()
-        .await;
+    let items: Vec<Result<E, Error>> = db.scan::<E>().consistent().items().collect().await;
     items.into_iter().map(Result::unwrap).collect()
 }
 
@@ -963,7 +953,7 @@ async fn batch_writes_are_exactly_once_or_reported_unprocessed() {
                 tally.error(error);
             }
             let keys = writes.iter().map(|(id, _)| Register::key(id).unwrap());
-            let read = h.plain.batch_get(keys).consistent(true).send().await.unwrap();
+            let read = h.plain.batch_get(keys).consistent().send().await.unwrap();
             assert!(read.is_complete());
             let found: BTreeMap<u32, u64> = read.items.iter().map(|r| (r.id, r.write)).collect();
             for (id, new) in writes {
@@ -1028,7 +1018,7 @@ async fn batch_gets_return_every_item_once_or_hand_its_key_back() {
             h.rng.shuffle(&mut ids);
             ids.truncate(size);
             let keys = ids.iter().map(|id| Register::key(id).unwrap());
-            let result = bounded(h.faulty.batch_get(keys).consistent(true).send()).await;
+            let result = bounded(h.faulty.batch_get(keys).consistent().send()).await;
             tally.operations += size as u64;
             let output = match result {
                 Ok(output) => output,

@@ -521,7 +521,7 @@ async fn seed_story() {
     assert_eq!(record.items, 90);
     assert!(migration.is_complete().await.unwrap());
     // The record is not an entity: scans of the entities never see it.
-    let documents: Vec<Document> = futures::TryStreamExt::try_collect(db.scan().into_stream())
+    let documents: Vec<Document> = futures::TryStreamExt::try_collect(db.scan().items())
         .await
         .unwrap();
     assert_eq!(documents.len(), 3);

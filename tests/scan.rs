@@ -46,7 +46,7 @@ async fn seed(db: &singletable::Db<App>, tickets: usize, teams: u32) {
 async fn parallel_scan_returns_every_ticket_exactly_once_and_no_team() {
     let db = db().await;
     seed(&db, 1500, 500).await;
-    let scan = db.scan::<Ticket>().segments(4).page_size(100);
+    let scan = db.scan::<Ticket>().segments(4).limit(100);
     let params = scan.params().unwrap();
     assert_eq!(params.len(), 4);
     for (segment, request) in params.iter().enumerate() {
@@ -54,7 +54,7 @@ async fn parallel_scan_returns_every_ticket_exactly_once_and_no_team() {
         assert_eq!(request.body["TotalSegments"], 4);
         assert_eq!(request.body["Limit"], 100);
     }
-    let tickets: Vec<Ticket> = tokio::time::timeout(TIMEOUT, scan.into_stream().try_collect())
+    let tickets: Vec<Ticket> = tokio::time::timeout(TIMEOUT, scan.items().try_collect())
         .await
         .unwrap()
         .unwrap();
@@ -67,13 +67,11 @@ async fn parallel_scan_returns_every_ticket_exactly_once_and_no_team() {
     assert!(counts.values().all(|count| *count == 1));
     assert_eq!(tickets.iter().find(|t| t.id == "0042"), Some(&ticket(42)));
 
-    let teams: Vec<Team> = tokio::time::timeout(
-        TIMEOUT,
-        db.scan::<Team>().segments(3).into_stream().try_collect(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let teams: Vec<Team> =
+        tokio::time::timeout(TIMEOUT, db.scan::<Team>().segments(3).items().try_collect())
+            .await
+            .unwrap()
+            .unwrap();
     assert_eq!(teams.len(), 500);
 }
 
@@ -85,14 +83,14 @@ async fn filter_is_anded_with_the_entity_filter() {
         .scan::<Ticket>()
         .filter(Ticket::STATUS.eq(&Status::Open))
         .filter(Ticket::TEAM_ID.lt(&5))
-        .page_size(7);
+        .limit(7);
     let params = scan.params().unwrap();
     assert_eq!(
         params[0].body["FilterExpression"],
         "(#n0 = :v0 OR attribute_not_exists(#n0) OR NOT attribute_type(#n0, :v1)) AND #n1 = :v2 AND #n2 < :v3"
     );
     assert_eq!(params[0].body["ExpressionAttributeNames"]["#n0"], "_type");
-    let open: Vec<Ticket> = tokio::time::timeout(TIMEOUT, scan.into_stream().try_collect())
+    let open: Vec<Ticket> = tokio::time::timeout(TIMEOUT, scan.items().try_collect())
         .await
         .unwrap()
         .unwrap();
@@ -117,7 +115,7 @@ async fn malformed_item_is_one_error_in_the_stream_and_the_rest_still_arrive() {
     singletable::testing::put_raw(&db, malformed).await.unwrap();
 
     // Small pages and two segments: the error must not end its segment's later pages.
-    let stream = db.scan::<Ticket>().segments(2).page_size(7).into_stream();
+    let stream = db.scan::<Ticket>().segments(2).limit(7).items();
     let results: Vec<Result<Ticket, Error>> = tokio::time::timeout(TIMEOUT, stream.collect())
         .await
         .unwrap();
@@ -139,7 +137,7 @@ async fn a_stream_can_stop_early_and_an_empty_table_yields_nothing() {
     let db = db().await;
     let nothing: Vec<Ticket> = tokio::time::timeout(
         TIMEOUT,
-        db.scan::<Ticket>().segments(4).into_stream().try_collect(),
+        db.scan::<Ticket>().segments(4).items().try_collect(),
     )
     .await
     .unwrap()
@@ -149,11 +147,7 @@ async fn a_stream_can_stop_early_and_an_empty_table_yields_nothing() {
     seed(&db, 50, 0).await;
     let first: Vec<Result<Ticket, Error>> = tokio::time::timeout(
         TIMEOUT,
-        db.scan::<Ticket>()
-            .page_size(10)
-            .into_stream()
-            .take(15)
-            .collect(),
+        db.scan::<Ticket>().limit(10).items().take(15).collect(),
     )
     .await
     .unwrap();
@@ -164,12 +158,10 @@ async fn a_stream_can_stop_early_and_an_empty_table_yields_nothing() {
 #[tokio::test]
 async fn a_failed_request_is_an_error_in_the_stream() {
     let db = db().await.clone().with_table_name("no-such-table");
-    let results: Vec<Result<Ticket, Error>> = tokio::time::timeout(
-        TIMEOUT,
-        db.scan::<Ticket>().segments(2).into_stream().collect(),
-    )
-    .await
-    .unwrap();
+    let results: Vec<Result<Ticket, Error>> =
+        tokio::time::timeout(TIMEOUT, db.scan::<Ticket>().segments(2).items().collect())
+            .await
+            .unwrap();
     assert_eq!(results.len(), 2, "one error per segment");
     assert!(results.iter().all(|r| matches!(r, Err(Error::Service(_)))));
 }
@@ -177,7 +169,7 @@ async fn a_failed_request_is_an_error_in_the_stream() {
 #[test]
 fn params_show_the_exact_request() {
     let db = common::offline::<App>();
-    let params = db.scan::<Ticket>().consistent(true).params().unwrap();
+    let params = db.scan::<Ticket>().consistent().params().unwrap();
     assert_eq!(params.len(), 1);
     assert_eq!(
         params[0].to_string(),
@@ -210,7 +202,7 @@ async fn out_of_range_segments_and_page_sizes_are_rejected_before_sending() {
             "TotalSegments",
             1_000_001,
         ),
-        (db.scan::<Ticket>().page_size(0), "Limit", 0),
+        (db.scan::<Ticket>().limit(0), "Limit", 0),
     ] {
         match scan.params() {
             Err(Error::OutOfRange {
@@ -221,13 +213,13 @@ async fn out_of_range_segments_and_page_sizes_are_rejected_before_sending() {
             other => panic!("expected OutOfRange, got {other:?}"),
         }
         // The stream reports it as its only item, without touching the network.
-        let results: Vec<Result<Ticket, Error>> = scan.into_stream().collect().await;
+        let results: Vec<Result<Ticket, Error>> = scan.items().collect().await;
         assert!(
             matches!(results.as_slice(), [Err(Error::OutOfRange { .. })]),
             "{results:?}"
         );
     }
-    let error = db.scan::<Team>().page_size(0).params().unwrap_err();
+    let error = db.scan::<Team>().limit(0).params().unwrap_err();
     assert_eq!(
         error.to_string(),
         "Limit must be between 1 and 2147483647, not 0"

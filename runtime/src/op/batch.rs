@@ -6,11 +6,12 @@ use crate::error::{DecodeError, Error, KeyText};
 use crate::item::{self, Item};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
-use crate::wire::{self, Body, Request};
+use crate::wire::{describe, Request};
 use crate::{Db, Key};
+use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
+use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
 use aws_sdk_dynamodb::types::{DeleteRequest, KeysAndAttributes, PutRequest, WriteRequest};
 use futures::FutureExt;
-use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
@@ -165,8 +166,8 @@ impl<E: Entity> BatchGetOutput<E> {
 
 impl<E: Entity> BatchGet<'_, E> {
     /// Asks for strongly consistent reads (twice the read cost).
-    pub fn consistent(mut self, consistent: bool) -> Self {
-        self.consistent = consistent;
+    pub fn consistent(mut self) -> Self {
+        self.consistent = true;
         self
     }
 
@@ -178,27 +179,29 @@ impl<E: Entity> BatchGet<'_, E> {
 
     /// The first request of each chunk of at most [`MAX_GET_KEYS`] keys (retries resend the
     /// unprocessed subset of a chunk); none for no keys.
-    pub fn params(&self) -> Vec<Request> {
+    pub fn params(&self) -> Result<Vec<Request>, Error> {
         self.keys
             .chunks(MAX_GET_KEYS)
             .map(|chunk| {
-                let keys: Vec<Value> = chunk
-                    .iter()
-                    .map(|key| wire::item(&key.to_attributes()))
-                    .collect();
-                let mut request = Map::new();
-                request.insert("Keys".to_owned(), Value::Array(keys));
-                if self.consistent {
-                    request.insert("ConsistentRead".to_owned(), json!(true));
-                }
-                Body::default()
-                    .field(
-                        "RequestItems",
-                        json!({ self.db.table_name(): Value::Object(request) }),
-                    )
-                    .request("BatchGetItem")
+                let keys = chunk.iter().map(Key::to_attributes).collect();
+                let request = self.request_of(keys)?;
+                Ok(describe::request("BatchGetItem", request.as_input()))
             })
             .collect()
+    }
+
+    /// The request for `keys`: what is sent, and what `params` prints.
+    fn request_of(&self, keys: Vec<Item>) -> Result<BatchGetItemFluentBuilder, Error> {
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .set_consistent_read(self.consistent.then_some(true))
+            .build()?;
+        Ok(self
+            .db
+            .client()
+            .batch_get_item()
+            .request_items(self.db.table_name(), request)
+            .set_return_consumed_capacity(self.db.return_consumed_capacity()))
     }
 
     /// Sends the requests, one chunk after another. A failed request fails the whole read
@@ -242,19 +245,7 @@ impl<E: Entity> BatchGet<'_, E> {
 
     async fn request(&self, keys: Vec<Item>) -> Result<Response, Error> {
         let table = self.db.table_name();
-        let request = KeysAndAttributes::builder()
-            .set_keys(Some(keys))
-            .set_consistent_read(self.consistent.then_some(true))
-            .build()?;
-        let output = self
-            .db
-            .client()
-            .batch_get_item()
-            .request_items(table, request)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
-            .send()
-            .boxed()
-            .await?;
+        let output = self.request_of(keys)?.send().boxed().await?;
         self.db.record(output.consumed_capacity());
         let items = output
             .responses
@@ -311,15 +302,6 @@ impl UnprocessedWrite {
                 .delete_request(DeleteRequest::builder().set_key(item).build()?)
                 .build(),
         })
-    }
-
-    fn to_json(&self) -> Value {
-        match self.operation {
-            WriteOperation::Put => json!({ "PutRequest": { "Item": wire::item(&self.item) } }),
-            WriteOperation::Delete => {
-                json!({ "DeleteRequest": { "Key": wire::item(&self.item) } })
-            }
-        }
     }
 }
 
@@ -475,16 +457,26 @@ impl<T: Table> BatchWrite<'_, T> {
     /// batch.
     pub fn params(&self) -> Result<Vec<Request>, Error> {
         self.check()?;
-        Ok(self
-            .writes
+        self.writes
             .chunks(MAX_WRITES)
             .map(|chunk| {
-                let writes: Vec<Value> = chunk.iter().map(UnprocessedWrite::to_json).collect();
-                Body::default()
-                    .field("RequestItems", json!({ self.db.table_name(): writes }))
-                    .request("BatchWriteItem")
+                let writes = chunk
+                    .iter()
+                    .map(UnprocessedWrite::to_request)
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let request = self.request_of(writes);
+                Ok(describe::request("BatchWriteItem", request.as_input()))
             })
-            .collect())
+            .collect()
+    }
+
+    /// The request for `writes`: what is sent, and what `params` prints.
+    fn request_of(&self, writes: Vec<WriteRequest>) -> BatchWriteItemFluentBuilder {
+        self.db
+            .client()
+            .batch_write_item()
+            .request_items(self.db.table_name(), writes)
+            .set_return_consumed_capacity(self.db.return_consumed_capacity())
     }
 
     /// Sends the requests, one chunk after another, resending unprocessed operations under
@@ -525,15 +517,7 @@ impl<T: Table> BatchWrite<'_, T> {
 
     async fn request(&self, writes: Vec<WriteRequest>) -> Result<Response, Error> {
         let table = self.db.table_name();
-        let output = self
-            .db
-            .client()
-            .batch_write_item()
-            .request_items(table, writes)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
-            .send()
-            .boxed()
-            .await?;
+        let output = self.request_of(writes).send().boxed().await?;
         self.db.record(output.consumed_capacity());
         let unprocessed = output
             .unprocessed_items

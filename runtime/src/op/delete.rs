@@ -5,12 +5,11 @@ use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, ConditionPart, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
-use crate::wire::{self, Body, Request};
+use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
-use serde_json::json;
 use std::future::Future;
 
 impl<T: Table> Db<T> {
@@ -64,17 +63,13 @@ impl<'db, E: Entity> Delete<'db, E> {
     }
 
     pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
-        let (condition, placeholders) = self.expression()?;
+        let request = self.request(None)?;
         Ok(super::transact::TransactOp {
             kind: super::transact::WriteKind::Delete,
             entity: E::SCHEMA.name,
-            table_name: self.db.table_name().to_owned(),
             key: self.key.to_attributes(),
             key_text: self.key.text(),
-            item: None,
-            update: None,
-            condition,
-            placeholders,
+            write: super::transact::write::delete(request.as_input())?,
             estimate: delete_estimate::<E>(),
         })
     }
@@ -89,18 +84,10 @@ impl<'db, E: Entity> Delete<'db, E> {
 
     /// The request this operation sends.
     pub fn params(&self) -> Result<Request, Error> {
-        let (condition, placeholders) = self.expression()?;
-        Ok(Body::default()
-            .field("TableName", json!(self.db.table_name()))
-            .field("Key", wire::item(&self.key.to_attributes()))
-            .field(
-                "ReturnValuesOnConditionCheckFailure",
-                condition.is_some().then(|| json!("ALL_OLD")),
-            )
-            .field("ConditionExpression", condition.map(|text| json!(text)))
-            .field("ExpressionAttributeNames", placeholders.names_json())
-            .field("ExpressionAttributeValues", placeholders.values_json())
-            .request("DeleteItem"))
+        Ok(describe::request(
+            "DeleteItem",
+            self.request(None)?.as_input(),
+        ))
     }
 
     /// Sends the request.

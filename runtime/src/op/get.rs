@@ -3,10 +3,9 @@
 use super::SetSome;
 use crate::error::Error;
 use crate::schema::Entity;
-use crate::wire::{self, Body, Request};
+use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
-use serde_json::json;
 use std::future::Future;
 
 impl<T: crate::Table> Db<T> {
@@ -30,18 +29,14 @@ pub struct Get<'db, E: Entity> {
 
 impl<'db, E: Entity> Get<'db, E> {
     /// Asks for a strongly consistent read (twice the read cost).
-    pub fn consistent(mut self, consistent: bool) -> Self {
-        self.consistent = consistent;
+    pub fn consistent(mut self) -> Self {
+        self.consistent = true;
         self
     }
 
     /// The request this operation sends.
     pub fn params(&self) -> Request {
-        Body::default()
-            .field("TableName", json!(self.db.table_name()))
-            .field("Key", wire::item(&self.key.to_attributes()))
-            .field("ConsistentRead", self.consistent.then_some(json!(true)))
-            .request("GetItem")
+        describe::request("GetItem", self.request().as_input())
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]).

@@ -6,13 +6,12 @@ use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, N
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
-use crate::wire::{self, Body, Request};
+use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use futures::FutureExt;
-use serde_json::json;
 use std::future::Future;
 
 impl<T: Table> Db<T> {
@@ -148,17 +147,16 @@ impl<'db, E: Entity> Put<'db, E> {
             })
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
+        let key_text = crate::item::key_text::<E::Table>(&prepared.item);
+        let estimate = crate::cost::put_estimate::<E::Table>(&prepared.item);
+        let request = self.builder(prepared, None);
         Ok(super::transact::TransactOp {
             kind: super::transact::WriteKind::Put,
             entity: E::SCHEMA.name,
-            table_name: self.db.table_name().to_owned(),
-            key_text: crate::item::key_text::<E::Table>(&prepared.item),
             key,
-            update: None,
-            estimate: crate::cost::put_estimate::<E::Table>(&prepared.item),
-            item: Some(prepared.item),
-            condition: prepared.condition,
-            placeholders: prepared.placeholders,
+            key_text,
+            write: super::transact::write::put(request.as_input())?,
+            estimate,
         })
     }
 
@@ -172,28 +170,8 @@ impl<'db, E: Entity> Put<'db, E> {
 
     /// The request this operation sends.
     pub fn params(&self) -> Result<Request, Error> {
-        let prepared = self.prepare()?;
-        let conditional = prepared.condition.is_some();
-        Ok(Body::default()
-            .field("TableName", json!(self.db.table_name()))
-            .field("Item", wire::item(&prepared.item))
-            .field(
-                "ConditionExpression",
-                prepared.condition.map(|text| json!(text)),
-            )
-            .field(
-                "ExpressionAttributeNames",
-                prepared.placeholders.names_json(),
-            )
-            .field(
-                "ExpressionAttributeValues",
-                prepared.placeholders.values_json(),
-            )
-            .field(
-                "ReturnValuesOnConditionCheckFailure",
-                conditional.then(|| json!("ALL_OLD")),
-            )
-            .request("PutItem"))
+        let request = self.builder(self.prepare()?, None);
+        Ok(describe::request("PutItem", request.as_input()))
     }
 
     /// Sends the request.

@@ -1,17 +1,16 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
+use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
-use crate::wire::{Body, Request};
+use crate::wire::{describe, Request};
 use crate::Db;
-use aws_sdk_dynamodb::types::AttributeValue;
-use futures::stream::{self, BoxStream, Stream, StreamExt};
+use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
+use futures::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
 use futures::FutureExt;
-use serde_json::json;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// DynamoDB's limit on `TotalSegments`.
@@ -27,7 +26,7 @@ impl<T: Table> Db<T> {
             db: self,
             filter: None,
             segments: 1,
-            page_size: None,
+            limit: None,
             consistent: false,
         }
     }
@@ -39,21 +38,27 @@ pub struct Scan<'db, E: Entity> {
     db: &'db Db<E::Table>,
     filter: Option<Condition<E>>,
     segments: u32,
-    page_size: Option<u32>,
+    limit: Option<u32>,
     consistent: bool,
 }
 
 /// Everything a segment's requests share.
-struct Prepared {
-    client: aws_sdk_dynamodb::Client,
-    table: String,
-    filter: String,
-    names: Option<HashMap<String, String>>,
-    values: Option<HashMap<String, AttributeValue>>,
-    placeholders: Placeholders,
+struct Prepared<T> {
+    /// Where the capacity of every page is recorded.
+    db: Db<T>,
+    /// The request of every page, but for its `Segment` and `ExclusiveStartKey`.
+    request: ScanFluentBuilder,
     total_segments: Option<i32>,
-    limit: Option<i32>,
-    consistent: bool,
+}
+
+impl<T> Prepared<T> {
+    /// The request for `segment`, starting after `start`.
+    fn page(&self, segment: Option<i32>, start: Option<Item>) -> ScanFluentBuilder {
+        self.request
+            .clone()
+            .set_some(segment, ScanFluentBuilder::segment)
+            .set_exclusive_start_key(start)
+    }
 }
 
 impl<E: Entity> Scan<'_, E> {
@@ -72,23 +77,23 @@ impl<E: Entity> Scan<'_, E> {
         self
     }
 
-    /// Reads at most `items` items per request (`Limit`), counted before the filter, so a
+    /// Reads at most `limit` items per request (`Limit`), counted before the filter, so a
     /// page may bring fewer items, or none.
-    pub fn page_size(mut self, items: u32) -> Self {
-        self.page_size = Some(items);
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
         self
     }
 
     /// Asks for strongly consistent reads (twice the read cost).
-    pub fn consistent(mut self, consistent: bool) -> Self {
-        self.consistent = consistent;
+    pub fn consistent(mut self) -> Self {
+        self.consistent = true;
         self
     }
 
-    fn prepare(&self) -> Result<Prepared, Error> {
+    fn prepare(&self) -> Result<Prepared<E::Table>, Error> {
         let segments = in_range("TotalSegments", self.segments, MAX_SEGMENTS)?;
         let limit = self
-            .page_size
+            .limit
             .map(|items| in_range("Limit", items, i32::MAX.unsigned_abs()))
             .transpose()?;
         let table = <E::Table as Table>::SCHEMA;
@@ -104,47 +109,43 @@ impl<E: Entity> Scan<'_, E> {
             &mut placeholders,
         );
         crate::expr::check_expression("FilterExpression", &filter)?;
+        let (names, values) = placeholders.into_maps();
+        // Segment and TotalSegments go together; a one-segment scan sends neither.
+        let total_segments = (segments > 1).then_some(segments);
+        let request = self
+            .db
+            .client()
+            .scan()
+            .table_name(self.db.table_name())
+            .filter_expression(filter)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .set_limit(limit)
+            .set_consistent_read(self.consistent.then_some(true))
+            .set_total_segments(total_segments)
+            .set_return_consumed_capacity(self.db.return_consumed_capacity());
         Ok(Prepared {
-            client: self.db.client().clone(),
-            table: self.db.table_name().to_owned(),
-            filter,
-            names: placeholders.names(),
-            values: placeholders.values(),
-            placeholders,
-            // Segment and TotalSegments go together; a one-segment scan sends neither.
-            total_segments: (segments > 1).then_some(segments),
-            limit,
-            consistent: self.consistent,
+            db: self.db.clone(),
+            request,
+            total_segments,
         })
     }
 
     /// The first request of each segment (later pages add `ExclusiveStartKey`).
     pub fn params(&self) -> Result<Vec<Request>, Error> {
         let prepared = self.prepare()?;
-        let segments = prepared.total_segments.unwrap_or(1);
-        Ok((0..segments)
+        let total = prepared.total_segments;
+        Ok((0..total.unwrap_or(1))
             .map(|segment| {
-                Body::default()
-                    .field("TableName", json!(prepared.table))
-                    .field("FilterExpression", json!(prepared.filter))
-                    .field(
-                        "ExpressionAttributeNames",
-                        prepared.placeholders.names_json(),
-                    )
-                    .field(
-                        "ExpressionAttributeValues",
-                        prepared.placeholders.values_json(),
-                    )
-                    .field("Limit", prepared.limit.map(|limit| json!(limit)))
-                    .field("ConsistentRead", prepared.consistent.then_some(json!(true)))
-                    .field("Segment", prepared.total_segments.map(|_| json!(segment)))
-                    .field(
-                        "TotalSegments",
-                        prepared.total_segments.map(|total| json!(total)),
-                    )
-                    .request("Scan")
+                let request = prepared.page(total.map(|_| segment), None);
+                describe::request("Scan", request.as_input())
             })
             .collect())
+    }
+
+    /// Every item, read to the end (see [`Scan::items`] for errors).
+    pub async fn all(self) -> Result<Vec<E>, Error> {
+        self.items().try_collect().await
     }
 
     /// The items, read page by page as the stream is polled, every segment concurrently; in
@@ -153,7 +154,7 @@ impl<E: Entity> Scan<'_, E> {
     /// An item that cannot be read as `E` is an `Err(Error::Decode(..))` and the stream goes
     /// on. A failed request is an `Err` that ends its segment (other segments go on). An
     /// invalid scan (see [`Error::OutOfRange`]) is a single `Err`.
-    pub fn into_stream(self) -> impl Stream<Item = Result<E, Error>> + Send + 'static {
+    pub fn items(self) -> impl Stream<Item = Result<E, Error>> + Send + 'static {
         let segments: Vec<BoxStream<'static, Result<E, Error>>> = match self.prepare() {
             Ok(prepared) => {
                 let total = prepared.total_segments;
@@ -187,7 +188,7 @@ type Cursor = Option<Option<Item>>;
 
 /// One segment's items: pages follow `LastEvaluatedKey` until there is none.
 fn segment_stream<E: Entity>(
-    prepared: Arc<Prepared>,
+    prepared: Arc<Prepared<E::Table>>,
     segment: Option<i32>,
 ) -> impl Stream<Item = Result<E, Error>> + Send + 'static {
     let start: Cursor = Some(None);
@@ -195,23 +196,10 @@ fn segment_stream<E: Entity>(
         let prepared = prepared.clone();
         async move {
             let start_key = cursor?;
-            let result = prepared
-                .client
-                .scan()
-                .table_name(&prepared.table)
-                .filter_expression(&prepared.filter)
-                .set_expression_attribute_names(prepared.names.clone())
-                .set_expression_attribute_values(prepared.values.clone())
-                .set_limit(prepared.limit)
-                .set_consistent_read(prepared.consistent.then_some(true))
-                .set_segment(segment)
-                .set_total_segments(prepared.total_segments)
-                .set_exclusive_start_key(start_key)
-                .send()
-                .boxed()
-                .await;
+            let result = prepared.page(segment, start_key).send().boxed().await;
             Some(match result {
                 Ok(output) => {
+                    prepared.db.record(output.consumed_capacity());
                     // An empty key means the same as none: nothing left to read.
                     let next = output
                         .last_evaluated_key

@@ -17,7 +17,7 @@ use crate::key::{KeyError, PartContext};
 use crate::schema::{
     index_bit, same_name, AnyValue, Entity, EntityIndex, FieldIndexes, IndexKind, IndexRule, Table,
 };
-use crate::wire::{self, Body, Request};
+use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -25,7 +25,6 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use futures::future::Either;
 use futures::FutureExt;
 use serde::Serialize;
-use serde_json::json;
 use std::any::Any;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -391,18 +390,16 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         S: UpdateComplete,
     {
         let parts = &self.parts;
-        let prepared = parts.prepare()?;
+        let mut prepared = parts.prepare()?;
+        let estimate = std::mem::take(&mut prepared.estimate);
+        let request = parts.builder(prepared, ReturnValue::AllNew);
         Ok(super::transact::TransactOp {
             kind: super::transact::WriteKind::Update,
             entity: E::SCHEMA.name,
-            table_name: parts.db.table_name().to_owned(),
             key: parts.key.to_attributes(),
             key_text: parts.key.text(),
-            item: None,
-            update: Some(prepared.update),
-            condition: Some(prepared.condition),
-            placeholders: prepared.placeholders,
-            estimate: prepared.estimate,
+            write: super::transact::write::update(request.as_input())?,
+            estimate,
         })
     }
 
@@ -650,24 +647,10 @@ impl<'db, E: Entity> Parts<'db, E> {
         })
     }
 
+    /// The request `send` sends (`ALL_NEW`).
     fn params(&self) -> Result<Request, Error> {
-        let prepared = self.prepare()?;
-        Ok(Body::default()
-            .field("TableName", json!(self.db.table_name()))
-            .field("Key", wire::item(&self.key.to_attributes()))
-            .field("UpdateExpression", json!(prepared.update))
-            .field("ConditionExpression", json!(prepared.condition))
-            .field(
-                "ExpressionAttributeNames",
-                prepared.placeholders.names_json(),
-            )
-            .field(
-                "ExpressionAttributeValues",
-                prepared.placeholders.values_json(),
-            )
-            .field("ReturnValues", json!("ALL_NEW"))
-            .field("ReturnValuesOnConditionCheckFailure", json!("ALL_OLD"))
-            .request("UpdateItem"))
+        let request = self.builder(self.prepare()?, ReturnValue::AllNew);
+        Ok(describe::request("UpdateItem", request.as_input()))
     }
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.

@@ -30,6 +30,9 @@ use crate::schema::{Entity, HasSortKey, Table};
 use crate::wire::Request;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update as SdkUpdate,
+};
 use futures::FutureExt;
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
@@ -118,23 +121,24 @@ impl<T: Table + HasSortKey> Db<T> {
         let Some((value, sort_key)) = greatest else {
             return self.read_latest::<E, V>(&partition_value).await;
         };
-        let pointer = pointer_op::<E>(
+        let pointer = pointer_update::<E>(
             self.table_name(),
             &partition_value,
             value.to_latest(),
             &sort_key,
-        );
+        )?;
+        // The same update as in an append's transaction, sent alone.
         let request = self
             .client()
             .update_item()
-            .table_name(self.table_name())
-            .set_key(Some(pointer.key))
-            .set_update_expression(pointer.update)
-            .set_condition_expression(pointer.condition)
-            .set_expression_attribute_names(pointer.placeholders.names())
-            .set_expression_attribute_values(pointer.placeholders.values())
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            .table_name(pointer.table_name())
+            .set_key(Some(pointer.key().clone()))
+            .update_expression(pointer.update_expression())
+            .set_condition_expression(pointer.condition_expression().map(str::to_owned))
+            .set_expression_attribute_names(pointer.expression_attribute_names().cloned())
+            .set_expression_attribute_values(pointer.expression_attribute_values().cloned())
+            .set_return_values_on_condition_check_failure(
+                pointer.return_values_on_condition_check_failure().cloned(),
             );
         match request.send().boxed().await {
             Ok(_) => Ok(Some(value)),
@@ -228,13 +232,41 @@ fn pointer_key<E: Entity>(partition: &str) -> Item {
     key
 }
 
-/// The pointer update: move `latest` forward to `value`, never back.
+/// The pointer update of an append's transaction.
 fn pointer_op<E: Entity>(
     table_name: &str,
     partition: &str,
     value: AttributeValue,
     sort_key: &str,
-) -> TransactOp {
+) -> Result<TransactOp, Error> {
+    let table = <E::Table as Table>::SCHEMA;
+    let write = pointer_update::<E>(table_name, partition, value, sort_key)?;
+    Ok(TransactOp {
+        kind: WriteKind::Update,
+        entity: E::SCHEMA.name,
+        key_text: KeyText {
+            partition: (table.partition_key, partition.to_owned()),
+            sort: table
+                .sort_key
+                .map(|name| (name, format!("{}#LATEST", E::SCHEMA.name))),
+        },
+        key: write.key().clone(),
+        write: TransactWriteItem::builder().update(write).build(),
+        estimate: {
+            let mut estimate = crate::cost::Estimate::default();
+            estimate.write(1.0, "latest pointer update");
+            estimate
+        },
+    })
+}
+
+/// The pointer update: move `latest` forward to `value`, never back.
+fn pointer_update<E: Entity>(
+    table_name: &str,
+    partition: &str,
+    value: AttributeValue,
+    sort_key: &str,
+) -> Result<SdkUpdate, Error> {
     let table = <E::Table as Table>::SCHEMA;
     let key = pointer_key::<E>(partition);
     let latest = || AttrPath::attribute(LATEST_ATTRIBUTE);
@@ -260,27 +292,15 @@ fn pointer_op<E: Entity>(
         )),
     )
     .to_expression(&mut placeholders);
-    TransactOp {
-        kind: WriteKind::Update,
-        entity: E::SCHEMA.name,
-        table_name: table_name.to_owned(),
-        key_text: KeyText {
-            partition: (table.partition_key, partition.to_owned()),
-            sort: table
-                .sort_key
-                .map(|name| (name, format!("{}#LATEST", E::SCHEMA.name))),
-        },
-        key,
-        item: None,
-        update: Some(update),
-        condition: Some(condition),
-        placeholders,
-        estimate: {
-            let mut estimate = crate::cost::Estimate::default();
-            estimate.write(1.0, "latest pointer update");
-            estimate
-        },
-    }
+    Ok(SdkUpdate::builder()
+        .table_name(table_name)
+        .set_key(Some(key))
+        .update_expression(update)
+        .condition_expression(condition)
+        .set_expression_attribute_names(placeholders.names())
+        .set_expression_attribute_values(placeholders.values())
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()?)
 }
 
 /// Reads the pointer's `latest` as the field's type; a pointer some other writer left in
@@ -321,7 +341,7 @@ impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
             .cloned()
             .unwrap_or_default();
         Ok([
-            pointer_op::<E>(self.db.table_name(), &partition, value, &sort_key),
+            pointer_op::<E>(self.db.table_name(), &partition, value, &sort_key)?,
             history,
         ])
     }

@@ -22,14 +22,13 @@ use crate::expr::{AttrPath, Condition, Expression, Name, Placeholders, Sink};
 use crate::item::Item;
 use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
-use crate::wire::{self, Body, Request};
+use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use cursor::{Fingerprint, Position};
 use futures::{Stream, StreamExt};
 use serde::Serialize;
-use serde_json::json;
 use std::future::Future;
 use std::marker::PhantomData;
 
@@ -640,7 +639,8 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
 
     /// The request this operation sends (the first page).
     pub fn params(&self) -> Result<Request, Error> {
-        Ok(self.prepare(false)?.request(self, None))
+        let request = self.prepare(false)?.builder(self, None);
+        Ok(describe::request("Query", request.as_input()))
     }
 
     /// One page, starting after `cursor` (from the previous page), or the first page.
@@ -940,33 +940,6 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn request<E: Entity, I, P, D>(
-        &self,
-        query: &Query<'_, E, I, P, D>,
-        start: Option<&Item>,
-    ) -> Request {
-        Body::default()
-            .field("TableName", json!(query.db.table_name()))
-            .field("IndexName", self.index_name.map(|name| json!(name)))
-            .field("KeyConditionExpression", json!(self.key_condition))
-            .field(
-                "FilterExpression",
-                self.filter.as_ref().map(|text| json!(text)),
-            )
-            .field(
-                "ProjectionExpression",
-                self.projection.as_ref().map(|text| json!(text)),
-            )
-            .field("ExpressionAttributeNames", self.placeholders.names_json())
-            .field("ExpressionAttributeValues", self.placeholders.values_json())
-            .field("ScanIndexForward", query.descending.then_some(json!(false)))
-            .field("Limit", query.limit.map(|limit| json!(limit)))
-            .field("ConsistentRead", query.consistent.then_some(json!(true)))
-            .field("Select", self.count.then(|| json!("COUNT")))
-            .field("ExclusiveStartKey", start.map(wire::item))
-            .request("Query")
-    }
-
     fn builder<E: Entity, I, P, D>(
         self,
         query: &Query<'_, E, I, P, D>,

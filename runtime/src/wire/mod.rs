@@ -1,5 +1,7 @@
 //! Requests as DynamoDB's JSON wire format, for `params()`, logs and snapshot tests.
 
+pub(crate) mod describe;
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;

@@ -1,0 +1,152 @@
+//! What DynamoDB says when it cancels a transaction, mapped onto the operations it holds.
+
+use super::{TransactOp, WriteKind};
+use crate::error::KeyText;
+use crate::item::Item;
+use crate::schema::Entity;
+use std::fmt;
+
+/// Why DynamoDB cancelled one operation of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancellationCode {
+    /// This operation was fine; another one cancelled the transaction.
+    None,
+    /// Its condition did not hold.
+    ConditionalCheckFailed,
+    /// An item collection grew past 10 GB.
+    ItemCollectionSizeLimitExceeded,
+    /// Another transaction or write was working on the same item.
+    TransactionConflict,
+    /// Provisioned throughput was exceeded.
+    ProvisionedThroughputExceeded,
+    /// The request was throttled.
+    ThrottlingError,
+    /// The operation was invalid.
+    ValidationError,
+    /// A code this library does not know.
+    Other(String),
+}
+
+impl CancellationCode {
+    /// Reads DynamoDB's code.
+    pub fn parse(code: &str) -> Self {
+        match code {
+            "None" => CancellationCode::None,
+            "ConditionalCheckFailed" => CancellationCode::ConditionalCheckFailed,
+            "ItemCollectionSizeLimitExceeded" => CancellationCode::ItemCollectionSizeLimitExceeded,
+            "TransactionConflict" => CancellationCode::TransactionConflict,
+            "ProvisionedThroughputExceeded" => CancellationCode::ProvisionedThroughputExceeded,
+            "ThrottlingError" => CancellationCode::ThrottlingError,
+            "ValidationError" => CancellationCode::ValidationError,
+            other => CancellationCode::Other(other.to_owned()),
+        }
+    }
+
+    /// Whether sending the same transaction again may succeed: conflicts and throttling are
+    /// transient; a failed condition or an invalid operation is not.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            CancellationCode::TransactionConflict
+                | CancellationCode::ProvisionedThroughputExceeded
+                | CancellationCode::ThrottlingError
+        )
+    }
+}
+
+/// One operation's part in a cancelled transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CancellationReason {
+    /// Position of the operation in the transaction.
+    pub position: usize,
+    /// What kind of operation it was.
+    pub kind: WriteKind,
+    /// Its entity.
+    pub entity: &'static str,
+    /// Its item's key.
+    pub key: KeyText,
+    /// Why it was cancelled.
+    pub code: CancellationCode,
+    /// DynamoDB's message, if any.
+    pub message: Option<String>,
+    /// The item as it is now, for a failed condition.
+    pub item: Option<Item>,
+}
+
+impl CancellationReason {
+    /// The current item decoded as `E`, when DynamoDB returned it.
+    pub fn current<E: Entity>(&self) -> Option<Result<E, crate::DecodeError>> {
+        self.item.clone().map(crate::item::decode)
+    }
+}
+
+/// A transaction DynamoDB cancelled: nothing was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionCanceled {
+    /// One reason per operation, in order.
+    pub reasons: Vec<CancellationReason>,
+    /// How many times it was sent.
+    pub attempts: u32,
+}
+
+impl TransactionCanceled {
+    /// The reasons other than `None`.
+    pub fn failures(&self) -> impl Iterator<Item = &CancellationReason> {
+        self.reasons
+            .iter()
+            .filter(|reason| reason.code != CancellationCode::None)
+    }
+
+    /// Whether every failure is transient (worth sending again).
+    pub fn is_transient(&self) -> bool {
+        let mut failures = self.failures().peekable();
+        failures.peek().is_some() && failures.all(|reason| reason.code.is_transient())
+    }
+}
+
+impl fmt::Display for TransactionCanceled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "transaction cancelled after {} attempt(s):",
+            self.attempts
+        )?;
+        for reason in self.failures() {
+            write!(
+                f,
+                " [{} {} {} at {}: {:?}]",
+                reason.position, reason.kind, reason.entity, reason.key, reason.code
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for TransactionCanceled {}
+
+/// Maps DynamoDB's reasons onto the operations they belong to.
+pub(crate) fn reasons(
+    ops: &[TransactOp],
+    sdk: &[aws_sdk_dynamodb::types::CancellationReason],
+) -> Vec<CancellationReason> {
+    ops.iter()
+        .enumerate()
+        .map(|(position, op)| {
+            let reason = sdk.get(position);
+            CancellationReason {
+                position,
+                kind: op.kind,
+                entity: op.entity,
+                key: op.key_text.clone(),
+                code: reason
+                    .and_then(|reason| reason.code())
+                    .map(CancellationCode::parse)
+                    .unwrap_or(CancellationCode::None),
+                message: reason
+                    .and_then(|reason| reason.message())
+                    .map(str::to_owned),
+                item: reason.and_then(|reason| reason.item()).cloned(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,292 @@
+//! `params()` is the request that is sent: for every kind of operation, the JSON it prints
+//! equals the body the SDK put on the wire, captured by an interceptor just before
+//! transmission. Both come from the one request each operation builds.
+
+use serde::{Deserialize, Serialize};
+use singletable::testing::TestTable;
+use singletable::{Db, Entity, KeyPart, Request, Table};
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::BoxError;
+
+#[derive(Table)]
+#[dynamo(
+    name = "params",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
+struct Shop;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+enum Status {
+    Open,
+    Shipped,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "ORDER#{id}", sk = "ORDER",
+         gsi1pk = "CUSTOMER#{customer}", gsi1sk = "STATUS#{status}#ORDER#{id}")]
+struct Order {
+    id: String,
+    customer: String,
+    status: Status,
+    total: u32,
+    #[dynamo(version)]
+    version: u64,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "FEED#{customer}", sk = "AT#{at}")]
+struct Event {
+    customer: String,
+    at: u64,
+}
+
+/// The bodies the SDK transmitted, with their operation (from `X-Amz-Target`).
+#[derive(Debug, Clone, Default)]
+struct Capture(Arc<Mutex<Vec<(String, serde_json::Value)>>>);
+
+impl Intercept for Capture {
+    fn name(&self) -> &'static str {
+        "Capture"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let request = context.request();
+        let target = request.headers().get("x-amz-target").unwrap_or_default();
+        let operation = target.rsplit('.').next().unwrap_or_default().to_owned();
+        let body = serde_json::from_slice(request.body().bytes().unwrap_or_default())?;
+        self.0.lock().unwrap().push((operation, body));
+        Ok(())
+    }
+}
+
+impl Capture {
+    /// The requests sent since the last call.
+    fn take(&self) -> Vec<(String, serde_json::Value)> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+
+    /// Asserts that exactly `printed` was sent, once, since the last call.
+    #[track_caller]
+    fn assert_sent(&self, printed: &Request) {
+        let sent = self.take();
+        assert_eq!(sent.len(), 1, "one request sent: {sent:#?}");
+        let (operation, body) = &sent[0];
+        assert_eq!(operation, printed.operation);
+        assert_eq!(body, &printed.body, "params() is what was sent");
+    }
+}
+
+/// A table on the engine, and a `Db` on it whose client records what it transmits; capacity
+/// tracking is on, so `ReturnConsumedCapacity` is part of every request.
+async fn setup() -> (TestTable<Shop>, Db<Shop>, Capture) {
+    let table = singletable::testing::table::<Shop>().await.unwrap();
+    let capture = Capture::default();
+    let config = singletable::local::sdk_config().await.unwrap();
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&config)
+            .interceptor(capture.clone())
+            .build(),
+    );
+    let db = Db::<Shop>::new(client)
+        .with_table_name(table.table_name())
+        .track_capacity();
+    (table, db, capture)
+}
+
+fn order(id: &str, status: Status) -> Order {
+    Order {
+        id: id.into(),
+        customer: "c1".into(),
+        status,
+        total: 10,
+        version: 0,
+    }
+}
+
+#[tokio::test]
+async fn single_item_writes_and_reads_send_what_params_prints() {
+    let (_table, db, capture) = setup().await;
+    let put = db.put(&order("o1", Status::Open));
+    let printed = put.params().unwrap();
+    put.send().await.unwrap();
+    capture.assert_sent(&printed);
+
+    let put = db
+        .put(&order("o2", Status::Open))
+        .only_if_absent()
+        .condition(Order::TOTAL.gt(&5));
+    let printed = put.params().unwrap();
+    put.send().await.unwrap_err();
+    capture.assert_sent(&printed);
+
+    let get = db.get(Order::key("o1").unwrap()).consistent();
+    let printed = get.params();
+    get.send().await.unwrap();
+    capture.assert_sent(&printed);
+
+    let update = db
+        .update(Order::key("o1").unwrap())
+        .set(Order::STATUS, Status::Shipped)
+        .given(Order::CUSTOMER, "c1".to_owned())
+        .add(Order::TOTAL, 5)
+        .expect_version(1);
+    let printed = update.params().unwrap();
+    update.send().await.unwrap();
+    capture.assert_sent(&printed);
+
+    let delete = db
+        .delete(Order::key("o1").unwrap())
+        .condition(Order::STATUS.eq(&Status::Shipped));
+    let printed = delete.params().unwrap();
+    delete.send().await.unwrap();
+    capture.assert_sent(&printed);
+}
+
+#[tokio::test]
+async fn queries_and_scans_send_what_params_prints() {
+    let (_table, db, capture) = setup().await;
+    for n in 0..3 {
+        db.put(&order(&format!("o{n}"), Status::Open))
+            .send()
+            .await
+            .unwrap();
+    }
+    capture.take();
+    let query = db
+        .query(Order::gsi1("c1"))
+        .sort(Order::STATUS, Status::Open)
+        .filter(Order::TOTAL.ge(&1))
+        .descending()
+        .limit(2);
+    let printed = query.params().unwrap();
+    query.page(None).await.unwrap();
+    capture.assert_sent(&printed);
+
+    let scan = db
+        .scan::<Order>()
+        .filter(Order::TOTAL.lt(&100))
+        .limit(50)
+        .consistent();
+    let printed = scan.params().unwrap();
+    assert_eq!(printed.len(), 1);
+    let items = scan.all().await.unwrap();
+    assert_eq!(items.len(), 3);
+    capture.assert_sent(&printed[0]);
+
+    let scan = db.scan::<Order>().segments(3);
+    let printed = scan.params().unwrap();
+    scan.all().await.unwrap();
+    let mut sent = capture.take();
+    sent.sort_by_key(|(_, body)| body["Segment"].as_i64());
+    let sent: Vec<&serde_json::Value> = sent.iter().map(|(_, body)| body).collect();
+    let printed: Vec<&serde_json::Value> = printed.iter().map(|request| &request.body).collect();
+    assert_eq!(sent, printed, "each segment's first page is as printed");
+}
+
+#[tokio::test]
+async fn batches_send_what_params_prints() {
+    let (_table, db, capture) = setup().await;
+    let event = |at| Event {
+        customer: "c1".into(),
+        at,
+    };
+    // Batches cannot be conditional, so they take unversioned entities only.
+    let batch = db.batch_write().put(&event(1)).put(&event(2));
+    let printed = batch.params().unwrap();
+    assert!(batch.send().await.unwrap().unprocessed.is_empty());
+    assert_eq!(printed.len(), 1);
+    capture.assert_sent(&printed[0]);
+
+    let get = db
+        .batch_get([Event::key("c1", &1).unwrap(), Event::key("c1", &2).unwrap()])
+        .consistent();
+    let printed = get.params().unwrap();
+    assert_eq!(get.send().await.unwrap().items.len(), 2);
+    assert_eq!(printed.len(), 1);
+    capture.assert_sent(&printed[0]);
+}
+
+#[tokio::test]
+async fn transactions_send_what_params_prints() {
+    let (_table, db, capture) = setup().await;
+    db.put(&order("o1", Status::Open)).send().await.unwrap();
+    capture.take();
+    let transaction = db
+        .transaction()
+        .with(db.put(&order("o2", Status::Open)).only_if_absent())
+        .with(
+            db.update(Order::key("o1").unwrap())
+                .add(Order::TOTAL, 1)
+                .expect_version(1),
+        )
+        .with(db.condition_check(Order::key("o3").unwrap(), Order::ID.not_exists()))
+        .client_request_token("params-test-1");
+    let printed = transaction.params().unwrap();
+    transaction.send().await.unwrap();
+    capture.assert_sent(&printed);
+
+    let mut get = db.transact_get();
+    let _first = get.get(Order::key("o1").unwrap());
+    let _second = get.get(Order::key("o2").unwrap());
+    let printed = get.params().unwrap();
+    get.send().await.unwrap();
+    capture.assert_sent(&printed);
+}
+
+/// Operations that make their own client request token print the request without it.
+#[tokio::test]
+async fn appends_and_rekeys_send_what_params_prints_with_their_token() {
+    let (_table, db, capture) = setup().await;
+    let without_token = |sent: Vec<(String, serde_json::Value)>| {
+        assert_eq!(sent.len(), 1, "{sent:#?}");
+        let (operation, mut body) = sent.into_iter().next().unwrap();
+        let token = body.as_object_mut().unwrap().remove("ClientRequestToken");
+        assert!(
+            token.is_some_and(|token| token.is_string()),
+            "a token is sent"
+        );
+        (operation, body)
+    };
+    let event = Event {
+        customer: "c1".into(),
+        at: 100,
+    };
+    let append = db.append(&event, Event::AT);
+    let printed = append.params().unwrap();
+    append.send().await.unwrap();
+    assert_eq!(
+        without_token(capture.take()),
+        (printed.operation.to_owned(), printed.body)
+    );
+
+    db.put(&order("o1", Status::Open)).send().await.unwrap();
+    capture.take();
+    let read = db
+        .get(Order::key("o1").unwrap())
+        .consistent()
+        .send()
+        .await
+        .unwrap();
+    capture.take();
+    let moved = Order {
+        id: "o9".into(),
+        ..read.clone()
+    };
+    let rekey = db.rekey(&read, &moved);
+    let printed = rekey.params().unwrap();
+    rekey.send().await.unwrap();
+    assert_eq!(
+        without_token(capture.take()),
+        (printed.operation.to_owned(), printed.body)
+    );
+}
