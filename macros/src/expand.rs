@@ -1271,6 +1271,7 @@ pub fn derive_collection(input: &DeriveInput) -> TokenStream {
             impl #st::Decode for #ident {
                 const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
                 const ENTITIES: &'static [&'static str] = <Self as #st::Collection>::ENTITIES;
+                const NAME: &'static str = #name;
 
                 fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
                     <Self as #st::Collection>::decode_item(item)

@@ -17,6 +17,8 @@ pub struct Db<T> {
     capacity: Option<Arc<Mutex<Consumed>>>,
     /// Seals query cursors, when set.
     cursor_key: Option<Arc<CursorKey>>,
+    /// Tracing spans may record error messages, which can quote attribute values.
+    trace_values: bool,
     table: PhantomData<fn() -> T>,
 }
 
@@ -38,12 +40,16 @@ pub struct Consumed {
 
 impl<T: Table> Db<T> {
     /// A handle using the table name from the declaration.
+    ///
+    /// The client gets an interceptor that counts each request's attempts into its tracing
+    /// span (see [`Db::trace_values`]); it is otherwise used as it is.
     pub fn new(client: aws_sdk_dynamodb::Client) -> Self {
         Db {
-            client,
+            client: crate::trace::instrument(client),
             table_name: Arc::from(T::SCHEMA.name),
             capacity: None,
             cursor_key: None,
+            trace_values: false,
             table: PhantomData,
         }
     }
@@ -81,7 +87,9 @@ impl<T: Table> Db<T> {
             Ok(consumed) => consumed,
             Err(poisoned) => poisoned.into_inner(),
         };
+        let mut units = 0.0;
         for entry in reported {
+            units += entry.capacity_units.unwrap_or_default();
             consumed.requests += 1;
             consumed.read_units += entry.read_capacity_units.unwrap_or_default();
             consumed.write_units += entry.write_capacity_units.unwrap_or_default();
@@ -95,6 +103,7 @@ impl<T: Table> Db<T> {
                 .filter_map(|index| index.capacity_units)
                 .sum::<f64>();
         }
+        crate::trace::record_capacity(units);
     }
 
     /// The same handle on a table with another name.
@@ -129,6 +138,22 @@ impl<T: Table> Db<T> {
         self
     }
 
+    /// The same handle, letting the `tracing` span of each request record its error's message,
+    /// which can quote attribute values (a key part, a condition's operand). Without this,
+    /// spans record only the error's kind, the entity, the table and the key: every
+    /// operation emits one span, named and keyed after OpenTelemetry's conventions for
+    /// DynamoDB (`db.operation.name`, `aws.dynamodb.table_names`, ...), with its attempts,
+    /// consumed capacity (when tracked) and outcome, and an event for each retry.
+    pub fn trace_values(mut self) -> Self {
+        self.trace_values = true;
+        self
+    }
+
+    /// A request's future inside its span.
+    pub(crate) fn traced<F>(&self, span: tracing::Span, future: F) -> crate::trace::Traced<F> {
+        crate::trace::traced(span, self.trace_values, future)
+    }
+
     /// The key that seals cursors, if one is set.
     pub(crate) fn cursor_key(&self) -> Option<&Arc<CursorKey>> {
         self.cursor_key.as_ref()
@@ -147,6 +172,7 @@ impl<T> Clone for Db<T> {
             table_name: self.table_name.clone(),
             capacity: self.capacity.clone(),
             cursor_key: self.cursor_key.clone(),
+            trace_values: self.trace_values,
             table: PhantomData,
         }
     }

@@ -380,6 +380,35 @@ pub enum Error {
 }
 
 impl Error {
+    /// The variant's name in snake case (`condition_failed`), as tracing spans record the
+    /// outcome: stable text that quotes no value.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::NotFound { .. } => "not_found",
+            Error::ConditionFailed { .. } => "condition_failed",
+            Error::VersionConflict { .. } => "version_conflict",
+            Error::Cursor { .. } => "cursor",
+            Error::Ambiguous { .. } => "ambiguous",
+            Error::VersionOverflow { .. } => "version_overflow",
+            Error::AmbiguousTransaction { .. } => "ambiguous_transaction",
+            Error::Key { .. } => "key",
+            Error::Decode { .. } => "decode",
+            Error::Encode { .. } => "encode",
+            Error::Transaction { .. } => "transaction",
+            Error::TransactionCanceled { .. } => "transaction_canceled",
+            Error::Update { .. } => "update",
+            Error::Limit { .. } => "limit",
+            Error::Build { .. } => "build",
+            Error::Wait { .. } => "wait",
+            Error::Service { .. } => "service",
+            Error::DuplicateWrite { .. } => "duplicate_write",
+            Error::BatchWrite { .. } => "batch_write",
+            Error::VersionedBatchPut { .. } => "versioned_batch_put",
+            Error::OutOfRange { .. } => "out_of_range",
+            Error::Migration { .. } => "migration",
+        }
+    }
+
     /// Whether this is [`Error::NotFound`].
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })

@@ -25,6 +25,7 @@ pub mod retry;
 pub mod schema;
 #[cfg(feature = "local")]
 pub mod testing;
+mod trace;
 pub mod wire;
 
 pub use db::{Consumed, Db};

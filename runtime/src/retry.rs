@@ -96,6 +96,7 @@ impl RetryPolicy {
         let delay = self.delay(attempt);
         // No timer for a zero delay, so a policy without delays works on any executor.
         if !delay.is_zero() {
+            crate::trace::backoff(attempt, format_args!("{delay:?}"));
             tokio::time::sleep(delay).await;
         }
     }

@@ -6,6 +6,7 @@ use crate::error::{DecodeError, Error, KeyText};
 use crate::item::{self, Item};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
+use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
@@ -245,8 +246,22 @@ impl<E: Entity> BatchGet<'_, E> {
 
     async fn request(&self, keys: Vec<Item>) -> Result<Response, Error> {
         let table = self.db.table_name();
-        let output = self.request_of(keys)?.send().boxed().await?;
-        self.db.record(output.consumed_capacity());
+        let span = crate::trace::span(
+            Operation::BatchGetItem,
+            table,
+            E::SCHEMA.name,
+            || None,
+            None,
+        );
+        let request = self.request_of(keys)?;
+        let output = self
+            .db
+            .traced(span, async {
+                let output = request.send().boxed().await?;
+                self.db.record(output.consumed_capacity());
+                Ok(output)
+            })
+            .await?;
         let items = output
             .responses
             .and_then(|mut responses| responses.remove(table))
@@ -517,8 +532,16 @@ impl<T: Table> BatchWrite<'_, T> {
 
     async fn request(&self, writes: Vec<WriteRequest>) -> Result<Response, Error> {
         let table = self.db.table_name();
-        let output = self.request_of(writes).send().boxed().await?;
-        self.db.record(output.consumed_capacity());
+        let span = crate::trace::span(Operation::BatchWriteItem, table, "", || None, None);
+        let request = self.request_of(writes);
+        let output = self
+            .db
+            .traced(span, async {
+                let output = request.send().boxed().await?;
+                self.db.record(output.consumed_capacity());
+                Ok(output)
+            })
+            .await?;
         let unprocessed = output
             .unprocessed_items
             .and_then(|mut unprocessed| unprocessed.remove(table))

@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, ConditionPart, Node};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::schema::{Entity, Table};
+use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
@@ -136,8 +137,16 @@ impl<'db, E: Entity> Delete<'db, E> {
         returning: Option<ReturnValue>,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
     ) -> impl Future<Output = Result<T, Error>> + 'db {
+        let db = self.db;
         let request = self.request(returning);
-        super::sent(
+        let span = crate::trace::span(
+            Operation::DeleteItem,
+            self.db.table_name(),
+            E::SCHEMA.name,
+            || Some(self.key.text().to_string()),
+            None,
+        );
+        let sent = super::sent(
             request,
             DeleteItemFluentBuilder::send,
             move |result| match result {
@@ -161,7 +170,8 @@ impl<'db, E: Entity> Delete<'db, E> {
                     _ => Err(error.into()),
                 },
             },
-        )
+        );
+        db.traced(span, sent)
     }
 }
 

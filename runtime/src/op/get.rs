@@ -3,6 +3,7 @@
 use super::SetSome;
 use crate::error::Error;
 use crate::schema::Entity;
+use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
@@ -81,7 +82,15 @@ impl<'db, E: Entity> Get<'db, E> {
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
         let request = self.request();
-        super::sent(Ok(request), GetItemFluentBuilder::send, move |output| {
+        let db = self.db;
+        let span = crate::trace::span(
+            Operation::GetItem,
+            db.table_name(),
+            E::SCHEMA.name,
+            || Some(self.key.text().to_string()),
+            None,
+        );
+        let sent = super::sent(Ok(request), GetItemFluentBuilder::send, move |output| {
             let output = output?;
             self.db.record(output.consumed_capacity());
             match output.item {
@@ -91,6 +100,7 @@ impl<'db, E: Entity> Get<'db, E> {
                     key: self.key.text(),
                 }),
             }
-        })
+        });
+        db.traced(span, sent)
     }
 }

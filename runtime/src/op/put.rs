@@ -6,6 +6,7 @@ use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, N
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
+use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
@@ -208,10 +209,17 @@ impl<'db, E: Entity> Put<'db, E> {
     ) -> impl Future<Output = Result<T, Error>> + 'db {
         let db = self.db;
         let request = self.request(returning);
+        let span = crate::trace::span(
+            Operation::PutItem,
+            db.table_name(),
+            E::SCHEMA.name,
+            || request.as_ref().ok().map(|(_, sent)| sent.key.to_string()),
+            None,
+        );
         let send = |(request, sent): (PutItemFluentBuilder, Sent)| {
             request.send().map(move |result| (result, sent))
         };
-        super::sent(request, send, move |(result, sent)| {
+        let sent = super::sent(request, send, move |(result, sent)| {
             match result {
                 Ok(output) => {
                     db.record(output.consumed_capacity());
@@ -239,7 +247,8 @@ impl<'db, E: Entity> Put<'db, E> {
                     _ => Err(error.into()),
                 },
             }
-        })
+        });
+        db.traced(span, sent)
     }
 
     fn builder(&self, prepared: Prepared, returning: Option<ReturnValue>) -> PutItemFluentBuilder {

@@ -196,10 +196,21 @@ fn segment_stream<E: Entity>(
         let prepared = prepared.clone();
         async move {
             let start_key = cursor?;
-            let result = prepared.page(segment, start_key).send().boxed().await;
-            Some(match result {
+            let span = crate::trace::span(
+                crate::trace::Operation::Scan,
+                prepared.db.table_name(),
+                E::SCHEMA.name,
+                || None,
+                None,
+            );
+            let db = &prepared.db;
+            let page = db.traced(span, async {
+                let output = prepared.page(segment, start_key).send().boxed().await?;
+                db.record(output.consumed_capacity());
+                Ok(output)
+            });
+            Some(match page.await {
                 Ok(output) => {
-                    prepared.db.record(output.consumed_capacity());
                     // An empty key means the same as none: nothing left to read.
                     let next = output
                         .last_evaluated_key
@@ -207,7 +218,7 @@ fn segment_stream<E: Entity>(
                         .map(Some);
                     (Ok(output.items.unwrap_or_default()), next)
                 }
-                Err(error) => (Err(Error::from(error)), None),
+                Err(error) => (Err(error), None),
             })
         }
     })

@@ -17,6 +17,7 @@ use crate::key::{KeyError, PartContext};
 use crate::schema::{
     index_bit, same_name, AnyValue, Entity, EntityIndex, FieldIndexes, IndexKind, IndexRule, Table,
 };
+use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
@@ -668,23 +669,37 @@ impl<'db, E: Entity> Parts<'db, E> {
         T: 'db,
     {
         let (request, sent, repeats) = self.request(returning);
+        let db = sent.db;
+        let span = crate::trace::span(
+            Operation::UpdateItem,
+            db.table_name(),
+            E::SCHEMA.name,
+            || Some(sent.key.text().to_string()),
+            None,
+        );
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost. Without a version to condition on, the SDK must not resend
         // it blindly (boxed: the rare path does not grow every update's future).
         if repeats && sent.expected_version.is_none() {
-            return Either::Left(
-                async move {
-                    let result = sent.send_once_per_attempt(request?).await?;
-                    finish(&sent, sent.returned(result)?)
-                }
-                .boxed(),
+            return db.traced(
+                span,
+                Either::Left(
+                    async move {
+                        let result = sent.send_once_per_attempt(request?).await?;
+                        finish(&sent, sent.returned(result)?)
+                    }
+                    .boxed(),
+                ),
             );
         }
-        Either::Right(super::sent(
-            request,
-            UpdateItemFluentBuilder::send,
-            move |result| finish(&sent, sent.returned(result)?),
-        ))
+        db.traced(
+            span,
+            Either::Right(super::sent(
+                request,
+                UpdateItemFluentBuilder::send,
+                move |result| finish(&sent, sent.returned(result)?),
+            )),
+        )
     }
 
     /// The request for `returning`, what its response is read with, and whether resending

@@ -661,11 +661,13 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let request = self.page_request(cursor);
         let (db, index) = (self.db, self.partition.index);
         let seal = self.seal();
-        super::sent(request, QueryFluentBuilder::send, move |output| {
+        let span = self.span();
+        let sent = super::sent(request, QueryFluentBuilder::send, move |output| {
             let output = output?;
             db.record(output.consumed_capacity());
             Ok(Page::from_output(output, index, seal?))
-        })
+        });
+        db.traced(span, sent)
     }
 
     /// The request for the page after `cursor`.
@@ -674,6 +676,21 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let prepared = self.prepare(false)?;
         let start = cursor.map(|cursor| self.start_key(cursor)).transpose()?;
         Ok(prepared.builder(self, start))
+    }
+
+    /// The span of one page's request.
+    fn span(&self) -> tracing::Span {
+        Self::page_span(self.db, self.partition.index)
+    }
+
+    fn page_span(db: &Db<E::Table>, index: Option<&IndexSchema>) -> tracing::Span {
+        crate::trace::span(
+            crate::trace::Operation::Query,
+            db.table_name(),
+            D::NAME,
+            || None,
+            index.map(|index| index.name),
+        )
     }
 
     /// What identifies this query to a sealed cursor: its first page's request, and what it
@@ -752,11 +769,22 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             match state? {
                 Err(error) => Some((Err(error), None)),
                 Ok((mut pages, seal)) => {
-                    let page = pages.next().await?.map_err(Error::from).map(|output| {
+                    let span = Self::page_span(db, index);
+                    let next = db.traced(span, async {
+                        let Some(output) = pages.next().await else {
+                            return Ok(None);
+                        };
+                        let output = output?;
                         db.record(output.consumed_capacity());
-                        Page::from_output(output, index, seal.clone())
+                        Ok(Some(Page::from_output(output, index, seal.clone())))
                     });
-                    Some((page, Some(Ok((pages, seal)))))
+                    match next.await.transpose()? {
+                        // The last page: stop without asking the paginator, which would
+                        // send nothing but still count as a request in its span.
+                        Ok(page) if page.cursor.is_none() => Some((Ok(page), None)),
+                        Ok(page) => Some((Ok(page), Some(Ok((pages, seal))))),
+                        Err(error) => Some((Err(error), None)),
+                    }
                 }
             }
         })
@@ -811,10 +839,22 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let prepared = self.prepare(true)?;
         let mut pages = prepared.builder(self, None).into_paginator().send();
         let mut total = 0u64;
-        while let Some(output) = pages.next().await {
-            let output = output?;
-            self.db.record(output.consumed_capacity());
+        loop {
+            let span = Self::page_span(self.db, self.partition.index);
+            let next = self.db.traced(span, async {
+                let output = pages.next().await.transpose()?;
+                if let Some(output) = &output {
+                    self.db.record(output.consumed_capacity());
+                }
+                Ok(output)
+            });
+            let Some(output) = next.await? else {
+                break;
+            };
             total += u64::try_from(output.count).unwrap_or_default();
+            if output.last_evaluated_key.is_none() {
+                break;
+            }
         }
         Ok(total)
     }
@@ -889,6 +929,7 @@ pub struct Projected<E, T> {
 impl<E: Entity, T: serde::de::DeserializeOwned> Decode for Projected<E, T> {
     const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
     const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
+    const NAME: &'static str = E::SCHEMA.name;
 
     fn decode(item: Item) -> Result<Self, DecodeError> {
         crate::item::decode_as::<E, T>(item).map(|value| Projected {
@@ -904,6 +945,8 @@ pub trait Decode: Sized {
     const ONLY_ENTITY: Option<&'static str>;
     /// Every entity it decodes (what a sealed cursor is bound to).
     const ENTITIES: &'static [&'static str];
+    /// The entity's name, or the collection's type name (for tracing).
+    const NAME: &'static str;
 
     /// Decodes one item.
     fn decode(item: Item) -> Result<Self, DecodeError>;
@@ -912,6 +955,7 @@ pub trait Decode: Sized {
 impl<E: Entity> Decode for E {
     const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
     const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
+    const NAME: &'static str = E::SCHEMA.name;
 
     fn decode(item: Item) -> Result<Self, DecodeError> {
         crate::item::decode(item)

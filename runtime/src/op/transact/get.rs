@@ -98,8 +98,22 @@ impl<T: Table> TransactGet<'_, T> {
 
     /// Reads every item at one point in time.
     pub async fn send(self) -> Result<TransactGetOutput, Error> {
-        let output = self.request()?.send().boxed().await?;
-        self.db.record(output.consumed_capacity());
+        let span = crate::trace::span(
+            crate::trace::Operation::TransactGetItems,
+            self.db.table_name(),
+            "",
+            || None,
+            None,
+        );
+        let request = self.request()?;
+        let output = self
+            .db
+            .traced(span, async {
+                let output = request.send().boxed().await?;
+                self.db.record(output.consumed_capacity());
+                Ok(output)
+            })
+            .await?;
         let mut items: Vec<Option<Item>> = output
             .responses
             .unwrap_or_default()

@@ -324,7 +324,23 @@ impl<'db, T: Table> Transaction<'db, T> {
     /// conflicts past the policy), and [`Error::AmbiguousTransaction`], with the token, when
     /// the last attempt's outcome is unknown (its response was lost, or an earlier attempt's
     /// was and the last one was throttled).
-    pub async fn send(mut self) -> Result<(), Error> {
+    pub async fn send(self) -> Result<(), Error> {
+        let db = self.db;
+        let span = crate::trace::span(
+            crate::trace::Operation::TransactWriteItems,
+            db.table_name(),
+            self.ops.first().map_or("", |op| op.entity),
+            || {
+                let keys: Vec<String> = self.ops.iter().map(|op| op.key_text.to_string()).collect();
+                Some(keys.join("; "))
+            },
+            None,
+        );
+        db.traced(span, self.send_attempts()).await
+    }
+
+    /// [`Transaction::send`] inside its span.
+    async fn send_attempts(mut self) -> Result<(), Error> {
         if let Some((_, error)) = self.error.take() {
             return Err(error);
         }

@@ -1,0 +1,234 @@
+//! One `tracing` span per DynamoDB request an operation sends, named and keyed after the
+//! OpenTelemetry semantic conventions for DynamoDB where they name a field:
+//!
+//! | field | value |
+//! |---|---|
+//! | `otel.name` | `DynamoDB.PutItem`, ... |
+//! | `db.system.name` | `aws.dynamodb` |
+//! | `db.operation.name`, `rpc.method` | `PutItem`, ... |
+//! | `aws.dynamodb.table_names` | the table |
+//! | `aws.dynamodb.index_name` | the index a query reads, if any |
+//! | `singletable.entity` | the entity, or the collection |
+//! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`) |
+//! | `singletable.attempts` | requests sent, retries included |
+//! | `aws.dynamodb.consumed_capacity` | capacity units, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
+//! | `singletable.outcome` | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
+//! | `otel.status_code` | `OK` or `ERROR` |
+//! | `error.message` | the error's text, only with [`Db::trace_values`](crate::Db::trace_values) |
+//!
+//! Attribute values are never recorded: an error's message can quote one, so it is recorded
+//! only when the `Db` opts in. Each attempt after the first is an `INFO` event inside the
+//! span, and so is each backoff of the library's own retry loops. Nothing is computed for a
+//! span no subscriber wants.
+
+use crate::error::Error;
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::BoxError;
+use std::cell::RefCell;
+use std::fmt::Display;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use tracing::field::Empty;
+use tracing::Span;
+
+/// The DynamoDB operations the library sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    PutItem,
+    UpdateItem,
+    DeleteItem,
+    GetItem,
+    Query,
+    Scan,
+    BatchGetItem,
+    BatchWriteItem,
+    TransactWriteItems,
+    TransactGetItems,
+}
+
+impl Operation {
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Operation::PutItem => ("PutItem", "DynamoDB.PutItem"),
+            Operation::UpdateItem => ("UpdateItem", "DynamoDB.UpdateItem"),
+            Operation::DeleteItem => ("DeleteItem", "DynamoDB.DeleteItem"),
+            Operation::GetItem => ("GetItem", "DynamoDB.GetItem"),
+            Operation::Query => ("Query", "DynamoDB.Query"),
+            Operation::Scan => ("Scan", "DynamoDB.Scan"),
+            Operation::BatchGetItem => ("BatchGetItem", "DynamoDB.BatchGetItem"),
+            Operation::BatchWriteItem => ("BatchWriteItem", "DynamoDB.BatchWriteItem"),
+            Operation::TransactWriteItems => ("TransactWriteItems", "DynamoDB.TransactWriteItems"),
+            Operation::TransactGetItems => ("TransactGetItems", "DynamoDB.TransactGetItems"),
+        }
+    }
+}
+
+/// The span of one request: `key` and `index` are rendered only when a subscriber wants it.
+pub(crate) fn span(
+    operation: Operation,
+    table: &str,
+    entity: &str,
+    key: impl FnOnce() -> Option<String>,
+    index: Option<&str>,
+) -> Span {
+    let (method, name) = operation.names();
+    let span = tracing::info_span!(
+        target: "singletable",
+        "dynamodb",
+        otel.name = name,
+        otel.kind = "client",
+        db.system.name = "aws.dynamodb",
+        db.operation.name = method,
+        rpc.system = "aws-api",
+        rpc.service = "DynamoDB",
+        rpc.method = method,
+        aws.dynamodb.table_names = table,
+        aws.dynamodb.index_name = index,
+        singletable.entity = entity,
+        singletable.key = Empty,
+        singletable.attempts = Empty,
+        aws.dynamodb.consumed_capacity = Empty,
+        singletable.outcome = Empty,
+        otel.status_code = Empty,
+        error.message = Empty,
+    );
+    if !span.is_disabled() {
+        if let Some(key) = key() {
+            span.record("singletable.key", key);
+        }
+    }
+    span
+}
+
+/// The operation whose future is being polled on this thread, for the interceptor, which the
+/// SDK calls from inside that poll (under spans of its own).
+struct Active {
+    span: Span,
+    attempts: Arc<AtomicU32>,
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Option<Active>> = const { RefCell::new(None) };
+}
+
+pin_project_lite::pin_project! {
+    /// A request's future inside its span: the span is entered while it is polled, counts
+    /// the attempts the SDK makes, and records the outcome.
+    pub(crate) struct Traced<F> {
+        #[pin]
+        inner: F,
+        span: Span,
+        attempts: Option<Arc<AtomicU32>>,
+        record_values: bool,
+    }
+}
+
+/// `future` in `span`; `record_values` lets the error message be recorded.
+pub(crate) fn traced<F>(span: Span, record_values: bool, future: F) -> Traced<F> {
+    let attempts = (!span.is_disabled()).then(Arc::default);
+    Traced {
+        inner: future,
+        span,
+        attempts,
+        record_values,
+    }
+}
+
+impl<T, F: Future<Output = Result<T, Error>>> Future for Traced<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Some(attempts) = this.attempts else {
+            // No subscriber wants the span: nothing to record.
+            return this.inner.poll(cx);
+        };
+        let _entered = this.span.enter();
+        let active = Active {
+            span: this.span.clone(),
+            attempts: attempts.clone(),
+        };
+        let outer = ACTIVE.with(|slot| slot.replace(Some(active)));
+        let polled = this.inner.poll(cx);
+        ACTIVE.with(|slot| slot.replace(outer));
+        let output = ready!(polled);
+        record_outcome(this.span, *this.record_values, &output);
+        Poll::Ready(output)
+    }
+}
+
+fn record_outcome<T>(span: &Span, record_values: bool, output: &Result<T, Error>) {
+    match output {
+        Ok(_) => {
+            span.record("singletable.outcome", "ok");
+            span.record("otel.status_code", "OK");
+        }
+        Err(error) => {
+            span.record("singletable.outcome", error.kind());
+            span.record("otel.status_code", "ERROR");
+            if record_values {
+                span.record("error.message", tracing::field::display(error));
+            }
+        }
+    }
+}
+
+/// Adds consumed capacity to the current request's span (the library records capacity from
+/// inside the request's future, where its span is entered).
+pub(crate) fn record_capacity(units: f64) {
+    let span = Span::current();
+    if !span.is_disabled() {
+        span.record("aws.dynamodb.consumed_capacity", units);
+    }
+}
+
+/// An event for a backoff of one of the library's own retry loops.
+pub(crate) fn backoff(attempt: u32, delay: impl Display) {
+    tracing::info!(target: "singletable", attempt, %delay, "backing off before the next attempt");
+}
+
+/// `client` with the [`AttemptCounter`] (once, if it has it already).
+pub(crate) fn instrument(client: aws_sdk_dynamodb::Client) -> aws_sdk_dynamodb::Client {
+    let config = client.config();
+    let name = AttemptCounter.name();
+    if config
+        .interceptors()
+        .any(|interceptor| interceptor.name() == name)
+    {
+        return client;
+    }
+    aws_sdk_dynamodb::Client::from_conf(config.to_builder().interceptor(AttemptCounter).build())
+}
+
+/// Counts every attempt the SDK makes into the span of the operation being polled, with an
+/// event for each retry. Installed on the client of every [`Db`](crate::Db).
+#[derive(Debug)]
+pub(crate) struct AttemptCounter;
+
+impl Intercept for AttemptCounter {
+    fn name(&self) -> &'static str {
+        "singletable::trace::AttemptCounter"
+    }
+
+    fn read_before_attempt(
+        &self,
+        _: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        ACTIVE.with(|slot| {
+            if let Some(active) = slot.borrow().as_ref() {
+                let attempt = active.attempts.fetch_add(1, Ordering::Relaxed) + 1;
+                active.span.record("singletable.attempts", attempt);
+                if attempt > 1 {
+                    tracing::info!(target: "singletable", parent: &active.span, attempt, "sending again");
+                }
+            }
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,257 @@
+//! Every operation emits one `tracing` span per request, with the fields named in
+//! `singletable::trace`'s table (OpenTelemetry's names where they have one): asserted here
+//! with a capturing subscriber, on the engine, and through the fault proxy for retries.
+
+use serde::{Deserialize, Serialize};
+use singletable::fault::{self, Fault, FaultKind, FaultPlan};
+use singletable::{Db, Entity, Table};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+#[derive(Table)]
+#[dynamo(name = "traced", pk = "PK", sk = "SK")]
+struct Shop;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "ORDER#{id}", sk = "ORDER")]
+struct Order {
+    id: String,
+    note: String,
+}
+
+/// A closed span of the library: its fields, and the messages of the events inside it.
+#[derive(Debug, Clone, Default)]
+struct Captured {
+    fields: BTreeMap<String, String>,
+    events: Vec<BTreeMap<String, String>>,
+}
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+/// Records the library's spans (target `singletable`) as they close.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Captured>>>);
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(&self, attributes: &Attributes<'_>, id: &Id, context: Context<'_, S>) {
+        if attributes.metadata().target() != "singletable" {
+            return;
+        }
+        let mut captured = Captured::default();
+        attributes.record(&mut Fields(&mut captured.fields));
+        if let Some(span) = context.span(id) {
+            span.extensions_mut().insert(captured);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, context: Context<'_, S>) {
+        if let Some(span) = context.span(id) {
+            if let Some(captured) = span.extensions_mut().get_mut::<Captured>() {
+                values.record(&mut Fields(&mut captured.fields));
+            }
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, context: Context<'_, S>) {
+        let Some(scope) = context.event_scope(event) else {
+            return;
+        };
+        // The nearest library span above the event (the SDK's own spans sit in between).
+        for span in scope {
+            if let Some(captured) = span.extensions_mut().get_mut::<Captured>() {
+                let mut fields = BTreeMap::new();
+                event.record(&mut Fields(&mut fields));
+                captured.events.push(fields);
+                return;
+            }
+        }
+    }
+
+    fn on_close(&self, id: Id, context: Context<'_, S>) {
+        if let Some(span) = context.span(&id) {
+            if let Some(captured) = span.extensions_mut().remove::<Captured>() {
+                self.0.lock().unwrap().push(captured);
+            }
+        }
+    }
+}
+
+impl Capture {
+    fn take(&self) -> Vec<Captured> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn field<'a>(span: &'a Captured, name: &str) -> &'a str {
+    span.fields
+        .get(name)
+        .map(String::as_str)
+        .unwrap_or_else(|| panic!("{name} missing from {span:#?}"))
+}
+
+fn order(id: &str) -> Order {
+    Order {
+        id: id.into(),
+        note: "the-secret-note".into(),
+    }
+}
+
+#[tokio::test]
+async fn each_request_has_one_span_with_its_table_entity_key_capacity_and_outcome() {
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let table = singletable::testing::table::<Shop>().await.unwrap();
+    let db = (*table).clone().track_capacity();
+
+    db.put(&order("o1")).send().await.unwrap();
+    let refused = db
+        .put(&order("o1"))
+        .only_if_absent()
+        .send()
+        .await
+        .unwrap_err();
+    assert!(refused.is_condition_failed());
+    db.get(Order::key("o1").unwrap()).send().await.unwrap();
+    let found = db.query(Order::partition("o1")).all().await.unwrap();
+    assert_eq!(found.len(), 1);
+    db.transaction()
+        .with(db.delete(Order::key("o1").unwrap()))
+        .send()
+        .await
+        .unwrap();
+
+    let spans = capture.take();
+    let names: Vec<&str> = spans.iter().map(|span| field(span, "otel.name")).collect();
+    assert_eq!(
+        names,
+        [
+            "DynamoDB.PutItem",
+            "DynamoDB.PutItem",
+            "DynamoDB.GetItem",
+            "DynamoDB.Query",
+            "DynamoDB.TransactWriteItems"
+        ],
+        "one span per request"
+    );
+    for span in &spans {
+        assert_eq!(field(span, "db.system.name"), "aws.dynamodb");
+        assert_eq!(field(span, "rpc.service"), "DynamoDB");
+        assert_eq!(field(span, "aws.dynamodb.table_names"), table.table_name());
+        assert_eq!(field(span, "singletable.entity"), "Order");
+        assert_eq!(field(span, "singletable.attempts"), "1");
+        // DynamoDB reports capacity with a response, not with a failed condition.
+        if field(span, "singletable.outcome") == "ok" {
+            let capacity: f64 = field(span, "aws.dynamodb.consumed_capacity")
+                .parse()
+                .unwrap();
+            assert!(capacity > 0.0, "capacity is tracked: {span:#?}");
+        }
+        for value in span.fields.values() {
+            assert!(
+                !value.contains("the-secret-note"),
+                "no attribute value: {span:#?}"
+            );
+        }
+    }
+    for span in [&spans[0], &spans[1], &spans[2], &spans[4]] {
+        assert!(
+            field(span, "singletable.key").contains("ORDER#o1"),
+            "{span:#?}"
+        );
+    }
+    assert_eq!(field(&spans[0], "singletable.outcome"), "ok");
+    assert_eq!(field(&spans[0], "otel.status_code"), "OK");
+    assert_eq!(field(&spans[1], "singletable.outcome"), "condition_failed");
+    assert_eq!(field(&spans[1], "otel.status_code"), "ERROR");
+    assert!(
+        !spans[1].fields.contains_key("error.message"),
+        "messages only on opt-in"
+    );
+    assert_eq!(field(&spans[2], "db.operation.name"), "GetItem");
+}
+
+#[tokio::test]
+async fn error_messages_are_recorded_only_when_the_db_opts_in() {
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let table = singletable::testing::table::<Shop>().await.unwrap();
+    let db = (*table).clone().trace_values();
+    db.put(&order("o1")).send().await.unwrap();
+    db.put(&order("o1"))
+        .only_if_absent()
+        .send()
+        .await
+        .unwrap_err();
+    let spans = capture.take();
+    let message = field(&spans[1], "error.message");
+    assert!(message.contains("condition failed"), "{message}");
+}
+
+/// Throttled attempts are counted into the span, with an event for each resend; the library's
+/// own retries of a transaction conflict add backoff events.
+#[tokio::test]
+async fn retries_are_attempts_and_events_inside_the_span() {
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let table = singletable::testing::table::<Shop>().await.unwrap();
+    let plan = FaultPlan::new(7, 0.5).with_kinds([
+        Fault::before(FaultKind::Throttling),
+        Fault::before(FaultKind::TransactionConflict),
+    ]);
+    let (client, _stats) = fault::client(plan).await.unwrap();
+    let db = Db::<Shop>::new(client).with_table_name(table.table_name());
+    let (mut resent, mut backed_off) = (false, false);
+    for n in 0..20 {
+        let _ = db.put(&order(&format!("p{n}"))).send().await;
+        let _ = db
+            .transaction()
+            .with(db.put(&order(&format!("t{n}"))))
+            .send()
+            .await;
+        for span in capture.take() {
+            let attempts: u32 = field(&span, "singletable.attempts").parse().unwrap();
+            let resends = span
+                .events
+                .iter()
+                .filter(|event| event.get("message").is_some_and(|m| m == "sending again"))
+                .count();
+            assert_eq!(
+                resends as u32,
+                attempts - 1,
+                "one event per resend: {span:#?}"
+            );
+            resent |= attempts > 1;
+            backed_off |= span.events.iter().any(|event| {
+                event
+                    .get("message")
+                    .is_some_and(|m| m.starts_with("backing off"))
+            });
+        }
+        if resent && backed_off {
+            break;
+        }
+    }
+    assert!(resent, "a throttled request was sent again within its span");
+    assert!(
+        backed_off,
+        "a conflicting transaction backed off within its span"
+    );
+}
