@@ -29,10 +29,23 @@
 #![warn(missing_docs)]
 
 pub use singletable_macros::{test, Collection, Entity, KeyPart, Table};
-pub use singletable_runtime::*;
 
-/// What generated code calls; not a public API.
+pub use singletable_runtime::{
+    cost, error, expr, item, key, managed, migrate, op, retry, schema, wire,
+};
+pub use singletable_runtime::{
+    Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,
+    KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Request, RetryPolicy,
+};
+// The traits of the derives share their names, in the type namespace.
+pub use singletable_runtime::{Entity, Table};
+
+// `local` and `testing` (feature `local`), however the runtime was built.
+pub use singletable_runtime::gated::*;
+
+/// The migration command line (feature `cli`); see the `singletable-cli` crate.
+#[cfg(feature = "cli")]
+pub use singletable_cli as cli;
+
 #[doc(hidden)]
-pub mod __private {
-    pub use singletable_runtime::__private::*;
-}
+pub use singletable_runtime::__private;

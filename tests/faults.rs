@@ -1,5 +1,5 @@
 //! Every high-level write under injected faults: thousands of operations at an 8% fault rate
-//! through [`singletable::fault`]'s proxy (throttling, transaction conflicts, unprocessed batch
+//! through [`singletable_fault`]'s proxy (throttling, transaction conflicts, unprocessed batch
 //! parts, HTTP 500/503, timeouts and dropped connections, before or after the engine applies
 //! the request), with the SDK's retries on, checked against a model of the table.
 //!
@@ -12,11 +12,11 @@
 //! `SINGLETABLE_FAULT_SEED=<n> SINGLETABLE_FAULT_OPS=<n> cargo test --test faults -- --nocapture`.
 
 use serde::{Deserialize, Serialize};
-use singletable::fault::{self, Fault, FaultKind, FaultPlan, FaultReport, FaultStats};
 use singletable::local::{Deviation, Engine};
 use singletable::op::append::{Appended, LATEST_ATTRIBUTE};
 use singletable::op::transact::CancellationCode;
 use singletable::{Db, Entity, Error, KeyPart, OptionalExt, Table};
+use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan, FaultReport, FaultStats};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;

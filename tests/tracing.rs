@@ -3,8 +3,8 @@
 //! with a capturing subscriber, on the engine, and through the fault proxy for retries.
 
 use serde::{Deserialize, Serialize};
-use singletable::fault::{self, Fault, FaultKind, FaultPlan};
 use singletable::{Db, Entity, Table};
+use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tracing::field::{Field, Visit};

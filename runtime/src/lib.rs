@@ -3,15 +3,11 @@
 //! this crate and the derives.
 #![warn(missing_docs)]
 
-#[cfg(feature = "cli")]
-pub mod cli;
 mod const_text;
 pub mod cost;
 mod db;
 pub mod error;
 pub mod expr;
-#[cfg(feature = "local")]
-pub mod fault;
 pub mod item;
 pub mod key;
 mod key_space;
@@ -31,120 +27,20 @@ pub mod wire;
 pub use db::{Consumed, Db};
 pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalExt};
 pub use expr::Condition;
+pub use item::Item;
 pub use key::{KeyError, KeyField, KeyPart, KeyTemplate};
 pub use primary_key::Key;
 pub use retry::RetryPolicy;
 pub use schema::{Entity, Table};
 pub use wire::Request;
 
-/// What generated code calls; not a public API.
+/// The modules behind features, for the facade to re-export whatever this crate was built with
+/// (a feature of a dependency, such as the `local` a test enables, is not the facade's own).
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, Segment};
-    pub use crate::schema::index;
-    pub use crate::schema::{
-        DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,
-        IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
-    };
-
-    pub use crate::expr::field::Updatable;
-    pub use crate::expr::state;
-    pub use crate::expr::Field;
-    pub use crate::managed::{now_value, Timestamp, VersionNumber};
-    pub use crate::op::query::{
-        primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart,
-    };
-    pub use crate::schema::{
-        str_eq, FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp,
-        ScalarAttribute, ScalarType, Versioned,
-    };
-
-    pub use crate::expr::field::to_value;
-    pub use crate::key_space::assert_disjoint;
-    pub use crate::schema::KeyAttribute;
-
-    /// Whether key attribute number `position` is named `name` (usable in constants).
-    pub const fn key_name_is(keys: &[KeyAttribute], position: usize, name: &str) -> bool {
-        position < keys.len() && str_eq(keys[position].name, name)
-    }
-
-    /// Whether key attribute number `position` has type `kind` (usable in constants).
-    pub const fn key_kind_is(keys: &[KeyAttribute], position: usize, kind: ScalarType) -> bool {
-        position < keys.len() && keys[position].kind as u8 == kind as u8
-    }
-    pub use crate::DecodeError;
-
-    /// Checked for a timestamp field.
-    pub fn assert_timestamp<T: Timestamp>(_: &T) {}
-    pub use std::any::Any;
-
-    /// Renders a type-erased field value; used through [`KeyPartFns`].
-    pub fn render_any<T: KeyPart + 'static>(
-        value: &dyn Any,
-        context: PartContext,
-        out: &mut String,
-    ) -> Result<(), KeyError> {
-        match value.downcast_ref::<T>() {
-            Some(value) => value.render_part(context, out),
-            None => Err(KeyError::Unrepresentable {
-                field: context.field,
-                reason: format!("expected a value of type {}", std::any::type_name::<T>()),
-            }),
-        }
-    }
-
-    /// Parses a field's key text into a type-erased value; used through [`KeyPartFns`].
-    pub fn parse_any<T: KeyField + Send + Sync + 'static>(
-        text: &str,
-        width: Option<u8>,
-    ) -> Result<crate::schema::AnyValue, PartError> {
-        T::parse_part(text, width).map(|value| Box::new(value) as crate::schema::AnyValue)
-    }
-
-    /// The entity attribute of a raw item, if it is a string.
-    pub fn entity_name<T: Table>(item: &crate::Item) -> Option<&str> {
-        match item.get(T::SCHEMA.entity_attribute) {
-            Some(AttributeValue::S(name)) => Some(name),
-            _ => None,
-        }
-    }
-
-    /// The error for an item of an entity a collection does not know.
-    pub fn unknown_entity<T: Table>(
-        item: &crate::Item,
-        collection: &'static str,
-    ) -> crate::DecodeError {
-        crate::DecodeError::WrongEntity {
-            key: crate::item::key_text::<T>(item),
-            attribute: T::SCHEMA.entity_attribute,
-            expected: collection,
-            found: entity_name::<T>(item).map(str::to_owned),
-        }
-    }
-
-    /// Checked for each variant of a collection: every entity lives in table `T`.
-    pub fn assert_in_table<T: Table, E: Entity<Table = T>>() {}
-
-    /// A template field's value, checked to be a [`KeyField`].
-    pub fn key_part<T: KeyField>(value: &T) -> &dyn KeyPart {
-        value
-    }
-    /// Checked for an entity with an `sk` template.
-    pub fn assert_table_has_sort_key<T: HasSortKey>() {}
-    /// Checked for an entity without an `sk` template.
-    pub fn assert_table_has_no_sort_key<T: HasNoSortKey>() {}
-    /// Checked for an index sort key template.
-    pub fn assert_index_has_sort_key<S: IndexSortKeyDeclared>() {}
-    /// Checked for an index without a sort key template.
-    pub fn assert_index_has_no_sort_key<S: IndexSortKeyAbsent>() {}
-    pub use crate::item::decode;
+pub mod gated {
     #[cfg(feature = "local")]
-    pub use crate::testing;
-    pub use crate::{Entity, Item, Key, KeyError, Table};
-    pub use aws_sdk_dynamodb::types::AttributeValue;
-    pub use std::option::Option::{self, None, Some};
-    pub use std::result::Result::{self, Err, Ok};
-    pub use std::string::String;
+    pub use crate::{local, testing};
 }
 
-pub use item::Item;
+#[doc(hidden)]
+pub mod __private;

@@ -66,7 +66,7 @@ pub fn now_value<T: Timestamp>() -> Result<AttributeValue, EncodeError> {
 }
 
 /// Reads a version attribute (a missing one is version 0: the item was never written).
-pub(crate) fn version_of(value: Option<&AttributeValue>) -> u64 {
+pub fn version_of(value: Option<&AttributeValue>) -> u64 {
     match value {
         Some(AttributeValue::N(number)) => number.parse().unwrap_or_default(),
         _ => 0,

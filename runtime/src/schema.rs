@@ -421,6 +421,7 @@ pub mod index {
     slots!(Local: lsi1, lsi2, lsi3, lsi4, lsi5);
 }
 
+#[doc(hidden)]
 /// Implemented by the `Table` derive for each index the table declares.
 #[diagnostic::on_unimplemented(
     message = "table `{Self}` does not declare index `{I}`",
@@ -434,6 +435,7 @@ pub trait DeclaresIndex<I: index::IndexSlot>: Table {
     type SortKey;
 }
 
+#[doc(hidden)]
 /// Implemented by the `Table` derive when the table has a sort key.
 #[diagnostic::on_unimplemented(
     message = "table `{Self}` has no sort key, so an entity in it cannot have an `sk` template",
@@ -441,6 +443,7 @@ pub trait DeclaresIndex<I: index::IndexSlot>: Table {
 )]
 pub trait HasSortKey: Table {}
 
+#[doc(hidden)]
 /// Implemented by the `Table` derive when the table has no sort key.
 #[diagnostic::on_unimplemented(
     message = "table `{Self}` has a sort key, so every entity in it needs an `sk` template",
@@ -448,14 +451,17 @@ pub trait HasSortKey: Table {}
 )]
 pub trait HasNoSortKey: Table {}
 
+#[doc(hidden)]
 /// Marks an index declared with a sort key.
 #[derive(Debug, Clone, Copy)]
 pub enum WithSortKey {}
 
+#[doc(hidden)]
 /// Marks an index declared without a sort key.
 #[derive(Debug, Clone, Copy)]
 pub enum WithoutSortKey {}
 
+#[doc(hidden)]
 /// Holds for [`WithSortKey`]: the entity gives a sort key template to an index that has one.
 #[diagnostic::on_unimplemented(
     message = "this index has no sort key, so the entity cannot give it a sort key template",
@@ -464,6 +470,7 @@ pub enum WithoutSortKey {}
 pub trait IndexSortKeyDeclared {}
 impl IndexSortKeyDeclared for WithSortKey {}
 
+#[doc(hidden)]
 /// Holds for [`WithoutSortKey`]: the entity gives no sort key template to an index without one.
 #[diagnostic::on_unimplemented(
     message = "this index has a sort key, so the entity needs a sort key template for it",
@@ -472,6 +479,7 @@ impl IndexSortKeyDeclared for WithSortKey {}
 pub trait IndexSortKeyAbsent {}
 impl IndexSortKeyAbsent for WithoutSortKey {}
 
+#[doc(hidden)]
 /// Byte-wise string equality usable in constants (the derive checks attribute names with it).
 pub const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());

@@ -8,6 +8,7 @@ pub mod condition;
 pub mod field;
 pub mod path;
 pub(crate) mod shape;
+#[doc(hidden)]
 pub mod state;
 pub mod update;
 

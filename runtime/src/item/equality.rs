@@ -5,7 +5,7 @@ use super::Item;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The same attributes with the same values, sets compared as sets (at any depth).
-pub(crate) fn same_item(left: &Item, right: &Item) -> bool {
+pub fn same_item(left: &Item, right: &Item) -> bool {
     left.len() == right.len()
         && left.iter().all(|(name, value)| {
             right

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 mod codec;
 mod equality;
 
-pub(crate) use equality::same_item;
+pub use equality::same_item;
 
 /// A DynamoDB item: attribute names to values.
 pub type Item = HashMap<String, AttributeValue>;

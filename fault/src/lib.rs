@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use singletable_runtime::fault::{self, FaultPlan};
+//! use singletable_fault::{self as fault, FaultPlan};
 //! let (client, stats) = fault::client(FaultPlan::new(42, 0.08)).await?;
 //! // ... run operations through `Db::new(client)`, then:
 //! println!("{}", stats.report());
@@ -32,21 +32,20 @@
 //! DynamoDB acknowledges a resent `TransactWriteItems` with the same `ClientRequestToken` (and
 //! the same parameters, for 10 minutes) without applying it twice. dynoxide does too; moto
 //! 5.2.1 ignores the token and applies the resend again
-//! ([`Deviation::IgnoresClientRequestTokens`](crate::local::Deviation)). On an engine with
+//! ([`Deviation::IgnoresClientRequestTokens`](singletable_runtime::local::Deviation)). On an engine with
 //! that gap the proxy emulates DynamoDB's answer
 //! ([`FaultPlan::without_idempotency_emulation`] turns it off), so the tests check the
 //! library against DynamoDB's contract rather than against the engine's gap; on an engine
 //! that honours tokens it forwards every resend as it is.
-#![cfg(feature = "local")]
 
-use crate::error::Error;
-use crate::item::{self, Item};
-use crate::local::{self, LocalError};
-use crate::schema::Entity;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::{json, Map, Value};
+use singletable_runtime::error::Error;
+use singletable_runtime::item::{self, Item};
+use singletable_runtime::local::{self, LocalError};
+use singletable_runtime::schema::Entity;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io;
@@ -475,7 +474,7 @@ fn upstream_address(endpoint: &str) -> Result<String, FaultError> {
 }
 
 /// Whether `error` is a failed condition whose current item is exactly what `written` put
-/// there: the signature of a conditional put ([`crate::op::put::Put::only_if_absent`], or a
+/// there: the signature of a conditional put ([`singletable_runtime::op::put::Put::only_if_absent`], or a
 /// versioned put) whose response was lost after the engine applied it, and which the SDK then
 /// resent. The library reports that as [`Error::ConditionFailed`] or
 /// [`Error::VersionConflict`]; a test uses this to tell it from a real conflict.
@@ -499,7 +498,7 @@ pub fn is_own_write<E: Entity>(error: &Error, written: &E) -> bool {
     };
     let managed = E::SCHEMA.managed;
     if let Some(attribute) = managed.version {
-        let version = crate::managed::version_of(expected.get(attribute));
+        let version = singletable_runtime::managed::version_of(expected.get(attribute));
         expected.insert(
             attribute.to_owned(),
             AttributeValue::N((version + 1).to_string()),

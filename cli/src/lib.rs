@@ -6,7 +6,7 @@
 //! # async fn example<App: singletable::Table, Document, Comment>(db: singletable::Db<App>)
 //! # -> std::process::ExitCode
 //! # where Document: singletable::Entity<Table = App>, Comment: singletable::Entity<Table = App> {
-//! use singletable::cli::{self, Entities};
+//! use singletable_cli::{self as cli, Entities};
 //! cli::run(db, Entities::new().with::<Document>().with::<Comment>()).await
 //! # }
 //! ```
@@ -18,17 +18,17 @@
 //! done yet), 2 usage error, 130 interrupted (a stopped backfill, resumable from its
 //! checkpoint).
 
-use crate::error::Error;
-use crate::migrate::{
-    ApplyEvent, Design, MigrationError, PlanAction, ProgressCallback, Rate, StopSignal,
-    SweepOptions, SweepProgress, SweepReport,
-};
-use crate::schema::{Entity, EntitySchema, Table};
-use crate::Db;
 use clap::builder::PossibleValuesParser;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use futures::future::{BoxFuture, Either};
 use serde_json::{json, Value};
+use singletable_runtime::error::Error;
+use singletable_runtime::migrate::{
+    ApplyEvent, Design, MigrationError, PlanAction, ProgressCallback, Rate, StopSignal,
+    SweepOptions, SweepProgress, SweepReport,
+};
+use singletable_runtime::schema::{Entity, EntitySchema, Table};
+use singletable_runtime::Db;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
