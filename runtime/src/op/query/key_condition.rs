@@ -1,0 +1,306 @@
+//! Key conditions from the templates that build the keys: the partition, the sort key parts
+//! given in template order, and ranges on the next part.
+
+use super::*;
+
+/// How many sort key parts a query has given so far.
+#[derive(Debug)]
+pub enum Parts<const N: usize> {}
+/// The sort key condition is complete (all parts given, or a range given).
+#[derive(Debug)]
+pub enum Closed {}
+
+/// Implemented by the derive on each sort key part's field path: the part may follow state
+/// `P` of a query on index `I` of entity `E`, which admits parts in template order only.
+///
+/// It is implemented on the field (not the entity) so that the field a call names decides
+/// which part it is, and a misplaced part is reported as such.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a sort key part of this index",
+    label = "not part of the index's sort key template"
+)]
+pub trait SortKeyPart<E, I, P> {
+    /// The state after this part.
+    type Next;
+}
+
+/// A partition of an index, rendered from the partition template; made by the generated
+/// `Entity::partition(..)`, `Entity::gsi1(..)`, ... constructors.
+pub struct PartitionKey<E, I> {
+    /// One value per partition key attribute of the index, in order.
+    pub(super) values: Result<PartitionValues, EncodeError>,
+    pub(super) index: Option<&'static IndexSchema>,
+    pub(super) types: PhantomData<fn() -> (E, I)>,
+}
+
+impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
+    /// Used by the derive.
+    #[doc(hidden)]
+    pub fn new(
+        value: Result<String, crate::KeyError>,
+        index: Option<&'static IndexSchema>,
+    ) -> Self {
+        PartitionKey {
+            values: value
+                .map(|value| PartitionValues::One(AttributeValue::S(value)))
+                .map_err(EncodeError::Key),
+            index,
+            types: PhantomData,
+        }
+    }
+
+    /// A partition of an index keyed on item attributes as they are (`gsi2pk = author`, or
+    /// a multi-attribute key `gsi4pk = [tenant, region]`): their values, in order.
+    #[doc(hidden)]
+    pub fn attributes(
+        values: Result<Vec<AttributeValue>, EncodeError>,
+        index: &'static IndexSchema,
+    ) -> Self {
+        PartitionKey {
+            values: values.map(PartitionValues::Many),
+            index: Some(index),
+            types: PhantomData,
+        }
+    }
+
+    /// The partition key value: the first (for templates, the only) attribute's value.
+    pub fn value(&self) -> Result<&AttributeValue, &EncodeError> {
+        match self.values.as_ref() {
+            Ok(values) => values.as_slice().first().ok_or(&EMPTY_PARTITION),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The partition's attributes and values.
+    pub(super) fn conditions(&self) -> Result<PartitionCondition<'_>, EncodeError> {
+        let values = self.values.as_ref().map_err(Clone::clone)?.as_slice();
+        if values.is_empty() {
+            return Err(EncodeError::Serialize {
+                entity: E::SCHEMA.name,
+                message: "the partition key has no attributes".to_owned(),
+            });
+        }
+        Ok(PartitionCondition {
+            index: self.index,
+            table_partition_key: <E::Table as Table>::SCHEMA.partition_key,
+            values,
+        })
+    }
+
+    pub(super) fn sort_key(&self) -> SortKeyShape {
+        let (template, attribute) = match self.index {
+            None => (E::SCHEMA.sort_key, false),
+            Some(index) => E::SCHEMA
+                .indexes
+                .iter()
+                .find(|entity_index| entity_index.index.slot == index.slot)
+                .map(|entity_index| {
+                    (
+                        entity_index.sort_key,
+                        !entity_index.sort_attributes.is_empty(),
+                    )
+                })
+                .unwrap_or_default(),
+        };
+        match (template, attribute) {
+            (Some(template), _) => SortKeyShape::Template(template),
+            (None, true) => SortKeyShape::Attributes,
+            (None, false) => SortKeyShape::None,
+        }
+    }
+}
+
+/// A partition's values: one for a template (kept inline), one per attribute of a
+/// multi-attribute key.
+pub(super) enum PartitionValues {
+    One(AttributeValue),
+    Many(Vec<AttributeValue>),
+}
+
+impl PartitionValues {
+    pub(super) fn as_slice(&self) -> &[AttributeValue] {
+        match self {
+            PartitionValues::One(value) => std::slice::from_ref(value),
+            PartitionValues::Many(values) => values,
+        }
+    }
+}
+
+/// A partition's attributes with their values.
+#[derive(Clone, Copy)]
+pub(super) struct PartitionCondition<'a> {
+    pub(super) index: Option<&'static IndexSchema>,
+    pub(super) table_partition_key: &'static str,
+    pub(super) values: &'a [AttributeValue],
+}
+
+impl<'a> PartitionCondition<'a> {
+    pub(super) fn iter(self) -> impl Iterator<Item = (&'static str, &'a AttributeValue)> {
+        let names = self
+            .index
+            .into_iter()
+            .flat_map(|index| index.partition_keys.iter().map(|key| key.name))
+            .chain(self.index.is_none().then_some(self.table_partition_key));
+        names.zip(self.values)
+    }
+}
+
+/// A query's key condition: the partition's attributes equal its values, and the sort key
+/// condition, if any; joined with `AND`.
+pub(super) struct KeyCondition<'a> {
+    pub(super) partition: PartitionCondition<'a>,
+    pub(super) sort: Option<Node>,
+}
+
+impl Expression for KeyCondition<'_> {
+    fn walk(&mut self, sink: &mut impl Sink) {
+        for (position, (name, value)) in self.partition.iter().enumerate() {
+            if position > 0 {
+                sink.text(" AND ");
+            }
+            sink.name(Name::Known(name));
+            sink.text(" = ");
+            sink.new_value(|| value.clone());
+        }
+        if let Some(sort) = &mut self.sort {
+            sink.text(" AND ");
+            walk_and_operand(sort, sink);
+        }
+    }
+}
+
+/// What [`PartitionKey::value`] reports for a partition with no value (never made by the
+/// derive).
+static EMPTY_PARTITION: EncodeError = EncodeError::Serialize {
+    entity: "partition",
+    message: String::new(),
+};
+
+/// How the queried index's sort key is made.
+pub(super) enum SortKeyShape {
+    Template(KeyTemplate),
+    Attributes,
+    None,
+}
+
+/// A range bound given to a query: rendered into key text for templates (after the parts
+/// given before it), or encoded as its attribute value for sort keys that are plain
+/// attributes.
+pub(super) struct OwnedPart {
+    pub(super) part: Box<dyn SortValue>,
+}
+
+/// A range bound's value, kept until the query knows which form it needs.
+pub(super) trait SortValue: KeyPart + Send + Sync {
+    fn attribute(&self) -> Result<AttributeValue, EncodeError>;
+}
+
+impl<T: KeyPart + Serialize + Send + Sync> SortValue for T {
+    fn attribute(&self) -> Result<AttributeValue, EncodeError> {
+        to_value(self)
+    }
+}
+
+impl OwnedPart {
+    pub(super) fn new<T: KeyPart + Serialize + Send + Sync + 'static>(value: T) -> Self {
+        OwnedPart {
+            part: Box::new(value),
+        }
+    }
+
+    pub(super) fn value(&self) -> Result<Operand, EncodeError> {
+        self.part.attribute().map(Operand::Value)
+    }
+}
+
+impl KeyPart for OwnedPart {
+    fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), crate::KeyError> {
+        self.part.render_part(context, out)
+    }
+}
+
+/// The sort key parts given so far, kept in the form the query sends (so that paging does
+/// not write them again).
+#[derive(Default)]
+pub(super) struct SortParts {
+    pub(super) count: usize,
+    /// For a templated sort key: the key text the parts make, with the constant text after
+    /// the last one.
+    pub(super) text: String,
+    /// For sort keys that are attributes: the parts' values.
+    pub(super) values: Vec<AttributeValue>,
+    /// The first part that could not be written, reported when the request is built (boxed:
+    /// the query is held while its request is out).
+    pub(super) error: Option<Box<EncodeError>>,
+}
+
+/// The range on the next sort key part.
+pub(super) enum Range {
+    Between(OwnedPart, OwnedPart),
+    Lt(OwnedPart),
+    Le(OwnedPart),
+    Gt(OwnedPart),
+    Ge(OwnedPart),
+}
+
+/// The character above every other in DynamoDB's byte order (U+10FFFF encodes as F4 8F BF BF,
+/// above any UTF-8 sequence for a lower code point), used to bound "everything after".
+pub(super) const HIGHEST: char = '\u{10FFFF}';
+
+/// The greatest string below `text` that a key can be (keys never contain U+10FFFF): one
+/// condition on the sort key is all DynamoDB allows, so `< x` within a prefix becomes
+/// `BETWEEN prefix AND just_below(x)`.
+pub(super) fn just_below(text: &str) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    match chars.pop() {
+        None => String::new(),
+        Some('\0') => chars.into_iter().collect(),
+        Some(last) => {
+            let mut code = u32::from(last) - 1;
+            // Skip the surrogate range, which is not a char.
+            if (0xD800..=0xDFFF).contains(&code) {
+                code = 0xD7FF;
+            }
+            chars.extend(char::from_u32(code));
+            chars.push(HIGHEST);
+            chars.into_iter().collect()
+        }
+    }
+}
+
+/// `BETWEEN` bounds on sort key `attribute` for `range` on part number `given` of
+/// `template`, after `prefix` (the key text of the parts given). Out of line: most queries
+/// have no range, and its code would only crowd theirs.
+#[inline(never)]
+pub(super) fn range_condition(
+    template: &KeyTemplate,
+    attribute: &'static str,
+    given: usize,
+    prefix: String,
+    range: &Range,
+) -> Result<Node, Error> {
+    let value = |text: String| Operand::Value(AttributeValue::S(text));
+    let upper_all = format!("{prefix}{HIGHEST}");
+    // A key whose next part equals `part` starts with `with(part)`.
+    let with = |part: &OwnedPart| -> Result<String, Error> {
+        let mut text = prefix.clone();
+        template.push_field(given, &mut text, |context, out| {
+            part.render_part(context, out)
+        })?;
+        Ok(text)
+    };
+    // Everything after the keys that start with `with(part)` is below
+    // `with(part) + HIGHEST`.
+    let (low, high) = match range {
+        Range::Between(low, high) => (with(low)?, format!("{}{HIGHEST}", with(high)?)),
+        Range::Ge(bound) => (with(bound)?, upper_all),
+        Range::Gt(bound) => (format!("{}{HIGHEST}", with(bound)?), upper_all),
+        Range::Le(bound) => (prefix.clone(), format!("{}{HIGHEST}", with(bound)?)),
+        Range::Lt(bound) => (prefix.clone(), just_below(&with(bound)?)),
+    };
+    Ok(Node::Between(
+        Operand::Path(AttrPath::attribute(attribute)),
+        value(low),
+        value(high),
+    ))
+}

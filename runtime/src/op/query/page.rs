@@ -1,0 +1,40 @@
+//! One page of a query's results.
+
+use super::*;
+
+/// One page of a query.
+#[derive(Debug)]
+pub struct Page<E> {
+    /// The items of this page that decoded.
+    pub items: Vec<E>,
+    /// Items of this page that are this entity's but did not decode (never dropped silently).
+    pub errors: Vec<DecodeError>,
+    /// Where the next page starts; `None` on the last page.
+    pub cursor: Option<Cursor>,
+}
+
+impl<D: Decode> Page<D> {
+    /// Decodes a response's items, keeping the ones that fail as errors.
+    pub(super) fn from_output(
+        output: aws_sdk_dynamodb::operation::query::QueryOutput,
+        index: Option<&'static IndexSchema>,
+        seal: Option<(std::sync::Arc<CursorKey>, Fingerprint)>,
+    ) -> Self {
+        let mut items = Vec::new();
+        let mut errors = Vec::new();
+        for item in output.items.unwrap_or_default() {
+            match D::decode(item) {
+                Ok(entity) => items.push(entity),
+                Err(error) => errors.push(error),
+            }
+        }
+        Page {
+            items,
+            errors,
+            cursor: output.last_evaluated_key.map(|key| {
+                let index = index.map(|index| index.name.to_owned());
+                Cursor::new(Position { index, key }, seal)
+            }),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Sending a query: one page, every page, every item, or a count.
+
+use super::*;
+
+impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
+    /// The request this operation sends (the first page).
+    pub fn params(&self) -> Result<Request, Error> {
+        let request = self.prepare(false)?.builder(self, None);
+        Ok(describe::request("Query", request.as_input()))
+    }
+
+    /// One page, starting after `cursor` (from the previous page), or the first page.
+    ///
+    /// The request is built when this is called; the future sends it, and holds the SDK's
+    /// future in place (see `op::sent`), so awaiting it costs what awaiting a hand-written
+    /// request does.
+    // Plain `#[inline]` (see `op::sent`): it is inlined, and forcing it made LLVM copy the
+    // future once more (measured: one 7 KB copy per page).
+    #[inline]
+    pub fn page(
+        &self,
+        cursor: Option<&Cursor>,
+    ) -> impl Future<Output = Result<Page<D>, Error>> + 'db
+    where
+        D: 'db,
+    {
+        let request = self.page_request(cursor);
+        let (db, index) = (self.db, self.partition.index);
+        let seal = self.seal();
+        let span = self.span();
+        let sent = crate::op::sent(request, QueryFluentBuilder::send, move |output| {
+            let output = output?;
+            db.record(output.consumed_capacity());
+            Ok(Page::from_output(output, index, seal?))
+        });
+        db.traced(span, sent)
+    }
+
+    /// The request for the page after `cursor`.
+    #[inline(never)]
+    pub(super) fn page_request(
+        &self,
+        cursor: Option<&Cursor>,
+    ) -> Result<QueryFluentBuilder, Error> {
+        let prepared = self.prepare(false)?;
+        let start = cursor.map(|cursor| self.start_key(cursor)).transpose()?;
+        Ok(prepared.builder(self, start))
+    }
+
+    /// The span of one page's request.
+    pub(super) fn span(&self) -> tracing::Span {
+        Self::page_span(self.db, self.partition.index)
+    }
+
+    pub(super) fn page_span(db: &Db<E::Table>, index: Option<&IndexSchema>) -> tracing::Span {
+        crate::trace::span(
+            crate::trace::Operation::Query,
+            db.table_name(),
+            D::NAME,
+            || None,
+            index.map(|index| index.name),
+        )
+    }
+
+    /// What identifies this query to a sealed cursor: its first page's request, and what it
+    /// decodes.
+    pub(super) fn fingerprint(&self) -> Result<Fingerprint, Error> {
+        Ok(Fingerprint::of(&self.params()?, D::ENTITIES))
+    }
+
+    /// The key and fingerprint that seal this query's cursors, when the `Db` has a key.
+    pub(super) fn seal(&self) -> Result<Option<(std::sync::Arc<CursorKey>, Fingerprint)>, Error> {
+        match self.db.cursor_key() {
+            Some(key) => Ok(Some((key.clone(), self.fingerprint()?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The `ExclusiveStartKey` for this query, if `cursor` belongs to it.
+    pub(super) fn start_key(&self, cursor: &Cursor) -> Result<Item, Error> {
+        let Position {
+            index: found_index,
+            key,
+        } = cursor.open(self.db.cursor_key(), || self.fingerprint())?;
+        let table = <E::Table as Table>::SCHEMA;
+        let invalid = |reason: String| Error::Cursor(CursorError { reason });
+        let index = self.partition.index;
+        if found_index.as_deref() != index.map(|index| index.name) {
+            return Err(invalid(format!(
+                "it belongs to index {:?}, not {:?}",
+                found_index,
+                index.map(|index| index.name)
+            )));
+        }
+        let mut expected: Vec<&str> = vec![table.partition_key];
+        expected.extend(table.sort_key);
+        if let Some(index) = index {
+            expected.extend(index.key_attributes().map(|key| key.name));
+        }
+        expected.sort_unstable();
+        expected.dedup();
+        let mut found: Vec<&str> = key.keys().map(String::as_str).collect();
+        found.sort_unstable();
+        if found != expected {
+            return Err(invalid(format!(
+                "its key attributes {found:?} are not this query's {expected:?}"
+            )));
+        }
+        if self
+            .partition
+            .conditions()?
+            .iter()
+            .all(|(name, value)| key.get(name) == Some(value))
+        {
+            Ok(key)
+        } else {
+            Err(invalid("it belongs to another partition".to_owned()))
+        }
+    }
+
+    /// Every page, following `LastEvaluatedKey` through the SDK's paginator.
+    pub fn pages(self) -> impl Stream<Item = Result<Page<D>, Error>> + 'db
+    where
+        E: 'db,
+        I: 'db,
+        P: 'db,
+        D: 'db,
+    {
+        let index = self.partition.index;
+        let db = self.db;
+        let pages = match (self.prepare(false), self.seal()) {
+            (Ok(prepared), Ok(seal)) => {
+                Ok((prepared.builder(&self, None).into_paginator().send(), seal))
+            }
+            (Err(error), _) | (_, Err(error)) => Err(error),
+        };
+        futures::stream::unfold(Some(pages), move |state| async move {
+            match state? {
+                Err(error) => Some((Err(error), None)),
+                Ok((mut pages, seal)) => {
+                    let span = Self::page_span(db, index);
+                    let next = db.traced(span, async {
+                        let Some(output) = pages.next().await else {
+                            return Ok(None);
+                        };
+                        let output = output?;
+                        db.record(output.consumed_capacity());
+                        Ok(Some(Page::from_output(output, index, seal.clone())))
+                    });
+                    match next.await.transpose()? {
+                        // The last page: stop without asking the paginator, which would
+                        // send nothing but still count as a request in its span.
+                        Ok(page) if page.cursor.is_none() => Some((Ok(page), None)),
+                        Ok(page) => Some((Ok(page), Some(Ok((pages, seal))))),
+                        Err(error) => Some((Err(error), None)),
+                    }
+                }
+            }
+        })
+    }
+
+    /// Every matching item, page after page; an item that does not decode is an `Err` in the
+    /// stream (the rest still arrive).
+    pub fn items(self) -> impl Stream<Item = Result<D, Error>> + 'db
+    where
+        E: 'db,
+        I: 'db,
+        P: 'db,
+        D: 'db,
+    {
+        self.pages().flat_map(|page| {
+            let results: Vec<Result<D, Error>> = match page {
+                Ok(page) => page
+                    .items
+                    .into_iter()
+                    .map(Ok)
+                    .chain(
+                        page.errors
+                            .into_iter()
+                            .map(|error| Err(Error::Decode(error))),
+                    )
+                    .collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures::stream::iter(results)
+        })
+    }
+
+    /// All matching items (every page).
+    pub async fn all(self) -> Result<Vec<D>, Error>
+    where
+        E: 'db,
+        I: 'db,
+        P: 'db,
+        D: 'db,
+    {
+        let items = self.items();
+        futures::pin_mut!(items);
+        let mut all = Vec::new();
+        while let Some(item) = items.next().await {
+            all.push(item?);
+        }
+        Ok(all)
+    }
+
+    /// The number of matching items (`Select = COUNT`, every page).
+    pub async fn count(&self) -> Result<u64, Error> {
+        let prepared = self.prepare(true)?;
+        let mut pages = prepared.builder(self, None).into_paginator().send();
+        let mut total = 0u64;
+        loop {
+            let span = Self::page_span(self.db, self.partition.index);
+            let next = self.db.traced(span, async {
+                let output = pages.next().await.transpose()?;
+                if let Some(output) = &output {
+                    self.db.record(output.consumed_capacity());
+                }
+                Ok(output)
+            });
+            let Some(output) = next.await? else {
+                break;
+            };
+            total += u64::try_from(output.count).unwrap_or_default();
+            if output.last_evaluated_key.is_none() {
+                break;
+            }
+        }
+        Ok(total)
+    }
+}

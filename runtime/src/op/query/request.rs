@@ -1,0 +1,190 @@
+//! A query's request: its key condition, filter and projection rendered once, and the SDK
+//! request built from them.
+
+use super::*;
+
+impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
+    pub(super) fn prepare(&self, count: bool) -> Result<Prepared, Error> {
+        let table = <E::Table as Table>::SCHEMA;
+        let sort_attribute = match self.partition.index {
+            Some(index) => index.sort_key,
+            None => table.sort_key,
+        };
+        let partition = self.partition.conditions()?;
+        if let Some(error) = &self.sort.error {
+            return Err((**error).clone().into());
+        }
+        let sort = match (
+            self.partition.sort_key(),
+            sort_attribute,
+            self.partition.index,
+        ) {
+            (SortKeyShape::Template(template), Some(attribute), _) => {
+                self.sort_condition(&template, attribute)?
+            }
+            (SortKeyShape::Attributes, _, Some(index)) => {
+                self.attribute_sort_condition(index.sort_keys)?
+            }
+            _ => None,
+        };
+        let mut key_condition = KeyCondition { partition, sort };
+        // One entity's query keeps only its items; a collection's decodes (or reports) all.
+        let mut filter = EntityFilter {
+            attribute: table.entity_attribute,
+            entity: D::ONLY_ENTITY,
+            user: user_node(self.filter.as_ref())?,
+        };
+        let ([key_condition, filter, projection], placeholders) = crate::expr::shape::render([
+            &mut key_condition,
+            &mut filter,
+            &mut Projection(&self.projection),
+        ]);
+        // An empty expression is left out of the request.
+        let filter = (!filter.is_empty()).then_some(filter);
+        let projection = (!projection.is_empty()).then_some(projection);
+        crate::expr::check_expression("KeyConditionExpression", &key_condition)?;
+        for (kind, text) in [
+            ("FilterExpression", &filter),
+            ("ProjectionExpression", &projection),
+        ] {
+            if let Some(text) = text {
+                crate::expr::check_expression(kind, text)?;
+            }
+        }
+        Ok(Prepared {
+            index_name: self.partition.index.map(|index| index.name),
+            key_condition,
+            filter,
+            projection,
+            placeholders,
+            count,
+        })
+    }
+
+    /// The sort key condition on a sort key that is a plain attribute: compared as the value it
+    /// is (numbers numerically). Out of line, as [`range_condition`].
+    ///
+    /// With several sort attributes (a multi-attribute key), the given parts are equalities
+    /// on the first attributes, left to right, and a range applies to the next one.
+    #[inline(never)]
+    pub(super) fn attribute_sort_condition(
+        &self,
+        attributes: &[crate::schema::KeyAttribute],
+    ) -> Result<Option<Node>, Error> {
+        let path = |position: usize| {
+            attributes
+                .get(position)
+                .map(|key| Operand::Path(AttrPath::attribute(key.name)))
+                .ok_or_else(|| EncodeError::Serialize {
+                    entity: E::SCHEMA.name,
+                    message: format!("the index has no sort key attribute number {position}"),
+                })
+        };
+        let mut conditions = Vec::new();
+        for (position, value) in self.sort.values.iter().enumerate() {
+            conditions.push(Node::Compare(
+                path(position)?,
+                Comparison::Eq,
+                Operand::Value(value.clone()),
+            ));
+        }
+        let next = self.sort.count;
+        let compare = |comparison, part: &OwnedPart| -> Result<Node, Error> {
+            Ok(Node::Compare(path(next)?, comparison, part.value()?))
+        };
+        conditions.extend(match &self.range {
+            Some(Range::Between(low, high)) => {
+                Some(Node::Between(path(next)?, low.value()?, high.value()?))
+            }
+            Some(Range::Lt(bound)) => Some(compare(Comparison::Lt, bound)?),
+            Some(Range::Le(bound)) => Some(compare(Comparison::Le, bound)?),
+            Some(Range::Gt(bound)) => Some(compare(Comparison::Gt, bound)?),
+            Some(Range::Ge(bound)) => Some(compare(Comparison::Ge, bound)?),
+            None => None,
+        });
+        Ok(all(conditions))
+    }
+
+    /// The sort key condition from the parts given so far.
+    pub(super) fn sort_condition(
+        &self,
+        template: &KeyTemplate,
+        attribute: &'static str,
+    ) -> Result<Option<Node>, Error> {
+        let path = || Operand::Path(AttrPath::attribute(attribute));
+        let value = |text: String| Operand::Value(AttributeValue::S(text));
+        let given = self.sort.count;
+        // The key text of the parts given, with the constant text after the last one.
+        let prefix = if given == 0 {
+            template.leading_text().to_owned()
+        } else {
+            self.sort.text.clone()
+        };
+        let Some(range) = &self.range else {
+            if given == template.fields().count() {
+                if prefix.is_empty() {
+                    return Err(KeyError::Empty {
+                        template: template.source,
+                    }
+                    .into());
+                }
+                return Ok(Some(Node::Compare(path(), Comparison::Eq, value(prefix))));
+            }
+            // The constant text before the first part always constrains the query, so one
+            // entity's query never reaches another's items.
+            return Ok((!prefix.is_empty())
+                .then(|| Node::BeginsWith(AttrPath::attribute(attribute), value(prefix))));
+        };
+        range_condition(template, attribute, given, prefix, range).map(Some)
+    }
+}
+
+pub(super) struct Prepared {
+    pub(super) index_name: Option<&'static str>,
+    pub(super) key_condition: String,
+    pub(super) filter: Option<String>,
+    pub(super) projection: Option<String>,
+    pub(super) placeholders: Placeholders,
+    pub(super) count: bool,
+}
+
+impl Prepared {
+    pub(super) fn builder<E: Entity, I, P, D>(
+        self,
+        query: &Query<'_, E, I, P, D>,
+        start: Option<Item>,
+    ) -> QueryFluentBuilder {
+        let (names, values) = self.placeholders.into_maps();
+        query
+            .db
+            .client()
+            .query()
+            .table_name(query.db.table_name())
+            .set_some(self.index_name, |builder, name| builder.index_name(name))
+            .key_condition_expression(self.key_condition)
+            .set_some(self.filter, QueryFluentBuilder::filter_expression)
+            .set_some(self.projection, QueryFluentBuilder::projection_expression)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .set_some(
+                query.descending.then_some(false),
+                QueryFluentBuilder::scan_index_forward,
+            )
+            .set_some(query.limit, QueryFluentBuilder::limit)
+            .set_some(
+                query.consistent.then_some(true),
+                QueryFluentBuilder::consistent_read,
+            )
+            .set_some(
+                self.count.then_some(Select::Count),
+                QueryFluentBuilder::select,
+            )
+            .set_some(
+                query.db.return_consumed_capacity(),
+                QueryFluentBuilder::return_consumed_capacity,
+            )
+            .set_some(start, |builder, start| {
+                builder.set_exclusive_start_key(Some(start))
+            })
+    }
+}

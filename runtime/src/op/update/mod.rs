@@ -1,0 +1,466 @@
+//! `UpdateItem` with index maintenance: an update that changes an input of an index key also
+//! rewrites (or, for a sparse index whose rule now fails, removes) that index's key attributes
+//! in the same request, so the index never goes stale.
+
+use super::{condition_failure, Expectations, SetSome};
+use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
+use crate::error::{EncodeError, Error, UpdateError};
+use crate::expr::condition::{user_node, walk_and_operand, Node};
+use crate::expr::field::Nested;
+use crate::expr::field::{
+    into_value, to_value, Addable, Container, ListType, Optional, SetType, Updatable,
+};
+use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
+use crate::expr::update::{self, Action, SetValue};
+use crate::expr::{AttrPath, Condition, Expression, Field, Name, Placeholders, Sink};
+use crate::key::{KeyError, PartContext};
+use crate::schema::{
+    index_bit, same_name, AnyValue, Entity, EntityIndex, FieldIndexes, IndexKind, IndexRule, Table,
+};
+use crate::trace::Operation;
+use crate::wire::{describe, Request};
+use crate::{Db, Key};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use futures::future::Either;
+use futures::FutureExt;
+use serde::Serialize;
+use std::any::Any;
+use std::future::Future;
+use std::marker::PhantomData;
+
+mod condition;
+mod estimate;
+mod index_keys;
+mod request;
+mod response;
+mod sets;
+
+use condition::UpdateCondition;
+use index_keys::Values;
+use request::KnownValues;
+use response::Sent;
+use sets::as_set;
+
+impl<T: Table> Db<T> {
+    /// Updates the existing item with this key; a missing item is [`Error::NotFound`] (an
+    /// `UpdateItem` on a missing key would otherwise create a partial item).
+    ///
+    /// Changing a field that feeds an index key also rewrites that key; the update must then
+    /// know every other input of that index (set it, or supply its current value with
+    /// [`Update::given`]), or it does not compile.
+    pub fn update<E: Entity<Table = T>>(&self, key: Key<E>) -> Update<'_, E> {
+        Update {
+            parts: Parts {
+                db: self,
+                key,
+                actions: Vec::new(),
+                known: Vec::new(),
+                relative: Vec::new(),
+                changed: 0,
+                condition: None,
+                expected_version: None,
+                error: None,
+            },
+            state: PhantomData,
+        }
+    }
+}
+
+/// A field value the update knows: what it sets, or what the caller says is current.
+struct Known {
+    field: &'static str,
+    value: AnyValue,
+    /// For a current value ([`Update::given`]): the attribute and value the condition
+    /// asserts.
+    current: Option<(AttrPath, AttributeValue)>,
+}
+
+/// An `UpdateItem` of one entity; see [`Db::update`]. `S` tracks, at the type level, which
+/// index inputs the update changes or knows.
+#[must_use = "an operation does nothing until it is sent"]
+pub struct Update<'db, E: Entity, S = <E as Entity>::UpdateState> {
+    parts: Parts<'db, E>,
+    state: PhantomData<fn() -> S>,
+}
+
+/// A field changed relative to its current value (by `ADD`, an increment, an append, ...).
+struct RelativeChange {
+    field: &'static str,
+    /// The operation's name, for messages.
+    operation: &'static str,
+    /// The indexes the field is an input of ([`FieldIndexes`]).
+    indexes: u64,
+}
+
+struct Parts<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    key: Key<E>,
+    actions: Vec<Action>,
+    /// Fields set to known values, and current values supplied by the caller.
+    known: Vec<Known>,
+    /// Fields changed relative to their current value.
+    relative: Vec<RelativeChange>,
+    /// The indexes whose inputs the update changes (given values are current, not changed),
+    /// as [`FieldIndexes`] bits: each one's keys are rewritten.
+    changed: u64,
+    condition: Option<Condition<E>>,
+    expected_version: Option<u64>,
+    error: Option<EncodeError>,
+}
+
+struct Prepared {
+    update: String,
+    condition: String,
+    placeholders: Placeholders,
+    estimate: crate::cost::Estimate,
+}
+
+impl<'db, E: Entity, S> Update<'db, E, S> {
+    /// Applies `change` and moves to the state of an operation `M` on field `F`.
+    fn then<M, const F: usize>(
+        mut self,
+        change: impl FnOnce(&mut Parts<'db, E>),
+    ) -> Update<'db, E, S::Out>
+    where
+        S: Touch<F, M>,
+    {
+        change(&mut self.parts);
+        Update {
+            parts: self.parts,
+            state: PhantomData,
+        }
+    }
+
+    /// `SET field = value`. Key fields cannot be set (a compile error that explains why).
+    pub fn set<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Changed>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.then::<Changed, F>(|parts| {
+            let indexes = FieldIndexes::<E, F>::MASK;
+            // A value an index key is made from is kept to recompute the key; any other
+            // moves into the request.
+            let encoded = if indexes == 0 {
+                parts.encode_owned(value)
+            } else {
+                let encoded = parts.encode(&value);
+                if encoded.is_some() {
+                    parts.know(field.name(), indexes, value);
+                }
+                encoded
+            };
+            if let Some(encoded) = encoded {
+                parts
+                    .actions
+                    .push(Action::Set(field.path(), SetValue::Value(encoded)));
+            }
+        })
+    }
+
+    /// `REMOVE field`, for optional fields only.
+    pub fn remove<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+    ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Changed>,
+        T: Optional + Send + Sync + 'static,
+    {
+        self.then::<Changed, F>(|parts| {
+            parts.actions.push(Action::Remove(field.path()));
+            parts.know(field.name(), FieldIndexes::<E, F>::MASK, T::none());
+        })
+    }
+
+    fn relative<T: Serialize, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: &T,
+        operation: &'static str,
+        action: impl FnOnce(AttrPath, AttributeValue) -> Action,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        S: Touch<F, Relative>,
+    {
+        self.then::<Relative, F>(|parts| {
+            if let Some(encoded) = parts.encode(value) {
+                parts.actions.push(action(field.path(), encoded));
+                parts.change_relative(field.name(), operation, FieldIndexes::<E, F>::MASK);
+            }
+        })
+    }
+
+    /// `SET path = value` on a list element or map entry (`Ticket::TAGS.at(0)`,
+    /// `Ticket::LABELS.key("team")`). Such values never feed an index key (index inputs are
+    /// scalars), so the state only records the field as changed by an unknown amount.
+    pub fn set_nested<Top, T, const F: usize>(
+        self,
+        path: Nested<E, Top, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, Top>,
+        S: Touch<F, Relative>,
+        T: Serialize,
+    {
+        self.then::<Relative, F>(|parts| {
+            if let Some(encoded) = parts.encode(&value) {
+                parts
+                    .actions
+                    .push(Action::Set(path.path(), SetValue::Value(encoded)));
+                parts.change_relative(path.name(), "set_nested", FieldIndexes::<E, F>::MASK);
+            }
+        })
+    }
+
+    /// `REMOVE path` of a list element or map entry.
+    pub fn remove_nested<Top, T, const F: usize>(
+        self,
+        path: Nested<E, Top, T, F>,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, Top>,
+        S: Touch<F, Relative>,
+    {
+        self.then::<Relative, F>(|parts| {
+            parts.actions.push(Action::Remove(path.path()));
+            parts.change_relative(path.name(), "remove_nested", FieldIndexes::<E, F>::MASK);
+        })
+    }
+
+    /// `SET field = if_not_exists(field, value)`.
+    pub fn set_if_not_exists<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Serialize,
+    {
+        self.relative(field, &value, "set_if_not_exists", |path, value| {
+            Action::Set(path, SetValue::IfNotExists(value))
+        })
+    }
+
+    /// `ADD field value`: adds to a number or inserts into a set.
+    pub fn add<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Addable + Serialize,
+    {
+        self.relative(field, &value, "ADD", |path, value| {
+            Action::Add(path, as_set(value))
+        })
+    }
+
+    /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
+    pub fn increment<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        by: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Addable + Serialize,
+    {
+        self.relative(field, &by, "increment", |path, value| {
+            Action::Set(path, SetValue::Plus(value))
+        })
+    }
+
+    /// `SET field = field - by`.
+    pub fn decrement<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        by: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: Addable + Serialize,
+    {
+        self.relative(field, &by, "decrement", |path, value| {
+            Action::Set(path, SetValue::Minus(value))
+        })
+    }
+
+    /// `DELETE field elements`: removes elements from a set.
+    pub fn delete_elements<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        elements: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: SetType + Serialize,
+    {
+        self.relative(field, &elements, "DELETE", |path, value| {
+            Action::Delete(path, as_set(value))
+        })
+    }
+
+    /// `SET field = list_append(field, items)`.
+    pub fn append<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        items: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: ListType + Serialize,
+    {
+        self.relative(field, &items, "append", |path, value| {
+            Action::Set(path, SetValue::Append(value))
+        })
+    }
+
+    /// `SET field = list_append(items, field)`.
+    pub fn prepend<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        items: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, T>,
+        S: Touch<F, Relative>,
+        T: ListType + Container + Serialize,
+    {
+        self.relative(field, &items, "prepend", |path, value| {
+            Action::Set(path, SetValue::Prepend(value))
+        })
+    }
+
+    /// Supplies the current value of a field the update does not change but an index key
+    /// needs. The request asserts it (`field = value`), so a caller with stale data gets
+    /// [`Error::ConditionFailed`] instead of writing a wrong index key.
+    pub fn given<T, const F: usize>(
+        self,
+        field: Field<E, T, F>,
+        current: T,
+    ) -> Update<'db, E, <S as Touch<F, Given>>::Out>
+    where
+        S: Touch<F, Given>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.then::<Given, F>(|parts| {
+            if let Some(encoded) = parts.encode(&current) {
+                parts.known.push(Known {
+                    field: field.name(),
+                    value: Box::new(current),
+                    current: Some((field.path(), encoded)),
+                });
+            }
+        })
+    }
+
+    /// Optimistic locking: updates only if the item is still at `version` (the version it
+    /// was read at); otherwise [`Error::VersionConflict`]. Every update increments the version
+    /// whether or not this is given.
+    pub fn expect_version(mut self, version: u64) -> Self
+    where
+        E: crate::schema::Versioned,
+    {
+        self.parts.expected_version = Some(version);
+        self
+    }
+
+    /// Updates only if `condition` also holds.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        Condition::and_to(&mut self.parts.condition, condition);
+        self
+    }
+}
+
+impl<'db, E: Entity, S> Update<'db, E, S> {
+    /// The request this operation sends.
+    pub fn params(&self) -> Result<Request, Error>
+    where
+        S: UpdateComplete,
+    {
+        self.parts.params()
+    }
+
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error>
+    where
+        S: UpdateComplete,
+    {
+        let parts = &self.parts;
+        let mut prepared = parts.prepare()?;
+        let estimate = std::mem::take(&mut prepared.estimate);
+        let request = parts.builder(prepared, ReturnValue::AllNew);
+        Ok(super::transact::TransactOp {
+            kind: super::transact::WriteKind::Update,
+            entity: E::SCHEMA.name,
+            key: parts.key.to_attributes(),
+            key_text: parts.key.text(),
+            write: super::transact::write::update(request.as_input())?,
+            estimate,
+        })
+    }
+
+    /// The request and its estimated capacity (see [`crate::cost`]).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error>
+    where
+        S: UpdateComplete,
+    {
+        Ok(crate::cost::Explain {
+            request: self.parts.params()?,
+            estimate: self.parts.prepare()?.estimate,
+        })
+    }
+
+    /// Sends the request; returns the item as it is after the update (`ALL_NEW`).
+    #[inline(always)]
+    pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db
+    where
+        S: UpdateComplete,
+    {
+        self.parts.send(ReturnValue::AllNew, Sent::decode)
+    }
+
+    /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
+    #[inline(always)]
+    pub fn send_returning_old(self) -> impl Future<Output = Result<E, Error>> + 'db
+    where
+        S: UpdateComplete,
+    {
+        self.parts.send(ReturnValue::AllOld, Sent::decode)
+    }
+
+    /// Sends the request; returns only the attributes it changed, as they are now
+    /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
+    #[inline(always)]
+    pub fn send_returning_updated(
+        self,
+        old: bool,
+    ) -> impl Future<Output = Result<crate::Item, Error>> + 'db
+    where
+        S: UpdateComplete,
+    {
+        let returning = if old {
+            ReturnValue::UpdatedOld
+        } else {
+            ReturnValue::UpdatedNew
+        };
+        self.parts.send(returning, |_, item| Ok(item))
+    }
+}

@@ -1,0 +1,389 @@
+//! Preparing an update's request (checks, index maintenance, the version and timestamps,
+//! the condition, the SDK request) and sending it.
+
+use super::*;
+use estimate::{estimate_index_write, estimate_table_write};
+use index_keys::{index_actions, index_inputs_missing};
+
+impl<'db, E: Entity> Parts<'db, E> {
+    /// Keeps the new value of `field` if an index key is made from it (`indexes` is not
+    /// empty): it is needed again to recompute the key; other values are already encoded in
+    /// the actions.
+    pub(super) fn know<T: Send + Sync + 'static>(
+        &mut self,
+        field: &'static str,
+        indexes: u64,
+        value: T,
+    ) {
+        if indexes != 0 {
+            self.changed |= indexes;
+            self.known.push(Known {
+                field,
+                value: Box::new(value),
+                current: None,
+            });
+        }
+    }
+
+    /// Notes that `field` changes by `operation`, relative to its current value.
+    pub(super) fn change_relative(
+        &mut self,
+        field: &'static str,
+        operation: &'static str,
+        indexes: u64,
+    ) {
+        self.changed |= indexes;
+        self.relative.push(RelativeChange {
+            field,
+            operation,
+            indexes,
+        });
+    }
+
+    /// Encodes a value the update keeps no copy of (see [`into_value`]).
+    pub(super) fn encode_owned<V: Serialize + 'static>(
+        &mut self,
+        value: V,
+    ) -> Option<AttributeValue> {
+        self.keep_error(into_value(value))
+    }
+
+    pub(super) fn encode<V: Serialize + ?Sized>(&mut self, value: &V) -> Option<AttributeValue> {
+        self.keep_error(to_value(value))
+    }
+
+    /// The value, or `None` with the first error kept for `send` to report.
+    pub(super) fn keep_error(
+        &mut self,
+        encoded: Result<AttributeValue, EncodeError>,
+    ) -> Option<AttributeValue> {
+        match encoded {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.error.get_or_insert(error);
+                None
+            }
+        }
+    }
+
+    pub(super) fn prepare(&self) -> Result<Prepared, Error> {
+        let inputs = Inputs {
+            actions: self.actions.clone(),
+            known: KnownValues::Copied(&self.known),
+            condition: user_node(self.condition.as_ref()).map(Option::<&Node>::cloned),
+        };
+        self.prepare_inputs(inputs, true)
+    }
+
+    /// Prepares the request from `inputs`: the update's own, copied for `params` and
+    /// `explain` (which can be called again), moved by `send`.
+    pub(super) fn prepare_inputs(
+        &self,
+        inputs: Inputs<'_>,
+        explain: bool,
+    ) -> Result<Prepared, Error> {
+        if let Some(error) = &self.error {
+            return Err(error.clone().into());
+        }
+        let Inputs {
+            mut actions,
+            known,
+            condition,
+        } = inputs;
+        let schema = E::SCHEMA;
+        let table = <E::Table as Table>::SCHEMA;
+        if actions.is_empty() {
+            return Err(UpdateError::Empty {
+                entity: schema.name,
+            }
+            .into());
+        }
+        // The values an update writes can alone break the 400 KB item limit.
+        let written: usize = actions.iter().map(action_size).sum();
+        if written > crate::item::MAX_ITEM_BYTES {
+            return Err(crate::LimitError::ItemSize {
+                key: self.key.text(),
+                size: written,
+                max: crate::item::MAX_ITEM_BYTES,
+            }
+            .into());
+        }
+        let values = Values {
+            known: known.as_slice(),
+            key: &self.key,
+        };
+        let mut estimate = crate::cost::Estimate::default();
+        if explain {
+            estimate_table_write(&mut estimate);
+        }
+        for (position, index) in schema.indexes.iter().enumerate() {
+            let bit = index_bit(position);
+            if self.changed & bit == 0 {
+                continue;
+            }
+            if let Some(change) = self
+                .relative
+                .iter()
+                .find(|change| change.indexes & bit != 0)
+            {
+                return Err(UpdateError::RelativeIndexInput {
+                    entity: schema.name,
+                    field: change.field,
+                    index: index.index.slot,
+                    operation: change.operation,
+                }
+                .into());
+            }
+            let mut missing: Vec<&str> = Vec::new();
+            for input in index.inputs() {
+                if !values.has(input) && !missing.contains(&input) {
+                    missing.push(input);
+                }
+            }
+            if !missing.is_empty() {
+                let changes = |name: &&str| {
+                    known
+                        .as_slice()
+                        .iter()
+                        .any(|known| same_name(known.field, name) && known.current.is_none())
+                        || self
+                            .relative
+                            .iter()
+                            .any(|change| same_name(change.field, name))
+                };
+                return Err(index_inputs_missing(schema.name, index, &missing, changes).into());
+            }
+            let removes = index_actions::<E>(index, table.partition_key, &values, &mut actions)?;
+            if explain {
+                estimate_index_write(&mut estimate, index.index.name, removes);
+            }
+        }
+        let managed = schema.managed;
+        if let Some(attribute) = managed.version {
+            if let Some(expected) = self.expected_version.filter(|v| *v >= managed.version_max) {
+                return Err(Error::VersionOverflow {
+                    entity: schema.name,
+                    key: self.key.text(),
+                    version: expected,
+                });
+            }
+            // From zero where another tool wrote the item without it, as a put counts it.
+            actions.push(Action::Set(
+                AttrPath::attribute(attribute),
+                SetValue::CountUp(AttributeValue::N("1".to_owned())),
+            ));
+        }
+        if let Some(timestamp) = managed.updated_at {
+            actions.push(Action::Set(
+                AttrPath::attribute(timestamp.attribute),
+                SetValue::Value((timestamp.now)()?),
+            ));
+        }
+        if let Some(action) = actions.iter().find(|action| operand_is_empty_set(action)) {
+            return Err(UpdateError::EmptySet {
+                entity: schema.name,
+                action: action.to_string(),
+            }
+            .into());
+        }
+        // Checked on the whole list, the library's own actions included, before anything is sent.
+        if let Some((first, second)) = update::overlapping(&actions) {
+            return Err(UpdateError::OverlappingPaths {
+                entity: schema.name,
+                first: first.to_string(),
+                second: second.to_string(),
+            }
+            .into());
+        }
+        let mut condition = UpdateCondition {
+            partition_key: table.partition_key,
+            version: managed.version.zip(self.expected_version),
+            // Without an expected version, the condition itself keeps the count in range.
+            version_max: managed
+                .version
+                .filter(|_| self.expected_version.is_none())
+                .map(|attribute| (attribute, managed.version_max)),
+            known,
+            user: condition?,
+        };
+        let ([update, condition], placeholders) =
+            crate::expr::shape::render([&mut update::Actions::new(actions), &mut condition]);
+        crate::expr::check_expression("UpdateExpression", &update)?;
+        crate::expr::check_expression("ConditionExpression", &condition)?;
+        Ok(Prepared {
+            update,
+            condition,
+            placeholders,
+            estimate,
+        })
+    }
+
+    /// The request `send` sends (`ALL_NEW`).
+    pub(super) fn params(&self) -> Result<Request, Error> {
+        let request = self.builder(self.prepare()?, ReturnValue::AllNew);
+        Ok(describe::request("UpdateItem", request.as_input()))
+    }
+
+    /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
+    ///
+    /// Always inlined, with the request built out of line ([`Parts::request`]): the future
+    /// holds the SDK's, several kilobytes, and made here it is made in place in the caller's
+    /// future rather than returned from a call and copied there.
+    #[inline(always)]
+    pub(super) fn send<T>(
+        self,
+        returning: ReturnValue,
+        finish: impl FnOnce(&Sent<'db, E>, crate::Item) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db
+    where
+        T: 'db,
+    {
+        let (request, sent, repeats) = self.request(returning);
+        let db = sent.db;
+        let span = crate::trace::span(
+            Operation::UpdateItem,
+            db.table_name(),
+            E::SCHEMA.name,
+            || Some(sent.key.text().to_string()),
+            None,
+        );
+        // An update that adds, appends or removes by position applies twice if resent after
+        // its response was lost. Without a version to condition on, the SDK must not resend
+        // it blindly (boxed: the rare path does not grow every update's future).
+        if repeats && sent.expected_version.is_none() {
+            return db.traced(
+                span,
+                Either::Left(
+                    async move {
+                        let result = sent.send_once_per_attempt(request?).await?;
+                        finish(&sent, sent.returned(result)?)
+                    }
+                    .boxed(),
+                ),
+            );
+        }
+        db.traced(
+            span,
+            Either::Right(crate::op::sent(
+                request,
+                UpdateItemFluentBuilder::send,
+                move |result| finish(&sent, sent.returned(result)?),
+            )),
+        )
+    }
+
+    /// The request for `returning`, what its response is read with, and whether resending
+    /// it could apply it twice.
+    #[inline(never)]
+    pub(super) fn request(
+        mut self,
+        returning: ReturnValue,
+    ) -> (Result<UpdateItemFluentBuilder, Error>, Sent<'db, E>, bool) {
+        let actions = std::mem::take(&mut self.actions);
+        // Counting the version up repeats too, whatever the other actions do.
+        let repeats = E::SCHEMA.managed.version.is_some() || actions.iter().any(Action::repeats);
+        let mut known = std::mem::take(&mut self.known);
+        let inputs = Inputs {
+            actions,
+            known: KnownValues::Moved(&mut known),
+            condition: self.condition.take().map(Condition::into_node).transpose(),
+        };
+        let request = self
+            .prepare_inputs(inputs, false)
+            .map(|prepared| self.builder(prepared, returning));
+        // Only this is kept while the request is out.
+        let sent = Sent {
+            db: self.db,
+            key: self.key,
+            expected_version: self.expected_version,
+        };
+        (request, sent, repeats)
+    }
+
+    pub(super) fn builder(
+        &self,
+        prepared: Prepared,
+        returning: ReturnValue,
+    ) -> UpdateItemFluentBuilder {
+        let (names, values) = prepared.placeholders.into_maps();
+        self.db
+            .client()
+            .update_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.key.to_attributes()))
+            .update_expression(prepared.update)
+            .condition_expression(prepared.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values(returning)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .set_some(
+                self.db.return_consumed_capacity(),
+                UpdateItemFluentBuilder::return_consumed_capacity,
+            )
+    }
+}
+
+/// What a request is made from: the update's actions, known values and condition.
+pub(super) struct Inputs<'a> {
+    pub(super) actions: Vec<Action>,
+    pub(super) known: KnownValues<'a>,
+    pub(super) condition: Result<Option<Node>, EncodeError>,
+}
+
+/// The known values, borrowed: the current values given are copied into the request, or, when
+/// it is sent, moved.
+pub(super) enum KnownValues<'a> {
+    Copied(&'a [Known]),
+    Moved(&'a mut [Known]),
+}
+
+impl KnownValues<'_> {
+    pub(super) fn as_slice(&self) -> &[Known] {
+        match self {
+            KnownValues::Copied(known) => known,
+            KnownValues::Moved(known) => known,
+        }
+    }
+}
+
+/// The bytes an action writes: its path's names and its value.
+pub(super) fn action_size(action: &Action) -> usize {
+    let value = match action {
+        Action::Set(_, SetValue::Value(value))
+        | Action::Set(_, SetValue::IfNotExists(value))
+        | Action::Set(_, SetValue::Plus(value))
+        | Action::Set(_, SetValue::Minus(value))
+        | Action::Set(_, SetValue::Append(value))
+        | Action::Set(_, SetValue::Prepend(value))
+        | Action::Set(_, SetValue::CountUp(value))
+        | Action::Add(_, value)
+        | Action::Delete(_, value) => crate::item::value_size(value),
+        Action::Remove(_) => 0,
+    };
+    let path = match action {
+        Action::Set(path, _)
+        | Action::Add(path, _)
+        | Action::Delete(path, _)
+        | Action::Remove(path) => path,
+    };
+    value + path.root().len()
+}
+
+/// Whether DynamoDB would refuse the action's operand as an empty set: `ADD` or `DELETE` of no
+/// elements (serde writes an empty Rust set as an empty list), or any value holding one.
+pub(super) fn operand_is_empty_set(action: &Action) -> bool {
+    match action {
+        Action::Add(_, AttributeValue::L(elements))
+        | Action::Delete(_, AttributeValue::L(elements)) => elements.is_empty(),
+        Action::Add(_, value) | Action::Delete(_, value) => crate::item::holds_empty_set(value),
+        Action::Set(_, value) => match value {
+            SetValue::Value(value)
+            | SetValue::IfNotExists(value)
+            | SetValue::Append(value)
+            | SetValue::Prepend(value) => crate::item::holds_empty_set(value),
+            SetValue::Plus(_) | SetValue::Minus(_) | SetValue::CountUp(_) => false,
+        },
+        Action::Remove(_) => false,
+    }
+}
