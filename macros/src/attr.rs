@@ -1,6 +1,7 @@
 //! `#[dynamo(...)]` attributes as written, before cross-attribute validation.
 
-use crate::ctxt::{did_you_mean, Ctxt};
+use crate::ctxt::Ctxt;
+use crate::settings;
 use crate::template::Template;
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parse;
@@ -64,28 +65,23 @@ pub struct TableAttrs {
     pub indexes: Vec<TableIndexAttr>,
 }
 
-const TABLE_KEYS: &[&str] = &[
-    "name",
-    "pk",
-    "sk",
-    "entity_attribute",
-    "schema_version_attribute",
-    "gsi1",
-    "lsi1",
-];
-const TABLE_INDEX_KEYS: &[&str] = &["name", "pk", "sk", "pk_type", "sk_type"];
-
 pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
     let mut out = TableAttrs::default();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
             match key.as_str() {
                 "name" => set_once(cx, &meta, &mut out.name),
                 "pk" => set_once(cx, &meta, &mut out.pk),
                 "sk" => set_once(cx, &meta, &mut out.sk),
                 "entity_attribute" => set_once(cx, &meta, &mut out.entity_attribute),
-                "schema_version_attribute" => set_once(cx, &meta, &mut out.schema_version_attribute),
+                "schema_version_attribute" => {
+                    set_once(cx, &meta, &mut out.schema_version_attribute)
+                }
                 _ => match Slot::parse(&key) {
                     Some(slot) => {
                         let mut index = TableIndexAttr {
@@ -98,30 +94,31 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                             sk_type: Vec::new(),
                         };
                         meta.parse_nested_meta(|inner| {
-                            let key = inner.path.get_ident().map(Ident::to_string).unwrap_or_default();
+                            let key = inner
+                                .path
+                                .get_ident()
+                                .map(Ident::to_string)
+                                .unwrap_or_default();
                             match key.as_str() {
                                 "name" => set_once(cx, &inner, &mut index.name),
                                 "pk" => set_names(cx, &inner, &mut index.pk),
                                 "sk" => set_names(cx, &inner, &mut index.sk),
                                 "pk_type" => set_names(cx, &inner, &mut index.pk_type),
                                 "sk_type" => set_names(cx, &inner, &mut index.sk_type),
-                                _ => Err(inner.error(format!(
-                                    "unknown index setting `{key}`; expected `name`, `pk`, `sk`, `pk_type` or `sk_type`{}",
-                                    did_you_mean(&key, TABLE_INDEX_KEYS.iter().copied())
-                                ))),
+                                _ => Err(inner.error(settings::TABLE_INDEX.unknown(&key))),
                             }
                         })?;
                         if out.indexes.iter().any(|known| known.slot == slot) {
-                            cx.error_spanned_by(&meta.path, format!("index `{key}` is declared twice"));
+                            cx.error_spanned_by(
+                                &meta.path,
+                                format!("index `{key}` is declared twice"),
+                            );
                         } else {
                             out.indexes.push(index);
                         }
                         Ok(())
                     }
-                    None => Err(meta.error(format!(
-                        "unknown table setting `{key}`; expected `name`, `pk`, `sk`, `entity_attribute`, `schema_version_attribute`, or an index `gsi1`..`gsi20`/`lsi1`..`lsi5`{}",
-                        did_you_mean(&key, TABLE_KEYS.iter().copied())
-                    ))),
+                    None => Err(meta.error(settings::TABLE.unknown(&key))),
                 },
             }
         });
@@ -167,22 +164,15 @@ pub struct EntityAttrs {
     pub indexes: Vec<EntityIndexAttr>,
 }
 
-const ENTITY_KEYS: &[&str] = &[
-    "table",
-    "name",
-    "pk",
-    "sk",
-    "gsi1pk",
-    "gsi1sk",
-    "gsi1_when",
-    "lsi1sk",
-];
-
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs::default();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
             out.given.push(key.clone());
             match key.as_str() {
                 "table" => {
@@ -195,7 +185,10 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                 "name" => set_once(cx, &meta, &mut out.name),
                 "schema_version" => {
                     let version: syn::LitInt = meta.value()?.parse()?;
-                    if version.base10_parse::<u32>().map_or(true, |version| version == 0) {
+                    if version
+                        .base10_parse::<u32>()
+                        .map_or(true, |version| version == 0)
+                    {
                         cx.error_spanned_by(&version, "`schema_version` is a whole number from 1");
                     }
                     if out.schema_version.replace(version).is_some() {
@@ -207,10 +200,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                 "sk" => set_template(cx, &meta, &mut out.sk),
                 _ => {
                     let Some((slot, part)) = index_key(&key) else {
-                        return Err(meta.error(format!(
-                            "unknown entity setting `{key}`; expected `table`, `name`, `schema_version`, `pk`, `sk`, or index templates such as `gsi1pk`, `gsi1sk`, `gsi1_when`, `lsi1sk`{}",
-                            did_you_mean(&key, ENTITY_KEYS.iter().copied())
-                        )));
+                        return Err(meta.error(settings::ENTITY.unknown(&key)));
                     };
                     let position = match out.indexes.iter().position(|index| index.slot == slot) {
                         Some(position) => position,
@@ -229,8 +219,12 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                     };
                     let index = &mut out.indexes[position];
                     match part {
-                        IndexPart::Pk => set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attributes),
-                        IndexPart::Sk => set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attributes),
+                        IndexPart::Pk => {
+                            set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attributes)
+                        }
+                        IndexPart::Sk => {
+                            set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attributes)
+                        }
                         IndexPart::When => {
                             let rule = parse_when(&meta)?;
                             if index.when.replace(rule).is_some() {
@@ -512,17 +506,16 @@ pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path
     let mut role = None;
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
             let found = match key.as_str() {
                 "version" => FieldRole::Version,
                 "created_at" => FieldRole::CreatedAt,
                 "updated_at" => FieldRole::UpdatedAt,
-                _ => {
-                    return Err(meta.error(format!(
-                        "unknown field setting `{key}`; expected `version`, `created_at` or `updated_at`{}",
-                        did_you_mean(&key, ["version", "created_at", "updated_at"])
-                    )))
-                }
+                _ => return Err(meta.error(settings::FIELD.unknown(&key))),
             };
             if role.replace((found, meta.path.clone())).is_some() {
                 cx.error_spanned_by(&meta.path, "a field can have one role only");

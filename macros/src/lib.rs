@@ -7,6 +7,7 @@ mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+mod settings;
 mod template;
 mod valid;
 

@@ -1,0 +1,117 @@
+//! `#[derive(Collection)]`: an enum of entities read from one partition, checked for key
+//! overlaps at compile time.
+
+use super::{private, respan};
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput, Fields};
+
+pub fn derive_collection(input: &DeriveInput) -> TokenStream {
+    let st = private();
+    let ident = &input.ident;
+    let Data::Enum(data) = &input.data else {
+        return syn::Error::new_spanned(
+            ident,
+            "`Collection` is derived for an enum with one variant per entity, e.g. `enum Workspace { Document(Document), Comment(Comment) }`",
+        )
+        .to_compile_error();
+    };
+    let mut cx = Ctxt::default();
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        match &variant.fields {
+            Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+                if let Some(field) = fields.unnamed.first() {
+                    variants.push((&variant.ident, &field.ty));
+                }
+            }
+            _ => cx.error_spanned_by(
+                variant,
+                format!(
+                    "variant `{}` must hold exactly one entity, e.g. `{}(Entity)`",
+                    variant.ident, variant.ident
+                ),
+            ),
+        }
+    }
+    let Some((_, first)) = variants.first() else {
+        if !cx.has_errors() {
+            cx.error_spanned_by(ident, "a collection needs at least one entity variant");
+        }
+        return cx.to_compile_errors();
+    };
+    if cx.has_errors() {
+        return cx.to_compile_errors();
+    }
+    let table = quote!(<#first as #st::Entity>::Table);
+    let name = ident.to_string();
+    let arms = variants.iter().map(|(variant, ty)| {
+        quote! {
+            if found == #st::Some(<#ty as #st::Entity>::SCHEMA.name) {
+                return #st::decode::<#ty>(item).map(#ident::#variant);
+            }
+        }
+    });
+    let names = variants
+        .iter()
+        .map(|(_, ty)| quote!(<#ty as #st::Entity>::SCHEMA.name));
+    let checks = variants.iter().map(|(_, ty)| {
+        let span = syn::spanned::Spanned::span(ty);
+        respan(quote!(#st::assert_in_table::<#table, #ty>();), span)
+    });
+    // Every pair of entities, checked by constant evaluation and reported at the later one.
+    let (table_ref, st_ref, variants_ref) = (&table, &st, &variants);
+    let disjoint = variants
+        .iter()
+        .enumerate()
+        .flat_map(|(position, (_, later))| {
+            let (table, st) = (table_ref, st_ref);
+            variants_ref[..position].iter().map(move |(_, earlier)| {
+                let span = syn::spanned::Spanned::span(later);
+                respan(
+                    quote! {
+                        const _: () = #st::assert_disjoint(
+                            <#table as #st::Table>::SCHEMA,
+                            <#later as #st::Entity>::SCHEMA,
+                            <#earlier as #st::Entity>::SCHEMA,
+                        );
+                    },
+                    span,
+                )
+            })
+        });
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #st::Collection for #ident {
+                type Table = #table;
+                const ENTITIES: &'static [&'static str] = &[#(#names),*];
+
+                fn decode_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                    let found = #st::entity_name::<#table>(&item);
+                    #(#arms)*
+                    #st::Err(#st::unknown_entity::<#table>(&item, #name))
+                }
+            }
+
+            #[automatically_derived]
+            impl #st::Decode for #ident {
+                const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
+                const ENTITIES: &'static [&'static str] = <Self as #st::Collection>::ENTITIES;
+                const NAME: &'static str = #name;
+
+                fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                    <Self as #st::Collection>::decode_item(item)
+                }
+            }
+
+            #[allow(dead_code)]
+            fn __singletable_checks() {
+                #(#checks)*
+            }
+
+            #(#disjoint)*
+        };
+    }
+}

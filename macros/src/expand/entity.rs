@@ -1,0 +1,570 @@
+//! `#[derive(Entity)]`: the entity's schema, key builders, field paths and checks.
+
+use super::queries::expand_queries;
+use super::update_state::expand_update_state;
+use super::{private, respan};
+use crate::ast::Entity;
+use crate::attr::FieldRole;
+use crate::ctxt::Ctxt;
+use crate::template::{Piece, Template};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident};
+
+pub fn derive_entity(input: &DeriveInput) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let Some(entity) = Entity::from_syn(&mut cx, input) else {
+        return cx.to_compile_errors();
+    };
+    entity.validate(&mut cx);
+    if cx.has_errors() {
+        return [cx.to_compile_errors(), entity_stub(&entity)]
+            .into_iter()
+            .collect();
+    }
+    expand_entity(&entity)
+}
+
+/// After an error, an impl that keeps the rest of the user's code type-checking, so the error
+/// they see is the one that matters.
+fn entity_stub(entity: &Entity) -> TokenStream {
+    let Some(table) = &entity.attrs.table else {
+        return TokenStream::new();
+    };
+    let ident = entity.ident;
+    let st = private();
+    let name = ident.to_string();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #st::Entity for #ident {
+                type Table = #table;
+                type UpdateState = ();
+                const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
+                    name: #name,
+                    partition_key: #st::KeyTemplate { source: "", segments: &[] },
+                    sort_key: #st::None,
+                    indexes: &[],
+                    fields: &[],
+                    managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None },
+                    schema_version: 1,
+                };
+                fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
+                }
+                fn write_index_keys(&self, _: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
+                    ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
+                }
+            }
+        };
+    }
+}
+
+pub(super) fn template_const(template: &Template) -> TokenStream {
+    let st = private();
+    let source = &template.literal;
+    let segments = template.pieces.iter().map(|piece| match piece {
+        Piece::Literal(text) => quote!(#st::Segment::Literal(#text)),
+        Piece::Field { name, width } => {
+            let width = match width {
+                Some(width) => quote!(#st::Some(#width)),
+                None => quote!(#st::None),
+            };
+            quote!(#st::Segment::Field { name: #name, width: #width })
+        }
+    });
+    quote!(#st::KeyTemplate { source: #source, segments: &[#(#segments),*] })
+}
+
+/// `TEMPLATE.render(&[&self.a, &self.b])?` (or with bare idents for key constructors).
+///
+/// Field values pass through `key_part`, spanned at the template, so a field type that cannot
+/// be a key part is reported once, at the template that uses it.
+fn render(
+    template_const: &Ident,
+    template: &Template,
+    receiver: Option<&TokenStream>,
+) -> TokenStream {
+    render_as(template_const, template, receiver, "render")
+}
+
+/// [`render`] calling the template's `method`: `render_key` for primary keys, which borrows a
+/// constant template's text.
+fn render_as(
+    template_const: &Ident,
+    template: &Template,
+    receiver: Option<&TokenStream>,
+    method: &str,
+) -> TokenStream {
+    let st = private();
+    let span = template.literal.span();
+    let values = template.fields().map(|name| {
+        let field = Ident::new(name, span);
+        match receiver {
+            Some(receiver) => respan(quote!(#st::key_part(&#receiver.#field)), span),
+            None => respan(quote!(&#field), span),
+        }
+    });
+    let method = Ident::new(method, Span::call_site());
+    quote!(#template_const.#method(&[#(#values),*])?)
+}
+
+fn expand_entity(entity: &Entity) -> TokenStream {
+    let st = private();
+    let ident = entity.ident;
+    let (Some(table), Some(pk)) = (&entity.attrs.table, &entity.attrs.pk) else {
+        return TokenStream::new();
+    };
+    let name = entity
+        .attrs
+        .name
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| ident.to_string());
+    let this = quote!(self);
+
+    let pk_const = format_ident!("__PK");
+    let sk_const = format_ident!("__SK");
+    let pk_value = template_const(pk);
+    let mut consts = vec![quote!(const __PK: #st::KeyTemplate = #pk_value;)];
+    let mut checks = Vec::new();
+    let sk_schema;
+    let sk_render_self;
+    let sk_render_args;
+    match &entity.attrs.sk {
+        Some(sk) => {
+            let value = template_const(sk);
+            consts.push(quote!(const __SK: #st::KeyTemplate = #value;));
+            sk_schema = quote!(#st::Some(__SK));
+            let render_self = render_as(&sk_const, sk, Some(&this), "render_key");
+            let render_args = render_as(&sk_const, sk, None, "render_key");
+            sk_render_self = quote!(#st::Some(#render_self));
+            sk_render_args = quote!(#st::Some(#render_args));
+            checks.push(
+                quote_spanned!(sk.literal.span()=> #st::assert_table_has_sort_key::<#table>();),
+            );
+        }
+        None => {
+            sk_schema = quote!(#st::None);
+            sk_render_self = quote!(#st::None);
+            sk_render_args = quote!(#st::None);
+            checks.push(
+                quote_spanned!(pk.literal.span()=> #st::assert_table_has_no_sort_key::<#table>();),
+            );
+        }
+    }
+
+    let mut templates: Vec<&Template> = vec![pk];
+    templates.extend(&entity.attrs.sk);
+    for index in &entity.attrs.indexes {
+        templates.extend(index.pk.iter().chain(&index.sk));
+    }
+    let mut index_schemas = Vec::new();
+    let mut index_writes = Vec::new();
+    for index in &entity.attrs.indexes {
+        let slot_name = index.slot.name();
+        let slot = format_ident!("{}", slot_name);
+        let upper = slot_name.to_uppercase();
+        let index_const = format_ident!("__{}", upper);
+        let first = index.pk.as_ref().or(index.sk.as_ref());
+        let span = first
+            .map(|template| template.literal.span())
+            .or_else(|| {
+                index
+                    .pk_attributes
+                    .iter()
+                    .chain(&index.sk_attributes)
+                    .next()
+                    .map(Ident::span)
+            })
+            .unwrap_or_else(Span::call_site);
+        let declared = respan(
+            quote!(<#table as #st::DeclaresIndex<#st::index::#slot>>),
+            span,
+        );
+        consts.push(quote_spanned! {span=>
+            const #index_const: &#st::IndexSchema = #declared::INDEX;
+        });
+        let mut writes = Vec::new();
+        let pk_schema = match &index.pk {
+            Some(template) => {
+                let template_name = format_ident!("__{}_PK", upper);
+                let value = template_const(template);
+                consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
+                let rendered = render(&template_name, template, Some(&this));
+                writes.push(quote! {
+                    item.insert(#index_const.partition_key.into(), #st::AttributeValue::S(#rendered));
+                });
+                quote!(#st::Some(#template_name))
+            }
+            None => quote!(#st::None),
+        };
+        let sk_schema = match &index.sk {
+            Some(template) => {
+                let template_name = format_ident!("__{}_SK", upper);
+                let value = template_const(template);
+                consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
+                let rendered = render(&template_name, template, Some(&this));
+                writes.push(quote! {
+                    if let #st::Some(name) = #index_const.sort_key {
+                        item.insert(name.into(), #st::AttributeValue::S(#rendered));
+                    }
+                });
+                checks.push(quote_spanned!(template.literal.span()=>
+                    #st::assert_index_has_sort_key::<#declared::SortKey>();));
+                quote!(#st::Some(#template_name))
+            }
+            None if !index.sk_attributes.is_empty() => {
+                checks.push(quote_spanned!(span=>
+                    #st::assert_index_has_sort_key::<#declared::SortKey>();));
+                quote!(#st::None)
+            }
+            None => {
+                checks.push(quote_spanned!(span=>
+                    #st::assert_index_has_no_sort_key::<#declared::SortKey>();));
+                quote!(#st::None)
+            }
+        };
+        // Keys read from the item as they are: the table's index must name the same attributes,
+        // in the same order, with the attributes' DynamoDB types.
+        let mut key_attributes = Vec::new();
+        for (role, attributes) in [
+            ("partition", &index.pk_attributes),
+            ("sort", &index.sk_attributes),
+        ] {
+            let keys = match role {
+                "partition" => quote!(#index_const.partition_keys),
+                _ => quote!(#index_const.sort_keys),
+            };
+            let mut names = Vec::new();
+            for (position, attribute) in attributes.iter().enumerate() {
+                let Some(field) = entity.field(&attribute.to_string()) else {
+                    continue;
+                };
+                let name = &field.attribute;
+                let ty = field.ty;
+                let name_message = format!(
+                    "the table's `{slot_name}` {role} key attribute number {} must be `{name}`: `{slot_name}{}k` reads that attribute of the item as is",
+                    position + 1,
+                    &role[..1],
+                );
+                let type_message = format!(
+                    "the table's `{slot_name}` {role} key type of `{name}` must match `{}`'s DynamoDB type: set `{}k_type` on the table's `{slot_name}` (\"S\", \"N\" or \"B\")",
+                    field.ident,
+                    &role[..1]
+                );
+                let count = attributes.len();
+                let count_message = format!(
+                    "the table's `{slot_name}` must have {count} {role} key attribute(s), as `{slot_name}{}k` lists",
+                    &role[..1]
+                );
+                consts.push(respan(
+                    quote! {
+                        const _: () = ::core::assert!(#keys.len() == #count, #count_message);
+                        const _: () = ::core::assert!(#st::key_name_is(#keys, #position, #name), #name_message);
+                        const _: () = ::core::assert!(
+                            #st::key_kind_is(#keys, #position, <#ty as #st::ScalarAttribute>::TYPE),
+                            #type_message
+                        );
+                    },
+                    attribute.span(),
+                ));
+                names.push(name.clone());
+            }
+            key_attributes.push(quote!(&[#(#names),*]));
+        }
+        let (partition_attributes, sort_attributes) = (&key_attributes[0], &key_attributes[1]);
+        let rule = match &index.when {
+            Some(rule) => {
+                let expr = &rule.expr;
+                let source = quote!(#expr).to_string().replace(' ', "");
+                let function = &rule.function;
+                let inputs = rule.arguments.iter().map(|argument| argument.to_string());
+                let arguments = rule
+                    .arguments
+                    .iter()
+                    .enumerate()
+                    .map(|(position, argument)| {
+                        let ty = entity.field(&argument.to_string()).map(|field| field.ty);
+                        quote!(argument(#position)?.downcast_ref::<#ty>()?)
+                    });
+                quote!(#st::Some(#st::IndexRule {
+                    source: #source,
+                    inputs: &[#(#inputs),*],
+                    evaluate: |argument| #st::Some(#function(#(#arguments),*)),
+                }))
+            }
+            None => quote!(#st::None),
+        };
+        index_schemas.push(quote! {
+            #st::EntityIndex {
+                index: #index_const,
+                partition_key: #pk_schema,
+                sort_key: #sk_schema,
+                partition_attributes: #partition_attributes,
+                sort_attributes: #sort_attributes,
+                rule: #rule,
+            }
+        });
+        index_writes.push(match &index.when {
+            Some(rule) => {
+                let function = &rule.function;
+                let arguments = &rule.arguments;
+                quote! {
+                    if #function(#(&self.#arguments),*) {
+                        #(#writes)*
+                    }
+                }
+            }
+            None => quote!(#(#writes)*),
+        });
+    }
+
+    // Key constructor arguments: the primary key's fields, in order of first appearance.
+    let mut key_fields: Vec<&str> = Vec::new();
+    for name in pk
+        .fields()
+        .chain(entity.attrs.sk.iter().flat_map(Template::fields))
+    {
+        if !key_fields.contains(&name) {
+            key_fields.push(name);
+        }
+    }
+    let key_params = key_fields.iter().filter_map(|name| {
+        let field = entity.field(name)?;
+        let ident = field.ident;
+        let template = if pk.fields().any(|field| field == *name) {
+            Some(pk)
+        } else {
+            entity.attrs.sk.as_ref()
+        };
+        let span = template
+            .map(|template| template.literal.span())
+            .unwrap_or_else(Span::call_site);
+        let ty = field.ty;
+        let ty = respan(quote!(<#ty as #st::KeyField>::Borrowed), span);
+        Some(quote!(#ident: &#ty))
+    });
+    let (field_schemas, field_paths, updatable) = expand_fields(entity, &templates);
+    let (update_state, update_state_items) = expand_update_state(entity);
+    let (query_constructors, query_items) = expand_queries(entity);
+    let managed = expand_managed(entity, &mut checks);
+    let versioned = entity
+        .fields
+        .iter()
+        .any(|field| matches!(field.role, Some((FieldRole::Version, _))))
+        .then(|| quote!(#[automatically_derived] impl #st::Versioned for #ident {}));
+    let schema_version = entity
+        .attrs
+        .schema_version
+        .as_ref()
+        .and_then(|version| version.base10_parse::<u32>().ok())
+        .unwrap_or(1);
+    let pk_render_self = render_as(&pk_const, pk, Some(&this), "render_key");
+    let pk_render_args = render_as(&pk_const, pk, None, "render_key");
+    let key_doc = format!(
+        "The primary key of the `{ident}` with these key fields (pk = {:?}{}).",
+        pk.literal.value(),
+        entity
+            .attrs
+            .sk
+            .as_ref()
+            .map(|sk| format!(", sk = {:?}", sk.literal.value()))
+            .unwrap_or_default()
+    );
+
+    quote! {
+        const _: () = {
+            #(#consts)*
+
+            #[automatically_derived]
+            impl #st::Entity for #ident {
+                type Table = #table;
+                type UpdateState = #update_state;
+                const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
+                    name: #name,
+                    partition_key: __PK,
+                    sort_key: #sk_schema,
+                    indexes: &[#(#index_schemas),*],
+                    fields: &[#(#field_schemas),*],
+                    managed: #managed,
+                    schema_version: #schema_version,
+                };
+
+                fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    #st::Key::from_rendered(#pk_render_self, #sk_render_self)
+                }
+
+                fn write_index_keys(&self, item: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
+                    #(#index_writes)*
+                    #st::Ok(())
+                }
+            }
+
+            #(#updatable)*
+            #versioned
+
+            #update_state_items
+
+            #query_items
+
+            #[automatically_derived]
+            impl #ident {
+                #(#field_paths)*
+
+                #(#query_constructors)*
+
+                #[doc = #key_doc]
+                #[allow(clippy::too_many_arguments)]
+                pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    #st::Key::from_rendered(#pk_render_args, #sk_render_args)
+                }
+            }
+
+            #[allow(dead_code, unused_variables)]
+            fn __singletable_checks(__item: &#ident) {
+                #(#checks)*
+            }
+        };
+    }
+}
+
+/// The managed fields' schema, with checks that their types fit their roles.
+fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream {
+    let st = private();
+    let mut version = quote!(#st::None);
+    let mut version_max = quote!(0);
+    let mut created_at = quote!(#st::None);
+    let mut updated_at = quote!(#st::None);
+    for field in &entity.fields {
+        let Some((role, path)) = &field.role else {
+            continue;
+        };
+        let attribute = &field.attribute;
+        let ty = field.ty;
+        let name = respan(field.ident, path.span());
+        let timestamp = quote!(#st::Some(#st::ManagedTimestamp { attribute: #attribute, now: #st::now_value::<#ty> }));
+        match role {
+            FieldRole::Version => {
+                version = quote!(#st::Some(#attribute));
+                // Also the check that the type can be a version, spanned at `version`.
+                version_max = respan(quote!(<#ty as #st::VersionNumber>::MAX), path.span());
+            }
+            FieldRole::CreatedAt => {
+                created_at = timestamp;
+                checks.push(respan(
+                    quote!(#st::assert_timestamp(&__item.#name);),
+                    path.span(),
+                ));
+            }
+            FieldRole::UpdatedAt => {
+                updated_at = timestamp;
+                checks.push(respan(
+                    quote!(#st::assert_timestamp(&__item.#name);),
+                    path.span(),
+                ));
+            }
+        }
+    }
+    quote!(#st::ManagedFields { version: #version, version_max: #version_max, created_at: #created_at, updated_at: #updated_at })
+}
+
+/// The update state type: one parameter per field that feeds an index (primary key fields
+/// excepted), `Touch` for every field, and `UpdateComplete` when, for every index, no input
+/// changes or every input is known. Each index gets its own trait so the error names it.
+/// Per field: its schema entry, its typed path constant, and whether it may be updated.
+fn expand_fields(
+    entity: &Entity,
+    templates: &[&Template],
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    let st = private();
+    let ident = entity.ident;
+    let key_templates: Vec<&Template> = entity.attrs.pk.iter().chain(&entity.attrs.sk).collect();
+    let mut schemas = Vec::new();
+    let mut paths = Vec::new();
+    let mut updatable = Vec::new();
+    for (position, field) in entity.fields.iter().enumerate() {
+        let name = field.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+        let attribute = &field.attribute;
+        let ty = field.ty;
+        let in_template = templates
+            .iter()
+            .any(|template| template.fields().any(|used| used == name));
+        let key_part = if in_template {
+            quote!(#st::Some(#st::KeyPartFns {
+                render: #st::render_any::<#ty>,
+                parse: #st::parse_any::<#ty>,
+            }))
+        } else {
+            quote!(#st::None)
+        };
+        schemas.push(
+            quote!(#st::FieldSchema { name: #name, attribute: #attribute, key_part: #key_part }),
+        );
+        let constant = format_ident!("{}", name.to_uppercase());
+        let doc = format!(
+            "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."
+        );
+        paths.push(quote! {
+            #[doc = #doc]
+            pub const #constant: #st::Field<#ident, #ty, #position> = #st::Field::new(#name, #attribute);
+        });
+        let key_uses: Vec<String> = key_templates
+            .iter()
+            .zip(["pk", "sk"])
+            .filter(|(template, _)| template.fields().any(|used| used == name))
+            .map(|(template, role)| format!("{role} = {:?}", template.literal.value()))
+            .collect();
+        if let Some((role, _)) = &field.role {
+            let explanation = format_ident!("__{}_{}_is_managed", ident, name);
+            let message = format!(
+                "`{name}` is `#[dynamo({})]`: singletable maintains it on every put and update, so it cannot be updated directly",
+                role.name()
+            );
+            let note = match role {
+                FieldRole::Version => "use `.expect_version(v)` to update only if the item is still at the version you read".to_owned(),
+                FieldRole::CreatedAt | FieldRole::UpdatedAt => "the library writes the current time itself".to_owned(),
+            };
+            updatable.push(quote! {
+                #[diagnostic::on_unimplemented(message = #message, label = "maintained by singletable", note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #explanation {}
+                #[automatically_derived]
+                impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+            });
+            continue;
+        }
+        if key_uses.is_empty() {
+            updatable.push(quote! {
+                #[automatically_derived]
+                impl<T> #st::Updatable<#position, T> for #ident {}
+            });
+            continue;
+        }
+        // A key field's update resolves to this trait, which nothing implements: its message
+        // is the explanation the user sees.
+        let explanation = format_ident!("__{}_{}_is_a_key_attribute", ident, name);
+        let templates = key_uses
+            .iter()
+            .map(|template| template.replace('{', "{{").replace('}', "}}"))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let message = format!(
+            "`{name}` is part of the primary key of `{ident}` ({templates}); keys cannot change in place"
+        );
+        let lower = ident.to_string().to_lowercase();
+        let note = format!(
+            "to change `{name}`, move the item with `db.rekey(&{lower}, &new_{lower})`: it deletes the old `{ident}` and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
+        );
+        updatable.push(quote! {
+            #[diagnostic::on_unimplemented(message = #message, label = "cannot update a key attribute", note = #note)]
+            #[allow(non_camel_case_types)]
+            trait #explanation {}
+            #[automatically_derived]
+            impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+        });
+    }
+    (schemas, paths, updatable)
+}

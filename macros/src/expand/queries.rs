@@ -1,0 +1,218 @@
+//! The query constructors of an entity: one per index partition template.
+
+use super::entity::template_const;
+use super::{private, respan};
+use crate::ast::Entity;
+use crate::template::Template;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::Ident;
+
+/// Per queryable index (the table's key, each GSI and LSI): a partition constructor taking
+/// the partition template's fields, and `SortKeyPart` impls that admit the sort key parts in
+/// template order only.
+pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
+    let st = private();
+    let ident = entity.ident;
+    let Some(pk) = &entity.attrs.pk else {
+        return (Vec::new(), TokenStream::new());
+    };
+    let mut targets = vec![QueryTarget {
+        name: format_ident!("partition"),
+        marker: quote!(#st::primary),
+        schema: None,
+        partition: KeySource::Template(pk),
+        sort: entity.attrs.sk.as_ref().map(KeySource::Template),
+        label: "the table".to_owned(),
+        sort_label: "sk".to_owned(),
+    }];
+    for index in &entity.attrs.indexes {
+        let slot = index.slot.name();
+        let marker = format_ident!("{}", slot);
+        let schema = format_ident!("__{}", slot.to_uppercase());
+        let partition = match &index.pk {
+            Some(template) => KeySource::Template(template),
+            None if !index.pk_attributes.is_empty() => KeySource::Attributes(&index.pk_attributes),
+            None => KeySource::Template(pk),
+        };
+        let sort = match &index.sk {
+            Some(template) => Some(KeySource::Template(template)),
+            None if !index.sk_attributes.is_empty() => {
+                Some(KeySource::Attributes(&index.sk_attributes))
+            }
+            None => None,
+        };
+        targets.push(QueryTarget {
+            name: format_ident!("{}", slot),
+            marker: quote!(#st::index::#marker),
+            schema: Some(schema),
+            partition,
+            sort,
+            label: format!("index `{slot}`"),
+            sort_label: format!("{slot}sk"),
+        });
+    }
+    let mut constructors = Vec::new();
+    let mut items = Vec::new();
+    for target in targets {
+        let QueryTarget {
+            name,
+            marker,
+            schema,
+            partition,
+            sort,
+            label,
+            sort_label,
+        } = target;
+        constructors.push(partition_constructor(
+            entity, &name, &marker, &schema, &partition, &label,
+        ));
+        let Some(sort) = sort else { continue };
+        let parts: Vec<String> = sort.fields();
+        let list = parts
+            .iter()
+            .map(|part| format!("`{part}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (step, part) in parts.iter().enumerate() {
+            if parts[..step].contains(part) {
+                continue;
+            }
+            let Some(position) = entity.fields.iter().position(|field| field.ident == part) else {
+                continue;
+            };
+            let ty = entity.fields[position].ty;
+            let check = format_ident!("__{}_{}_sort_part_{}", ident, name, step);
+            let message = format!(
+                "`{part}` is sort key part {} of {label} of `{ident}` ({sort_label} = {}), so it cannot come here",
+                step + 1,
+                sort.describe()
+            )
+            .replace('{', "{{")
+            .replace('}', "}}");
+            let note = format!("give the parts in template order ({list}), each at most once; a range (`between`, `lt`, ...) on a part ends the sort key condition")
+                .replace('{', "{{")
+                .replace('}', "}}");
+            let next = step + 1;
+            items.push(quote! {
+                #[diagnostic::on_unimplemented(message = #message, label = "a query cannot skip or repeat a sort key part", note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #check {}
+                impl #check for #st::Parts<#step> {}
+                #[automatically_derived]
+                impl<P: #check> #st::SortKeyPart<#ident, #marker, P> for #st::Field<#ident, #ty, #position> {
+                    type Next = #st::Parts<#next>;
+                }
+            });
+        }
+    }
+    (constructors, quote!(#(#items)*))
+}
+
+/// One index a query can target, and where its keys come from.
+struct QueryTarget<'a> {
+    name: Ident,
+    marker: TokenStream,
+    /// `None` for the table, the index schema constant otherwise.
+    schema: Option<Ident>,
+    partition: KeySource<'a>,
+    sort: Option<KeySource<'a>>,
+    label: String,
+    sort_label: String,
+}
+
+/// A key made from a template, or attributes of the item read as they are.
+enum KeySource<'a> {
+    Template(&'a Template),
+    Attributes(&'a [Ident]),
+}
+
+impl KeySource<'_> {
+    fn fields(&self) -> Vec<String> {
+        match self {
+            KeySource::Template(template) => template.fields().map(str::to_owned).collect(),
+            KeySource::Attributes(attributes) => attributes.iter().map(Ident::to_string).collect(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            KeySource::Template(template) => format!("{:?}", template.literal.value()),
+            KeySource::Attributes(attributes) => attributes
+                .iter()
+                .map(Ident::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
+/// `Entity::partition(..)` / `Entity::gsi1(..)`: the partition key from its fields.
+fn partition_constructor(
+    entity: &Entity,
+    name: &Ident,
+    marker: &TokenStream,
+    schema: &Option<Ident>,
+    partition: &KeySource,
+    label: &str,
+) -> TokenStream {
+    let st = private();
+    let doc = format!(
+        "The partition of {label} with these fields (partition key {}), to pass to `Db::query`.",
+        partition.describe()
+    );
+    let partition = match (partition, schema) {
+        (KeySource::Attributes(attributes), Some(schema)) => {
+            let params = attributes.iter().map(|attribute| {
+                let ty = entity.field(&attribute.to_string()).map(|field| field.ty);
+                quote!(#attribute: &#ty)
+            });
+            return quote! {
+                #[doc = #doc]
+                pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+                    let values: #st::Result<::std::vec::Vec<_>, _> =
+                        [#(#st::to_value(#attributes)),*].into_iter().collect();
+                    #st::PartitionKey::attributes(values, #schema)
+                }
+            };
+        }
+        // The table's own key is always a template.
+        (KeySource::Attributes(_), None) => return TokenStream::new(),
+        (KeySource::Template(template), _) => template,
+    };
+    let mut params = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for field_name in partition.fields() {
+        if seen.contains(&field_name) {
+            continue;
+        }
+        seen.push(field_name);
+        let Some(field) = entity.field(field_name) else {
+            continue;
+        };
+        let arg = field.ident;
+        let ty = field.ty;
+        let ty = respan(
+            quote!(<#ty as #st::KeyField>::Borrowed),
+            partition.literal.span(),
+        );
+        params.push(quote!(#arg: &#ty));
+    }
+    let values = partition.fields().map(|field_name| {
+        let arg = Ident::new(field_name, partition.literal.span());
+        quote!(&#arg)
+    });
+    let template = template_const(partition);
+    let index = match schema {
+        Some(schema) => quote!(#st::Some(#schema)),
+        None => quote!(#st::None),
+    };
+    quote! {
+        #[doc = #doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+            const TEMPLATE: #st::KeyTemplate = #template;
+            #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #index)
+        }
+    }
+}

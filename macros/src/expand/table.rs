@@ -1,0 +1,138 @@
+//! `#[derive(Table)]`: the table's schema and its index markers.
+
+use super::private;
+use crate::ast::Table;
+use crate::attr::Slot;
+use crate::ctxt::Ctxt;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::DeriveInput;
+
+pub fn derive_table(input: &DeriveInput) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let table = Table::from_syn(&mut cx, input);
+    table.validate(&mut cx);
+    if cx.has_errors() {
+        return cx.to_compile_errors();
+    }
+    expand_table(&table)
+}
+
+fn expand_table(table: &Table) -> TokenStream {
+    let st = private();
+    let ident = table.ident;
+    let type_name = ident.to_string();
+    let attrs = &table.attrs;
+    let name = attrs
+        .name
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| type_name.clone());
+    let Some(pk) = attrs.pk.as_ref().map(|pk| pk.value()) else {
+        return TokenStream::new();
+    };
+    let option = |value: Option<String>| match value {
+        Some(value) => quote!(#st::Some(#value)),
+        None => quote!(#st::None),
+    };
+    let sk = option(attrs.sk.as_ref().map(|sk| sk.value()));
+    let entity_attribute = attrs
+        .entity_attribute
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| "_type".to_owned());
+    let schema_version_attribute = attrs
+        .schema_version_attribute
+        .as_ref()
+        .map(|name| name.value())
+        .unwrap_or_else(|| "_sv".to_owned());
+    let sort_key_impl = if attrs.sk.is_some() {
+        quote!(impl #st::HasSortKey for #ident {})
+    } else {
+        quote!(impl #st::HasNoSortKey for #ident {})
+    };
+    let mut index_consts = Vec::new();
+    let mut index_names = Vec::new();
+    let mut index_impls = Vec::new();
+    for index in &attrs.indexes {
+        let slot_name = index.slot.name();
+        let slot = format_ident!("{}", slot_name);
+        let index_const = format_ident!("__{}", slot_name.to_uppercase());
+        let index_name = index
+            .name
+            .as_ref()
+            .map(|name| name.value())
+            .unwrap_or_else(|| slot_name.to_uppercase());
+        // A local index's partition key is the table's, always a string.
+        let table_partition = [syn::LitStr::new(&pk, Span::call_site())];
+        let (kind, partition_names) = match index.slot {
+            Slot::Global(_) => (quote!(Global), index.pk.as_slice()),
+            Slot::Local(_) => (quote!(Local), &table_partition[..]),
+        };
+        let keys = |names: &[syn::LitStr], types: &[syn::LitStr]| {
+            let attributes = names.iter().enumerate().map(|(position, name)| {
+                let kind = match types.get(position).map(syn::LitStr::value).as_deref() {
+                    Some("N") => quote!(Number),
+                    Some("B") => quote!(Binary),
+                    _ => quote!(String),
+                };
+                quote!(#st::KeyAttribute { name: #name, kind: #st::ScalarType::#kind })
+            });
+            quote!(&[#(#attributes),*])
+        };
+        let partition_keys = keys(partition_names, &index.pk_type);
+        let sort_keys = keys(&index.sk, &index.sk_type);
+        let partition_key = partition_names
+            .first()
+            .map(syn::LitStr::value)
+            .unwrap_or_default();
+        let sort_key = option(index.sk.first().map(syn::LitStr::value));
+        let sort_key_marker = if index.sk.is_empty() {
+            quote!(#st::WithoutSortKey)
+        } else {
+            quote!(#st::WithSortKey)
+        };
+        index_consts.push(quote! {
+            const #index_const: #st::IndexSchema = #st::IndexSchema {
+                slot: #slot_name,
+                name: #index_name,
+                kind: #st::IndexKind::#kind,
+                partition_key: #partition_key,
+                sort_key: #sort_key,
+                partition_keys: #partition_keys,
+                sort_keys: #sort_keys,
+            };
+        });
+        index_names.push(index_const.clone());
+        index_impls.push(quote! {
+            #[automatically_derived]
+            impl #st::DeclaresIndex<#st::index::#slot> for #ident {
+                const INDEX: &'static #st::IndexSchema = &#index_const;
+                type SortKey = #sort_key_marker;
+            }
+        });
+    }
+    quote! {
+        const _: () = {
+            #(#index_consts)*
+
+            #[automatically_derived]
+            impl #st::Table for #ident {
+                const SCHEMA: &'static #st::TableSchema = &#st::TableSchema {
+                    type_name: #type_name,
+                    name: #name,
+                    partition_key: #pk,
+                    sort_key: #sk,
+                    entity_attribute: #entity_attribute,
+                    schema_version_attribute: #schema_version_attribute,
+                    indexes: &[#(#index_names),*],
+                };
+            }
+
+            #[automatically_derived]
+            #sort_key_impl
+
+            #(#index_impls)*
+        };
+    }
+}

@@ -1,0 +1,225 @@
+//! The live table, as `DescribeTable` reports it, compared with the declaration.
+
+use super::*;
+
+/// A snapshot of the live table, as `DescribeTable` reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveTable {
+    /// The table name.
+    pub name: String,
+    /// `ACTIVE`, `CREATING`, `UPDATING`, ...
+    pub status: String,
+    /// Partition key attribute.
+    pub partition_key: Option<String>,
+    /// Sort key attribute.
+    pub sort_key: Option<String>,
+    /// Attribute definitions: name and type (`S`, `N`, `B`).
+    pub attributes: Vec<(String, String)>,
+    /// Global secondary indexes.
+    pub global_indexes: Vec<LiveIndex>,
+    /// Local secondary indexes.
+    pub local_indexes: Vec<LiveIndex>,
+    /// DynamoDB's item count (refreshed about every six hours, so approximate).
+    pub item_count: Option<i64>,
+    /// Read and write capacity units, when the table is billed by provisioned capacity (a new
+    /// index then needs its own, and gets the table's).
+    pub provisioned: Option<(i64, i64)>,
+    /// Which table this is, not only its name: its `TableId` (else its ARN and creation time),
+    /// so that a table deleted and created again, or another environment's, is told apart.
+    pub identity: Option<String>,
+}
+
+/// A secondary index of the live table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveIndex {
+    /// The index name.
+    pub name: String,
+    /// Partition key attribute.
+    pub partition_key: Option<String>,
+    /// Sort key attribute.
+    pub sort_key: Option<String>,
+    /// `CREATING`, `ACTIVE`, `UPDATING`, `DELETING` (global indexes only).
+    pub status: Option<String>,
+    /// Whether DynamoDB is still copying existing items into a new global index.
+    pub backfilling: bool,
+    /// DynamoDB's item count of the index (approximate).
+    pub item_count: Option<i64>,
+    /// `ALL`, `KEYS_ONLY` or `INCLUDE`.
+    pub projection: Option<String>,
+}
+
+impl LiveIndex {
+    /// Whether the index serves queries: `ACTIVE` and done backfilling (local indexes, which
+    /// have no status, always are).
+    pub fn is_active(&self) -> bool {
+        self.status
+            .as_deref()
+            .map_or(true, |status| status == "ACTIVE")
+            && !self.backfilling
+    }
+}
+
+/// The partition and sort key attributes, each list joined with ", " (multi-attribute keys
+/// have up to four of each).
+pub(super) fn key_attributes(elements: &[KeySchemaElement]) -> (Option<String>, Option<String>) {
+    let find = |kind: KeyType| {
+        let names: Vec<&str> = elements
+            .iter()
+            .filter(|element| *element.key_type() == kind)
+            .map(|element| element.attribute_name())
+            .collect();
+        (!names.is_empty()).then(|| names.join(", "))
+    };
+    (find(KeyType::Hash), find(KeyType::Range))
+}
+
+/// An index's declared key attributes, joined as [`key_attributes`] joins the live ones.
+pub(super) fn declared_keys(index: &IndexSchema) -> (String, Option<String>) {
+    let join = |keys: &[crate::schema::KeyAttribute]| {
+        keys.iter()
+            .map(|key| key.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let sort = join(index.sort_keys);
+    (
+        join(index.partition_keys),
+        (!sort.is_empty()).then_some(sort),
+    )
+}
+
+impl LiveIndex {
+    fn from_global(index: &GlobalSecondaryIndexDescription) -> Self {
+        let (partition_key, sort_key) = key_attributes(index.key_schema());
+        LiveIndex {
+            name: index.index_name().unwrap_or_default().to_owned(),
+            partition_key,
+            sort_key,
+            status: index
+                .index_status()
+                .map(|status| status.as_str().to_owned()),
+            backfilling: index.backfilling().unwrap_or(false),
+            item_count: index.item_count(),
+            projection: index
+                .projection()
+                .and_then(|projection| projection.projection_type())
+                .map(|kind| kind.as_str().to_owned()),
+        }
+    }
+
+    fn from_local(index: &LocalSecondaryIndexDescription) -> Self {
+        let (partition_key, sort_key) = key_attributes(index.key_schema());
+        LiveIndex {
+            name: index.index_name().unwrap_or_default().to_owned(),
+            partition_key,
+            sort_key,
+            status: None,
+            backfilling: false,
+            item_count: index.item_count(),
+            projection: index
+                .projection()
+                .and_then(|projection| projection.projection_type())
+                .map(|kind| kind.as_str().to_owned()),
+        }
+    }
+}
+
+impl LiveTable {
+    /// Reads the table's description; `None` when it does not exist.
+    pub async fn describe(
+        client: &aws_sdk_dynamodb::Client,
+        table_name: &str,
+    ) -> Result<Option<LiveTable>, Error> {
+        let described = client.describe_table().table_name(table_name).send().await;
+        match described {
+            Ok(output) => Ok(output.table().map(LiveTable::from_description)),
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|error| error.is_resource_not_found_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The snapshot of a `DescribeTable` answer.
+    pub fn from_description(table: &TableDescription) -> LiveTable {
+        let (partition_key, sort_key) = key_attributes(table.key_schema());
+        let billing = table
+            .billing_mode_summary()
+            .and_then(|summary| summary.billing_mode());
+        let throughput = table.provisioned_throughput();
+        let units = throughput.map(|throughput| {
+            (
+                throughput.read_capacity_units().unwrap_or_default(),
+                throughput.write_capacity_units().unwrap_or_default(),
+            )
+        });
+        // Tables older than the billing summary are provisioned; their summary is absent.
+        let provisioned = match billing {
+            Some(BillingMode::PayPerRequest) => None,
+            Some(_) => units,
+            None => units.filter(|(read, write)| *read > 0 || *write > 0),
+        };
+        // DynamoDB gives every table a new id when it is created; without one, the ARN and the
+        // creation time tell tables apart (unless made within one tick of the engine's clock).
+        let identity = table
+            .table_id()
+            .map(|id| format!("table id {id}"))
+            .or_else(|| {
+                let (arn, created) = table.table_arn().zip(table.creation_date_time())?;
+                Some(format!(
+                    "{arn} created at {}.{:09}",
+                    created.secs(),
+                    created.subsec_nanos()
+                ))
+            });
+        LiveTable {
+            identity,
+            name: table.table_name().unwrap_or_default().to_owned(),
+            status: table
+                .table_status()
+                .map(|status| status.as_str().to_owned())
+                .unwrap_or_default(),
+            partition_key,
+            sort_key,
+            attributes: table
+                .attribute_definitions()
+                .iter()
+                .map(|definition| {
+                    (
+                        definition.attribute_name().to_owned(),
+                        definition.attribute_type().as_str().to_owned(),
+                    )
+                })
+                .collect(),
+            global_indexes: table
+                .global_secondary_indexes()
+                .iter()
+                .map(LiveIndex::from_global)
+                .collect(),
+            local_indexes: table
+                .local_secondary_indexes()
+                .iter()
+                .map(LiveIndex::from_local)
+                .collect(),
+            item_count: table.item_count(),
+            provisioned,
+        }
+    }
+
+    /// The global index with this name.
+    pub fn global_index(&self, name: &str) -> Option<&LiveIndex> {
+        self.global_indexes.iter().find(|index| index.name == name)
+    }
+
+    /// The type of an attribute definition (`S`, `N`, `B`).
+    pub fn attribute_type(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(attribute, _)| attribute == name)
+            .map(|(_, kind)| kind.as_str())
+    }
+}

@@ -1,0 +1,160 @@
+use super::*;
+use crate::schema::KeyAttribute;
+
+static GSI1: IndexSchema = IndexSchema {
+    slot: "gsi1",
+    name: "GSI1",
+    kind: IndexKind::Global,
+    partition_key: "GSI1PK",
+    sort_key: Some("GSI1SK"),
+    partition_keys: &[KeyAttribute {
+        name: "GSI1PK",
+        kind: ScalarType::String,
+    }],
+    sort_keys: &[KeyAttribute {
+        name: "GSI1SK",
+        kind: ScalarType::String,
+    }],
+};
+static GSI2: IndexSchema = IndexSchema {
+    slot: "gsi2",
+    name: "GSI2",
+    kind: IndexKind::Global,
+    partition_key: "GSI2PK",
+    sort_key: Some("GSI2SK"),
+    partition_keys: &[KeyAttribute {
+        name: "GSI2PK",
+        kind: ScalarType::String,
+    }],
+    sort_keys: &[KeyAttribute {
+        name: "GSI2SK",
+        kind: ScalarType::Number,
+    }],
+};
+static INDEXES: [IndexSchema; 2] = [GSI1, GSI2];
+static SCHEMA: TableSchema = TableSchema {
+    type_name: "App",
+    name: "app",
+    partition_key: "PK",
+    sort_key: Some("SK"),
+    entity_attribute: "_type",
+    schema_version_attribute: "_sv",
+    indexes: &INDEXES,
+};
+
+fn live(indexes: &[(&str, &str, &str)]) -> LiveTable {
+    LiveTable {
+        identity: None,
+        name: "app".into(),
+        status: "ACTIVE".into(),
+        partition_key: Some("PK".into()),
+        sort_key: Some("SK".into()),
+        attributes: vec![("PK".into(), "S".into()), ("SK".into(), "S".into())],
+        global_indexes: indexes
+            .iter()
+            .map(|(name, pk, status)| LiveIndex {
+                name: (*name).into(),
+                partition_key: Some((*pk).into()),
+                sort_key: Some(format!("{}SK", &pk[..4])),
+                status: Some((*status).into()),
+                backfilling: false,
+                item_count: None,
+                projection: Some("ALL".into()),
+            })
+            .collect(),
+        local_indexes: Vec::new(),
+        item_count: Some(3),
+        provisioned: None,
+    }
+}
+
+#[test]
+fn a_missing_table_is_created_whole() {
+    let plan = Plan::compare("app", &SCHEMA, &[], None, false);
+    assert_eq!(
+        plan.actions,
+        [PlanAction::CreateTable {
+            global_indexes: vec!["GSI1", "GSI2"],
+            local_indexes: vec![]
+        }]
+    );
+    assert!(plan.backfills.is_empty());
+}
+
+#[test]
+fn missing_indexes_are_created_and_unused_ones_only_reported() -> Result<(), String> {
+    let plan = Plan::compare(
+        "app",
+        &SCHEMA,
+        &[],
+        Some(live(&[
+            ("GSI1", "GSI1PK", "ACTIVE"),
+            ("OLD", "OLDXPK", "ACTIVE"),
+        ])),
+        false,
+    );
+    assert_eq!(plan.up_to_date, ["GSI1"]);
+    assert_eq!(plan.actions.len(), 1, "{plan}");
+    let Some(PlanAction::CreateIndex(change)) = plan.actions.first() else {
+        return Err(format!("expected one index to create: {plan}"));
+    };
+    assert_eq!(change.index.name, "GSI2");
+    assert_eq!(
+        change.new_attribute_definitions,
+        [
+            ("GSI2PK", ScalarType::String),
+            ("GSI2SK", ScalarType::Number)
+        ]
+    );
+    assert!(
+        plan.to_string().contains("defining GSI2PK:S, GSI2SK:N"),
+        "{plan}"
+    );
+    assert_eq!(
+        plan.notes,
+        [Note::UnusedIndex {
+            index: "OLD".into(),
+            deleted: false
+        }]
+    );
+    let deleting = Plan::compare(
+        "app",
+        &SCHEMA,
+        &[],
+        Some(live(&[
+            ("GSI1", "GSI1PK", "ACTIVE"),
+            ("OLD", "OLDXPK", "ACTIVE"),
+        ])),
+        true,
+    );
+    assert_eq!(
+        deleting.actions.last(),
+        Some(&PlanAction::DeleteIndex {
+            index: "OLD".into()
+        })
+    );
+    Ok(())
+}
+
+#[test]
+fn an_index_still_building_is_awaited_and_other_keys_block() {
+    let plan = Plan::compare(
+        "app",
+        &SCHEMA,
+        &[],
+        Some(live(&[
+            ("GSI1", "GSI1PK", "CREATING"),
+            ("GSI2", "OTHRPK", "ACTIVE"),
+        ])),
+        false,
+    );
+    assert_eq!(
+        plan.actions,
+        [PlanAction::AwaitIndex {
+            index: "GSI1",
+            status: "CREATING".into()
+        }]
+    );
+    assert!(plan.is_blocked());
+    assert!(plan.blockers[0].to_string().contains("OTHRPK"), "{plan}");
+}
