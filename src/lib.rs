@@ -28,7 +28,20 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use singletable_macros::{test, Collection, Entity, KeyPart, Table};
+#[doc = include_str!("../docs/derive/table.md")]
+pub use singletable_macros::Table;
+
+#[doc = include_str!("../docs/derive/entity.md")]
+pub use singletable_macros::Entity;
+
+#[doc = include_str!("../docs/derive/key_part.md")]
+pub use singletable_macros::KeyPart;
+
+#[doc = include_str!("../docs/derive/collection.md")]
+pub use singletable_macros::Collection;
+
+#[doc = include_str!("../docs/derive/test.md")]
+pub use singletable_macros::test;
 
 pub use singletable_runtime::{
     cost, error, expr, item, key, managed, migrate, op, retry, schema, wire,

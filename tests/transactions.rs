@@ -408,6 +408,46 @@ async fn guarded_appends_accept_only_newer_values() {
         .is_not_found());
 }
 
+/// The pointer can be read as the field's type, and reading it leaves it as it is.
+#[tokio::test]
+async fn the_pointer_reads_as_the_field_without_moving() -> Result<(), singletable::Error> {
+    let db = db().await;
+    let latest = || db.latest(DocumentUpdate::partition("R"), DocumentUpdate::UPDATE_TIME);
+    assert_eq!(latest().await?, None, "no pointer before the first append");
+    let update = |time: u64| DocumentUpdate {
+        document_id: "R".into(),
+        update_time: time,
+        writer: 0,
+    };
+    db.append(&update(300), DocumentUpdate::UPDATE_TIME)
+        .send()
+        .await?;
+    assert_eq!(latest().await?, Some(300u64));
+    assert_eq!(latest().await?, Some(300u64), "reading does not raise it");
+    assert_eq!(
+        db.append(&update(250), DocumentUpdate::UPDATE_TIME)
+            .send()
+            .await?,
+        Appended::Stale { latest: 300 }
+    );
+    // A partition key that cannot be rendered is an error `?` converts.
+    let error = db
+        .latest(
+            DocumentUpdate::partition("bad#id"),
+            DocumentUpdate::UPDATE_TIME,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            singletable::Error::Encode { .. } | singletable::Error::Key(_)
+        ),
+        "{error}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn pointers_are_initialised_from_existing_history() {
     let db = db().await;

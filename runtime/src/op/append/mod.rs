@@ -96,16 +96,7 @@ impl<T: Table + HasSortKey> Db<T> {
         E: Entity<Table = T>,
         V: AppendOrder + DeserializeOwned + Send + Sync + 'static,
     {
-        let partition_value = match partition.value() {
-            Ok(AttributeValue::S(value)) => value.clone(),
-            Ok(other) => {
-                return Err(Error::Encode {
-                    entity: E::SCHEMA.name,
-                    message: format!("the partition key {other:?} is not a string"),
-                })
-            }
-            Err(error) => return Err(error.clone().into()),
-        };
+        let partition_value = partition_text(&partition)?;
         // The whole history: the greatest value need not be the last by sort key. The
         // history's constant sort key prefix keeps the pointer out.
         let history = self.query(partition).consistent().items();
@@ -165,6 +156,22 @@ impl<T: Table + HasSortKey> Db<T> {
         }
     }
 
+    /// The partition's append pointer: the greatest value of `field` accepted so far by
+    /// [`Db::append`] (or set by [`Db::init_latest`]), read consistently and left as it is.
+    /// `None` before the first guarded append.
+    pub async fn latest<E, V, const F: usize>(
+        &self,
+        partition: PartitionKey<E, primary>,
+        field: Field<E, V, F>,
+    ) -> Result<Option<V>, Error>
+    where
+        E: Entity<Table = T>,
+        V: AppendOrder,
+    {
+        let _ = field;
+        self.read_latest::<E, V>(&partition_text(&partition)?).await
+    }
+
     /// The pointer's value, read consistently, if there is a pointer.
     async fn read_latest<E: Entity<Table = T>, V: AppendOrder>(
         &self,
@@ -184,6 +191,17 @@ impl<T: Table + HasSortKey> Db<T> {
             .and_then(|item| item.get(LATEST_ATTRIBUTE))
             .map(|latest| decode_latest::<E, V>(partition, latest))
             .transpose()
+    }
+}
+
+/// The partition key's text (appends guard partitions of string keys).
+fn partition_text<E: Entity>(partition: &PartitionKey<E, primary>) -> Result<String, Error> {
+    match partition.value()? {
+        AttributeValue::S(value) => Ok(value.clone()),
+        other => Err(Error::Encode {
+            entity: E::SCHEMA.name,
+            message: format!("the partition key {other:?} is not a string"),
+        }),
     }
 }
 

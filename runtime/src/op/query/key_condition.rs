@@ -64,10 +64,13 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
     }
 
     /// The partition key value: the first (for templates, the only) attribute's value.
-    pub fn value(&self) -> Result<&AttributeValue, &EncodeError> {
+    pub fn value(&self) -> Result<&AttributeValue, EncodeError> {
         match self.values.as_ref() {
-            Ok(values) => values.as_slice().first().ok_or(&EMPTY_PARTITION),
-            Err(error) => Err(error),
+            Ok(values) => values
+                .as_slice()
+                .first()
+                .ok_or_else(|| EMPTY_PARTITION.clone()),
+            Err(error) => Err(error.clone()),
         }
     }
 
