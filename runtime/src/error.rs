@@ -1,150 +1,10 @@
 //! Errors of singletable operations.
 
+pub use crate::item::{DecodeError, EncodeError, KeyText, LimitError};
+pub use crate::op::update::error::UpdateError;
+
 use crate::item::Item;
 use crate::key::KeyError;
-use std::fmt;
-
-/// The primary key of an item, as text, for messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyText {
-    /// Partition key attribute and value.
-    pub partition: (&'static str, String),
-    /// Sort key attribute and value.
-    pub sort: Option<(&'static str, String)>,
-}
-
-impl fmt::Display for KeyText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} = {:?}", self.partition.0, self.partition.1)?;
-        if let Some((name, value)) = &self.sort {
-            write!(f, ", {name} = {value:?}")?;
-        }
-        Ok(())
-    }
-}
-
-/// `WrongEntity` as a sentence: what the item is, or that it says nothing.
-fn wrong_entity_text(
-    key: &KeyText,
-    attribute: &str,
-    expected: &str,
-    found: Option<&str>,
-) -> String {
-    match found {
-        Some(found) => format!(
-            "the item at {key} belongs to `{found}`, not to `{expected}` (by its `{attribute}` attribute)"
-        ),
-        None => format!(
-            "the item at {key} names no entity in a `{attribute}` string attribute, so it cannot be read as `{expected}`"
-        ),
-    }
-}
-
-/// An item read from the table that could not become the entity.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DecodeError {
-    /// The item belongs to another entity (or none).
-    #[error("{}", wrong_entity_text(key, attribute, expected, found.as_deref()))]
-    WrongEntity {
-        /// The item's key.
-        key: KeyText,
-        /// The entity attribute name.
-        attribute: &'static str,
-        /// The entity expected.
-        expected: &'static str,
-        /// What the item says it is (`None` when the attribute is missing or not a string).
-        found: Option<String>,
-    },
-    /// The item's stored key is not the key its fields render to: it was written by something
-    /// else, and writing it back would create a second item rather than update this one.
-    #[error(
-        "{entity} at {key}: its fields render the key {rendered}, not the key it is stored under"
-    )]
-    KeyMismatch {
-        /// The entity.
-        entity: &'static str,
-        /// The stored key.
-        key: KeyText,
-        /// The key its fields render.
-        rendered: KeyText,
-    },
-    /// An attribute is missing or has the wrong type or value.
-    #[error("{entity} at {key}: attribute `{attribute}`: {message}")]
-    Attribute {
-        /// The entity.
-        entity: &'static str,
-        /// The item's key.
-        key: KeyText,
-        /// Path of the offending attribute (`status`, `tags[2]`, `.` for the item itself).
-        attribute: String,
-        /// What was wrong.
-        message: String,
-    },
-}
-
-/// A DynamoDB limit the request would break; checked before sending, because some engines
-/// accept what DynamoDB rejects.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LimitError {
-    /// An item above 400 KB.
-    #[error("item at {key} is {size} bytes; DynamoDB items are at most 400 KB ({max} bytes)")]
-    ItemSize {
-        /// The item's key.
-        key: KeyText,
-        /// Its size as DynamoDB counts it.
-        size: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// An expression above DynamoDB's 4 KB limit.
-    #[error("{kind} is {size} bytes; DynamoDB allows at most {max} bytes per expression")]
-    Expression {
-        /// Which expression (`ConditionExpression`, ...).
-        kind: &'static str,
-        /// Its size.
-        size: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// An `IN` with more operands than DynamoDB's 100.
-    #[error("an IN comparison has {count} operands; DynamoDB allows at most {max}")]
-    InOperands {
-        /// Operands given.
-        count: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// A key attribute above its size limit.
-    #[error("key attribute `{attribute}` is {size} bytes; DynamoDB allows at most {max}")]
-    KeySize {
-        /// The attribute.
-        attribute: String,
-        /// Its size.
-        size: usize,
-        /// 2048 for partition keys, 1024 for sort keys.
-        max: usize,
-    },
-}
-
-/// Why an entity could not become an item; kept by builders until `params` or `send`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EncodeError {
-    /// A key could not be rendered.
-    #[error(transparent)]
-    Key(#[from] KeyError),
-    /// The item breaks a DynamoDB limit.
-    #[error(transparent)]
-    Limit(#[from] LimitError),
-    /// serde_dynamo could not serialize the entity.
-    #[error("{entity} could not be written as a DynamoDB item: {message}")]
-    Serialize {
-        /// The entity.
-        entity: &'static str,
-        /// What serde_dynamo reported.
-        message: String,
-    },
-}
 
 impl From<EncodeError> for Error {
     fn from(error: EncodeError) -> Self {
@@ -154,65 +14,6 @@ impl From<EncodeError> for Error {
             EncodeError::Serialize { entity, message } => Error::Encode { entity, message },
         }
     }
-}
-
-/// An update that cannot keep the entity's indexes correct.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UpdateError {
-    /// The update changes some inputs of an index key but the others' current values are
-    /// unknown, so the index key cannot be recomputed.
-    #[error("this update of {entity} changes {changed} but not {missing}, which index `{index}` also needs ({templates}); supply their current values with `.given(...)` so the index key is recomputed in the same request")]
-    IndexInputsMissing {
-        /// The entity.
-        entity: &'static str,
-        /// The index slot.
-        index: &'static str,
-        /// The changed inputs, as text (`` `status` ``).
-        changed: String,
-        /// The inputs whose values are unknown, as text.
-        missing: String,
-        /// The index's templates and rule, as text.
-        templates: String,
-    },
-    /// An input of an index key changes by an amount (`ADD`, increment, append) rather than to a
-    /// known value, so the new index key is unknown.
-    #[error("`{field}` of {entity} feeds index `{index}`, so it must be changed with `set` (to a known value), not by {operation}")]
-    RelativeIndexInput {
-        /// The entity.
-        entity: &'static str,
-        /// The field.
-        field: &'static str,
-        /// The index slot.
-        index: &'static str,
-        /// What the update did.
-        operation: &'static str,
-    },
-    /// An action's operand is an empty set (an `ADD` or `DELETE` of no elements, or a set
-    /// with none), which DynamoDB refuses; nothing was sent.
-    #[error("this update of {entity} has `{action}` with an empty set, which DynamoDB refuses: leave the action out when there is nothing to add or delete")]
-    EmptySet {
-        /// The entity.
-        entity: &'static str,
-        /// The action, values elided.
-        action: String,
-    },
-    /// Two actions change overlapping document paths (the same attribute twice, or a path and
-    /// one inside it), which DynamoDB refuses in one update; nothing was sent.
-    #[error("this update of {entity} has `{first}` and `{second}`, whose document paths overlap; DynamoDB refuses both in one update: drop one, or split them into two updates")]
-    OverlappingPaths {
-        /// The entity.
-        entity: &'static str,
-        /// The earlier action, values elided (`REMOVE tags[2]`).
-        first: String,
-        /// The later action it overlaps.
-        second: String,
-    },
-    /// The update has nothing to do.
-    #[error("this update of {entity} changes nothing")]
-    Empty {
-        /// The entity.
-        entity: &'static str,
-    },
 }
 
 /// Everything a singletable operation can fail with.
@@ -254,7 +55,7 @@ pub enum Error {
     },
     /// A pagination cursor that does not belong to the query it was given to.
     #[error(transparent)]
-    Cursor(#[from] crate::op::query::CursorError),
+    Cursor(#[from] crate::op::query::cursor::CursorError),
     /// The request may or may not have been applied: its response was lost (a timeout, a
     /// dropped connection, a 5xx), and resending it could apply it twice (an unversioned
     /// `ADD`, increment or append). Read the item to find out; use a `#[dynamo(version)]`
@@ -309,10 +110,10 @@ pub enum Error {
     },
     /// A transaction refused before sending.
     #[error(transparent)]
-    Transaction(#[from] crate::op::transact::TransactionError),
+    Transaction(#[from] crate::op::transact::error::TransactionError),
     /// A transaction DynamoDB cancelled, with each operation's reason.
     #[error(transparent)]
-    TransactionCanceled(Box<crate::op::transact::TransactionCanceled>),
+    TransactionCanceled(Box<crate::op::transact::cancel::TransactionCanceled>),
     /// An update that would leave an index stale.
     #[error(transparent)]
     Update(#[from] UpdateError),
@@ -341,16 +142,16 @@ pub enum Error {
         /// The item's key.
         key: KeyText,
         /// The first operation on it.
-        first: crate::op::batch::WriteOperation,
+        first: crate::op::batch::output::WriteOperation,
         /// The second operation on it.
-        second: crate::op::batch::WriteOperation,
+        second: crate::op::batch::output::WriteOperation,
     },
     /// A request of a batch write failed part-way; `partial` tells what was written and holds
     /// every write not known to be written (safe to resend: puts and deletes are idempotent).
     #[error("batch write stopped after writing {} items ({} not written): {source}", partial.written, partial.unprocessed.len())]
     BatchWrite {
         /// What the batch did before the failure.
-        partial: Box<crate::op::batch::BatchWriteOutput>,
+        partial: Box<crate::op::batch::output::BatchWriteOutput>,
         /// The failure.
         #[source]
         source: Box<Error>,
@@ -456,6 +257,16 @@ where
 {
     fn from(error: aws_sdk_dynamodb::error::SdkError<E, R>) -> Self {
         Error::Service(aws_sdk_dynamodb::Error::from(error))
+    }
+}
+
+impl<T> crate::trace::Outcome for Result<T, Error> {
+    fn error_kind(&self) -> Option<&'static str> {
+        self.as_ref().err().map(Error::kind)
+    }
+
+    fn error_message(&self) -> Option<String> {
+        self.as_ref().err().map(ToString::to_string)
     }
 }
 

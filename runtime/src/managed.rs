@@ -1,7 +1,7 @@
 //! Library-maintained fields: optimistic-locking versions and timestamps.
 
-use crate::error::EncodeError;
 use crate::expr::field::to_value;
+use crate::item::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 

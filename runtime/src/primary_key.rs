@@ -1,6 +1,6 @@
 //! The primary key of one item of an entity.
 
-use crate::error::KeyText;
+use crate::item::KeyText;
 use crate::item::{Item, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::key::KeyError;
 use crate::schema::{Entity, Table};

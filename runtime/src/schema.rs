@@ -1,6 +1,7 @@
 //! Static descriptions of tables, indexes and entities, filled in by the derives.
 
 use crate::item::Item;
+pub(crate) use crate::key::same_name;
 use crate::key::{KeyError, KeyTemplate, PartContext, PartError};
 use crate::Key;
 use serde::de::DeserializeOwned;
@@ -263,14 +264,6 @@ const fn contains_text(names: &[&str], name: &str) -> bool {
         position += 1;
     }
     false
-}
-
-/// Whether two field names are the same. The derive writes each name as one string constant,
-/// which the compiler merges, so comparing addresses first settles most comparisons without
-/// reading the text.
-#[inline]
-pub(crate) fn same_name(a: &str, b: &str) -> bool {
-    std::ptr::eq(a, b) || a == b
 }
 
 /// A field value of any type, as updates carry them to recompute index keys.

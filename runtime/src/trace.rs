@@ -21,7 +21,6 @@
 //! span, and so is each backoff of the library's own retry loops. Nothing is computed for a
 //! span no subscriber wants.
 
-use crate::error::Error;
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
@@ -138,7 +137,19 @@ pub(crate) fn traced<F>(span: Span, record_values: bool, future: F) -> Traced<F>
     }
 }
 
-impl<T, F: Future<Output = Result<T, Error>>> Future for Traced<F> {
+/// What a traced future's output says about the request: `ok`, or the error's kind and, when
+/// values may be recorded, its message.
+pub(crate) trait Outcome {
+    /// `None` for success, or the error's kind.
+    fn error_kind(&self) -> Option<&'static str>;
+    /// The error's message, if it is an error.
+    fn error_message(&self) -> Option<String>;
+}
+
+impl<F: Future> Future for Traced<F>
+where
+    F::Output: Outcome,
+{
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -161,17 +172,17 @@ impl<T, F: Future<Output = Result<T, Error>>> Future for Traced<F> {
     }
 }
 
-fn record_outcome<T>(span: &Span, record_values: bool, output: &Result<T, Error>) {
-    match output {
-        Ok(_) => {
+fn record_outcome(span: &Span, record_values: bool, output: &impl Outcome) {
+    match output.error_kind() {
+        None => {
             span.record("singletable.outcome", "ok");
             span.record("otel.status_code", "OK");
         }
-        Err(error) => {
-            span.record("singletable.outcome", error.kind());
+        Some(kind) => {
+            span.record("singletable.outcome", kind);
             span.record("otel.status_code", "ERROR");
-            if record_values {
-                span.record("error.message", tracing::field::display(error));
+            if let Some(message) = output.error_message().filter(|_| record_values) {
+                span.record("error.message", message);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Condition expressions (`ConditionExpression`, `FilterExpression`).
 
 use super::{AttrPath, Expression, Name, Placeholders, Renderer, Sink};
-use crate::error::EncodeError;
+use crate::item::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::marker::PhantomData;
 

@@ -3,7 +3,7 @@
 
 use super::condition::{AttributeType, Comparison, Node, Operand};
 use super::{AttrPath, Condition};
-use crate::error::EncodeError;
+use crate::item::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use std::marker::PhantomData;

@@ -1,12 +1,16 @@
 //! Converting entities to and from DynamoDB items.
 
-use crate::error::{DecodeError, EncodeError, KeyText, LimitError};
 use crate::schema::{Entity, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
 mod codec;
 mod equality;
+mod error;
+mod key_text;
+
+pub use error::{DecodeError, EncodeError, LimitError};
+pub use key_text::KeyText;
 
 pub use equality::same_item;
 

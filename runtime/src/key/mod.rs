@@ -334,16 +334,13 @@ impl KeyTemplate {
         key: &'k str,
         name: &str,
     ) -> Result<Option<(&'k str, Option<u8>)>, KeyError> {
-        if !self
-            .fields()
-            .any(|field| crate::schema::same_name(field, name))
-        {
+        if !self.fields().any(|field| same_name(field, name)) {
             return Ok(None);
         }
         let mut found = None;
         self.split_each(key, |field, text| {
             if let Segment::Field { name: field, width } = *field {
-                if crate::schema::same_name(field, name) {
+                if same_name(field, name) {
                     found = Some((text, width));
                 }
             }
@@ -468,4 +465,12 @@ impl fmt::Display for KeyTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.source)
     }
+}
+
+/// Whether two field names are the same. The derive writes each name as one string constant,
+/// which the compiler merges, so comparing addresses first settles most comparisons without
+/// reading the text.
+#[inline]
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }

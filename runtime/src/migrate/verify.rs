@@ -4,10 +4,11 @@
 use super::checkpoint::Checkpoint;
 use super::marker::MigrationRecord;
 use super::{item_schema_version, MigrationError};
-use crate::error::{Error, KeyText};
+use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};
 use crate::item;
+use crate::item::KeyText;
 use crate::schema::{EntitySchema, Table};
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;

@@ -63,10 +63,10 @@ impl<'db, E: Entity> Delete<'db, E> {
         Ok((text, placeholders))
     }
 
-    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
+    pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
         let request = self.request(None)?;
-        Ok(super::transact::TransactOp {
-            kind: super::transact::WriteKind::Delete,
+        Ok(super::transact::op::TransactOp {
+            kind: super::transact::kind::WriteKind::Delete,
             entity: E::SCHEMA.name,
             key: self.key.to_attributes(),
             key_text: self.key.text(),
@@ -191,4 +191,11 @@ fn delete_estimate<E: Entity>() -> crate::cost::Estimate {
         );
     }
     estimate
+}
+
+impl<E: Entity> super::transact::op::sealed::Sealed for Delete<'_, E> {}
+impl<E: Entity> super::transact::op::TransactWrite for Delete<'_, E> {
+    fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
+        self.transact_op()
+    }
 }

@@ -12,8 +12,9 @@ pub mod table;
 pub mod transact;
 pub mod update;
 
-use crate::error::{Error, KeyText};
+use crate::error::Error;
 use crate::item::Item;
+use crate::item::KeyText;
 use futures::future::{Either, FutureExt};
 use std::future::Future;
 

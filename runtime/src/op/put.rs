@@ -1,9 +1,10 @@
 //! `PutItem`.
 
 use super::{condition_failure, Expectations, SetSome};
-use crate::error::{EncodeError, Error};
+use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::item::EncodeError;
 use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
@@ -137,7 +138,7 @@ impl<'db, E: Entity> Put<'db, E> {
         })
     }
 
-    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
+    pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
         let prepared = self.prepare()?;
         let table = <E::Table as Table>::SCHEMA;
         let key: Item = prepared
@@ -151,8 +152,8 @@ impl<'db, E: Entity> Put<'db, E> {
         let key_text = crate::item::key_text::<E::Table>(&prepared.item);
         let estimate = crate::cost::put_estimate::<E::Table>(&prepared.item);
         let request = self.builder(prepared, None);
-        Ok(super::transact::TransactOp {
-            kind: super::transact::WriteKind::Put,
+        Ok(super::transact::op::TransactOp {
+            kind: super::transact::kind::WriteKind::Put,
             entity: E::SCHEMA.name,
             key,
             key_text,
@@ -279,7 +280,7 @@ impl<'db, E: Entity> Put<'db, E> {
 
 /// What a sent put keeps to explain a failed condition.
 struct Sent {
-    key: crate::error::KeyText,
+    key: crate::item::KeyText,
     expectations: Expectations,
     /// The item written, when a lost response could make its own write fail its condition.
     written: Option<Item>,
@@ -299,5 +300,12 @@ impl Sent {
             expectations: prepared.expectations,
             written: (conditional && unique).then(|| prepared.item.clone()),
         }
+    }
+}
+
+impl<E: Entity> super::transact::op::sealed::Sealed for Put<'_, E> {}
+impl<E: Entity> super::transact::op::TransactWrite for Put<'_, E> {
+    fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
+        self.transact_op()
     }
 }

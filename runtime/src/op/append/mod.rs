@@ -19,11 +19,12 @@ pub use order::AppendOrder;
 
 use super::put::Put;
 use super::transact::{CancellationCode, TransactOp, WriteKind};
-use crate::error::{EncodeError, Error, KeyText};
+use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Field, Placeholders};
 use crate::item::Item;
+use crate::item::{EncodeError, KeyText};
 use crate::op::query::{primary, PartitionKey};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, HasSortKey, Table};

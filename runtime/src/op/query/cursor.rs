@@ -9,7 +9,6 @@
 //! is needed and a client sees only opaque bytes: not the keys of the last item evaluated,
 //! which may be one the filter hid.
 
-use crate::error::Error;
 use crate::item::Item;
 use crate::wire;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
@@ -301,10 +300,9 @@ impl Cursor {
     /// on a `Db` with `key`.
     pub(crate) fn open(
         &self,
-        key: Option<&Arc<CursorKey>>,
-        fingerprint: impl FnOnce() -> Result<Fingerprint, Error>,
-    ) -> Result<Position, Error> {
-        let invalid = |reason: &str| Error::Cursor(CursorError::new(reason));
+        key: Option<(&Arc<CursorKey>, Fingerprint)>,
+    ) -> Result<Position, CursorError> {
+        let invalid = CursorError::new;
         match (&self.state, key) {
             (State::Open { position, .. }, None) => Ok(position.clone()),
             (State::Open { seal: None, .. }, Some(_)) => Err(invalid(
@@ -315,9 +313,9 @@ impl Cursor {
                     position,
                     seal: Some(seal),
                 },
-                Some(key),
+                Some((key, fingerprint)),
             ) => {
-                if Arc::ptr_eq(&seal.key, key) && seal.fingerprint == fingerprint()? {
+                if Arc::ptr_eq(&seal.key, key) && seal.fingerprint == fingerprint {
                     Ok(position.clone())
                 } else {
                     Err(invalid("it belongs to another query"))
@@ -332,17 +330,17 @@ impl Cursor {
                     tag,
                     contents,
                 },
-                Some(key),
+                Some((key, fingerprint)),
             ) => {
                 let mut plain = contents.clone();
                 key.apply_keystream(tag, &mut plain);
-                key.tag(&fingerprint()?, *expires, &plain)
+                key.tag(&fingerprint, *expires, &plain)
                     .verify_slice(tag)
                     .map_err(|_| invalid("it was edited, or belongs to another query"))?;
                 if *expires != 0 && millis(SystemTime::now()) > *expires {
                     return Err(invalid("it has expired"));
                 }
-                Position::from_json(&plain).map_err(Error::Cursor)
+                Position::from_json(&plain)
             }
         }
     }

@@ -7,7 +7,7 @@
 //! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
 
-mod cursor;
+pub(crate) mod cursor;
 mod decode;
 mod indexes;
 mod key_condition;
@@ -24,7 +24,7 @@ pub use page::Page;
 pub use cursor::{Cursor, CursorError, CursorKey};
 
 use super::SetSome;
-use crate::error::{DecodeError, EncodeError, Error};
+use crate::error::Error;
 use crate::expr::condition::{
     all, user_node, walk_and_operand, Comparison, EntityFilter, Node, Operand,
 };
@@ -32,6 +32,7 @@ use crate::expr::field::{to_value, FieldPath};
 use crate::expr::path::Projection;
 use crate::expr::{AttrPath, Condition, Expression, Name, Placeholders, Sink};
 use crate::item::Item;
+use crate::item::{DecodeError, EncodeError};
 use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
 use crate::schema::{index, Entity, IndexSchema, Table};
 use crate::wire::{describe, Request};

@@ -81,7 +81,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let Position {
             index: found_index,
             key,
-        } = cursor.open(self.db.cursor_key(), || self.fingerprint())?;
+        } = match self.db.cursor_key() {
+            Some(key) => cursor.open(Some((key, self.fingerprint()?)))?,
+            None => cursor.open(None)?,
+        };
         let table = <E::Table as Table>::SCHEMA;
         let invalid = |reason: String| Error::Cursor(CursorError { reason });
         let index = self.partition.index;

@@ -1,8 +1,8 @@
 //! What DynamoDB says when it cancels a transaction, mapped onto the operations it holds.
 
-use super::{TransactOp, WriteKind};
-use crate::error::KeyText;
+use super::kind::WriteKind;
 use crate::item::Item;
+use crate::item::KeyText;
 use crate::schema::Entity;
 use std::fmt;
 
@@ -123,30 +123,3 @@ impl fmt::Display for TransactionCanceled {
 }
 
 impl std::error::Error for TransactionCanceled {}
-
-/// Maps DynamoDB's reasons onto the operations they belong to.
-pub(crate) fn reasons(
-    ops: &[TransactOp],
-    sdk: &[aws_sdk_dynamodb::types::CancellationReason],
-) -> Vec<CancellationReason> {
-    ops.iter()
-        .enumerate()
-        .map(|(position, op)| {
-            let reason = sdk.get(position);
-            CancellationReason {
-                position,
-                kind: op.kind,
-                entity: op.entity,
-                key: op.key_text.clone(),
-                code: reason
-                    .and_then(|reason| reason.code())
-                    .map(CancellationCode::parse)
-                    .unwrap_or(CancellationCode::None),
-                message: reason
-                    .and_then(|reason| reason.message())
-                    .map(str::to_owned),
-                item: reason.and_then(|reason| reason.item()).cloned(),
-            }
-        })
-        .collect()
-}

@@ -2,8 +2,9 @@
 //! typed slot.
 
 use super::{TransactionError, MAX_TRANSACTION_ITEMS};
-use crate::error::{Error, KeyText};
+use crate::error::Error;
 use crate::item::Item;
+use crate::item::KeyText;
 use crate::schema::{Entity, Table};
 use crate::wire::describe;
 use crate::wire::Request;

@@ -1,23 +1,22 @@
 //! `TransactWriteItems` and `TransactGetItems` of typed operations, with checks before
 //! sending, typed cancellation reasons and bounded retries of transient cancellations.
 
-mod cancel;
-mod error;
+pub(crate) mod cancel;
+pub(crate) mod error;
 mod get;
+pub(crate) mod kind;
+pub(crate) mod op;
 pub(crate) mod write;
 
 pub use cancel::{CancellationCode, CancellationReason, TransactionCanceled};
 pub use error::TransactionError;
 pub use get::{Slot, TransactGet, TransactGetOutput};
+pub use kind::WriteKind;
+pub use op::{TransactOp, TransactWrite};
 
-use super::delete::Delete;
-use super::put::Put;
-use super::update::Update;
 use crate::cost::{Estimate, Explain};
-use crate::error::{Error, KeyText};
-use crate::expr::state::UpdateComplete;
+use crate::error::Error;
 use crate::expr::{Condition, Placeholders};
-use crate::item::Item;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::wire::{describe, Request};
@@ -27,102 +26,11 @@ use aws_sdk_dynamodb::types::{
     ConditionCheck as SdkConditionCheck, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use futures::FutureExt;
-use std::fmt;
 
 /// DynamoDB's limit on operations in one transaction.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
 
-/// Which kind of write an operation of a transaction is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteKind {
-    /// A put.
-    Put,
-    /// An update.
-    Update,
-    /// A delete.
-    Delete,
-    /// A condition check (writes nothing).
-    ConditionCheck,
-}
-
-impl WriteKind {
-    fn name(self) -> &'static str {
-        match self {
-            WriteKind::Put => "Put",
-            WriteKind::Update => "Update",
-            WriteKind::Delete => "Delete",
-            WriteKind::ConditionCheck => "ConditionCheck",
-        }
-    }
-}
-
-impl fmt::Display for WriteKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One prepared write of a transaction (opaque: built by the typed operations).
-#[doc(hidden)]
-#[derive(Debug, Clone)]
-pub struct TransactOp {
-    pub(crate) kind: WriteKind,
-    pub(crate) entity: &'static str,
-    /// The item's key attributes: DynamoDB allows one operation per item.
-    pub(crate) key: Item,
-    pub(crate) key_text: KeyText,
-    /// The write as it is sent, made from the same request the operation sends alone.
-    pub(crate) write: TransactWriteItem,
-    /// What the operation costs outside a transaction.
-    pub(crate) estimate: Estimate,
-}
-
-impl TransactOp {
-    /// The table the write goes to.
-    fn table_name(&self) -> &str {
-        let write = &self.write;
-        write
-            .put()
-            .map(|put| put.table_name())
-            .or_else(|| write.update().map(|update| update.table_name()))
-            .or_else(|| write.delete().map(|delete| delete.table_name()))
-            .or_else(|| write.condition_check().map(|check| check.table_name()))
-            .unwrap_or_default()
-    }
-}
-
-/// Operations a transaction can take: [`Put`], [`Update`], [`Delete`] and [`ConditionCheck`].
-pub trait TransactWrite: sealed::Sealed {
-    #[doc(hidden)]
-    fn transact_op(&self) -> Result<TransactOp, Error>;
-}
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-impl<E: Entity> sealed::Sealed for Put<'_, E> {}
-impl<E: Entity> TransactWrite for Put<'_, E> {
-    fn transact_op(&self) -> Result<TransactOp, Error> {
-        self.transact_op()
-    }
-}
-
-impl<E: Entity, S: UpdateComplete> sealed::Sealed for Update<'_, E, S> {}
-impl<E: Entity, S: UpdateComplete> TransactWrite for Update<'_, E, S> {
-    fn transact_op(&self) -> Result<TransactOp, Error> {
-        self.transact_op()
-    }
-}
-
-impl<E: Entity> sealed::Sealed for Delete<'_, E> {}
-impl<E: Entity> TransactWrite for Delete<'_, E> {
-    fn transact_op(&self) -> Result<TransactOp, Error> {
-        self.transact_op()
-    }
-}
-
-impl<E: Entity> sealed::Sealed for ConditionCheck<'_, E> {}
+impl<E: Entity> op::sealed::Sealed for ConditionCheck<'_, E> {}
 impl<E: Entity> TransactWrite for ConditionCheck<'_, E> {
     fn transact_op(&self) -> Result<TransactOp, Error> {
         let mut placeholders = Placeholders::default();
@@ -202,7 +110,7 @@ pub struct Transaction<'db, T> {
 }
 
 impl<'db, T: Table> Transaction<'db, T> {
-    /// Adds an operation ([`Put`], [`Update`], [`Delete`] or [`ConditionCheck`]).
+    /// Adds an operation ([`Put`](crate::op::put::Put), [`Update`](crate::op::update::Update), [`Delete`](crate::op::delete::Delete) or [`ConditionCheck`]).
     pub fn with(self, operation: impl TransactWrite) -> Self {
         self.with_ref(&operation)
     }
@@ -384,7 +292,7 @@ impl<'db, T: Table> Transaction<'db, T> {
             match error.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
                     let cancelled = TransactionCanceled {
-                        reasons: cancel::reasons(&self.ops, cancelled.cancellation_reasons()),
+                        reasons: reasons(&self.ops, cancelled.cancellation_reasons()),
                         attempts: attempt,
                     };
                     if !(retry && cancelled.is_transient()) {
@@ -428,4 +336,31 @@ pub const RESEND_WINDOW: std::time::Duration = std::time::Duration::from_secs(12
 /// A random idempotency token (DynamoDB accepts 1 to 36 characters).
 fn new_token() -> String {
     format!("st-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}
+
+/// Maps DynamoDB's reasons onto the operations they belong to.
+pub(crate) fn reasons(
+    ops: &[TransactOp],
+    sdk: &[aws_sdk_dynamodb::types::CancellationReason],
+) -> Vec<CancellationReason> {
+    ops.iter()
+        .enumerate()
+        .map(|(position, op)| {
+            let reason = sdk.get(position);
+            CancellationReason {
+                position,
+                kind: op.kind,
+                entity: op.entity,
+                key: op.key_text.clone(),
+                code: reason
+                    .and_then(|reason| reason.code())
+                    .map(CancellationCode::parse)
+                    .unwrap_or(CancellationCode::None),
+                message: reason
+                    .and_then(|reason| reason.message())
+                    .map(str::to_owned),
+                item: reason.and_then(|reason| reason.item()).cloned(),
+            }
+        })
+        .collect()
 }

@@ -2,14 +2,14 @@
 //! the request the operation sends alone, less what a transaction does not take (return
 //! values, capacity reporting), so the two cannot differ.
 
-use crate::error::Error;
+use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemInputBuilder;
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemInputBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemInputBuilder;
 use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem, Update};
 
 /// The put of `input`.
-pub(crate) fn put(input: &PutItemInputBuilder) -> Result<TransactWriteItem, Error> {
+pub(crate) fn put(input: &PutItemInputBuilder) -> Result<TransactWriteItem, BuildError> {
     let put = Put::builder()
         .set_table_name(input.get_table_name().clone())
         .set_item(input.get_item().clone())
@@ -24,7 +24,7 @@ pub(crate) fn put(input: &PutItemInputBuilder) -> Result<TransactWriteItem, Erro
 }
 
 /// The update of `input`.
-pub(crate) fn update(input: &UpdateItemInputBuilder) -> Result<TransactWriteItem, Error> {
+pub(crate) fn update(input: &UpdateItemInputBuilder) -> Result<TransactWriteItem, BuildError> {
     let update = Update::builder()
         .set_table_name(input.get_table_name().clone())
         .set_key(input.get_key().clone())
@@ -40,7 +40,7 @@ pub(crate) fn update(input: &UpdateItemInputBuilder) -> Result<TransactWriteItem
 }
 
 /// The delete of `input`.
-pub(crate) fn delete(input: &DeleteItemInputBuilder) -> Result<TransactWriteItem, Error> {
+pub(crate) fn delete(input: &DeleteItemInputBuilder) -> Result<TransactWriteItem, BuildError> {
     let delete = Delete::builder()
         .set_table_name(input.get_table_name().clone())
         .set_key(input.get_key().clone())

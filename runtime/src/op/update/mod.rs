@@ -4,7 +4,7 @@
 
 use super::{condition_failure, Expectations, SetSome};
 use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
-use crate::error::{EncodeError, Error, UpdateError};
+use crate::error::Error;
 use crate::expr::condition::{user_node, walk_and_operand, Node};
 use crate::expr::field::Nested;
 use crate::expr::field::{
@@ -13,6 +13,7 @@ use crate::expr::field::{
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Expression, Field, Name, Placeholders, Sink};
+use crate::item::EncodeError;
 use crate::key::{KeyError, PartContext};
 use crate::schema::{
     index_bit, same_name, AnyValue, Entity, EntityIndex, FieldIndexes, IndexKind, IndexRule, Table,
@@ -31,11 +32,14 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 mod condition;
+pub(crate) mod error;
 mod estimate;
 mod index_keys;
 mod request;
 mod response;
 mod sets;
+
+pub use error::UpdateError;
 
 use condition::UpdateCondition;
 use index_keys::Values;
@@ -399,7 +403,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         self.parts.params()
     }
 
-    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error>
+    pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error>
     where
         S: UpdateComplete,
     {
@@ -407,8 +411,8 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         let mut prepared = parts.prepare()?;
         let estimate = std::mem::take(&mut prepared.estimate);
         let request = parts.builder(prepared, ReturnValue::AllNew);
-        Ok(super::transact::TransactOp {
-            kind: super::transact::WriteKind::Update,
+        Ok(super::transact::op::TransactOp {
+            kind: super::transact::kind::WriteKind::Update,
             entity: E::SCHEMA.name,
             key: parts.key.to_attributes(),
             key_text: parts.key.text(),
@@ -462,5 +466,12 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             ReturnValue::UpdatedNew
         };
         self.parts.send(returning, |_, item| Ok(item))
+    }
+}
+
+impl<E: Entity, S: UpdateComplete> crate::op::transact::op::sealed::Sealed for Update<'_, E, S> {}
+impl<E: Entity, S: UpdateComplete> crate::op::transact::op::TransactWrite for Update<'_, E, S> {
+    fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
+        self.transact_op()
     }
 }

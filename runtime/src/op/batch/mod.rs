@@ -2,8 +2,13 @@
 //! with what DynamoDB leaves unprocessed resent under a [`RetryPolicy`] and, if it is still
 //! unprocessed when the policy gives up, returned to the caller rather than dropped.
 
-use crate::error::{DecodeError, Error, KeyText};
+pub(crate) mod output;
+
+pub use output::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
+
+use crate::error::Error;
 use crate::item::{self, Item};
+use crate::item::{DecodeError, KeyText};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
@@ -11,10 +16,9 @@ use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
-use aws_sdk_dynamodb::types::{DeleteRequest, KeysAndAttributes, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{KeysAndAttributes, WriteRequest};
 use futures::FutureExt;
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::future::Future;
 
 /// DynamoDB's limit on the keys of one `BatchGetItem`.
@@ -275,72 +279,6 @@ impl<E: Entity> BatchGet<'_, E> {
     }
 }
 
-/// The kind of one operation of a batch write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WriteOperation {
-    /// `PutRequest`: writes the whole item.
-    Put,
-    /// `DeleteRequest`: deletes the item with the key.
-    Delete,
-}
-
-impl fmt::Display for WriteOperation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WriteOperation::Put => "put",
-            WriteOperation::Delete => "delete",
-        })
-    }
-}
-
-/// One operation of a batch write, as reported when DynamoDB did not do it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnprocessedWrite {
-    /// Put or delete.
-    pub operation: WriteOperation,
-    /// The entity written or deleted.
-    pub entity: &'static str,
-    /// The item's primary key.
-    pub key: KeyText,
-    /// The whole item for a put, the key attributes for a delete: enough to send it again.
-    pub item: Item,
-}
-
-impl UnprocessedWrite {
-    fn to_request(&self) -> Result<WriteRequest, Error> {
-        let item = Some(self.item.clone());
-        Ok(match self.operation {
-            WriteOperation::Put => WriteRequest::builder()
-                .put_request(PutRequest::builder().set_item(item).build()?)
-                .build(),
-            WriteOperation::Delete => WriteRequest::builder()
-                .delete_request(DeleteRequest::builder().set_key(item).build()?)
-                .build(),
-        })
-    }
-}
-
-/// What a [`BatchWrite`] did.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-#[must_use = "writes DynamoDB left unprocessed are reported here, not as an error"]
-pub struct BatchWriteOutput {
-    /// Operations DynamoDB confirmed.
-    pub written: usize,
-    /// How many `BatchWriteItem` requests were sent, retries included.
-    pub requests: usize,
-    /// Operations not done: still unprocessed when the retry policy gave up or, in
-    /// [`Error::BatchWrite`], also those whose request failed or was never sent.
-    pub unprocessed: Vec<UnprocessedWrite>,
-}
-
-impl BatchWriteOutput {
-    /// Whether every operation was written.
-    pub fn is_complete(&self) -> bool {
-        self.unprocessed.is_empty()
-    }
-}
-
 /// A `BatchWriteItem` of puts and deletes of any entities of table `T`; see
 /// [`Db::batch_write`].
 #[must_use = "an operation does nothing until it is sent"]
@@ -355,7 +293,7 @@ pub struct BatchWrite<'db, T: Table> {
 /// Why an entity could not be added to a batch write; kept until `params` or `send`.
 #[derive(Debug, Clone)]
 enum Deferred {
-    Encode(crate::error::EncodeError),
+    Encode(crate::item::EncodeError),
     Versioned(&'static str),
 }
 
@@ -478,7 +416,7 @@ impl<T: Table> BatchWrite<'_, T> {
                 let writes = chunk
                     .iter()
                     .map(UnprocessedWrite::to_request)
-                    .collect::<Result<Vec<_>, Error>>()?;
+                    .collect::<Result<Vec<_>, _>>()?;
                 let request = self.request_of(writes);
                 Ok(describe::request("BatchWriteItem", request.as_input()))
             })
@@ -566,7 +504,8 @@ impl<T: Table> BatchWrite<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::{drive, Pending, Response};
-    use crate::error::{Error, KeyText};
+    use crate::error::Error;
+    use crate::item::KeyText;
     use crate::retry::RetryPolicy;
     use std::future::ready;
     use std::time::Duration;

@@ -1,0 +1,128 @@
+//! Why an entity could not become an item, or an item the entity; and the DynamoDB limits an
+//! item or request can break.
+
+use super::KeyText;
+use crate::key::KeyError;
+
+/// `WrongEntity` as a sentence: what the item is, or that it says nothing.
+fn wrong_entity_text(
+    key: &KeyText,
+    attribute: &str,
+    expected: &str,
+    found: Option<&str>,
+) -> String {
+    match found {
+        Some(found) => format!(
+            "the item at {key} belongs to `{found}`, not to `{expected}` (by its `{attribute}` attribute)"
+        ),
+        None => format!(
+            "the item at {key} names no entity in a `{attribute}` string attribute, so it cannot be read as `{expected}`"
+        ),
+    }
+}
+
+/// An item read from the table that could not become the entity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The item belongs to another entity (or none).
+    #[error("{}", wrong_entity_text(key, attribute, expected, found.as_deref()))]
+    WrongEntity {
+        /// The item's key.
+        key: KeyText,
+        /// The entity attribute name.
+        attribute: &'static str,
+        /// The entity expected.
+        expected: &'static str,
+        /// What the item says it is (`None` when the attribute is missing or not a string).
+        found: Option<String>,
+    },
+    /// The item's stored key is not the key its fields render to: it was written by something
+    /// else, and writing it back would create a second item rather than update this one.
+    #[error(
+        "{entity} at {key}: its fields render the key {rendered}, not the key it is stored under"
+    )]
+    KeyMismatch {
+        /// The entity.
+        entity: &'static str,
+        /// The stored key.
+        key: KeyText,
+        /// The key its fields render.
+        rendered: KeyText,
+    },
+    /// An attribute is missing or has the wrong type or value.
+    #[error("{entity} at {key}: attribute `{attribute}`: {message}")]
+    Attribute {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// Path of the offending attribute (`status`, `tags[2]`, `.` for the item itself).
+        attribute: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// A DynamoDB limit the request would break; checked before sending, because some engines
+/// accept what DynamoDB rejects.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// An item above 400 KB.
+    #[error("item at {key} is {size} bytes; DynamoDB items are at most 400 KB ({max} bytes)")]
+    ItemSize {
+        /// The item's key.
+        key: KeyText,
+        /// Its size as DynamoDB counts it.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// An expression above DynamoDB's 4 KB limit.
+    #[error("{kind} is {size} bytes; DynamoDB allows at most {max} bytes per expression")]
+    Expression {
+        /// Which expression (`ConditionExpression`, ...).
+        kind: &'static str,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// An `IN` with more operands than DynamoDB's 100.
+    #[error("an IN comparison has {count} operands; DynamoDB allows at most {max}")]
+    InOperands {
+        /// Operands given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A key attribute above its size limit.
+    #[error("key attribute `{attribute}` is {size} bytes; DynamoDB allows at most {max}")]
+    KeySize {
+        /// The attribute.
+        attribute: String,
+        /// Its size.
+        size: usize,
+        /// 2048 for partition keys, 1024 for sort keys.
+        max: usize,
+    },
+}
+
+/// Why an entity could not become an item; kept by builders until `params` or `send`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// A key could not be rendered.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The item breaks a DynamoDB limit.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// serde_dynamo could not serialize the entity.
+    #[error("{entity} could not be written as a DynamoDB item: {message}")]
+    Serialize {
+        /// The entity.
+        entity: &'static str,
+        /// What serde_dynamo reported.
+        message: String,
+    },
+}

@@ -1,0 +1,60 @@
+//! Why an update cannot be sent as it is.
+
+/// An update that cannot keep the entity's indexes correct.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// The update changes some inputs of an index key but the others' current values are
+    /// unknown, so the index key cannot be recomputed.
+    #[error("this update of {entity} changes {changed} but not {missing}, which index `{index}` also needs ({templates}); supply their current values with `.given(...)` so the index key is recomputed in the same request")]
+    IndexInputsMissing {
+        /// The entity.
+        entity: &'static str,
+        /// The index slot.
+        index: &'static str,
+        /// The changed inputs, as text (`` `status` ``).
+        changed: String,
+        /// The inputs whose values are unknown, as text.
+        missing: String,
+        /// The index's templates and rule, as text.
+        templates: String,
+    },
+    /// An input of an index key changes by an amount (`ADD`, increment, append) rather than to a
+    /// known value, so the new index key is unknown.
+    #[error("`{field}` of {entity} feeds index `{index}`, so it must be changed with `set` (to a known value), not by {operation}")]
+    RelativeIndexInput {
+        /// The entity.
+        entity: &'static str,
+        /// The field.
+        field: &'static str,
+        /// The index slot.
+        index: &'static str,
+        /// What the update did.
+        operation: &'static str,
+    },
+    /// An action's operand is an empty set (an `ADD` or `DELETE` of no elements, or a set
+    /// with none), which DynamoDB refuses; nothing was sent.
+    #[error("this update of {entity} has `{action}` with an empty set, which DynamoDB refuses: leave the action out when there is nothing to add or delete")]
+    EmptySet {
+        /// The entity.
+        entity: &'static str,
+        /// The action, values elided.
+        action: String,
+    },
+    /// Two actions change overlapping document paths (the same attribute twice, or a path and
+    /// one inside it), which DynamoDB refuses in one update; nothing was sent.
+    #[error("this update of {entity} has `{first}` and `{second}`, whose document paths overlap; DynamoDB refuses both in one update: drop one, or split them into two updates")]
+    OverlappingPaths {
+        /// The entity.
+        entity: &'static str,
+        /// The earlier action, values elided (`REMOVE tags[2]`).
+        first: String,
+        /// The later action it overlaps.
+        second: String,
+    },
+    /// The update has nothing to do.
+    #[error("this update of {entity} changes nothing")]
+    Empty {
+        /// The entity.
+        entity: &'static str,
+    },
+}
