@@ -177,7 +177,7 @@ pub enum Error {
     },
     /// A schema migration, backfill or coverage step could not proceed.
     #[error(transparent)]
-    Migration(#[from] crate::migrate::MigrationError),
+    Migration(#[from] crate::migrate::error::MigrationError),
 }
 
 impl Error {

@@ -1,7 +1,7 @@
 //! `#[derive(Collection)]`: an enum of entities read from one partition, checked for key
 //! overlaps at compile time.
 
-use super::{private, respan};
+use super::tokens::{private, respan};
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
 use quote::quote;

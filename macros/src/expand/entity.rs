@@ -1,8 +1,8 @@
 //! `#[derive(Entity)]`: the entity's schema, key builders, field paths and checks.
 
 use super::queries::expand_queries;
+use super::tokens::{private, respan};
 use super::update_state::expand_update_state;
-use super::{private, respan};
 use crate::ast::Entity;
 use crate::attr::FieldRole;
 use crate::ctxt::Ctxt;

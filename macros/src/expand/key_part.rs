@@ -1,6 +1,6 @@
 //! `#[derive(KeyPart)]`: unit enums as key parts, by their serde names.
 
-use super::private;
+use super::tokens::private;
 use crate::attr::{self};
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;

@@ -1,7 +1,7 @@
 //! The query constructors of an entity: one per index partition template.
 
 use super::entity::template_const;
-use super::{private, respan};
+use super::tokens::{private, respan};
 use crate::ast::Entity;
 use crate::template::Template;
 use proc_macro2::TokenStream;

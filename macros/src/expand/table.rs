@@ -1,6 +1,6 @@
 //! `#[derive(Table)]`: the table's schema and its index markers.
 
-use super::private;
+use super::tokens::private;
 use crate::ast::Table;
 use crate::attr::Slot;
 use crate::ctxt::Ctxt;

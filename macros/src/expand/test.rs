@@ -1,6 +1,6 @@
 //! `#[singletable::test]`: an async test with its own table on the local engine.
 
-use super::private;
+use super::tokens::private;
 use proc_macro2::TokenStream;
 use quote::quote;
 

@@ -1,6 +1,6 @@
 //! The typestate of an entity's updates: which index inputs an update changes or knows.
 
-use super::private;
+use super::tokens::private;
 use crate::ast::Entity;
 use crate::template::Template;
 use proc_macro2::TokenStream;

@@ -1,6 +1,7 @@
 //! Condition expressions (`ConditionExpression`, `FilterExpression`).
 
-use super::{AttrPath, Expression, Name, Placeholders, Renderer, Sink};
+use super::path::AttrPath;
+use super::placeholders::{Expression, Name, Placeholders, Renderer, Sink};
 use crate::item::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::marker::PhantomData;
@@ -130,7 +131,7 @@ impl Node {
 
     /// The rendered expression text, moving the values into `placeholders`.
     pub fn into_expression(mut self, placeholders: &mut Placeholders) -> String {
-        super::render(&mut self, placeholders)
+        super::placeholders::render(&mut self, placeholders)
     }
 }
 

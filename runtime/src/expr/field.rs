@@ -1,8 +1,9 @@
 //! Typed paths to an entity's fields: generated as `Ticket::STATUS`, `Ticket::TEAM_ID`, ...
 //! A value compared with or written to a field must have the field's Rust type.
 
+use super::condition::Condition;
 use super::condition::{AttributeType, Comparison, Node, Operand};
-use super::{AttrPath, Condition};
+use super::path::AttrPath;
 use crate::item::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;

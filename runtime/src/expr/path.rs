@@ -1,6 +1,6 @@
 //! Attribute paths: a top-level attribute, nested map keys and list indexes.
 
-use super::{Expression, Name, Placeholders, Renderer, Sink};
+use super::placeholders::{Expression, Name, Placeholders, Renderer, Sink};
 use std::borrow::Cow;
 use std::fmt;
 

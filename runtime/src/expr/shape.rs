@@ -7,7 +7,7 @@
 //! indexes, where values go), never by a hash, so two shapes can never be confused. Names made
 //! at run time (map keys) are not cached: their text would have to be compared too.
 
-use super::{AnyExpression, Name, Names, Placeholders, Sink, Values};
+use super::placeholders::{AnyExpression, Name, Names, Placeholders, Sink, Values};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::cell::RefCell;
 
@@ -86,16 +86,16 @@ impl Sink for TextWriter<'_> {
     }
 
     fn index(&mut self, index: usize) {
-        super::push_index(self.out, index);
+        super::placeholders::push_index(self.out, index);
     }
 
     fn value(&mut self, _: &mut AttributeValue) {
-        super::push_placeholder(self.out, ":v", self.values);
+        super::placeholders::push_placeholder(self.out, ":v", self.values);
         self.values += 1;
     }
 
     fn new_value(&mut self, _: impl FnOnce() -> AttributeValue) {
-        super::push_placeholder(self.out, ":v", self.values);
+        super::placeholders::push_placeholder(self.out, ":v", self.values);
         self.values += 1;
     }
 }
@@ -193,7 +193,7 @@ impl ValueSlots {
     /// The slots of `map`, or `None` unless each placeholder is `:v` and a distinct position
     /// below the number of values, as [`Placeholders::insert_value`] writes them.
     ///
-    /// [`Placeholders::insert_value`]: super::Placeholders::insert_value
+    /// [`Placeholders::insert_value`]: super::placeholders::Placeholders::insert_value
     fn new(map: Values) -> Option<Self> {
         let count = map.len();
         let mut taken = vec![false; count];
@@ -257,7 +257,7 @@ fn render_fresh<const N: usize>(
     let mut placeholders = Placeholders::default();
     let texts = expressions
         .each_mut()
-        .map(|expression| super::render(*expression, &mut placeholders));
+        .map(|expression| super::placeholders::render(*expression, &mut placeholders));
     (texts, placeholders)
 }
 

@@ -1,6 +1,7 @@
 //! Update expressions (`SET`, `REMOVE`, `ADD`, `DELETE`).
 
-use super::{AttrPath, Expression, Placeholders, Sink};
+use super::path::AttrPath;
+use super::placeholders::{Expression, Placeholders, Sink};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::fmt;
 
@@ -122,7 +123,7 @@ pub fn overlapping(actions: &[Action]) -> Option<(&Action, &Action)> {
 /// Renders `actions` as `SET ... REMOVE ... ADD ... DELETE ...`, clauses in that order and
 /// actions in the order given within each (placeholders are numbered in that order too).
 pub fn render(actions: Vec<Action>, placeholders: &mut Placeholders) -> String {
-    super::render(&mut Actions::new(actions), placeholders)
+    super::placeholders::render(&mut Actions::new(actions), placeholders)
 }
 
 /// An update expression's actions, in clause order.

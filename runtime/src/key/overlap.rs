@@ -14,9 +14,7 @@
 //! Everything here is a `const fn`, so that a `Collection`, which declares its entities
 //! together, runs the same check at compile time that a lone entity runs at its first key.
 
-use super::{KeyTemplate, Segment};
-use crate::const_text::ConstText;
-use std::fmt;
+use super::template::{KeyTemplate, Segment};
 
 /// Characters that some non-string key part can write, so they cannot split a key reliably.
 const WRITTEN_BY_PARTS: &[u8] = b"-:.+_";
@@ -240,94 +238,6 @@ const fn ends_agree(
         offset += 1;
     }
 }
-
-/// Which key of two entities can be the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OverlappingKey {
-    /// The table's primary key: one item could replace the other.
-    Primary,
-    /// The key of this secondary index (its DynamoDB name): a key condition meant for one
-    /// entity's items also selects the other's.
-    Index(&'static str),
-}
-
-/// One entity's templates on the key that overlaps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EntityKeys {
-    /// The entity's name.
-    pub entity: &'static str,
-    /// The index slot the partition template is set with (`gsi1` for `gsi1pk = ".."`), or
-    /// `""` for the primary key's `pk` (which a local index shares).
-    pub partition_slot: &'static str,
-    /// The partition key template, as written.
-    pub partition: &'static str,
-    /// The slot the sort template is set with (`""` for `sk`).
-    pub sort_slot: &'static str,
-    /// The sort key template, if the key has one.
-    pub sort: Option<&'static str>,
-}
-
-/// Two entities of one table whose templates can render the same key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Overlap {
-    /// The table's type.
-    pub table: &'static str,
-    /// The key they can share.
-    pub key: OverlappingKey,
-    /// The entity that failed the check.
-    pub entity: EntityKeys,
-    /// The entity it could collide with.
-    pub other: EntityKeys,
-}
-
-impl Overlap {
-    /// The message, built at compile time for a `Collection` and at run time for `Display`.
-    pub(crate) const fn message(&self) -> ConstText {
-        let text = ConstText::new()
-            .push("`")
-            .push(self.entity.entity)
-            .push("` (");
-        let text = keys(text, &self.entity).push(") and `");
-        let text = keys(text.push(self.other.entity).push("` ("), &self.other)
-            .push(") share table `")
-            .push(self.table)
-            .push("`, and their ");
-        let text = match self.key {
-            OverlappingKey::Primary => text.push(
-                "primary key templates can render the same key, so an item of one could replace an item of the other",
-            ),
-            OverlappingKey::Index(name) => text.push("`").push(name).push(
-                "` key templates can render the same index key, so a key condition meant for one also selects the other's items",
-            ),
-        };
-        text.push(": give them different constant text where the keys meet, e.g. `\"DOC#{doc}\"` and `\"CMT#{doc}#{comment}\"`")
-    }
-}
-
-const fn keys(text: ConstText, keys: &EntityKeys) -> ConstText {
-    let text = text
-        .push(keys.partition_slot)
-        .push("pk = \"")
-        .push(keys.partition)
-        .push("\"");
-    match keys.sort {
-        Some(template) => text
-            .push(", ")
-            .push(keys.sort_slot)
-            .push("sk = \"")
-            .push(template)
-            .push("\""),
-        None => text,
-    }
-}
-
-impl fmt::Display for Overlap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message().as_str())
-    }
-}
-
-impl std::error::Error for Overlap {}
 
 #[cfg(test)]
 mod tests {

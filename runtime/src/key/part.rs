@@ -1,6 +1,7 @@
 //! How each Rust type is written into a key so that text order equals value order.
 
-use super::{KeyError, PartError, Segment};
+use super::error::{KeyError, PartError};
+use super::template::Segment;
 
 /// Where a part is being rendered, for error messages and the width override.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,8 @@
 //! Applying a [`Plan`]: `UpdateTable` one global index at a time, polling `DescribeTable`
 //! until each is active (the SDK has no waiter for index status).
 
+use super::error::MigrationError;
 use super::plan::{IndexChange, LiveTable, Plan, PlanAction, TableMigration};
-use super::MigrationError;
 use crate::error::Error;
 use crate::schema::Table;
 use aws_sdk_dynamodb::types::{

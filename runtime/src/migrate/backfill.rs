@@ -2,7 +2,8 @@
 //! the index key attributes and the schema version, and only if nothing it depends on changed
 //! since the item was read.
 
-use super::{item_schema_version, MigrationError};
+use super::error::MigrationError;
+use super::schema_version::item_schema_version;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::update::{self, Action, SetValue};

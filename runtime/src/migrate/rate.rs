@@ -1,6 +1,6 @@
 //! The sweep's write budget, shared by every segment.
 
-use super::MigrationError;
+use super::error::MigrationError;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

@@ -3,9 +3,9 @@
 
 use super::backfill::BackfillOutcome;
 use super::checkpoint::Checkpoint;
+use super::error::MigrationError;
 use super::plan::LiveTable;
 use super::rate::{Limiter, Rate};
-use super::MigrationError;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};

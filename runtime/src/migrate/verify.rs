@@ -2,8 +2,9 @@
 //! sweep covered the whole table. A migration is done only when both say so.
 
 use super::checkpoint::Checkpoint;
+use super::error::MigrationError;
 use super::marker::MigrationRecord;
-use super::{item_schema_version, MigrationError};
+use super::schema_version::item_schema_version;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};

@@ -1,8 +1,11 @@
 //! What a query's items decode into: an entity, a projection, or a collection.
 
-use super::*;
+use crate::item::DecodeError;
+use crate::item::Item;
+use crate::schema::{Entity, Table};
+use std::marker::PhantomData;
 
-/// Items of entity `E` read with a projection, decoded as `T` (see [`Query::project`]).
+/// Items of entity `E` read with a projection, decoded as `T` (see [`Query::project`](super::Query::project)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projected<E, T> {
     /// The projected attributes.

@@ -1,6 +1,6 @@
 //! The indexes a query can read: the table's key, a global or a local secondary index.
 
-use super::*;
+use crate::schema::index;
 
 /// Marks the table's own key as the queried "index".
 #[allow(non_camel_case_types)]

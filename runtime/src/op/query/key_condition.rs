@@ -1,7 +1,17 @@
 //! Key conditions from the templates that build the keys: the partition, the sort key parts
 //! given in template order, and ranges on the next part.
 
-use super::*;
+use super::indexes::QueryIndex;
+use crate::error::Error;
+use crate::expr::condition::{walk_and_operand, Node, Operand};
+use crate::expr::field::to_value;
+use crate::expr::{AttrPath, Expression, Name, Sink};
+use crate::item::EncodeError;
+use crate::key::{KeyPart, KeyTemplate, PartContext};
+use crate::schema::{Entity, IndexSchema, Table};
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use std::marker::PhantomData;
 
 /// How many sort key parts a query has given so far.
 #[derive(Debug)]

@@ -25,16 +25,14 @@ pub use cursor::{Cursor, CursorError, CursorKey};
 
 use super::SetSome;
 use crate::error::Error;
-use crate::expr::condition::{
-    all, user_node, walk_and_operand, Comparison, EntityFilter, Node, Operand,
-};
+use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Node, Operand};
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::path::Projection;
-use crate::expr::{AttrPath, Condition, Expression, Name, Placeholders, Sink};
+use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::item::EncodeError;
 use crate::item::Item;
-use crate::item::{DecodeError, EncodeError};
-use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
-use crate::schema::{index, Entity, IndexSchema, Table};
+use crate::key::{KeyError, KeyPart, KeyTemplate};
+use crate::schema::{Entity, IndexSchema, Table};
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;

@@ -1,6 +1,9 @@
 //! One page of a query's results.
 
-use super::*;
+use super::cursor::{Cursor, CursorKey, Fingerprint, Position};
+use super::decode::Decode;
+use crate::item::DecodeError;
+use crate::schema::IndexSchema;
 
 /// One page of a query.
 #[derive(Debug)]

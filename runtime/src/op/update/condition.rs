@@ -1,6 +1,9 @@
 //! An update's condition expression.
 
-use super::*;
+use super::known::KnownValues;
+use crate::expr::condition::{walk_and_operand, Node};
+use crate::expr::{AttrPath, Expression, Name, Sink};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 /// An update's condition: the item exists, is at the expected version, has the current values
 /// the caller gave, and the caller's condition holds; joined with `AND`.

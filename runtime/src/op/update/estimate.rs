@@ -1,6 +1,6 @@
 //! The parts of an update's capacity estimate.
 
-use super::*;
+use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 
 /// The table write of an update's estimate. The estimate's text costs more than the request
 /// itself and only `explain()` asks for it, so it is written out of the request's way.

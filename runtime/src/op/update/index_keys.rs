@@ -2,7 +2,16 @@
 //! the values the caller says are current (`given`) and the primary key's fields, and
 //! evaluating sparse rules, so that no index key goes stale.
 
-use super::*;
+use super::error::UpdateError;
+use super::known::Known;
+use crate::error::Error;
+use crate::expr::update::{Action, SetValue};
+use crate::expr::AttrPath;
+use crate::key::{KeyError, PartContext};
+use crate::schema::{same_name, AnyValue, Entity, EntityIndex, IndexKind, IndexRule};
+use crate::Key;
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::any::Any;
 
 /// Every field value an update knows, by field name: those it sets or is given, and the
 /// primary key's fields, as their text in the key (they are never supplied).

@@ -2,32 +2,17 @@
 //! rewrites (or, for a sparse index whose rule now fails, removes) that index's key attributes
 //! in the same request, so the index never goes stale.
 
-use super::{condition_failure, Expectations, SetSome};
-use crate::cost::{write_units, ASSUMED_ITEM_BYTES};
 use crate::error::Error;
-use crate::expr::condition::{user_node, walk_and_operand, Node};
 use crate::expr::field::Nested;
-use crate::expr::field::{
-    into_value, to_value, Addable, Container, ListType, Optional, SetType, Updatable,
-};
+use crate::expr::field::{Addable, Container, ListType, Optional, SetType, Updatable};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
-use crate::expr::update::{self, Action, SetValue};
-use crate::expr::{AttrPath, Condition, Expression, Field, Name, Placeholders, Sink};
-use crate::item::EncodeError;
-use crate::key::{KeyError, PartContext};
-use crate::schema::{
-    index_bit, same_name, AnyValue, Entity, EntityIndex, FieldIndexes, IndexKind, IndexRule, Table,
-};
-use crate::trace::Operation;
-use crate::wire::{describe, Request};
+use crate::expr::update::{Action, SetValue};
+use crate::expr::{AttrPath, Condition, Field};
+use crate::schema::{Entity, FieldIndexes, Table};
+use crate::wire::Request;
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
-use futures::future::Either;
-use futures::FutureExt;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use serde::Serialize;
-use std::any::Any;
 use std::future::Future;
 use std::marker::PhantomData;
 
@@ -35,15 +20,15 @@ mod condition;
 pub(crate) mod error;
 mod estimate;
 mod index_keys;
+mod known;
 mod request;
 mod response;
 mod sets;
 
 pub use error::UpdateError;
 
-use condition::UpdateCondition;
-use index_keys::Values;
-use request::KnownValues;
+use known::Known;
+use request::Parts;
 use response::Sent;
 use sets::as_set;
 
@@ -72,53 +57,12 @@ impl<T: Table> Db<T> {
     }
 }
 
-/// A field value the update knows: what it sets, or what the caller says is current.
-struct Known {
-    field: &'static str,
-    value: AnyValue,
-    /// For a current value ([`Update::given`]): the attribute and value the condition
-    /// asserts.
-    current: Option<(AttrPath, AttributeValue)>,
-}
-
 /// An `UpdateItem` of one entity; see [`Db::update`]. `S` tracks, at the type level, which
 /// index inputs the update changes or knows.
 #[must_use = "an operation does nothing until it is sent"]
 pub struct Update<'db, E: Entity, S = <E as Entity>::UpdateState> {
     parts: Parts<'db, E>,
     state: PhantomData<fn() -> S>,
-}
-
-/// A field changed relative to its current value (by `ADD`, an increment, an append, ...).
-struct RelativeChange {
-    field: &'static str,
-    /// The operation's name, for messages.
-    operation: &'static str,
-    /// The indexes the field is an input of ([`FieldIndexes`]).
-    indexes: u64,
-}
-
-struct Parts<'db, E: Entity> {
-    db: &'db Db<E::Table>,
-    key: Key<E>,
-    actions: Vec<Action>,
-    /// Fields set to known values, and current values supplied by the caller.
-    known: Vec<Known>,
-    /// Fields changed relative to their current value.
-    relative: Vec<RelativeChange>,
-    /// The indexes whose inputs the update changes (given values are current, not changed),
-    /// as [`FieldIndexes`] bits: each one's keys are rewritten.
-    changed: u64,
-    condition: Option<Condition<E>>,
-    expected_version: Option<u64>,
-    error: Option<EncodeError>,
-}
-
-struct Prepared {
-    update: String,
-    condition: String,
-    placeholders: Placeholders,
-    estimate: crate::cost::Estimate,
 }
 
 impl<'db, E: Entity, S> Update<'db, E, S> {

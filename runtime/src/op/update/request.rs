@@ -1,9 +1,62 @@
 //! Preparing an update's request (checks, index maintenance, the version and timestamps,
 //! the condition, the SDK request) and sending it.
 
-use super::*;
-use estimate::{estimate_index_write, estimate_table_write};
-use index_keys::{index_actions, index_inputs_missing};
+use super::condition::UpdateCondition;
+use super::error::UpdateError;
+use super::estimate::{estimate_index_write, estimate_table_write};
+use super::index_keys::Values;
+use super::index_keys::{index_actions, index_inputs_missing};
+use super::known::{Known, KnownValues};
+use super::response::Sent;
+use crate::error::Error;
+use crate::expr::condition::{user_node, Node};
+use crate::expr::field::{into_value, to_value};
+use crate::expr::update::{self, Action, SetValue};
+use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::item::EncodeError;
+use crate::op::SetSome;
+use crate::schema::{index_bit, same_name, Entity, Table};
+use crate::trace::Operation;
+use crate::wire::{describe, Request};
+use crate::{Db, Key};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use futures::future::Either;
+use futures::FutureExt;
+use serde::Serialize;
+use std::future::Future;
+
+/// A field changed relative to its current value (by `ADD`, an increment, an append, ...).
+pub(super) struct RelativeChange {
+    pub(super) field: &'static str,
+    /// The operation's name, for messages.
+    pub(super) operation: &'static str,
+    /// The indexes the field is an input of ([`FieldIndexes`]).
+    pub(super) indexes: u64,
+}
+
+pub(super) struct Parts<'db, E: Entity> {
+    pub(super) db: &'db Db<E::Table>,
+    pub(super) key: Key<E>,
+    pub(super) actions: Vec<Action>,
+    /// Fields set to known values, and current values supplied by the caller.
+    pub(super) known: Vec<Known>,
+    /// Fields changed relative to their current value.
+    pub(super) relative: Vec<RelativeChange>,
+    /// The indexes whose inputs the update changes (given values are current, not changed),
+    /// as [`FieldIndexes`] bits: each one's keys are rewritten.
+    pub(super) changed: u64,
+    pub(super) condition: Option<Condition<E>>,
+    pub(super) expected_version: Option<u64>,
+    pub(super) error: Option<EncodeError>,
+}
+
+pub(super) struct Prepared {
+    pub(super) update: String,
+    pub(super) condition: String,
+    pub(super) placeholders: Placeholders,
+    pub(super) estimate: crate::cost::Estimate,
+}
 
 impl<'db, E: Entity> Parts<'db, E> {
     /// Keeps the new value of `field` if an index key is made from it (`indexes` is not
@@ -329,22 +382,6 @@ pub(super) struct Inputs<'a> {
     pub(super) actions: Vec<Action>,
     pub(super) known: KnownValues<'a>,
     pub(super) condition: Result<Option<Node>, EncodeError>,
-}
-
-/// The known values, borrowed: the current values given are copied into the request, or, when
-/// it is sent, moved.
-pub(super) enum KnownValues<'a> {
-    Copied(&'a [Known]),
-    Moved(&'a mut [Known]),
-}
-
-impl KnownValues<'_> {
-    pub(super) fn as_slice(&self) -> &[Known] {
-        match self {
-            KnownValues::Copied(known) => known,
-            KnownValues::Moved(known) => known,
-        }
-    }
 }
 
 /// The bytes an action writes: its path's names and its value.

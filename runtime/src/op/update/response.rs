@@ -1,6 +1,12 @@
 //! Reading an update's response: the item returned, or what a failed condition means.
 
-use super::*;
+use crate::error::Error;
+use crate::op::{condition_failure, Expectations};
+use crate::schema::Entity;
+use crate::{Db, Key};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use futures::FutureExt;
 
 /// What a sent update keeps to read its response.
 pub(super) struct Sent<'db, E: Entity> {

@@ -1,6 +1,6 @@
 //! Rust sets as DynamoDB sets, for `ADD` and `DELETE`.
 
-use super::*;
+use aws_sdk_dynamodb::types::AttributeValue;
 
 /// serde writes Rust sets as lists; `ADD` and `DELETE` need DynamoDB sets (`SS`, `NS`, `BS`).
 /// Numbers and anything else pass through unchanged.

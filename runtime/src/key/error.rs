@@ -1,0 +1,200 @@
+//! Why a key could not be rendered or parsed.
+
+use crate::const_text::ConstText;
+use std::fmt;
+
+/// Why a key could not be rendered or parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The value contains text that follows the field in the template, so the key could not be
+    /// split back into its fields.
+    #[error("value {value:?} of `{field}` contains {separator:?}, which separates it from the rest of the key in template {template:?}; such a key could not be read back")]
+    Ambiguous {
+        /// The field.
+        field: &'static str,
+        /// The offending value.
+        value: String,
+        /// The constant text after the field.
+        separator: &'static str,
+        /// The template.
+        template: &'static str,
+    },
+    /// A string key part contains a character the template uses to separate key parts, with
+    /// which one key could be read as another (another value's, or another entity's).
+    #[error("value {value:?} of `{field}` contains {separator:?}, which separates the parts of keys in template {template:?}; a string key part cannot contain it, or the key could be another item's")]
+    Separator {
+        /// The field.
+        field: &'static str,
+        /// The offending value.
+        value: String,
+        /// The separator character found in it.
+        separator: char,
+        /// The template.
+        template: &'static str,
+    },
+    /// Two entities of one table have templates that can render the same primary key (an item
+    /// of one could replace an item of the other) or the same key of one index; found at
+    /// compile time for the entities of a `Collection`, otherwise the first time the second
+    /// renders a key.
+    #[error("{0}")]
+    Overlap(Box<Overlap>),
+    /// An integer needs more digits than the template's width, which would break sort order.
+    #[error("value {value} of `{field}` needs more than {width} digits (template {template:?}); widen the field, e.g. `{{{field}:{needed}}}`")]
+    TooWide {
+        /// The field.
+        field: &'static str,
+        /// The value as text.
+        value: String,
+        /// The template's width.
+        width: u8,
+        /// Digits the value needs.
+        needed: usize,
+        /// The template.
+        template: &'static str,
+    },
+    /// A value that cannot be written in a sortable form (a year outside 0000-9999, say).
+    #[error("value of `{field}` cannot be part of a key: {reason}")]
+    Unrepresentable {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The rendered key is empty, which DynamoDB rejects for key attributes.
+    #[error(
+        "template {template:?} rendered an empty key; DynamoDB key attributes cannot be empty"
+    )]
+    Empty {
+        /// The template.
+        template: &'static str,
+    },
+    /// A rendered key is longer than DynamoDB allows for its attribute.
+    #[error("key {key:?} is {size} bytes; DynamoDB allows at most {max} bytes for a {role} key")]
+    TooLong {
+        /// The rendered key.
+        key: String,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        max: usize,
+        /// `partition` or `sort`.
+        role: &'static str,
+    },
+    /// A stored key does not have the template's shape.
+    #[error("key {key:?} does not match template {template:?}: {reason}")]
+    Mismatch {
+        /// The stored key.
+        key: String,
+        /// The template.
+        template: &'static str,
+        /// What did not match.
+        reason: String,
+    },
+    /// The text of one field could not be read as the field's type.
+    #[error("`{field}` in key {key:?} is not a valid {expected}: {text:?}")]
+    InvalidPart {
+        /// The field.
+        field: &'static str,
+        /// The stored key.
+        key: String,
+        /// What the field's type expects.
+        expected: &'static str,
+        /// The text found.
+        text: String,
+    },
+}
+
+/// Error a [`KeyPart`](super::KeyPart) reports while parsing its own text; the template adds the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartError {
+    /// What was expected, e.g. `"10-digit unsigned integer"`.
+    pub expected: &'static str,
+}
+
+/// Which key of two entities can be the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverlappingKey {
+    /// The table's primary key: one item could replace the other.
+    Primary,
+    /// The key of this secondary index (its DynamoDB name): a key condition meant for one
+    /// entity's items also selects the other's.
+    Index(&'static str),
+}
+
+/// One entity's templates on the key that overlaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityKeys {
+    /// The entity's name.
+    pub entity: &'static str,
+    /// The index slot the partition template is set with (`gsi1` for `gsi1pk = ".."`), or
+    /// `""` for the primary key's `pk` (which a local index shares).
+    pub partition_slot: &'static str,
+    /// The partition key template, as written.
+    pub partition: &'static str,
+    /// The slot the sort template is set with (`""` for `sk`).
+    pub sort_slot: &'static str,
+    /// The sort key template, if the key has one.
+    pub sort: Option<&'static str>,
+}
+
+/// Two entities of one table whose templates can render the same key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overlap {
+    /// The table's type.
+    pub table: &'static str,
+    /// The key they can share.
+    pub key: OverlappingKey,
+    /// The entity that failed the check.
+    pub entity: EntityKeys,
+    /// The entity it could collide with.
+    pub other: EntityKeys,
+}
+
+impl Overlap {
+    /// The message, built at compile time for a `Collection` and at run time for `Display`.
+    pub(crate) const fn message(&self) -> ConstText {
+        let text = ConstText::new()
+            .push("`")
+            .push(self.entity.entity)
+            .push("` (");
+        let text = keys(text, &self.entity).push(") and `");
+        let text = keys(text.push(self.other.entity).push("` ("), &self.other)
+            .push(") share table `")
+            .push(self.table)
+            .push("`, and their ");
+        let text = match self.key {
+            OverlappingKey::Primary => text.push(
+                "primary key templates can render the same key, so an item of one could replace an item of the other",
+            ),
+            OverlappingKey::Index(name) => text.push("`").push(name).push(
+                "` key templates can render the same index key, so a key condition meant for one also selects the other's items",
+            ),
+        };
+        text.push(": give them different constant text where the keys meet, e.g. `\"DOC#{doc}\"` and `\"CMT#{doc}#{comment}\"`")
+    }
+}
+
+const fn keys(text: ConstText, keys: &EntityKeys) -> ConstText {
+    let text = text
+        .push(keys.partition_slot)
+        .push("pk = \"")
+        .push(keys.partition)
+        .push("\"");
+    match keys.sort {
+        Some(template) => text
+            .push(", ")
+            .push(keys.sort_slot)
+            .push("sk = \"")
+            .push(template)
+            .push("\""),
+        None => text,
+    }
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message().as_str())
+    }
+}
+
+impl std::error::Error for Overlap {}

@@ -1,0 +1,356 @@
+//! Key templates: constant text and fields, rendered into keys and split back.
+
+use super::error::KeyError;
+use super::part::{KeyField, KeyPart, PartContext};
+use std::borrow::Cow;
+use std::fmt;
+
+/// One piece of a key template: constant text or a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// Constant text, copied as is (`"TICKET#"`).
+    Literal(&'static str),
+    /// A field of the entity (`{id}` or, with a width override for integers, `{seq:6}`).
+    Field {
+        /// The Rust field name.
+        name: &'static str,
+        /// Zero-padding width for integers; `None` uses the type's full width.
+        width: Option<u8>,
+    },
+}
+
+/// A key template, parsed at compile time by the derive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTemplate {
+    /// The template as written, e.g. `"TICKET#{id}"` (used in messages).
+    pub source: &'static str,
+    /// The template split into constant text and fields, in order.
+    pub segments: &'static [Segment],
+}
+
+impl KeyTemplate {
+    /// The names of the fields this template uses, in order.
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.segments.iter().filter_map(|segment| match segment {
+            Segment::Field { name, .. } => Some(*name),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    /// Whether the template has no fields (a constant such as `"TICKET"`).
+    pub fn is_constant(&self) -> bool {
+        self.fields().next().is_none()
+    }
+
+    /// Renders the template with `values` given in field order (as [`KeyTemplate::fields`]).
+    ///
+    /// ```
+    /// use singletable_runtime::key::{KeyTemplate, Segment};
+    /// const TEMPLATE: KeyTemplate = KeyTemplate {
+    ///     source: "TEAM#{team}#TICKET#{id}",
+    ///     segments: &[
+    ///         Segment::Literal("TEAM#"),
+    ///         Segment::Field { name: "team", width: None },
+    ///         Segment::Literal("#TICKET#"),
+    ///         Segment::Field { name: "id", width: None },
+    ///     ],
+    /// };
+    /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"])?, "TEAM#0000000007#TICKET#8842");
+    /// // A string part cannot hold the template's separators, wherever it stands.
+    /// assert!(TEMPLATE.render(&[&7u32, &"a#TICKET#b"]).is_err());
+    /// # Ok::<(), singletable_runtime::key::KeyError>(())
+    /// ```
+    pub fn render(&self, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
+        self.render_prefix(values, values.len())
+    }
+
+    /// Renders the template as a key: borrowed for a constant template, which costs nothing.
+    #[doc(hidden)]
+    pub fn render_key(&self, values: &[&dyn KeyPart]) -> Result<Cow<'static, str>, KeyError> {
+        match self.segments {
+            [Segment::Literal(text)] if !text.is_empty() => Ok(Cow::Borrowed(text)),
+            _ => self.render(values).map(Cow::Owned),
+        }
+    }
+
+    /// Renders the template up to (not including) field number `fields` and the constant text
+    /// after the last rendered field: the prefix a `begins_with` key condition uses.
+    pub fn render_prefix(
+        &self,
+        values: &[&dyn KeyPart],
+        fields: usize,
+    ) -> Result<String, KeyError> {
+        self.render_with(
+            fields.min(values.len()),
+            |position, context, out| match values.get(position) {
+                Some(value) => value.render_part(context, out),
+                None => Ok(()),
+            },
+        )
+    }
+
+    /// Renders the first `fields` fields (and the constant text after the last), asking
+    /// `part` to write field number `position` with the given context.
+    pub fn render_with(
+        &self,
+        fields: usize,
+        mut part: impl FnMut(usize, PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<String, KeyError> {
+        let mut out = String::with_capacity(self.source.len() + 16);
+        let mut rendered = 0;
+        for (index, segment) in self.segments.iter().enumerate() {
+            match *segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Field { .. } => {
+                    if rendered == fields {
+                        break;
+                    }
+                    self.write_field(index, &mut out, |context, out| part(rendered, context, out))?;
+                    rendered += 1;
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(KeyError::Empty {
+                template: self.source,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The constant text before the first field (all of a constant template).
+    pub(crate) fn leading_text(&self) -> &'static str {
+        match self.segments.first() {
+            Some(Segment::Literal(text)) => text,
+            _ => "",
+        }
+    }
+
+    /// Appends field number `position`, written by `part`, and the constant text after it to
+    /// `out`, which holds the key up to that field: how a key grows one field at a time after
+    /// its [leading text](KeyTemplate::leading_text), as [`KeyTemplate::render_with`] renders
+    /// it.
+    pub(crate) fn push_field(
+        &self,
+        position: usize,
+        out: &mut String,
+        part: impl FnOnce(PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<(), KeyError> {
+        let index = self
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, segment)| matches!(segment, Segment::Field { .. }))
+            .nth(position)
+            .map(|(index, _)| index)
+            .ok_or_else(|| KeyError::Mismatch {
+                key: out.clone(),
+                template: self.source,
+                reason: format!("the template has no field number {position}"),
+            })?;
+        self.write_field(index, out, part)?;
+        let following = self.segments.get(index + 1..).unwrap_or_default();
+        for segment in following {
+            match segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Field { .. } => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the field at segment `index` with `part`, checking that the constant text after
+    /// it still separates it.
+    fn write_field(
+        &self,
+        index: usize,
+        out: &mut String,
+        part: impl FnOnce(PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<(), KeyError> {
+        let Some(Segment::Field { name, width }) = self.segments.get(index) else {
+            return Ok(());
+        };
+        let start = out.len();
+        let context = PartContext {
+            field: name,
+            width: *width,
+            template: self.source,
+            segments: self.segments,
+        };
+        part(context, out)?;
+        if let Some(Segment::Literal(separator)) = self.segments.get(index + 1) {
+            check_separable(name, &out[start..], separator, self.source)?;
+        }
+        Ok(())
+    }
+
+    /// Splits a stored key into the raw text of each field, in field order.
+    ///
+    /// ```
+    /// use singletable_runtime::key::{KeyTemplate, Segment};
+    /// const TEMPLATE: KeyTemplate = KeyTemplate {
+    ///     source: "STATUS#{status}#TICKET#{id}",
+    ///     segments: &[
+    ///         Segment::Literal("STATUS#"),
+    ///         Segment::Field { name: "status", width: None },
+    ///         Segment::Literal("#TICKET#"),
+    ///         Segment::Field { name: "id", width: None },
+    ///     ],
+    /// };
+    /// assert_eq!(TEMPLATE.split("STATUS#open#TICKET#8842")?, vec!["open", "8842"]);
+    /// assert!(TEMPLATE.split("ORDER#1").is_err());
+    /// # Ok::<(), singletable_runtime::key::KeyError>(())
+    /// ```
+    pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>, KeyError> {
+        let mut parts = Vec::new();
+        self.split_each(key, |_, text| parts.push(text))?;
+        Ok(parts)
+    }
+
+    /// The raw text of field `name` in a stored key, with the field's width; `None` if the
+    /// template has no such field. Unlike [`KeyTemplate::split`], allocates nothing.
+    pub(crate) fn field_text<'k>(
+        &self,
+        key: &'k str,
+        name: &str,
+    ) -> Result<Option<(&'k str, Option<u8>)>, KeyError> {
+        if !self.fields().any(|field| same_name(field, name)) {
+            return Ok(None);
+        }
+        let mut found = None;
+        self.split_each(key, |field, text| {
+            if let Segment::Field { name: field, width } = *field {
+                if same_name(field, name) {
+                    found = Some((text, width));
+                }
+            }
+        })?;
+        Ok(found)
+    }
+
+    /// Calls `each` with every field segment and its text in `key`, in order, checking the
+    /// literal text around them.
+    fn split_each<'k>(
+        &self,
+        key: &'k str,
+        mut each: impl FnMut(&Segment, &'k str),
+    ) -> Result<(), KeyError> {
+        let mismatch = |reason: String| KeyError::Mismatch {
+            key: key.to_owned(),
+            template: self.source,
+            reason,
+        };
+        let mut rest = key;
+        let mut segments = self.segments.iter().peekable();
+        while let Some(segment) = segments.next() {
+            match *segment {
+                Segment::Literal(text) => {
+                    rest = rest
+                        .strip_prefix(text)
+                        .ok_or_else(|| mismatch(format!("expected {text:?} at {rest:?}")))?;
+                }
+                Segment::Field { .. } => {
+                    let text = match segments.peek() {
+                        Some(Segment::Literal(separator)) => {
+                            let end = rest.find(separator).ok_or_else(|| {
+                                mismatch(format!(
+                                    "expected {separator:?} after a field in {rest:?}"
+                                ))
+                            })?;
+                            let (text, after) = rest.split_at(end);
+                            rest = after;
+                            text
+                        }
+                        // The derive rejects adjacent fields, so only the last field gets here.
+                        _ => std::mem::take(&mut rest),
+                    };
+                    each(segment, text);
+                }
+            }
+        }
+        if !rest.is_empty() {
+            return Err(mismatch(format!("unexpected trailing text {rest:?}")));
+        }
+        Ok(())
+    }
+
+    /// Parses the text of field number `index` (from [`KeyTemplate::split`]) as `T`.
+    pub fn parse_part<T: KeyField>(
+        &self,
+        key: &str,
+        index: usize,
+        text: &str,
+    ) -> Result<T, KeyError> {
+        let (name, width) = self
+            .segments
+            .iter()
+            .filter_map(|segment| match *segment {
+                Segment::Field { name, width } => Some((name, width)),
+                Segment::Literal(_) => None,
+            })
+            .nth(index)
+            .ok_or_else(|| KeyError::Mismatch {
+                key: key.to_owned(),
+                template: self.source,
+                reason: format!("the template has no field number {index}"),
+            })?;
+        T::parse_part(text, width).map_err(|error| KeyError::InvalidPart {
+            field: name,
+            key: key.to_owned(),
+            expected: error.expected,
+            text: text.to_owned(),
+        })
+    }
+}
+
+/// A field's text must not run into the constant that follows it: parsing takes the first
+/// occurrence of that constant, which must be the one the template put there.
+fn check_separable(
+    field: &'static str,
+    rendered: &str,
+    separator: &'static str,
+    template: &'static str,
+) -> Result<(), KeyError> {
+    // `rendered + separator` must not contain `separator` before `rendered.len()`, where it
+    // could only start at a byte of `rendered` equal to the separator's first byte: most values
+    // have none, and are checked with one scan.
+    let never_starts_inside = separator
+        .as_bytes()
+        .first()
+        .is_some_and(|first| !rendered.as_bytes().contains(first));
+    if never_starts_inside {
+        return Ok(());
+    }
+    let runs_into_separator = rendered.char_indices().any(|(index, _)| {
+        let tail = &rendered[index..];
+        if tail.len() >= separator.len() {
+            tail.starts_with(separator)
+        } else {
+            let overlap = separator.len() - tail.len();
+            separator.starts_with(tail) && separator.get(tail.len()..) == separator.get(..overlap)
+        }
+    });
+    if runs_into_separator {
+        return Err(KeyError::Ambiguous {
+            field,
+            value: rendered.to_owned(),
+            separator,
+            template,
+        });
+    }
+    Ok(())
+}
+
+impl fmt::Display for KeyTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.source)
+    }
+}
+
+/// Whether two field names are the same. The derive writes each name as one string constant,
+/// which the compiler merges, so comparing addresses first settles most comparisons without
+/// reading the text.
+#[inline]
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
