@@ -87,7 +87,6 @@ pub(super) fn expand_update_state(entity: &Entity) -> (TokenStream, TokenStream)
     let mut bounds = Vec::new();
     for (index, own) in &indexes {
         let slot = index.slot.name();
-        let check = format_ident!("__{}_{}_inputs_known", ident, slot);
         let fold = |bit: &str, op: &str, empty: TokenStream| {
             let bit = format_ident!("{}", bit);
             let op = format_ident!("{}", op);
@@ -100,7 +99,6 @@ pub(super) fn expand_update_state(entity: &Entity) -> (TokenStream, TokenStream)
             })
         };
         let changes = fold("Changes", "Or", quote!(#st::state::No));
-        let known = fold("Known", "And", quote!(#st::state::Yes));
         let templates = index
             .pk
             .iter()
@@ -122,30 +120,31 @@ pub(super) fn expand_update_state(entity: &Entity) -> (TokenStream, TokenStream)
             .join(", ")
             .replace('{', "{{")
             .replace('}', "}}");
-        let list = own
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let message = format!(
-            "this update changes an input of index `{slot}` of `{ident}` but not all of {list}, so the index key cannot be recomputed"
-        );
-        let example = own
-            .first()
-            .map(|name| format!("`.given({ident}::{}, current)`", name.to_uppercase()))
-            .unwrap_or_default();
-        let note = format!(
-            "`{slot}` is {templates}; set each of {list} (in that order in the update state below) or supply its current value with {example}, which the request also asserts; a value changed by `add`, `increment` or `append` is unknown and cannot feed an index"
-        );
         let label = format!("this update would leave index `{slot}` stale");
-        checks.push(quote! {
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            #[allow(non_camel_case_types)]
-            trait #check {}
-            impl #check for #st::state::Complete {}
-        });
-        bounds.push(quote!((#changes, #known): #st::state::Verdict));
-        bounds.push(quote!(<(#changes, #known) as #st::state::Verdict>::Out: #check));
+        // One check per input, so that each input still unknown is its own error, named.
+        for name in own {
+            let check = format_ident!("__{}_{}_needs_{}", ident, slot, name);
+            let param = inputs
+                .iter()
+                .position(|input| input == name)
+                .map(|position| params[position].clone());
+            let known = quote!(<#param as #st::state::InputState>::Known);
+            let message = format!(
+                "this update changes an input of index `{slot}` of `{ident}`, so it must also know `{name}`: without it the index key cannot be recomputed"
+            );
+            let note = format!(
+                "`{slot}` is {templates}; set `{name}`, or supply its current value with `.given({ident}::{}, current)`, which the request also asserts; a value changed by `add`, `increment` or `append` is unknown and cannot feed an index",
+                name.to_uppercase()
+            );
+            checks.push(quote! {
+                #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #check {}
+                impl #check for #st::state::Complete {}
+            });
+            bounds.push(quote!((#changes, #known): #st::state::Verdict));
+            bounds.push(quote!(<(#changes, #known) as #st::state::Verdict>::Out: #check));
+        }
     }
     let phantom = quote!(::core::marker::PhantomData<fn() -> (#(#params,)*)>);
     let items = quote! {
