@@ -87,9 +87,9 @@ impl<T: Table> Db<T> {
             Ok(consumed) => consumed,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let mut units = 0.0;
+        let mut units = None;
         for entry in reported {
-            units += entry.capacity_units.unwrap_or_default();
+            *units.get_or_insert(0.0) += entry.capacity_units.unwrap_or_default();
             consumed.requests += 1;
             consumed.read_units += entry.read_capacity_units.unwrap_or_default();
             consumed.write_units += entry.write_capacity_units.unwrap_or_default();
@@ -103,7 +103,10 @@ impl<T: Table> Db<T> {
                 .filter_map(|index| index.capacity_units)
                 .sum::<f64>();
         }
-        crate::trace::record_capacity(units);
+        // Only what DynamoDB reported: a response without capacity records none.
+        if let Some(units) = units {
+            crate::trace::record_capacity(units);
+        }
     }
 
     /// The same handle on a table with another name.

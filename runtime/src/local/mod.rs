@@ -74,6 +74,9 @@ pub enum Deviation {
     /// `ReturnConsumedCapacity: INDEXES` reports only the table's total, with no per-index
     /// breakdown.
     NoIndexCapacity,
+    /// `TransactWriteItems` reports no consumed capacity; DynamoDB reports each table's units
+    /// (twice those of the writes alone).
+    NoTransactionCapacity,
 }
 
 impl Engine {
@@ -117,6 +120,7 @@ impl Engine {
                 Deviation::IndexesActiveAtOnce,
                 Deviation::FlatUpdateCapacity,
                 Deviation::NoIndexCapacity,
+                Deviation::NoTransactionCapacity,
             ],
         }
     }
