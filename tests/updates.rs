@@ -380,7 +380,7 @@ async fn overlapping_document_paths_are_refused_before_sending() {
             .increment(Note::VIEWS, 1),
         db.update(Note::key("n2").unwrap())
             .set_nested(Note::LABELS.key("team"), "support".to_owned())
-            .set(Note::LABELS, Default::default()),
+            .set(Note::LABELS, std::collections::BTreeMap::new()),
     ];
     let expected = [
         ("REMOVE tags[2]", "SET tags = list_append(tags, ..)"),

@@ -173,7 +173,7 @@ impl<E, Top, T, const F: usize> Nested<E, Top, T, F> {
 macro_rules! condition_methods {
     ([$($generics:tt)*] $path:ty, [$($string_generics:tt)*] $string_path:ty, [$($container_generics:tt)*] $container_path:ty) => {
         impl<$($generics)*> $path {
-    fn compare(self, comparison: Comparison, value: &T) -> Condition<E>
+    fn compare(self, comparison: Comparison, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -181,13 +181,13 @@ macro_rules! condition_methods {
             Ok(Node::Compare(
                 Operand::Path(self.path()),
                 comparison,
-                operand(value)?,
+                Operand::Value(value.to_attribute()?),
             ))
         })
     }
 
     /// `field = value`
-    pub fn eq(self, value: &T) -> Condition<E>
+    pub fn eq(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -195,7 +195,7 @@ macro_rules! condition_methods {
     }
 
     /// `field <> value`
-    pub fn ne(self, value: &T) -> Condition<E>
+    pub fn ne(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -203,7 +203,7 @@ macro_rules! condition_methods {
     }
 
     /// `field < value`
-    pub fn lt(self, value: &T) -> Condition<E>
+    pub fn lt(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -211,7 +211,7 @@ macro_rules! condition_methods {
     }
 
     /// `field <= value`
-    pub fn le(self, value: &T) -> Condition<E>
+    pub fn le(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -219,7 +219,7 @@ macro_rules! condition_methods {
     }
 
     /// `field > value`
-    pub fn gt(self, value: &T) -> Condition<E>
+    pub fn gt(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -227,7 +227,7 @@ macro_rules! condition_methods {
     }
 
     /// `field >= value`
-    pub fn ge(self, value: &T) -> Condition<E>
+    pub fn ge(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
@@ -235,25 +235,25 @@ macro_rules! condition_methods {
     }
 
     /// `field BETWEEN low AND high`
-    pub fn between(self, low: &T, high: &T) -> Condition<E>
+    pub fn between(self, low: impl ValueFor<T>, high: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
     {
         encoded(|| {
             Ok(Node::Between(
                 Operand::Path(self.path()),
-                operand(low)?,
-                operand(high)?,
+                Operand::Value(low.to_attribute()?),
+                Operand::Value(high.to_attribute()?),
             ))
         })
     }
 
     /// `field IN (a, b, ...)` (DynamoDB allows up to 100 options).
-    pub fn is_in<'v>(self, options: impl IntoIterator<Item = &'v T>) -> Condition<E>
+    pub fn is_in<V: ValueFor<T>>(self, options: impl IntoIterator<Item = V>) -> Condition<E>
     where
-        T: Serialize + 'v,
+        T: Serialize,
     {
-        let options: Vec<&'v T> = options.into_iter().collect();
+        let options: Vec<V> = options.into_iter().collect();
         if options.len() > MAX_IN_OPERANDS {
             return Condition::invalid(EncodeError::Limit(crate::LimitError::InOperands {
                 count: options.len(),
@@ -261,7 +261,10 @@ macro_rules! condition_methods {
             }));
         }
         encoded(|| {
-            let operands = options.into_iter().map(operand).collect::<Result<_, _>>()?;
+            let operands = options
+                .iter()
+                .map(|option| option.to_attribute().map(Operand::Value))
+                .collect::<Result<_, _>>()?;
             Ok(Node::In(Operand::Path(self.path()), operands))
         })
     }
@@ -353,6 +356,66 @@ fn encoded<E>(build: impl FnOnce() -> Result<Node, EncodeError>) -> Condition<E>
     match build() {
         Ok(node) => Condition::from_node(node),
         Err(error) => Condition::invalid(error),
+    }
+}
+
+/// A value a condition compares a field of type `T` with: a `T` or a `&T`, or a `&str` for a
+/// `String` field, whichever the caller has at hand.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be compared with a field of type `{T}`",
+    label = "expected a `{T}` or a reference to one",
+    note = "a condition takes the field's own type, by value or by reference (`&str` also works for a `String` field)"
+)]
+pub trait ValueFor<T> {
+    /// The value as DynamoDB stores it.
+    fn to_attribute(&self) -> Result<AttributeValue, EncodeError>;
+}
+
+impl<T: Serialize> ValueFor<T> for T {
+    fn to_attribute(&self) -> Result<AttributeValue, EncodeError> {
+        to_value(self)
+    }
+}
+
+impl<T: Serialize> ValueFor<T> for &T {
+    fn to_attribute(&self) -> Result<AttributeValue, EncodeError> {
+        to_value(*self)
+    }
+}
+
+impl ValueFor<String> for &str {
+    fn to_attribute(&self) -> Result<AttributeValue, EncodeError> {
+        to_value(*self)
+    }
+}
+
+/// A value an update sets a field of type `T` to: a `T`, a `&T` (cloned), or a `&str` for a
+/// `String` field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the value of a field of type `{T}`",
+    label = "expected a `{T}` or a reference to one",
+    note = "an update takes the field's own type, by value or by reference (`&str` also works for a `String` field)"
+)]
+pub trait IntoField<T> {
+    /// The value, owned.
+    fn into_field(self) -> T;
+}
+
+impl<T> IntoField<T> for T {
+    fn into_field(self) -> T {
+        self
+    }
+}
+
+impl<T: Clone> IntoField<T> for &T {
+    fn into_field(self) -> T {
+        self.clone()
+    }
+}
+
+impl IntoField<String> for &str {
+    fn into_field(self) -> String {
+        self.to_owned()
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::expr::field::Nested;
-use crate::expr::field::{Addable, Container, ListType, Optional, SetType, Updatable};
+use crate::expr::field::{Addable, Container, IntoField, ListType, Optional, SetType, Updatable};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field};
@@ -85,13 +85,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     pub fn set<T, const F: usize>(
         self,
         field: Field<E, T, F>,
-        value: T,
+        value: impl IntoField<T>,
     ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
     where
         E: Updatable<F, T>,
         S: Touch<F, Changed>,
         T: Serialize + Send + Sync + 'static,
     {
+        let value: T = value.into_field();
         self.then::<Changed, F>(|parts| {
             let indexes = FieldIndexes::<E, F>::MASK;
             // A value an index key is made from is kept to recompute the key; any other
@@ -303,12 +304,13 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     pub fn given<T, const F: usize>(
         self,
         field: Field<E, T, F>,
-        current: T,
+        current: impl IntoField<T>,
     ) -> Update<'db, E, <S as Touch<F, Given>>::Out>
     where
         S: Touch<F, Given>,
         T: Serialize + Send + Sync + 'static,
     {
+        let current: T = current.into_field();
         self.then::<Given, F>(|parts| {
             if let Some(encoded) = parts.encode(&current) {
                 parts.known.push(Known {

@@ -1,0 +1,86 @@
+//! One argument convention everywhere: a call takes what a caller naturally has. Conditions
+//! take the field's type by value or by reference (and `&str` for a `String` field); `set` and
+//! `given` take anything that converts into the field's type. These compile, and render the
+//! same request whichever form is used.
+
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, KeyPart, Table};
+
+#[derive(Table)]
+#[dynamo(name = "shop", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+struct Shop;
+
+#[derive(KeyPart, Serialize, Deserialize, Clone, Copy, PartialEq, Debug)]
+enum Status {
+    Placed,
+    Shipped,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug)]
+#[dynamo(table = Shop, pk = "ORDER#{id}", sk = "ORDER",
+         gsi1pk = "CUSTOMER#{customer_id}", gsi1sk = "STATUS#{status}#ORDER#{id}")]
+struct Order {
+    id: String,
+    customer_id: String,
+    status: Status,
+    total: u32,
+}
+
+fn db() -> singletable::Db<Shop> {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .region(aws_sdk_dynamodb::config::Region::new("eu-west-1"))
+        .build();
+    singletable::Db::new(aws_sdk_dynamodb::Client::from_conf(config))
+}
+
+#[test]
+fn conditions_take_values_references_and_str() {
+    let db = db();
+    let condition = |condition| {
+        db.delete(Order::key("o1").unwrap())
+            .condition(condition)
+            .params()
+            .unwrap()
+    };
+    let owned = "c1".to_owned();
+    let by_str = condition(Order::CUSTOMER_ID.eq("c1"));
+    assert_eq!(by_str, condition(Order::CUSTOMER_ID.eq(&owned)));
+    assert_eq!(by_str, condition(Order::CUSTOMER_ID.eq(owned.clone())));
+    let by_value = condition(Order::TOTAL.ge(7));
+    assert_eq!(by_value, condition(Order::TOTAL.ge(&7)));
+    assert_eq!(
+        condition(Order::STATUS.is_in([Status::Placed, Status::Shipped])),
+        condition(Order::STATUS.is_in([&Status::Placed, &Status::Shipped]))
+    );
+    assert_eq!(
+        condition(Order::TOTAL.between(1, 9)),
+        condition(Order::TOTAL.between(&1, &9))
+    );
+}
+
+#[test]
+fn updates_take_anything_that_converts_into_the_field() {
+    let db = db();
+    let update = |customer: String| {
+        db.update(Order::key("o1").unwrap())
+            .set(Order::STATUS, Status::Shipped)
+            .given(Order::CUSTOMER_ID, customer)
+            .params()
+            .unwrap()
+    };
+    let by_str = db
+        .update(Order::key("o1").unwrap())
+        .set(Order::STATUS, Status::Shipped)
+        .given(Order::CUSTOMER_ID, "c1")
+        .params()
+        .unwrap();
+    assert_eq!(by_str, update("c1".to_owned()));
+    let set_str = db
+        .update(Order::key("o1").unwrap())
+        .set(Order::CUSTOMER_ID, "c2")
+        .given(Order::STATUS, Status::Placed)
+        .params()
+        .unwrap();
+    assert!(set_str.to_string().contains("CUSTOMER#c2"), "{set_str}");
+}
