@@ -307,9 +307,9 @@ async fn lib_query(
     status: Status,
     min_priority: u8,
 ) -> Result<(), singletable::Error> {
-    db.query(Ticket::gsi1(&team_id))
+    db.query(Ticket::gsi1(team_id))
         .sort(Ticket::STATUS, status)
-        .filter(Ticket::PRIORITY.ge(&min_priority))
+        .filter(Ticket::PRIORITY.ge(min_priority))
         .page(None)
         .await?;
     Ok(())

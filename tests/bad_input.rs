@@ -386,7 +386,7 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
     if let Some(pages) = no_panic(
         &mut panics,
         "query pages",
-        db.query(Ticket::gsi1(&7))
+        db.query(Ticket::gsi1(7))
             .limit(4)
             .pages()
             .collect::<Vec<_>>(),
@@ -406,7 +406,7 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
     let streamed = no_panic(
         &mut panics,
         "query items",
-        db.query(Ticket::gsi1(&7)).items().collect::<Vec<_>>(),
+        db.query(Ticket::gsi1(7)).items().collect::<Vec<_>>(),
     )
     .await
     .unwrap_or_default();
@@ -450,7 +450,7 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
     let pages = no_panic(
         &mut panics,
         "collection",
-        db.query(Ticket::gsi1(&7))
+        db.query(Ticket::gsi1(7))
             .collection::<TicketItem>()
             .limit(6)
             .pages()
@@ -485,11 +485,11 @@ async fn every_read_path_reports_malformed_items_without_panicking() {
     }
     assert!(collected.is_empty(), "collection: unexpected {collected:?}");
     // `all` stops at the first item that does not decode, with its typed error.
-    match no_panic(&mut panics, "query all", db.query(Ticket::gsi1(&7)).all()).await {
+    match no_panic(&mut panics, "query all", db.query(Ticket::gsi1(7)).all()).await {
         Some(Err(Error::Decode(_))) | None => {}
         Some(other) => failures.push(format!("query all: expected a decode error, got {other:?}")),
     }
-    let count = db.query(Ticket::gsi1(&7)).count().await.unwrap();
+    let count = db.query(Ticket::gsi1(7)).count().await.unwrap();
     assert_eq!(
         count,
         tickets.len() as u64,
@@ -519,7 +519,7 @@ async fn queries_and_scans_report_items_without_an_entity_attribute() {
         .filter(|seed| ["type-missing", "type-number"].contains(&seed.name))
         .collect();
     let db = seeded(&seeds).await;
-    let queried: Vec<Result<Ticket, Error>> = db.query(Ticket::gsi1(&7)).items().collect().await;
+    let queried: Vec<Result<Ticket, Error>> = db.query(Ticket::gsi1(7)).items().collect().await;
     let scanned: Vec<Result<Ticket, Error>> = db.scan::<Ticket>().items().collect().await;
     for (path, results) in [("query", queried), ("scan", scanned)] {
         let reported: BTreeSet<String> = results
@@ -545,7 +545,7 @@ async fn items_whose_key_does_not_match_the_template_are_reported() {
     let db = seeded(&seeds).await;
     let got = db.get(Ticket::key("id-disagrees").unwrap()).send().await;
     assert!(matches!(got, Err(Error::Decode(_))), "get: {got:?}");
-    let queried: Vec<Result<Ticket, Error>> = db.query(Ticket::gsi1(&7)).items().collect().await;
+    let queried: Vec<Result<Ticket, Error>> = db.query(Ticket::gsi1(7)).items().collect().await;
     let accepted: Vec<&Ticket> = queried
         .iter()
         .filter_map(|result| result.as_ref().ok())
@@ -696,10 +696,10 @@ fn limits_are_checked_before_sending() {
         Err(Error::Key(KeyError::TooLong { .. }))
     ));
     assert!(
-        Ticket::key(&"x".repeat(2041)).is_ok(),
+        Ticket::key("x".repeat(2041)).is_ok(),
         "exactly 2048 bytes is allowed"
     );
-    match Note::key(&"é".repeat(513)) {
+    match Note::key("é".repeat(513)) {
         Err(KeyError::TooLong {
             size: 1026,
             max: 1024,
@@ -708,7 +708,7 @@ fn limits_are_checked_before_sending() {
         }) => {}
         other => panic!("expected a sort key size error, got {other:?}"),
     }
-    assert!(Note::key(&"é".repeat(512)).is_ok());
+    assert!(Note::key("é".repeat(512)).is_ok());
 
     // 100 operations per transaction.
     let mut transaction = db.transaction();
@@ -724,7 +724,7 @@ fn limits_are_checked_before_sending() {
     ));
     let mut get = db.transact_get();
     for n in 0..101 {
-        get.get(Ticket::key(&n.to_string()).unwrap());
+        get.get(Ticket::key(n.to_string()).unwrap());
     }
     let sent = futures::executor::block_on(get.send());
     assert!(
@@ -759,15 +759,15 @@ fn expression_limits_are_checked_before_sending() {
     let mut accepted = Vec::new();
     let titles: Vec<String> = (0..150).map(|n| format!("title number {n}")).collect();
     let filter = db
-        .query(Ticket::gsi1(&7))
+        .query(Ticket::gsi1(7))
         .filter(Ticket::TITLE.is_in(&titles))
         .params();
     if filter.is_ok() {
         accepted.push("a filter with an IN of 150 operands".to_owned());
     }
-    let mut condition = Ticket::TITLE.eq(&"a".to_owned());
+    let mut condition = Ticket::TITLE.eq("a".to_owned());
     for n in 0..400 {
-        condition = condition.or(Ticket::TITLE.eq(&n.to_string()));
+        condition = condition.or(Ticket::TITLE.eq(n.to_string()));
     }
     if let Ok(request) = db.put(&ticket("1")).condition(condition).params() {
         let length = request.body["ConditionExpression"]

@@ -229,8 +229,8 @@ async fn batch_write_puts_and_deletes_items_of_several_entities() {
 
     let output = db
         .batch_write()
-        .delete_all((0..10).map(|n| Ticket::key(&n.to_string()).unwrap()))
-        .delete(Team::key(&0).unwrap())
+        .delete_all((0..10).map(|n| Ticket::key(n.to_string()).unwrap()))
+        .delete(Team::key(0).unwrap())
         .put(&Ticket::new("new", 3, Status::Open, "added"))
         .send()
         .await
@@ -238,13 +238,13 @@ async fn batch_write_puts_and_deletes_items_of_several_entities() {
     assert_eq!((output.written, output.requests), (12, 1));
 
     let left = db
-        .batch_get((0..31).map(|n| Ticket::key(&n.to_string()).unwrap()))
+        .batch_get((0..31).map(|n| Ticket::key(n.to_string()).unwrap()))
         .send()
         .await
         .unwrap();
     assert_eq!(ids(&left.items), ids(&all[10..]));
     let teams_left = db
-        .batch_get((0..5).map(|id| Team::key(&id).unwrap()))
+        .batch_get((0..5).map(|id| Team::key(id).unwrap()))
         .send()
         .await
         .unwrap();
@@ -349,7 +349,7 @@ fn params_chunk_writes_by_25_and_keys_by_100() {
         .collect();
     assert_eq!(sizes, [25, 25, 1]);
     let gets = db
-        .batch_get((0..201).map(|n| Ticket::key(&n.to_string()).unwrap()))
+        .batch_get((0..201).map(|n| Ticket::key(n.to_string()).unwrap()))
         .params()
         .unwrap();
     let sizes: Vec<usize> = gets

@@ -7,7 +7,12 @@ use serde::{Deserialize, Serialize};
 use singletable::{Entity, KeyPart, Table};
 
 #[derive(Table)]
-#[dynamo(name = "shop", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+#[dynamo(
+    name = "shop",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
 struct Shop;
 
 #[derive(KeyPart, Serialize, Deserialize, Clone, Copy, PartialEq, Debug)]
@@ -48,14 +53,14 @@ fn conditions_take_values_references_and_str() {
     assert_eq!(by_str, condition(Order::CUSTOMER_ID.eq(&owned)));
     assert_eq!(by_str, condition(Order::CUSTOMER_ID.eq(owned.clone())));
     let by_value = condition(Order::TOTAL.ge(7));
-    assert_eq!(by_value, condition(Order::TOTAL.ge(&7)));
+    assert_eq!(by_value, condition(Order::TOTAL.ge(7)));
     assert_eq!(
         condition(Order::STATUS.is_in([Status::Placed, Status::Shipped])),
         condition(Order::STATUS.is_in([&Status::Placed, &Status::Shipped]))
     );
     assert_eq!(
         condition(Order::TOTAL.between(1, 9)),
-        condition(Order::TOTAL.between(&1, &9))
+        condition(Order::TOTAL.between(1, 9))
     );
 }
 
@@ -83,4 +88,42 @@ fn updates_take_anything_that_converts_into_the_field() {
         .params()
         .unwrap();
     assert!(set_str.to_string().contains("CUSTOMER#c2"), "{set_str}");
+}
+
+/// Key constructors take integers and enums by value or by reference, and strings as `&str`,
+/// `&String` or `String`.
+#[test]
+fn key_constructors_take_values_references_and_strings() {
+    let id = "o1".to_owned();
+    let by_str = Order::key("o1").unwrap();
+    assert_eq!(by_str, Order::key(&id).unwrap());
+    assert_eq!(by_str, Order::key(id.clone()).unwrap());
+    let db = db();
+    let on_gsi1 = |partition| db.query(partition).params().unwrap();
+    assert_eq!(
+        on_gsi1(Order::gsi1("c1")),
+        on_gsi1(Order::gsi1("c1".to_owned()))
+    );
+    let on_table = |partition| db.query(partition).params().unwrap();
+    assert_eq!(
+        on_table(Order::partition("o1")),
+        on_table(Order::partition(id))
+    );
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug)]
+#[dynamo(table = Shop, pk = "TASK#{project}", sk = "T#{priority:3}#{id}")]
+struct Task {
+    project: String,
+    priority: u16,
+    id: String,
+}
+
+#[test]
+fn integer_key_parts_take_values_or_references() {
+    assert_eq!(
+        Task::key("p1", 3, "t1").unwrap(),
+        Task::key("p1", 3, "t1").unwrap()
+    );
+    assert_eq!(Task::key("p1", 3, "t1").unwrap().sort(), Some("T#003#t1"));
 }

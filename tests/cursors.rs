@@ -141,7 +141,7 @@ async fn a_sealed_cursor_resumes_only_the_query_that_made_it() {
         ),
         refused(
             db.query(Order::partition("north"))
-                .filter(Order::SECRET_NOTE.ne(&"x".to_owned()))
+                .filter(Order::SECRET_NOTE.ne("x".to_owned()))
                 .limit(10)
                 .page(Some(&cursor))
                 .await,

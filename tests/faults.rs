@@ -332,12 +332,12 @@ async fn unconditional_puts_and_deletes_are_exactly_once_or_a_typed_error() {
             let delete = h.rng.u8(0..100) < 15;
             let new = (!delete).then_some(op);
             let result = if delete {
-                bounded(h.faulty.delete(Register::key(&id).unwrap()).send()).await
+                bounded(h.faulty.delete(Register::key(id).unwrap()).send()).await
             } else {
                 bounded(h.faulty.put(&Register { id, write: op }).send()).await
             };
             tally.count(&result);
-            let found = read(&h.plain, Register::key(&id).unwrap())
+            let found = read(&h.plain, Register::key(id).unwrap())
                 .await
                 .map(|register| register.write);
             let now = judge_register(&mut tally, id, before, new, result.is_ok(), found);
@@ -377,7 +377,7 @@ async fn conditional_creates_are_exactly_once_and_a_lost_response_shows_as_an_ow
                 }
                 _ => {}
             }
-            let found = read(&h.plain, Register::key(&id).unwrap()).await;
+            let found = read(&h.plain, Register::key(id).unwrap()).await;
             match (&result, found) {
                 (_, Some(found)) if found == register => {
                     tally.applied(&result);
@@ -429,7 +429,7 @@ async fn versioned_puts_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
                 }
                 _ => {}
             }
-            let found = read(&h.plain, Doc::key(&id).unwrap()).await;
+            let found = read(&h.plain, Doc::key(id).unwrap()).await;
             let written = Doc {
                 version: version + 1,
                 ..doc
@@ -485,13 +485,13 @@ async fn counter_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> Faul
         let id = h.rng.u32(0..COUNTERS);
         let result = bounded(
             h.faulty
-                .update(Counter::key(&id).unwrap())
+                .update(Counter::key(id).unwrap())
                 .add(Counter::COUNT, 1)
                 .send(),
         )
         .await;
         tally.count(&result);
-        let found = read(&h.plain, Counter::key(&id).unwrap())
+        let found = read(&h.plain, Counter::key(id).unwrap())
             .await
             .map_or(0, |counter| counter.count);
         let before = model[id as usize];
@@ -578,7 +578,7 @@ async fn versioned_adds_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
             let before = model[&id].clone();
             let result = bounded(
                 h.faulty
-                    .update(VersionedCounter::key(&id).unwrap())
+                    .update(VersionedCounter::key(id).unwrap())
                     .add(VersionedCounter::COUNT, 1)
                     .set(VersionedCounter::LAST, op)
                     .expect_version(before.version)
@@ -613,7 +613,7 @@ async fn versioned_adds_are_exactly_once_and_a_lost_response_shows_as_an_own_wri
                     }
                 }
             }
-            let found = read(&h.plain, VersionedCounter::key(&id).unwrap()).await;
+            let found = read(&h.plain, VersionedCounter::key(id).unwrap()).await;
             match found {
                 Some(found) if found == after => {
                     tally.applied(&result);
@@ -673,7 +673,7 @@ fn close_ticket_one<'db>(
 ) -> singletable::op::transact::Transaction<'db, Faults> {
     db.transaction()
         .with(
-            db.delete(Ticket::key(&1, &Status::Open).unwrap())
+            db.delete(Ticket::key(1, Status::Open).unwrap())
                 .only_if_exists(),
         )
         .with(db.put(to).only_if_absent())
@@ -695,7 +695,7 @@ fn token<T: singletable::Table>(db: &Db<T>) -> String {
 
 /// Where ticket `id` is: every status under its partition, read through the plain client.
 async fn locate(db: &Db<Faults>, id: u32) -> Vec<Ticket> {
-    db.query(Ticket::partition(&id))
+    db.query(Ticket::partition(id))
         .consistent()
         .all()
         .await
@@ -829,7 +829,7 @@ async fn guarded_appends_are_exactly_once_and_keep_every_history_increasing() {
             let entry = History { doc, at, write: op };
             let result = bounded(h.faulty.append(&entry, History::AT).send()).await;
             tally.operations += 1;
-            let exists = read(&h.plain, History::key(&doc, &at).unwrap()).await;
+            let exists = read(&h.plain, History::key(doc, at).unwrap()).await;
             let applied = exists.as_ref() == Some(&entry);
             match &result {
                 Ok(Appended::Accepted) => {
@@ -876,7 +876,7 @@ async fn guarded_appends_are_exactly_once_and_keep_every_history_increasing() {
         for doc in 0..DOCUMENTS {
             let stored: Vec<u64> = h
                 .plain
-                .query(History::partition(&doc))
+                .query(History::partition(doc))
                 .consistent()
                 .all()
                 .await
@@ -932,7 +932,7 @@ async fn batch_writes_are_exactly_once_or_reported_unprocessed() {
             for id in ids {
                 op += 1;
                 if h.rng.u8(0..100) < 20 {
-                    batch = batch.delete(Register::key(&id).unwrap());
+                    batch = batch.delete(Register::key(id).unwrap());
                     writes.push((id, None));
                 } else {
                     batch = batch.put(&Register { id, write: op });
@@ -958,7 +958,7 @@ async fn batch_writes_are_exactly_once_or_reported_unprocessed() {
             let found: BTreeMap<u32, u64> = read.items.iter().map(|r| (r.id, r.write)).collect();
             for (id, new) in writes {
                 tally.operations += 1;
-                let key = Register::key(&id).unwrap().partition().to_owned();
+                let key = Register::key(id).unwrap().partition().to_owned();
                 let acknowledged = !not_done.contains(&key);
                 if acknowledged {
                     tally.acknowledged += 1;
@@ -1105,14 +1105,14 @@ async fn partial_batches_are_resent_or_handed_back() {
         "exactly the written ones are stored"
     );
     for register in &stored {
-        assert!(!handed_back.contains(Register::key(&register.id).unwrap().partition()));
+        assert!(!handed_back.contains(Register::key(register.id).unwrap().partition()));
     }
     let read = h
         .faulty
         .batch_get(
             registers
                 .iter()
-                .map(|register| Register::key(&register.id).unwrap()),
+                .map(|register| Register::key(register.id).unwrap()),
         )
         .retry(fast)
         .send()
@@ -1126,7 +1126,7 @@ async fn partial_batches_are_resent_or_handed_back() {
                 .iter()
                 .filter(|register| read
                     .unprocessed
-                    .contains(&Register::key(&register.id).unwrap()))
+                    .contains(&Register::key(register.id).unwrap()))
                 .count()
     );
     let report = h.stats.report();
@@ -1250,14 +1250,14 @@ async fn a_versioned_update_without_an_expected_version_counts_up_once() {
         .unwrap();
     let error = h
         .faulty
-        .update(Doc::key(&1).unwrap())
+        .update(Doc::key(1).unwrap())
         .set(Doc::WRITE, 7)
         .send()
         .await
         .unwrap_err();
     assert!(matches!(error, Error::Ambiguous { .. }), "{error:?}");
     assert_eq!(h.stats.report().by_operation.get("UpdateItem"), Some(&1));
-    let stored = read(&h.plain, Doc::key(&1).unwrap()).await.unwrap();
+    let stored = read(&h.plain, Doc::key(1).unwrap()).await.unwrap();
     assert_eq!((stored.version, stored.write), (2, 7));
 }
 
@@ -1289,7 +1289,7 @@ async fn overlapping_sends_of_one_token_apply_once() {
                 .transaction()
                 .with(
                     h.faulty
-                        .delete(Ticket::key(&id, &Status::Open).unwrap())
+                        .delete(Ticket::key(id, Status::Open).unwrap())
                         .only_if_exists(),
                 )
                 .with(h.faulty.put(&to).only_if_absent())

@@ -124,7 +124,7 @@ async fn single_item_writes_and_reads_send_what_params_prints() {
     let put = db
         .put(&order("o2", Status::Open))
         .only_if_absent()
-        .condition(Order::TOTAL.gt(&5));
+        .condition(Order::TOTAL.gt(5));
     let printed = put.params().unwrap();
     put.send().await.unwrap_err();
     capture.assert_sent(&printed);
@@ -146,7 +146,7 @@ async fn single_item_writes_and_reads_send_what_params_prints() {
 
     let delete = db
         .delete(Order::key("o1").unwrap())
-        .condition(Order::STATUS.eq(&Status::Shipped));
+        .condition(Order::STATUS.eq(Status::Shipped));
     let printed = delete.params().unwrap();
     delete.send().await.unwrap();
     capture.assert_sent(&printed);
@@ -165,7 +165,7 @@ async fn queries_and_scans_send_what_params_prints() {
     let query = db
         .query(Order::gsi1("c1"))
         .sort(Order::STATUS, Status::Open)
-        .filter(Order::TOTAL.ge(&1))
+        .filter(Order::TOTAL.ge(1))
         .descending()
         .limit(2);
     let printed = query.params().unwrap();
@@ -174,7 +174,7 @@ async fn queries_and_scans_send_what_params_prints() {
 
     let scan = db
         .scan::<Order>()
-        .filter(Order::TOTAL.lt(&100))
+        .filter(Order::TOTAL.lt(100))
         .limit(50)
         .consistent();
     let printed = scan.params().unwrap();
@@ -208,7 +208,7 @@ async fn batches_send_what_params_prints() {
     capture.assert_sent(&printed[0]);
 
     let get = db
-        .batch_get([Event::key("c1", &1).unwrap(), Event::key("c1", &2).unwrap()])
+        .batch_get([Event::key("c1", 1).unwrap(), Event::key("c1", 2).unwrap()])
         .consistent();
     let printed = get.params().unwrap();
     assert_eq!(get.send().await.unwrap().items.len(), 2);

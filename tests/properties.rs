@@ -835,10 +835,10 @@ proptest! {
         let attributes: BTreeSet<String> = ["a#b", "x:y", "p.q", "l[0]", "with space", "ünï 名", "size", "#n0", ":v0", "AND) OR (x"]
             .into_iter().map(str::to_owned).collect();
         let condition = || Weird::HASH.eq(&text)
-            .and(Weird::COLON.gt(&seq).or(Weird::DOT.begins_with(&text)))
+            .and(Weird::COLON.gt(seq).or(Weird::DOT.begins_with(&text)))
             .and(Weird::BRACKET.exists().not())
-            .and(Weird::SPACE.eq(&Some(text.clone())))
-            .and(Weird::UNICODE.between(&number, &number))
+            .and(Weird::SPACE.eq(Some(text.clone())))
+            .and(Weird::UNICODE.between(number, number))
             .and(Weird::SIZE.size(Comparison::Ge, count))
             .and(Weird::FAKE_NAME.is_in([&text, &"x".to_owned()]))
             .and(Weird::FAKE_VALUE.contains(&text))
@@ -847,7 +847,7 @@ proptest! {
         if let Ok(request) = db.put(&weird).condition(condition()).params() {
             requests.push(request.body);
         }
-        if let Ok(key) = Weird::key(&id, &seq) {
+        if let Ok(key) = Weird::key(&id, seq) {
             if let Ok(request) = db.delete(key.clone()).condition(condition()).params() {
                 requests.push(request.body);
             }
@@ -946,7 +946,7 @@ fn the_expression_checker_rejects_raw_text() {
 #[test]
 fn adding_to_a_set_sends_a_set() {
     let request = offline()
-        .update(Rich::key("r", &1).unwrap())
+        .update(Rich::key("r", 1).unwrap())
         .add(Rich::LABELS, BTreeSet::from(["x".to_owned()]))
         .params()
         .unwrap();

@@ -100,7 +100,7 @@ fn day(text: &str) -> chrono::NaiveDate {
 fn team_tickets_by_status_on_gsi1() {
     let db = common::offline();
     let request = db
-        .query(Ticket::gsi1(&7))
+        .query(Ticket::gsi1(7))
         .sort(Ticket::STATUS, Status::Open)
         .params()
         .unwrap();
@@ -128,11 +128,11 @@ fn team_tickets_by_status_on_gsi1() {
         "Ticket"
     );
     // No sort part: the constant text still constrains the query to tickets.
-    let all = db.query(Ticket::gsi1(&7)).params().unwrap();
+    let all = db.query(Ticket::gsi1(7)).params().unwrap();
     assert_eq!(all.body["ExpressionAttributeValues"][":v1"]["S"], "STATUS#");
     // Every part: equality.
     let one = db
-        .query(Ticket::gsi1(&7))
+        .query(Ticket::gsi1(7))
         .sort(Ticket::STATUS, Status::Open)
         .sort(Ticket::ID, "8842".to_owned())
         .params()
@@ -283,7 +283,7 @@ async fn a_filtered_query_keeps_its_filter_on_every_page() {
     let db = seeded(120).await;
     let query = db
         .query(Comment::partition("w1"))
-        .filter(Comment::SEQ.ge(&100))
+        .filter(Comment::SEQ.ge(100))
         .limit(25);
     let mut sequences = Vec::new();
     let mut cursor: Option<Cursor> = None;
@@ -418,13 +418,13 @@ async fn key_conditions_select_the_right_items_on_the_engine() {
         .unwrap();
     assert_eq!(high, 10);
     let tickets = db
-        .query(Ticket::gsi1(&7))
+        .query(Ticket::gsi1(7))
         .sort(Ticket::STATUS, Status::Open)
         .items();
     assert_eq!(tickets.count().await, 50);
     let filtered = db
         .query(Comment::partition("w1"))
-        .filter(Comment::AUTHOR.eq(&"ana".to_owned()))
+        .filter(Comment::AUTHOR.eq("ana".to_owned()))
         .count()
         .await
         .unwrap();

@@ -219,7 +219,7 @@ async fn a_query_of_k_pages_is_k_requests() {
 
     // Everything fits in one page.
     let all = db
-        .query(Ticket::gsi1(&7))
+        .query(Ticket::gsi1(7))
         .sort(Ticket::STATUS, Status::Open)
         .all()
         .await
@@ -228,7 +228,7 @@ async fn a_query_of_k_pages_is_k_requests() {
     assert_eq!(counter.take(), requests(&[("Query", 1)]));
 
     // Pages of 4: 4, 4 and a short last page without a LastEvaluatedKey.
-    let query = || db.query(Ticket::gsi1(&7)).limit(4);
+    let query = || db.query(Ticket::gsi1(7)).limit(4);
     let pages: Vec<_> = query().pages().collect().await;
     let sizes: Vec<usize> = pages
         .into_iter()

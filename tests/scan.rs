@@ -81,8 +81,8 @@ async fn filter_is_anded_with_the_entity_filter() {
     seed(&db, 90, 10).await;
     let scan = db
         .scan::<Ticket>()
-        .filter(Ticket::STATUS.eq(&Status::Open))
-        .filter(Ticket::TEAM_ID.lt(&5))
+        .filter(Ticket::STATUS.eq(Status::Open))
+        .filter(Ticket::TEAM_ID.lt(5))
         .limit(7);
     let params = scan.params().unwrap();
     assert_eq!(

@@ -136,7 +136,7 @@ fn transactions_are_checked_before_sending() {
         .transaction()
         .with(db.put(&ticket("1", Status::Open)))
         .with(db.put(&ticket("2", Status::Open)))
-        .with(db.delete(Ticket::key("1", &Status::Open).unwrap()));
+        .with(db.delete(Ticket::key("1", Status::Open).unwrap()));
     match twice.params() {
         Err(Error::Transaction(TransactionError::SameItem {
             first: 0,
@@ -219,7 +219,7 @@ async fn a_failed_condition_cancels_with_typed_reasons_and_the_current_item() {
     let current: Ticket = cancelled.reasons[1].current().unwrap().unwrap();
     assert_eq!(current, ticket("1", Status::Open));
     assert!(db
-        .get(Ticket::key("2", &Status::Open).unwrap())
+        .get(Ticket::key("2", Status::Open).unwrap())
         .send()
         .await
         .unwrap_err()
@@ -239,9 +239,9 @@ async fn typed_transact_get_reads_several_entities() {
     .await
     .unwrap();
     let mut get = db.transact_get();
-    let a = get.get(Ticket::key("1", &Status::Open).unwrap());
-    let b = get.get(DocumentUpdate::key("A", &5).unwrap());
-    let c = get.get(Ticket::key("missing", &Status::Open).unwrap());
+    let a = get.get(Ticket::key("1", Status::Open).unwrap());
+    let b = get.get(DocumentUpdate::key("A", 5).unwrap());
+    let c = get.get(Ticket::key("missing", Status::Open).unwrap());
     let mut output = get.send().await.unwrap();
     assert_eq!(output.take(&a).unwrap().unwrap().id, "1");
     assert_eq!(output.take(&b).unwrap().unwrap().update_time, 5);
@@ -257,13 +257,13 @@ async fn rekey_moves_the_item_and_explains_failures() {
         .await
         .unwrap();
     assert!(db
-        .get(Ticket::key("1", &Status::Open).unwrap())
+        .get(Ticket::key("1", Status::Open).unwrap())
         .send()
         .await
         .unwrap_err()
         .is_not_found());
     assert_eq!(
-        db.get(Ticket::key("1", &Status::Pending).unwrap())
+        db.get(Ticket::key("1", Status::Pending).unwrap())
             .send()
             .await
             .unwrap()
@@ -292,7 +292,7 @@ async fn rekey_moves_the_item_and_explains_failures() {
         other => panic!("expected ConditionFailed, got {other:?}"),
     }
     // Nothing moved: the pending ticket is still there.
-    db.get(Ticket::key("1", &Status::Pending).unwrap())
+    db.get(Ticket::key("1", Status::Pending).unwrap())
         .send()
         .await
         .unwrap();
@@ -320,7 +320,7 @@ async fn concurrent_rekeys_never_lose_or_duplicate_a_ticket() {
                 let mut current = None;
                 for status in statuses {
                     if let Ok(found) = db
-                        .get(Ticket::key(&id.to_string(), &status).unwrap())
+                        .get(Ticket::key(id.to_string(), status).unwrap())
                         .send()
                         .await
                     {
@@ -355,7 +355,7 @@ async fn concurrent_rekeys_never_lose_or_duplicate_a_ticket() {
     assert!(moved > 0);
     for id in 0..TICKETS {
         let copies = db
-            .query(Ticket::partition(&id.to_string()))
+            .query(Ticket::partition(id.to_string()))
             .count()
             .await
             .unwrap();
@@ -401,7 +401,7 @@ async fn guarded_appends_accept_only_newer_values() {
         Appended::Stale { latest: 200 }
     );
     assert!(db
-        .get(DocumentUpdate::key("A", &150).unwrap())
+        .get(DocumentUpdate::key("A", 150).unwrap())
         .send()
         .await
         .unwrap_err()
@@ -643,13 +643,13 @@ async fn a_rekey_from_a_stale_copy_never_discards_a_concurrent_update() {
     .await
     .unwrap();
     let read_by_a = db
-        .get(Task::key("t", &Status::Open).unwrap())
+        .get(Task::key("t", Status::Open).unwrap())
         .send()
         .await
         .unwrap();
     let created_at = read_by_a.created_at;
     assert_ne!(created_at, DateTime::UNIX_EPOCH, "a create stamps the time");
-    db.update(Task::key("t", &Status::Open).unwrap())
+    db.update(Task::key("t", Status::Open).unwrap())
         .set(Task::TITLE, "changed by B".to_owned())
         .send()
         .await
@@ -668,7 +668,7 @@ async fn a_rekey_from_a_stale_copy_never_discards_a_concurrent_update() {
     };
     assert_eq!(current.title, "changed by B");
     assert!(db
-        .get(Task::key("t", &Status::Pending).unwrap())
+        .get(Task::key("t", Status::Pending).unwrap())
         .send()
         .await
         .unwrap_err()
@@ -682,7 +682,7 @@ async fn a_rekey_from_a_stale_copy_never_discards_a_concurrent_update() {
     };
     db.rekey(&current, &moved).send().await.unwrap();
     let stored = db
-        .get(Task::key("t", &Status::Pending).unwrap())
+        .get(Task::key("t", Status::Pending).unwrap())
         .send()
         .await
         .unwrap();
@@ -719,7 +719,7 @@ async fn rekeys_racing_with_updates_never_lose_an_acknowledged_edit() {
     let moves = Arc::new(AtomicU64::new(0));
     let lost_races = Arc::new(AtomicU64::new(0));
     let locate = |db: Db<Desk>, id: usize| async move {
-        db.query(Task::partition(&id.to_string()))
+        db.query(Task::partition(id.to_string()))
             .consistent()
             .all()
             .await

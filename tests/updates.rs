@@ -112,7 +112,7 @@ fn a_rule_reads_its_arguments_in_order_key_fields_included() {
     let db = common::offline();
     let update = |number: u32, total: u64| {
         let request = db
-            .update(Order::key("ann", &number).unwrap())
+            .update(Order::key("ann", number).unwrap())
             .set(Order::TOTAL, total)
             .given(Order::REGION, "eu".to_owned())
             .params()
@@ -136,7 +136,7 @@ fn fields_outside_every_index_update_alone() {
     let request = db
         .update(Ticket::key("8842").unwrap())
         .set(Ticket::TITLE, "Printer fixed".to_owned())
-        .condition(Ticket::STATUS.ne(&Status::Closed))
+        .condition(Ticket::STATUS.ne(Status::Closed))
         .params()
         .unwrap();
     assert_eq!(request.body["UpdateExpression"], "SET #n0 = :v0");
@@ -295,7 +295,7 @@ fn nested_paths_and_every_action_render_with_placeholders() {
         .condition(
             Note::TAGS
                 .at(0)
-                .eq(&"pinned".to_owned())
+                .eq("pinned".to_owned())
                 .and(Note::TAGS.contains_element(&"x".to_owned()).not()),
         )
         .params()
@@ -338,7 +338,7 @@ async fn every_action_applies_on_the_engine() {
         .add(Note::VIEWS, 2)
         .append(Note::TAGS, vec!["new".to_owned()])
         .remove(Note::REMARK)
-        .condition(Note::TAGS.at(0).eq(&"pinned".to_owned()))
+        .condition(Note::TAGS.at(0).eq("pinned".to_owned()))
         .send()
         .await
         .unwrap();
@@ -349,7 +349,7 @@ async fn every_action_applies_on_the_engine() {
     let refused = db
         .update(Note::key("n1").unwrap())
         .increment(Note::VIEWS, 1)
-        .condition(Note::VIEWS.gt(&100))
+        .condition(Note::VIEWS.gt(100))
         .send()
         .await
         .unwrap_err();

@@ -1,7 +1,7 @@
 //! What generated code calls; not a public API. The derives expand to static schema data and
 //! calls into these items, through `::singletable::__private`, so that nothing they need has
 //! to be public API of its own.
-pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, Segment};
+pub use crate::key::{KeyArg, KeyField, KeyPart, KeyTemplate, PartContext, PartError, Segment};
 pub use crate::schema::index;
 pub use crate::schema::{
     DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,

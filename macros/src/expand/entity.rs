@@ -343,8 +343,17 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             .map(|template| template.literal.span())
             .unwrap_or_else(Span::call_site);
         let ty = field.ty;
-        let ty = respan(quote!(<#ty as #st::KeyField>::Borrowed), span);
-        Some(quote!(#ident: &#ty))
+        let ty = respan(quote!(#st::KeyArg<#ty>), span);
+        Some(quote!(#ident: impl #ty))
+    });
+    // Each argument as the reference the templates render.
+    let key_bindings = key_fields.iter().filter_map(|name| {
+        let field = entity.field(name)?;
+        let ident = field.ident;
+        let ty = field.ty;
+        Some(quote! {
+            let #ident = #st::KeyArg::<#ty>::key_arg(&#ident);
+        })
     });
     let (field_schemas, field_paths, updatable) = expand_fields(entity, &templates);
     let (update_state, update_state_items) = expand_update_state(entity);
@@ -418,6 +427,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 #[doc = #key_doc]
                 #[allow(clippy::too_many_arguments)]
                 pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                    #(#key_bindings)*
                     #st::Key::from_rendered(#pk_render_args, #sk_render_args)
                 }
             }

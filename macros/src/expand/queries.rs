@@ -181,6 +181,7 @@ fn partition_constructor(
         (KeySource::Template(template), _) => template,
     };
     let mut params = Vec::new();
+    let mut bindings = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for field_name in partition.fields() {
         if seen.contains(&field_name) {
@@ -192,11 +193,11 @@ fn partition_constructor(
         };
         let arg = field.ident;
         let ty = field.ty;
-        let ty = respan(
-            quote!(<#ty as #st::KeyField>::Borrowed),
-            partition.literal.span(),
-        );
-        params.push(quote!(#arg: &#ty));
+        let bound = respan(quote!(#st::KeyArg<#ty>), partition.literal.span());
+        params.push(quote!(#arg: impl #bound));
+        bindings.push(quote! {
+            let #arg = #st::KeyArg::<#ty>::key_arg(&#arg);
+        });
     }
     let values = partition.fields().map(|field_name| {
         let arg = Ident::new(field_name, partition.literal.span());
@@ -211,6 +212,7 @@ fn partition_constructor(
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
         pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+            #(#bindings)*
             const TEMPLATE: #st::KeyTemplate = #template;
             #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #index)
         }

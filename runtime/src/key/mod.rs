@@ -15,6 +15,6 @@ mod template;
 
 pub use error::{EntityKeys, KeyError, Overlap, OverlappingKey, PartError};
 pub use overlap::may_overlap;
-pub use part::{KeyField, KeyPart, PartContext};
+pub use part::{KeyArg, KeyField, KeyPart, PartContext};
 pub(crate) use template::same_name;
 pub use template::{KeyTemplate, Segment};

@@ -58,6 +58,55 @@ pub trait KeyField: KeyPart + Sized {
     fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError>;
 }
 
+/// What a generated key constructor takes for a key field of type `T`: the value or a
+/// reference to it for the `Copy` key types (`Ticket::gsi1(7)` or `(&7)`), and `&str`,
+/// `&String` or `String` for a `String` field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be given for a key field of type `{T}`",
+    label = "expected a `{T}`, a reference to one, or `&str` for a `String`"
+)]
+pub trait KeyArg<T> {
+    /// What the template renders (`str` for a `String` field).
+    type Part: ?Sized + KeyPart;
+    /// The value as the template renders it.
+    fn key_arg(&self) -> &Self::Part;
+}
+
+impl<T: KeyField<Borrowed = T> + Copy> KeyArg<T> for T {
+    type Part = T;
+    fn key_arg(&self) -> &T {
+        self
+    }
+}
+
+impl<T: KeyField<Borrowed = T>> KeyArg<T> for &T {
+    type Part = T;
+    fn key_arg(&self) -> &T {
+        self
+    }
+}
+
+impl KeyArg<String> for &str {
+    type Part = str;
+    fn key_arg(&self) -> &str {
+        self
+    }
+}
+
+impl KeyArg<String> for String {
+    type Part = str;
+    fn key_arg(&self) -> &str {
+        self
+    }
+}
+
+impl KeyArg<String> for &String {
+    type Part = str;
+    fn key_arg(&self) -> &str {
+        self
+    }
+}
+
 impl<T: KeyPart + ?Sized> KeyPart for &T {
     fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
         (**self).render_part(context, out)
