@@ -49,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         singletable::local::endpoint_description().await?
     );
     let db = singletable::Db::<App>::new(singletable::local::client().await?);
-    println!("\n{}", db.create_table().params());
+    println!("\n{}", db.create_table().params()?);
     let created = db.ensure_table().await?;
     println!(
         "=> table {} {}",

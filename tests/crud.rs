@@ -214,7 +214,7 @@ async fn ensure_table_is_idempotent_and_matches_the_declaration() {
     let gsis = table.global_secondary_indexes();
     assert_eq!(gsis.len(), 1);
     assert_eq!(gsis[0].index_name(), Some("GSI1"));
-    let params = db.create_table().params();
+    let params = db.create_table().params().unwrap();
     assert_eq!(params.operation, "CreateTable");
     assert_eq!(params.body["BillingMode"], "PAY_PER_REQUEST");
     assert_eq!(

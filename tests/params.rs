@@ -290,3 +290,22 @@ async fn appends_and_rekeys_send_what_params_prints_with_their_token() {
         (printed.operation.to_owned(), printed.body)
     );
 }
+
+#[tokio::test]
+async fn creating_a_table_sends_what_params_prints() {
+    let (_table, db, capture) = setup().await;
+    let fresh = db
+        .clone()
+        .with_table_name(format!("{}-created", db.table_name()));
+    let create = fresh.create_table();
+    let printed = create.params().unwrap();
+    create.send(fresh.client()).await.unwrap();
+    capture.assert_sent(&printed);
+    fresh
+        .client()
+        .delete_table()
+        .table_name(fresh.table_name())
+        .send()
+        .await
+        .unwrap();
+}

@@ -41,8 +41,9 @@ pub struct Consumed {
 impl<T: Table> Db<T> {
     /// A handle using the table name from the declaration.
     ///
-    /// The client gets an interceptor that counts each request's attempts into its tracing
-    /// span (see [`Db::trace_values`]); it is otherwise used as it is.
+    /// When a `tracing` subscriber is already installed, the client gets an interceptor that
+    /// counts each request's attempts into its span (see [`Db::trace_values`]); otherwise it is
+    /// used as it is. Install the subscriber before making the `Db` to see attempts.
     pub fn new(client: aws_sdk_dynamodb::Client) -> Self {
         Db {
             client: crate::trace::instrument(client),

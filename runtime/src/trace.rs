@@ -74,6 +74,10 @@ pub(crate) fn span(
     key: impl FnOnce() -> Option<String>,
     index: Option<&str>,
 ) -> Span {
+    // Before any subscriber exists no span can be recorded: skip even the callsite check.
+    if !tracing::dispatcher::has_been_set() {
+        return Span::none();
+    }
     let (method, name) = operation.names();
     let span = tracing::info_span!(
         target: "singletable",
@@ -202,8 +206,13 @@ pub(crate) fn backoff(attempt: u32, delay: impl Display) {
     tracing::info!(target: "singletable", attempt, %delay, "backing off before the next attempt");
 }
 
-/// `client` with the [`AttemptCounter`] (once, if it has it already).
+/// `client` with the [`AttemptCounter`] (once, if it has it already), when a `tracing`
+/// subscriber has been installed: without one no span is ever recorded, and the client is used
+/// as it is, at no cost per request.
 pub(crate) fn instrument(client: aws_sdk_dynamodb::Client) -> aws_sdk_dynamodb::Client {
+    if !tracing::dispatcher::has_been_set() {
+        return client;
+    }
     let config = client.config();
     let name = AttemptCounter.name();
     if config

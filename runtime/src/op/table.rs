@@ -2,14 +2,15 @@
 
 use crate::error::Error;
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
-use crate::wire::Request;
+use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::client::Waiters;
+use aws_sdk_dynamodb::error::BuildError;
+use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
     LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType,
 };
-use serde_json::{json, Value};
 use std::time::Duration;
 
 /// The `CreateTable` request for a declaration: on-demand billing, every index projecting all
@@ -103,14 +104,6 @@ pub(crate) fn key_schema(
         .collect()
 }
 
-fn key_schema_json(keys: KeyNames<'_>) -> Value {
-    Value::Array(
-        keys.iter()
-            .map(|(name, partition)| json!({"AttributeName": name, "KeyType": if *partition { "HASH" } else { "RANGE" }}))
-            .collect(),
-    )
-}
-
 /// An index's key attributes as `(name, is_partition)`.
 pub(crate) fn index_keys(index: &IndexSchema) -> Vec<(&'static str, bool)> {
     index
@@ -138,47 +131,22 @@ impl CreateTable {
     }
 
     /// The request this operation sends.
-    pub fn params(&self) -> Request {
-        let index_json = |kind: IndexKind| {
-            let indexes: Vec<Value> = self
-                .indexes
-                .iter()
-                .filter(|index| index.kind == kind)
-                .map(|index| {
-                    json!({
-                        "IndexName": index.name,
-                        "KeySchema": key_schema_json(&index_keys(index)),
-                        "Projection": {"ProjectionType": "ALL"},
-                    })
-                })
-                .collect();
-            (!indexes.is_empty()).then_some(Value::Array(indexes))
-        };
-        crate::wire::Body::default()
-            .field("TableName", json!(self.table_name))
-            .field(
-                "AttributeDefinitions",
-                Value::Array(
-                    self.attributes
-                        .iter()
-                        .map(|(name, kind)| json!({"AttributeName": name, "AttributeType": kind.code()}))
-                        .collect(),
-                ),
-            )
-            .field("KeySchema", key_schema_json(&self.table_keys()))
-            .field("BillingMode", json!("PAY_PER_REQUEST"))
-            .field("GlobalSecondaryIndexes", index_json(IndexKind::Global))
-            .field("LocalSecondaryIndexes", index_json(IndexKind::Local))
-            .request("CreateTable")
+    pub fn params(&self) -> Result<Request, Error> {
+        Ok(describe::request("CreateTable", &self.input()?))
     }
 
     /// Sends the request (it fails if the table exists; see [`Db::ensure_table`]).
     pub async fn send(self, client: &aws_sdk_dynamodb::Client) -> Result<(), Error> {
+        self.input()?.send_with(client).await?;
+        Ok(())
+    }
+
+    /// The request, as the SDK's input: what `send` sends and `params` prints.
+    fn input(&self) -> Result<CreateTableInputBuilder, BuildError> {
         let projection = Projection::builder()
             .projection_type(ProjectionType::All)
             .build();
-        let mut request = client
-            .create_table()
+        let mut input = CreateTableInputBuilder::default()
             .table_name(&self.table_name)
             .billing_mode(BillingMode::PayPerRequest)
             .set_key_schema(Some(key_schema(&self.table_keys())?));
@@ -187,7 +155,7 @@ impl CreateTable {
                 .attribute_name(*name)
                 .attribute_type(scalar_attribute_type(*kind))
                 .build()?;
-            request = request.attribute_definitions(definition);
+            input = input.attribute_definitions(definition);
         }
         for index in &self.indexes {
             let keys = Some(key_schema(&index_keys(index))?);
@@ -198,7 +166,7 @@ impl CreateTable {
                         .set_key_schema(keys)
                         .projection(projection.clone())
                         .build()?;
-                    request = request.global_secondary_indexes(index);
+                    input = input.global_secondary_indexes(index);
                 }
                 IndexKind::Local => {
                     let index = LocalSecondaryIndex::builder()
@@ -206,11 +174,10 @@ impl CreateTable {
                         .set_key_schema(keys)
                         .projection(projection.clone())
                         .build()?;
-                    request = request.local_secondary_indexes(index);
+                    input = input.local_secondary_indexes(index);
                 }
             }
         }
-        request.send().await?;
-        Ok(())
+        Ok(input)
     }
 }

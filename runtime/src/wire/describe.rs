@@ -9,6 +9,7 @@
 use super::{item, Body, Request};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemInputBuilder;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemInputBuilder;
+use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemInputBuilder;
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemInputBuilder;
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemInputBuilder;
@@ -18,7 +19,9 @@ use aws_sdk_dynamodb::operation::transact_get_items::builders::TransactGetItemsI
 use aws_sdk_dynamodb::operation::transact_write_items::builders::TransactWriteItemsInputBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemInputBuilder;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, TransactGetItem, TransactWriteItem, WriteRequest,
+    AttributeDefinition, AttributeValue, GlobalSecondaryIndex, KeySchemaElement, KeysAndAttributes,
+    LocalSecondaryIndex, Projection, ProvisionedThroughput, Tag, TransactGetItem,
+    TransactWriteItem, WriteRequest,
 };
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -471,5 +474,117 @@ impl Describe for TransactGetItemsInputBuilder {
             "ReturnConsumedCapacity",
             code(self.get_return_consumed_capacity().as_ref()),
         ))
+    }
+}
+
+fn key_schema(elements: &[KeySchemaElement]) -> Value {
+    let elements = elements.iter().map(|element| {
+        json!({ "AttributeName": element.attribute_name(), "KeyType": element.key_type().as_str() })
+    });
+    Value::Array(elements.collect())
+}
+
+fn projection(projection: Option<&Projection>) -> Option<Value> {
+    projection.map(|projection| {
+        body(
+            Body::default()
+                .field("ProjectionType", code(projection.projection_type()))
+                .field(
+                    "NonKeyAttributes",
+                    (!projection.non_key_attributes().is_empty())
+                        .then(|| json!(projection.non_key_attributes())),
+                ),
+        )
+    })
+}
+
+fn throughput(throughput: Option<&ProvisionedThroughput>) -> Option<Value> {
+    throughput.map(|throughput| {
+        json!({
+            "ReadCapacityUnits": throughput.read_capacity_units(),
+            "WriteCapacityUnits": throughput.write_capacity_units(),
+        })
+    })
+}
+
+impl Describe for AttributeDefinition {
+    fn describe(&self) -> Value {
+        json!({ "AttributeName": self.attribute_name(), "AttributeType": self.attribute_type().as_str() })
+    }
+}
+
+impl Describe for GlobalSecondaryIndex {
+    fn describe(&self) -> Value {
+        body(
+            Body::default()
+                .field("IndexName", json!(self.index_name()))
+                .field("KeySchema", key_schema(self.key_schema()))
+                .field("Projection", projection(self.projection()))
+                .field(
+                    "ProvisionedThroughput",
+                    throughput(self.provisioned_throughput()),
+                ),
+        )
+    }
+}
+
+impl Describe for LocalSecondaryIndex {
+    fn describe(&self) -> Value {
+        body(
+            Body::default()
+                .field("IndexName", json!(self.index_name()))
+                .field("KeySchema", key_schema(self.key_schema()))
+                .field("Projection", projection(self.projection())),
+        )
+    }
+}
+
+impl Describe for Tag {
+    fn describe(&self) -> Value {
+        json!({ "Key": self.key(), "Value": self.value() })
+    }
+}
+
+/// A list of parts, if there is one.
+fn list<T: Describe>(items: Option<&Vec<T>>) -> Option<Value> {
+    items.map(|items| Value::Array(items.iter().map(Describe::describe).collect()))
+}
+
+/// The table as the library creates it: on-demand, with its indexes. Settings the library
+/// never sets (streams, encryption, warm throughput, resource policies, global tables) are not
+/// described.
+impl Describe for CreateTableInputBuilder {
+    fn describe(&self) -> Value {
+        body(
+            Body::default()
+                .field("TableName", text(self.get_table_name().as_deref()))
+                .field(
+                    "AttributeDefinitions",
+                    list(self.get_attribute_definitions().as_ref()),
+                )
+                .field(
+                    "KeySchema",
+                    self.get_key_schema().as_deref().map(key_schema),
+                )
+                .field("BillingMode", code(self.get_billing_mode().as_ref()))
+                .field(
+                    "ProvisionedThroughput",
+                    throughput(self.get_provisioned_throughput().as_ref()),
+                )
+                .field(
+                    "GlobalSecondaryIndexes",
+                    list(self.get_global_secondary_indexes().as_ref()),
+                )
+                .field(
+                    "LocalSecondaryIndexes",
+                    list(self.get_local_secondary_indexes().as_ref()),
+                )
+                .field("TableClass", code(self.get_table_class().as_ref()))
+                .field(
+                    "DeletionProtectionEnabled",
+                    flag(*self.get_deletion_protection_enabled()),
+                )
+                .field("Tags", list(self.get_tags().as_ref())),
+        )
     }
 }
