@@ -153,7 +153,8 @@ impl<T: Table> Db<T> {
         self
     }
 
-    /// A request's future inside its span.
+    /// A request's future inside its span (always inlined, as [`crate::trace::traced`] is).
+    #[inline(always)]
     pub(crate) fn traced<F>(&self, span: tracing::Span, future: F) -> crate::trace::Traced<F> {
         crate::trace::traced(span, self.trace_values, future)
     }

@@ -131,6 +131,9 @@ pin_project_lite::pin_project! {
 }
 
 /// `future` in `span`; `record_values` lets the error message be recorded.
+// Always inlined: the future is several kilobytes, and is then made in place inside the
+// wrapper instead of copied into it (see `op::sent`).
+#[inline(always)]
 pub(crate) fn traced<F>(span: Span, record_values: bool, future: F) -> Traced<F> {
     let attempts = (!span.is_disabled()).then(Arc::default);
     Traced {
@@ -156,6 +159,7 @@ where
 {
     type Output = F::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let Some(attempts) = this.attempts else {
