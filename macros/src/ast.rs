@@ -94,3 +94,100 @@ impl<'a> Table<'a> {
         }
     }
 }
+
+/// An enum deriving `KeyPart`: its unit variants, each with the text serde names it by.
+pub struct KeyPartEnum<'a> {
+    pub ident: &'a Ident,
+    pub variants: Vec<KeyVariant<'a>>,
+}
+
+/// One unit variant of a `KeyPart` enum.
+pub struct KeyVariant<'a> {
+    pub ident: &'a Ident,
+    /// Its key text: serde's name for it.
+    pub text: String,
+    /// The `#[serde(..)]` attribute that names it, where errors about its text point.
+    pub serde: Option<&'a syn::Attribute>,
+}
+
+impl<'a> KeyPartEnum<'a> {
+    pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let Data::Enum(data) = &input.data else {
+            cx.error_spanned_by(
+                &input.ident,
+                "`KeyPart` can be derived for enums with unit variants only; for other types implement `singletable::KeyPart` and `singletable::KeyField`",
+            );
+            return None;
+        };
+        let rename_all = attr::serde_rename_all(&input.attrs);
+        let mut variants = Vec::new();
+        for variant in &data.variants {
+            if !matches!(variant.fields, Fields::Unit) {
+                cx.error_spanned_by(
+                    variant,
+                    format!(
+                        "variant `{}` has fields; only unit variants have a fixed key text",
+                        variant.ident
+                    ),
+                );
+                continue;
+            }
+            let text = attr::serde_rename(&variant.attrs).unwrap_or_else(|| match &rename_all {
+                Some(rule) => attr::apply_rename_all(rule, &variant.ident.to_string(), true),
+                None => variant.ident.to_string(),
+            });
+            variants.push(KeyVariant {
+                ident: &variant.ident,
+                text,
+                serde: variant
+                    .attrs
+                    .iter()
+                    .find(|attribute| attribute.path().is_ident("serde")),
+            });
+        }
+        Some(KeyPartEnum {
+            ident: &input.ident,
+            variants,
+        })
+    }
+}
+
+/// An enum deriving `Collection`: one variant per entity.
+pub struct CollectionEnum<'a> {
+    pub ident: &'a Ident,
+    /// Each variant and the entity it holds.
+    pub variants: Vec<(&'a Ident, &'a Type)>,
+}
+
+impl<'a> CollectionEnum<'a> {
+    pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let Data::Enum(data) = &input.data else {
+            cx.error_spanned_by(
+                &input.ident,
+                "`Collection` is derived for an enum with one variant per entity, e.g. `enum Workspace { Document(Document), Comment(Comment) }`",
+            );
+            return None;
+        };
+        let mut variants = Vec::new();
+        for variant in &data.variants {
+            match &variant.fields {
+                Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+                    if let Some(field) = fields.unnamed.first() {
+                        variants.push((&variant.ident, &field.ty));
+                    }
+                }
+                _ => cx.error_spanned_by(
+                    variant,
+                    format!(
+                        "variant `{}` must hold exactly one entity, e.g. `{}(Entity)`",
+                        variant.ident, variant.ident
+                    ),
+                ),
+            }
+        }
+        Some(CollectionEnum {
+            ident: &input.ident,
+            variants,
+        })
+    }
+}

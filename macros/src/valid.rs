@@ -1,6 +1,6 @@
 //! Cross-attribute rules, checked before expansion; every violation is reported.
 
-use crate::ast::{Entity, Table};
+use crate::ast::{CollectionEnum, Entity, KeyPartEnum, Table};
 use crate::attr::Slot;
 use crate::ctxt::{did_you_mean, Ctxt};
 use crate::template::Template;
@@ -207,6 +207,40 @@ impl Table<'_> {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+impl KeyPartEnum<'_> {
+    pub fn validate(&self, cx: &mut Ctxt) {
+        for variant in &self.variants {
+            // The key-overlap check relies on parts writing no separator a template could use.
+            if let Some(separator) = variant
+                .text
+                .chars()
+                .find(|c| !c.is_alphanumeric() && !"-:.+_".contains(*c))
+            {
+                let message = format!(
+                    "the key text {:?} of `{}` contains {separator:?}, which key templates use to separate their parts; key parts write only letters, digits, `-`, `:`, `.`, `+` and `_`, so that no key can be read as another's: rename the variant for serde (`#[serde(rename = \"...\")]`)",
+                    variant.text, variant.ident
+                );
+                // At the serde attribute that names it, else at the variant's name.
+                match variant.serde {
+                    Some(attribute) => cx.error_spanned_by(attribute, message),
+                    None => cx.error_spanned_by(variant.ident, message),
+                }
+            }
+        }
+        if self.variants.is_empty() && !cx.has_errors() {
+            cx.error_spanned_by(self.ident, "`KeyPart` needs at least one variant");
+        }
+    }
+}
+
+impl CollectionEnum<'_> {
+    pub fn validate(&self, cx: &mut Ctxt) {
+        if self.variants.is_empty() && !cx.has_errors() {
+            cx.error_spanned_by(self.ident, "a collection needs at least one entity variant");
         }
     }
 }

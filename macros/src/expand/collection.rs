@@ -2,48 +2,72 @@
 //! overlaps at compile time.
 
 use super::tokens::{private, respan};
+use crate::ast::CollectionEnum;
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Data, DeriveInput, Fields};
+use syn::DeriveInput;
 
 pub fn derive_collection(input: &DeriveInput) -> TokenStream {
-    let st = private();
-    let ident = &input.ident;
-    let Data::Enum(data) = &input.data else {
-        return syn::Error::new_spanned(
-            ident,
-            "`Collection` is derived for an enum with one variant per entity, e.g. `enum Workspace { Document(Document), Comment(Comment) }`",
-        )
-        .to_compile_error();
-    };
     let mut cx = Ctxt::default();
-    let mut variants = Vec::new();
-    for variant in &data.variants {
-        match &variant.fields {
-            Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
-                if let Some(field) = fields.unnamed.first() {
-                    variants.push((&variant.ident, &field.ty));
-                }
-            }
-            _ => cx.error_spanned_by(
-                variant,
-                format!(
-                    "variant `{}` must hold exactly one entity, e.g. `{}(Entity)`",
-                    variant.ident, variant.ident
-                ),
-            ),
-        }
+    let parsed = CollectionEnum::from_syn(&mut cx, input);
+    if let Some(parsed) = &parsed {
+        parsed.validate(&mut cx);
     }
-    let Some((_, first)) = variants.first() else {
-        if !cx.has_errors() {
-            cx.error_spanned_by(ident, "a collection needs at least one entity variant");
+    match parsed {
+        Some(parsed) if !cx.has_errors() => expand(&parsed),
+        // The errors, and the impls with no behaviour, so that uses of the collection report
+        // nothing more.
+        Some(parsed) => {
+            let mut tokens = cx.to_compile_errors();
+            tokens.extend(stub(&parsed));
+            tokens
         }
-        return cx.to_compile_errors();
+        None => cx.to_compile_errors(),
+    }
+}
+
+/// `Collection` and `Decode` for an enum whose derive failed, when it names an entity whose
+/// table it can take.
+fn stub(parsed: &CollectionEnum) -> TokenStream {
+    let st = private();
+    let ident = parsed.ident;
+    let Some((_, first)) = parsed.variants.first() else {
+        return TokenStream::new();
     };
-    if cx.has_errors() {
-        return cx.to_compile_errors();
+    let table = quote!(<#first as #st::Entity>::Table);
+    let name = ident.to_string();
+    quote! {
+        #[automatically_derived]
+        impl #st::Collection for #ident {
+            type Table = #table;
+            const ENTITIES: &'static [&'static str] = &[];
+
+            fn decode_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                #st::Err(#st::unknown_entity::<#table>(&item, #name))
+            }
+        }
+
+        #[automatically_derived]
+        impl #st::Decode for #ident {
+            const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
+            const ENTITIES: &'static [&'static str] = &[];
+            const NAME: &'static str = #name;
+
+            fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                <Self as #st::Collection>::decode_item(item)
+            }
+        }
     }
+}
+
+fn expand(parsed: &CollectionEnum) -> TokenStream {
+    let st = private();
+    let ident = parsed.ident;
+    let variants = &parsed.variants;
+    let Some((_, first)) = variants.first() else {
+        return TokenStream::new();
+    };
     let table = quote!(<#first as #st::Entity>::Table);
     let name = ident.to_string();
     let arms = variants.iter().map(|(variant, ty)| {
