@@ -191,3 +191,48 @@ impl<'a> CollectionEnum<'a> {
         })
     }
 }
+
+/// An async function under `#[singletable::test]`, taking its table.
+pub struct TestFn<'a> {
+    pub function: &'a syn::ItemFn,
+    /// The table argument's pattern and type (`db: Db<App>`).
+    pub argument: &'a syn::PatType,
+}
+
+impl<'a> TestFn<'a> {
+    /// Every mistake in the attribute and the signature, each reported.
+    pub fn from_syn(
+        cx: &mut Ctxt,
+        args: &proc_macro2::TokenStream,
+        function: &'a syn::ItemFn,
+    ) -> Option<Self> {
+        if !args.is_empty() {
+            cx.error_spanned_by(args, "`#[singletable::test]` takes no arguments");
+        }
+        let signature = &function.sig;
+        if signature.asyncness.is_none() {
+            cx.error_spanned_by(
+                signature.fn_token,
+                "`#[singletable::test]` needs an `async fn`",
+            );
+        }
+        let mut inputs = signature.inputs.iter();
+        let argument = match (inputs.next(), inputs.next()) {
+            (Some(syn::FnArg::Typed(argument)), None) => Some(argument),
+            _ => {
+                let message = "`#[singletable::test]` takes one argument, the test's table: `db: singletable::Db<App>`";
+                if signature.inputs.is_empty() {
+                    // At the empty parentheses.
+                    cx.syn_error(syn::Error::new(signature.paren_token.span.join(), message));
+                } else {
+                    cx.error_spanned_by(&signature.inputs, message);
+                }
+                None
+            }
+        };
+        Some(TestFn {
+            function,
+            argument: argument?,
+        })
+    }
+}

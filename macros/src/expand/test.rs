@@ -1,37 +1,36 @@
 //! `#[singletable::test]`: an async test with its own table on the local engine.
 
 use super::tokens::private;
+use crate::ast::TestFn;
+use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
 use quote::quote;
 
 pub fn test(args: TokenStream, function: &syn::ItemFn) -> TokenStream {
+    let mut cx = Ctxt::default();
+    match TestFn::from_syn(&mut cx, &args, function) {
+        Some(test) if !cx.has_errors() => expand(&test),
+        // The errors, and the function as written, so that its body is still checked.
+        _ => {
+            let mut tokens = cx.to_compile_errors();
+            tokens.extend(quote! {
+                #[allow(dead_code)]
+                #function
+            });
+            tokens
+        }
+    }
+}
+
+fn expand(test: &TestFn) -> TokenStream {
     let st = private();
-    if !args.is_empty() {
-        return syn::Error::new_spanned(args, "`#[singletable::test]` takes no arguments")
-            .to_compile_error();
-    }
-    let signature = &function.sig;
-    if signature.asyncness.is_none() {
-        return syn::Error::new_spanned(
-            signature.fn_token,
-            "`#[singletable::test]` needs an `async fn`",
-        )
-        .to_compile_error();
-    }
-    let mut inputs = signature.inputs.iter();
-    let (Some(syn::FnArg::Typed(argument)), None) = (inputs.next(), inputs.next()) else {
-        return syn::Error::new_spanned(
-            &signature.inputs,
-            "`#[singletable::test]` takes one argument, the test's table: `db: singletable::Db<App>`",
-        )
-        .to_compile_error();
-    };
-    let pattern = &argument.pat;
-    let ty = &argument.ty;
-    let name = &signature.ident;
+    let function = test.function;
+    let pattern = &test.argument.pat;
+    let ty = &test.argument.ty;
+    let name = &function.sig.ident;
     let attrs = &function.attrs;
     let body = &function.block;
-    let output = match &signature.output {
+    let output = match &function.sig.output {
         syn::ReturnType::Default => quote!(()),
         syn::ReturnType::Type(_, ty) => quote!(#ty),
     };
