@@ -153,6 +153,25 @@ impl<T: Table> Db<T> {
         self
     }
 
+    /// Sends a request inside `span` and records the capacity its output reports
+    /// (`consumed` picks it out): the shape of every request sent from an `async` body.
+    pub(crate) async fn send_traced<O, E>(
+        &self,
+        span: tracing::Span,
+        send: impl std::future::Future<Output = Result<O, E>>,
+        consumed: impl FnOnce(&O) -> &[ConsumedCapacity],
+    ) -> Result<O, crate::Error>
+    where
+        crate::Error: From<E>,
+    {
+        self.traced(span, async {
+            let output = send.await?;
+            self.record(consumed(&output));
+            Ok(output)
+        })
+        .await
+    }
+
     /// A request's future inside its span (always inlined, as [`crate::trace::traced`] is).
     #[inline(always)]
     pub(crate) fn traced<F>(&self, span: tracing::Span, future: F) -> crate::trace::Traced<F> {

@@ -203,11 +203,12 @@ fn segment_stream<E: Entity>(
                 || None,
                 None,
             );
-            let db = &prepared.db;
-            let page = db.traced(span, async {
-                let output = prepared.page(segment, start_key).send().boxed().await?;
-                db.record(output.consumed_capacity());
-                Ok(output)
+            let request = prepared.page(segment, start_key).send().boxed();
+            let page = prepared.db.send_traced(span, request, |output| {
+                output
+                    .consumed_capacity()
+                    .map(std::slice::from_ref)
+                    .unwrap_or_default()
             });
             Some(match page.await {
                 Ok(output) => {

@@ -68,13 +68,13 @@ fn body(body: Body) -> Value {
     Value::Object(body.0)
 }
 
-impl Describe for PutItemInputBuilder {
-    fn describe(&self) -> Value {
-        body(
-            Body::default()
-                .field("TableName", text(self.get_table_name().as_deref()))
-                .field("Item", attributes(self.get_item().as_ref()))
-                .field(
+/// The fields every single-item write's input has after its own: condition, placeholders and
+/// what to return. A macro, since the three inputs share getters but no trait.
+macro_rules! single_write_fields {
+    ($($Input:ty),*) => {$(
+        impl WriteFields for $Input {
+            fn add_to(&self, body: Body) -> Body {
+                body.field(
                     "ConditionExpression",
                     text(self.get_condition_expression().as_deref()),
                 )
@@ -98,7 +98,36 @@ impl Describe for PutItemInputBuilder {
                 .field(
                     "ReturnItemCollectionMetrics",
                     code(self.get_return_item_collection_metrics().as_ref()),
-                ),
+                )
+            }
+        }
+    )*};
+}
+
+/// The shared fields of a single-item write's input.
+trait WriteFields {
+    fn add_to(&self, body: Body) -> Body;
+}
+
+single_write_fields!(
+    PutItemInputBuilder,
+    DeleteItemInputBuilder,
+    UpdateItemInputBuilder
+);
+
+impl Body {
+    fn write_fields(self, input: &impl WriteFields) -> Body {
+        input.add_to(self)
+    }
+}
+
+impl Describe for PutItemInputBuilder {
+    fn describe(&self) -> Value {
+        body(
+            Body::default()
+                .field("TableName", text(self.get_table_name().as_deref()))
+                .field("Item", attributes(self.get_item().as_ref()))
+                .write_fields(self),
         )
     }
 }
@@ -109,31 +138,7 @@ impl Describe for DeleteItemInputBuilder {
             Body::default()
                 .field("TableName", text(self.get_table_name().as_deref()))
                 .field("Key", attributes(self.get_key().as_ref()))
-                .field(
-                    "ConditionExpression",
-                    text(self.get_condition_expression().as_deref()),
-                )
-                .field(
-                    "ExpressionAttributeNames",
-                    names(self.get_expression_attribute_names().as_ref()),
-                )
-                .field(
-                    "ExpressionAttributeValues",
-                    attributes(self.get_expression_attribute_values().as_ref()),
-                )
-                .field("ReturnValues", code(self.get_return_values().as_ref()))
-                .field(
-                    "ReturnValuesOnConditionCheckFailure",
-                    code(self.get_return_values_on_condition_check_failure().as_ref()),
-                )
-                .field(
-                    "ReturnConsumedCapacity",
-                    code(self.get_return_consumed_capacity().as_ref()),
-                )
-                .field(
-                    "ReturnItemCollectionMetrics",
-                    code(self.get_return_item_collection_metrics().as_ref()),
-                ),
+                .write_fields(self),
         )
     }
 }
@@ -148,31 +153,7 @@ impl Describe for UpdateItemInputBuilder {
                     "UpdateExpression",
                     text(self.get_update_expression().as_deref()),
                 )
-                .field(
-                    "ConditionExpression",
-                    text(self.get_condition_expression().as_deref()),
-                )
-                .field(
-                    "ExpressionAttributeNames",
-                    names(self.get_expression_attribute_names().as_ref()),
-                )
-                .field(
-                    "ExpressionAttributeValues",
-                    attributes(self.get_expression_attribute_values().as_ref()),
-                )
-                .field("ReturnValues", code(self.get_return_values().as_ref()))
-                .field(
-                    "ReturnValuesOnConditionCheckFailure",
-                    code(self.get_return_values_on_condition_check_failure().as_ref()),
-                )
-                .field(
-                    "ReturnConsumedCapacity",
-                    code(self.get_return_consumed_capacity().as_ref()),
-                )
-                .field(
-                    "ReturnItemCollectionMetrics",
-                    code(self.get_return_item_collection_metrics().as_ref()),
-                ),
+                .write_fields(self),
         )
     }
 }

@@ -257,14 +257,10 @@ impl<E: Entity> BatchGet<'_, E> {
             || None,
             None,
         );
-        let request = self.request_of(keys)?;
+        let request = self.request_of(keys)?.send().boxed();
         let output = self
             .db
-            .traced(span, async {
-                let output = request.send().boxed().await?;
-                self.db.record(output.consumed_capacity());
-                Ok(output)
-            })
+            .send_traced(span, request, |output| output.consumed_capacity())
             .await?;
         let items = output
             .responses
@@ -471,14 +467,10 @@ impl<T: Table> BatchWrite<'_, T> {
     async fn request(&self, writes: Vec<WriteRequest>) -> Result<Response, Error> {
         let table = self.db.table_name();
         let span = crate::trace::span(Operation::BatchWriteItem, table, "", || None, None);
-        let request = self.request_of(writes);
+        let request = self.request_of(writes).send().boxed();
         let output = self
             .db
-            .traced(span, async {
-                let output = request.send().boxed().await?;
-                self.db.record(output.consumed_capacity());
-                Ok(output)
-            })
+            .send_traced(span, request, |output| output.consumed_capacity())
             .await?;
         let unprocessed = output
             .unprocessed_items

@@ -106,14 +106,10 @@ impl<T: Table> TransactGet<'_, T> {
             || None,
             None,
         );
-        let request = self.request()?;
+        let request = self.request()?.send().boxed();
         let output = self
             .db
-            .traced(span, async {
-                let output = request.send().boxed().await?;
-                self.db.record(output.consumed_capacity());
-                Ok(output)
-            })
+            .send_traced(span, request, |output| output.consumed_capacity())
             .await?;
         let mut items: Vec<Option<Item>> = output
             .responses
