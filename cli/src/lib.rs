@@ -443,8 +443,11 @@ async fn apply<T: Table>(
             ),
             ApplyEvent::Finished { action, elapsed } => {
                 let done = match action {
-                    PlanAction::DeleteIndex { .. } => "done",
-                    _ => "done, ACTIVE",
+                    PlanAction::CreateIndex(_) | PlanAction::AwaitIndex { .. } => "done, ACTIVE",
+                    PlanAction::CreateTable { .. } | PlanAction::EnableStream { .. } => {
+                        "done, ACTIVE"
+                    }
+                    _ => "done",
                 };
                 say(&err, &format!("  {done} in {:.1}s", elapsed.as_secs_f64()))
             }

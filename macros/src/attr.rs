@@ -62,6 +62,10 @@ pub struct TableAttrs {
     pub sk: Option<LitStr>,
     pub entity_attribute: Option<LitStr>,
     pub schema_version_attribute: Option<LitStr>,
+    /// The attribute DynamoDB's time to live reads (`ttl = "expires_at"`).
+    pub ttl: Option<LitStr>,
+    /// The stream view type (`stream = "new_and_old_images"`).
+    pub stream: Option<LitStr>,
     pub indexes: Vec<TableIndexAttr>,
 }
 
@@ -82,6 +86,8 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 "schema_version_attribute" => {
                     set_once(cx, &meta, &mut out.schema_version_attribute)
                 }
+                "ttl" => set_once(cx, &meta, &mut out.ttl),
+                "stream" => set_once(cx, &meta, &mut out.stream),
                 _ => match Slot::parse(&key) {
                     Some(slot) => {
                         let mut index = TableIndexAttr {
@@ -489,6 +495,8 @@ pub enum FieldRole {
     Version,
     CreatedAt,
     UpdatedAt,
+    /// The item's expiry time, which DynamoDB's time to live reads.
+    Ttl,
 }
 
 impl FieldRole {
@@ -497,11 +505,13 @@ impl FieldRole {
             FieldRole::Version => "version",
             FieldRole::CreatedAt => "created_at",
             FieldRole::UpdatedAt => "updated_at",
+            FieldRole::Ttl => "ttl",
         }
     }
 }
 
-/// `#[dynamo(version)]`, `#[dynamo(created_at)]` or `#[dynamo(updated_at)]` on a field.
+/// `#[dynamo(version)]`, `#[dynamo(created_at)]`, `#[dynamo(updated_at)]` or `#[dynamo(ttl)]`
+/// on a field.
 pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path)> {
     let mut role = None;
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
@@ -515,6 +525,7 @@ pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path
                 "version" => FieldRole::Version,
                 "created_at" => FieldRole::CreatedAt,
                 "updated_at" => FieldRole::UpdatedAt,
+                "ttl" => FieldRole::Ttl,
                 _ => return Err(meta.error(settings::FIELD.unknown(&key))),
             };
             if role.replace((found, meta.path.clone())).is_some() {

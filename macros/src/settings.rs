@@ -46,8 +46,17 @@ pub const TABLE: Settings = Settings {
         "sk",
         "entity_attribute",
         "schema_version_attribute",
+        "ttl",
+        "stream",
     ],
     patterns: Some(("an index `gsi1`..`gsi20`/`lsi1`..`lsi5`", &["gsi1", "lsi1"])),
+};
+
+/// The values of a table's `stream = "..."`: DynamoDB's four stream view types.
+pub const STREAM_VIEWS: Settings = Settings {
+    what: "stream view",
+    names: &["new_and_old_images", "new_image", "old_image", "keys_only"],
+    patterns: None,
 };
 
 /// Inside a table's `gsi1(..)`.
@@ -70,7 +79,7 @@ pub const ENTITY: Settings = Settings {
 /// `#[dynamo(..)]` on a field.
 pub const FIELD: Settings = Settings {
     what: "field setting",
-    names: &["version", "created_at", "updated_at"],
+    names: &["version", "created_at", "updated_at", "ttl"],
     patterns: None,
 };
 
@@ -159,7 +168,7 @@ mod tests {
         );
         assert_eq!(
             FIELD.unknown("versoin"),
-            "unknown field setting `versoin`; expected `version`, `created_at`, or `updated_at`; did you mean `version`?"
+            "unknown field setting `versoin`; expected `version`, `created_at`, `updated_at`, or `ttl`; did you mean `version`?"
         );
     }
 }

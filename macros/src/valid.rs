@@ -163,6 +163,19 @@ impl Table<'_> {
                 cx.error_spanned_by(attribute, "this name cannot be empty");
             }
         }
+        if let Some(view) = &self.attrs.stream {
+            if !crate::settings::STREAM_VIEWS.names.contains(&view.value().as_str()) {
+                cx.error_spanned_by(view, crate::settings::STREAM_VIEWS.unknown(&view.value()));
+            }
+        }
+        if let Some(ttl) = &self.attrs.ttl {
+            let keys = [&self.attrs.pk, &self.attrs.sk].into_iter().flatten();
+            if ttl.value().is_empty() {
+                cx.error_spanned_by(ttl, "this name cannot be empty");
+            } else if keys.map(syn::LitStr::value).any(|key| key == ttl.value()) {
+                cx.error_spanned_by(ttl, "the TTL attribute cannot be a key attribute: DynamoDB's time to live reads a number that items may leave out");
+            }
+        }
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
             for (names, types) in [(&index.pk, &index.pk_type), (&index.sk, &index.sk_type)] {

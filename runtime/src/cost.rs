@@ -58,6 +58,13 @@ pub fn put_estimate<T: crate::Table>(item: &crate::Item) -> Estimate {
             estimate.write(units, format!("{} entry written", index.name));
         }
     }
+    if let Some(ttl) = T::SCHEMA.ttl_attribute.filter(|ttl| item.contains_key(*ttl)) {
+        // The delete of an expired item is DynamoDB's own (Time to Live, developer guide).
+        estimate.write(
+            0.0,
+            format!("its expiry ({ttl}): DynamoDB's time to live deletes it free of charge"),
+        );
+    }
     estimate
 }
 

@@ -19,9 +19,11 @@ pub mod op;
 mod primary_key;
 pub mod retry;
 pub mod schema;
+pub mod stream;
 #[cfg(feature = "local")]
 pub mod testing;
 mod trace;
+pub mod ttl;
 pub mod wire;
 
 pub use db::{Consumed, Db};

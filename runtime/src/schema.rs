@@ -12,7 +12,15 @@ use std::any::Any;
 pub trait Table: Send + Sync + 'static {
     /// The table's key attributes and indexes.
     const SCHEMA: &'static TableSchema;
+    /// The table's stream view as a type ([`crate::stream::NewAndOldImages`], ...), or
+    /// `NoStream` when it declares none, so that reading a stream does not compile.
+    type Stream;
 }
+
+/// The `Stream` of a table that declares no stream: it is no
+/// [`StreamView`](crate::stream::StreamView), so decoding its records does not compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoStream {}
 
 /// A table's key attributes and indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +39,10 @@ pub struct TableSchema {
     pub schema_version_attribute: &'static str,
     /// Secondary indexes.
     pub indexes: &'static [IndexSchema],
+    /// The attribute DynamoDB's time to live reads (`ttl = "expires_at"`), if any.
+    pub ttl_attribute: Option<&'static str>,
+    /// The stream view (`stream = "new_and_old_images"`), if the table has a stream.
+    pub stream: Option<crate::stream::StreamViewType>,
 }
 
 /// Whether an index is global or local.
@@ -173,8 +185,8 @@ pub struct EntitySchema {
     pub schema_version: u32,
 }
 
-/// Fields maintained by the library: `#[dynamo(version)]`, `#[dynamo(created_at)]`,
-/// `#[dynamo(updated_at)]`.
+/// Fields maintained by the library, `#[dynamo(version)]`, `#[dynamo(created_at)]` and
+/// `#[dynamo(updated_at)]`, and the field stored in DynamoDB's own form, `#[dynamo(ttl)]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ManagedFields {
     /// The optimistic-locking version attribute.
@@ -185,6 +197,8 @@ pub struct ManagedFields {
     pub created_at: Option<ManagedTimestamp>,
     /// Set on every put and update.
     pub updated_at: Option<ManagedTimestamp>,
+    /// The expiry time DynamoDB's time to live reads (`#[dynamo(ttl)]`).
+    pub ttl: Option<crate::ttl::TtlField>,
 }
 
 /// A timestamp attribute and how to make "now" in the field's own type.

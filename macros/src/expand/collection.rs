@@ -80,6 +80,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
     let names = variants
         .iter()
         .map(|(_, ty)| quote!(<#ty as #st::Entity>::SCHEMA.name));
+    let schemas = variants.iter().map(|(_, ty)| ty);
     let checks = variants.iter().map(|(_, ty)| {
         let span = syn::spanned::Spanned::span(ty);
         respan(quote!(#st::assert_in_table::<#table, #ty>();), span)
@@ -127,6 +128,20 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
 
                 fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
                     <Self as #st::Collection>::decode_item(item)
+                }
+            }
+
+            #[automatically_derived]
+            impl #st::StreamTarget for #ident {
+                type Table = #table;
+                type Key = #st::CollectionKey;
+
+                fn decode_image(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                    <Self as #st::Collection>::decode_item(item)
+                }
+
+                fn decode_key(keys: &#st::Item) -> #st::Result<#st::CollectionKey, #st::DecodeError> {
+                    #st::collection_key::<Self>(keys, &[#(<#schemas as #st::Entity>::SCHEMA),*])
                 }
             }
 

@@ -47,7 +47,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     sort_key: #st::None,
                     indexes: &[],
                     fields: &[],
-                    managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None },
+                    managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None, ttl: #st::None },
                     schema_version: 1,
                 };
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -359,6 +359,18 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     let (update_state, update_state_items) = expand_update_state(entity);
     let (query_constructors, query_items) = expand_queries(entity);
     let managed = expand_managed(entity, &mut checks);
+    let ttl_check = entity.fields.iter().find_map(|field| {
+        let (FieldRole::Ttl, path) = field.role.as_ref()? else {
+            return None;
+        };
+        let attribute = &field.attribute;
+        let field_name = field.ident.to_string();
+        let entity_name = ident.to_string();
+        Some(respan(
+            quote!(const _: () = #st::assert_ttl_attribute(<#table as #st::Table>::SCHEMA, #entity_name, #field_name, #attribute);),
+            path.span(),
+        ))
+    });
     let versioned = entity
         .fields
         .iter()
@@ -386,6 +398,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     quote! {
         const _: () = {
             #(#consts)*
+            #ttl_check
 
             #[automatically_derived]
             impl #st::Entity for #ident {
@@ -447,6 +460,7 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
     let mut version_max = quote!(0);
     let mut created_at = quote!(#st::None);
     let mut updated_at = quote!(#st::None);
+    let mut ttl = quote!(#st::None);
     for field in &entity.fields {
         let Some((role, path)) = &field.role else {
             continue;
@@ -475,9 +489,16 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
                     path.span(),
                 ));
             }
+            FieldRole::Ttl => {
+                // Also the check that the type can be a TTL, spanned at `ttl`.
+                ttl = respan(
+                    quote!(#st::Some(#st::ttl_field::<#ty>(#attribute))),
+                    path.span(),
+                );
+            }
         }
     }
-    quote!(#st::ManagedFields { version: #version, version_max: #version_max, created_at: #created_at, updated_at: #updated_at })
+    quote!(#st::ManagedFields { version: #version, version_max: #version_max, created_at: #created_at, updated_at: #updated_at, ttl: #ttl })
 }
 
 /// The update state type: one parameter per field that feeds an index (primary key fields
@@ -517,9 +538,13 @@ fn expand_fields(
         let doc = format!(
             "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."
         );
+        let stored = match &field.role {
+            Some((FieldRole::Ttl, _)) => quote!(.stored_as(<#ty as #st::TtlValue>::stored)),
+            _ => TokenStream::new(),
+        };
         paths.push(quote! {
             #[doc = #doc]
-            pub const #constant: #st::Field<#ident, #ty, #position> = #st::Field::new(#name, #attribute);
+            pub const #constant: #st::Field<#ident, #ty, #position> = #st::Field::new(#name, #attribute)#stored;
         });
         let key_uses: Vec<String> = key_templates
             .iter()
@@ -527,7 +552,9 @@ fn expand_fields(
             .filter(|(template, _)| template.fields().any(|used| used == name))
             .map(|(template, role)| format!("{role} = {:?}", template.literal.value()))
             .collect();
-        if let Some((role, _)) = &field.role {
+        // A TTL field is the user's to set (extending an expiry is an update); the others are
+        // the library's.
+        if let Some((role, _)) = field.role.as_ref().filter(|(role, _)| *role != FieldRole::Ttl) {
             let explanation = format_ident!("__{}_{}_is_managed", ident, name);
             let message = format!(
                 "`{name}` is `#[dynamo({})]`: singletable maintains it on every put and update, so it cannot be updated directly",
@@ -535,7 +562,7 @@ fn expand_fields(
             );
             let note = match role {
                 FieldRole::Version => "use `.expect_version(v)` to update only if the item is still at the version you read".to_owned(),
-                FieldRole::CreatedAt | FieldRole::UpdatedAt => "the library writes the current time itself".to_owned(),
+                _ => "the library writes the current time itself".to_owned(),
             };
             updatable.push(quote! {
                 #[diagnostic::on_unimplemented(message = #message, label = "maintained by singletable", note = #note)]

@@ -46,6 +46,21 @@ fn expand_table(table: &Table) -> TokenStream {
         .as_ref()
         .map(|name| name.value())
         .unwrap_or_else(|| "_sv".to_owned());
+    let ttl_attribute = option(attrs.ttl.as_ref().map(syn::LitStr::value));
+    // Validated: one of the four views.
+    let view = attrs.stream.as_ref().map(|view| match view.value().as_str() {
+        "new_image" => quote!(NewImage),
+        "old_image" => quote!(OldImage),
+        "keys_only" => quote!(KeysOnly),
+        _ => quote!(NewAndOldImages),
+    });
+    let (stream, stream_type) = match &view {
+        Some(view) => (
+            quote!(#st::Some(#st::StreamViewType::#view)),
+            quote!(#st::#view),
+        ),
+        None => (quote!(#st::None), quote!(#st::NoStream)),
+    };
     let sort_key_impl = if attrs.sk.is_some() {
         quote!(impl #st::HasSortKey for #ident {})
     } else {
@@ -126,7 +141,10 @@ fn expand_table(table: &Table) -> TokenStream {
                     entity_attribute: #entity_attribute,
                     schema_version_attribute: #schema_version_attribute,
                     indexes: &[#(#index_names),*],
+                    ttl_attribute: #ttl_attribute,
+                    stream: #stream,
                 };
+                type Stream = #stream_type;
             }
 
             #[automatically_derived]

@@ -462,10 +462,40 @@ pub(crate) struct EntityFilter<'a> {
     pub(crate) attribute: &'static str,
     pub(crate) entity: Option<&'static str>,
     pub(crate) user: Option<&'a Node>,
+    /// Hides items whose TTL has passed.
+    pub(crate) expiry: crate::ttl::Expiry,
 }
 
 impl Expression for EntityFilter<'_> {
     fn walk(&mut self, sink: &mut impl Sink) {
+        let Some(ttl) = self.expiry.attribute else {
+            return self.walk_entity_and_user(sink);
+        };
+        let has_more = self.entity.is_some() || self.user.is_some();
+        // What DynamoDB's TTL never deletes stays: no attribute, or one that is no number.
+        let ttl = Name::Known(ttl);
+        sink.text("(attribute_not_exists(");
+        sink.name(ttl);
+        sink.text(") OR NOT attribute_type(");
+        sink.name(ttl);
+        sink.text(", ");
+        sink.new_value(|| AttributeValue::S(AttributeType::Number.code().to_owned()));
+        sink.text(") OR ");
+        sink.name(ttl);
+        sink.text(" >= ");
+        let now = self.expiry.now;
+        sink.new_value(|| AttributeValue::N(now.to_string()));
+        sink.text(")");
+        if has_more {
+            sink.text(" AND (");
+            self.walk_entity_and_user(sink);
+            sink.text(")");
+        }
+    }
+}
+
+impl EntityFilter<'_> {
+    fn walk_entity_and_user(&mut self, sink: &mut impl Sink) {
         let Some(entity) = self.entity else {
             if let Some(user) = self.user {
                 walk_shared(user, sink);

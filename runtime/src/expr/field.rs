@@ -13,8 +13,13 @@ use std::marker::PhantomData;
 pub struct Field<E, T, const F: usize> {
     name: &'static str,
     attribute: &'static str,
+    /// How DynamoDB stores the field, when that is not how serde writes it (a TTL field).
+    stored: Option<StoredForm>,
     types: PhantomData<fn() -> (E, T)>,
 }
+
+/// The stored form of a value as serde writes it; `None` for a value stored as no attribute.
+pub type StoredForm = fn(AttributeValue) -> Result<Option<AttributeValue>, String>;
 
 impl<E, T, const F: usize> Clone for Field<E, T, F> {
     fn clone(&self) -> Self {
@@ -73,8 +78,33 @@ impl<E, T, const F: usize> Field<E, T, F> {
         Field {
             name,
             attribute,
+            stored: None,
             types: PhantomData,
         }
+    }
+
+    /// Used by the derive, for a field DynamoDB stores in its own form (`#[dynamo(ttl)]`).
+    #[doc(hidden)]
+    pub const fn stored_as(mut self, form: StoredForm) -> Self {
+        self.stored = Some(form);
+        self
+    }
+
+    /// A value of the field, encoded by serde, in the form the item stores: `None` when it is
+    /// stored as no attribute (a TTL of `None`).
+    pub(crate) fn store(&self, value: AttributeValue) -> Result<Option<AttributeValue>, EncodeError> {
+        match self.stored {
+            None => Ok(Some(value)),
+            Some(form) => form(value).map_err(|message| EncodeError::Serialize {
+                entity: "value",
+                message: format!("`{}`: {message}", self.attribute),
+            }),
+        }
+    }
+
+    /// A value compared with the field, in the stored form (a missing one compares as `NULL`).
+    fn operand_value(&self, value: AttributeValue) -> Result<AttributeValue, EncodeError> {
+        Ok(self.store(value)?.unwrap_or(AttributeValue::Null(true)))
     }
 
     /// The Rust field name.
@@ -151,6 +181,11 @@ impl<E, Top, T, const F: usize> Nested<E, Top, T, F> {
         self.path.clone()
     }
 
+    /// Values inside a field are stored as serde writes them.
+    fn operand_value(&self, value: AttributeValue) -> Result<AttributeValue, EncodeError> {
+        Ok(value)
+    }
+
     /// The path to element `index` of this list.
     pub fn at(self, index: usize) -> Nested<E, Top, T::Element, F>
     where
@@ -181,7 +216,7 @@ macro_rules! condition_methods {
             Ok(Node::Compare(
                 Operand::Path(self.path()),
                 comparison,
-                Operand::Value(value.to_attribute()?),
+                Operand::Value(self.operand_value(value.to_attribute()?)?),
             ))
         })
     }
@@ -242,8 +277,8 @@ macro_rules! condition_methods {
         encoded(|| {
             Ok(Node::Between(
                 Operand::Path(self.path()),
-                Operand::Value(low.to_attribute()?),
-                Operand::Value(high.to_attribute()?),
+                Operand::Value(self.operand_value(low.to_attribute()?)?),
+                Operand::Value(self.operand_value(high.to_attribute()?)?),
             ))
         })
     }
@@ -263,7 +298,10 @@ macro_rules! condition_methods {
         encoded(|| {
             let operands = options
                 .iter()
-                .map(|option| option.to_attribute().map(Operand::Value))
+                .map(|option| {
+                    let value = self.operand_value(option.to_attribute()?)?;
+                    Ok::<_, EncodeError>(Operand::Value(value))
+                })
                 .collect::<Result<_, _>>()?;
             Ok(Node::In(Operand::Path(self.path()), operands))
         })

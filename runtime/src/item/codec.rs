@@ -19,7 +19,7 @@ pub(crate) struct CodecError {
 }
 
 impl CodecError {
-    fn at(attribute: String, error: impl fmt::Display) -> Self {
+    pub(crate) fn at(attribute: String, error: impl fmt::Display) -> Self {
         CodecError {
             attribute: Some(attribute),
             message: error.to_string(),

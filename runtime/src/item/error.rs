@@ -50,6 +50,15 @@ pub enum DecodeError {
         /// The key its fields render.
         rendered: KeyText,
     },
+    /// A key (of a stream record, which carries no entity attribute) does not fit the key
+    /// templates of the entity, or of any entity of the collection, it was read as.
+    #[error("the key {key} fits none of the key templates of {entity}")]
+    KeyShape {
+        /// The entity, or the collection's type.
+        entity: &'static str,
+        /// The key.
+        key: KeyText,
+    },
     /// An attribute is missing or has the wrong type or value.
     #[error("{entity} at {key}: attribute `{attribute}`: {message}")]
     Attribute {

@@ -44,6 +44,9 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
             ),
         });
     }
+    if let Some(ttl) = &E::SCHEMA.managed.ttl {
+        store_ttl::<E>(ttl, &mut item)?;
+    }
     entity.primary_key()?.move_into(&mut item);
     item.insert(
         table.entity_attribute.to_owned(),
@@ -63,6 +66,7 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
 pub fn decode<E: Entity>(mut item: Item) -> Result<E, DecodeError> {
     check_entity::<E>(&item)?;
     let stored = take_key::<E>(&mut item);
+    read_ttl::<E>(&mut item).map_err(|error| attribute_error::<E>(stored.clone(), error))?;
     let entity: E = match codec::from_item(item) {
         Ok(entity) => entity,
         Err(error) => return Err(attribute_error::<E>(stored, error)),
@@ -90,7 +94,38 @@ pub fn decode_as<E: Entity, T: serde::de::DeserializeOwned>(item: Item) -> Resul
     // `T` may read the key attributes too, so they stay in the item; the key is copied for
     // messages.
     let key = key_text::<E::Table>(&item);
+    let mut item = item;
+    read_ttl::<E>(&mut item).map_err(|error| attribute_error::<E>(key.clone(), error))?;
     codec::from_item(item).map_err(|error| attribute_error::<E>(key, error))
+}
+
+/// Replaces the TTL field as serde wrote it by DynamoDB's form, a number of epoch seconds (or
+/// nothing, for no expiry).
+fn store_ttl<E: Entity>(ttl: &crate::ttl::TtlField, item: &mut Item) -> Result<(), EncodeError> {
+    let Some(value) = item.remove(ttl.attribute) else {
+        return Ok(());
+    };
+    let stored = (ttl.stored)(value).map_err(|message| EncodeError::Serialize {
+        entity: E::SCHEMA.name,
+        message: format!("`{}` (ttl): {message}", ttl.attribute),
+    })?;
+    if let Some(stored) = stored {
+        item.insert(ttl.attribute.to_owned(), stored);
+    }
+    Ok(())
+}
+
+/// The TTL field back in the form serde reads.
+fn read_ttl<E: Entity>(item: &mut Item) -> Result<(), codec::CodecError> {
+    let Some(ttl) = &E::SCHEMA.managed.ttl else {
+        return Ok(());
+    };
+    if let Some(stored) = item.remove(ttl.attribute) {
+        let value =
+            (ttl.read)(stored).map_err(|message| codec::CodecError::at(ttl.attribute.to_owned(), message))?;
+        item.insert(ttl.attribute.to_owned(), value);
+    }
+    Ok(())
 }
 
 fn check_entity<E: Entity>(item: &Item) -> Result<(), DecodeError> {

@@ -133,6 +133,20 @@ impl<T: Table> TableMigration<'_, T> {
                         .await?;
                     self.wait(Until::IndexGone(index)).await?;
                 }
+                PlanAction::EnableTtl { attribute } => {
+                    self.db.enable_ttl(attribute).await?;
+                }
+                PlanAction::EnableStream { view } => {
+                    self.wait(Until::TableActive).await?;
+                    self.db
+                        .client()
+                        .update_table()
+                        .table_name(self.db.table_name())
+                        .stream_specification(crate::op::table::stream_specification(*view)?)
+                        .send()
+                        .await?;
+                    self.wait(Until::TableActive).await?;
+                }
             }
             self.emit(&ApplyEvent::Finished {
                 action,

@@ -4,6 +4,7 @@ use super::SetSome;
 use crate::error::Error;
 use crate::schema::Entity;
 use crate::trace::Operation;
+use crate::ttl::Expiry;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
@@ -16,6 +17,7 @@ impl<T: crate::Table> Db<T> {
             db: self,
             key,
             consistent: false,
+            expiry: Expiry::hidden(T::SCHEMA),
         }
     }
 }
@@ -26,12 +28,28 @@ pub struct Get<'db, E: Entity> {
     db: &'db Db<E::Table>,
     key: Key<E>,
     consistent: bool,
+    /// Whether an item whose TTL has passed reads as not found.
+    expiry: Expiry,
 }
 
 impl<'db, E: Entity> Get<'db, E> {
     /// Asks for a strongly consistent read (twice the read cost).
     pub fn consistent(mut self) -> Self {
         self.consistent = true;
+        self
+    }
+
+    /// Returns the item even if its time to live has passed. By default an expired item reads
+    /// as [`Error::NotFound`]: DynamoDB deletes expired items only eventually, typically
+    /// within two days, and a read in between would see an item that is gone.
+    pub fn include_expired(mut self) -> Self {
+        self.expiry.attribute = None;
+        self
+    }
+
+    /// An expired item reads as [`Error::NotFound`]: the default, written out.
+    pub fn hide_expired(mut self) -> Self {
+        self.expiry.attribute = <E::Table as crate::Table>::SCHEMA.ttl_attribute;
         self
     }
 
@@ -94,8 +112,8 @@ impl<'db, E: Entity> Get<'db, E> {
             let output = output?;
             self.db.record(output.consumed_capacity());
             match output.item {
-                Some(item) => Ok(crate::item::decode(item)?),
-                None => Err(Error::NotFound {
+                Some(item) if !self.expiry.has_expired(&item) => Ok(crate::item::decode(item)?),
+                _ => Err(Error::NotFound {
                     entity: E::SCHEMA.name,
                     key: self.key.text(),
                 }),

@@ -3,6 +3,7 @@
 use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter};
+use crate::ttl::Expiry;
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -28,6 +29,7 @@ impl<T: Table> Db<T> {
             segments: 1,
             limit: None,
             consistent: false,
+            expiry: Expiry::hidden(T::SCHEMA),
         }
     }
 }
@@ -40,6 +42,8 @@ pub struct Scan<'db, E: Entity> {
     segments: u32,
     limit: Option<u32>,
     consistent: bool,
+    /// Whether items whose TTL has passed are filtered out.
+    expiry: Expiry,
 }
 
 /// Everything a segment's requests share.
@@ -62,6 +66,19 @@ impl<T> Prepared<T> {
 }
 
 impl<E: Entity> Scan<'_, E> {
+    /// Returns items whose time to live has passed too; by default they are filtered out, as
+    /// [`Query::include_expired`](crate::op::query::Query::include_expired) explains.
+    pub fn include_expired(mut self) -> Self {
+        self.expiry.attribute = None;
+        self
+    }
+
+    /// Leaves out items whose time to live has passed: the default, written out.
+    pub fn hide_expired(mut self) -> Self {
+        self.expiry.attribute = <E::Table as Table>::SCHEMA.ttl_attribute;
+        self
+    }
+
     /// Returns only items for which `condition` also holds (a `FilterExpression`: filtered
     /// out items are still read and billed). Several filters are joined with `AND`.
     pub fn filter(mut self, condition: Condition<E>) -> Self {
@@ -105,6 +122,7 @@ impl<E: Entity> Scan<'_, E> {
                 attribute: table.entity_attribute,
                 entity: Some(E::SCHEMA.name),
                 user,
+                expiry: self.expiry,
             },
             &mut placeholders,
         );

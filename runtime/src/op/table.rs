@@ -9,8 +9,10 @@ use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
-    LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType,
+    LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType, StreamSpecification,
+    TimeToLiveSpecification,
 };
+use crate::stream::StreamViewType;
 use std::time::Duration;
 
 /// The `CreateTable` request for a declaration: on-demand billing, every index projecting all
@@ -22,6 +24,7 @@ pub struct CreateTable {
     partition_key: &'static str,
     sort_key: Option<&'static str>,
     indexes: Vec<&'static IndexSchema>,
+    stream: Option<StreamViewType>,
 }
 
 impl<T: Table> Db<T> {
@@ -43,11 +46,13 @@ impl<T: Table> Db<T> {
             partition_key: schema.partition_key,
             sort_key: schema.sort_key,
             indexes,
+            stream: schema.stream,
         }
     }
 
-    /// Creates the table if it does not exist and waits until it is active; returns whether it
-    /// created it.
+    /// Creates the table if it does not exist, waits until it is active, and enables time to
+    /// live when the table declares a TTL attribute; returns whether it created it. (A table
+    /// that exists is left as it is: [`Db::table_migration`] plans and applies the differences.)
     pub async fn ensure_table(&self) -> Result<bool, Error> {
         let described = self
             .client()
@@ -79,8 +84,35 @@ impl<T: Table> Db<T> {
                 table: self.table_name().to_owned(),
                 message: error.to_string(),
             })?;
+        if let Some(attribute) = T::SCHEMA.ttl_attribute {
+            self.enable_ttl(attribute).await?;
+        }
         Ok(true)
     }
+
+    /// `UpdateTimeToLive`: DynamoDB deletes items once the number of epoch seconds in
+    /// `attribute` has passed.
+    pub(crate) async fn enable_ttl(&self, attribute: &str) -> Result<(), Error> {
+        let specification = TimeToLiveSpecification::builder()
+            .enabled(true)
+            .attribute_name(attribute)
+            .build()?;
+        self.client()
+            .update_time_to_live()
+            .table_name(self.table_name())
+            .time_to_live_specification(specification)
+            .send()
+            .await?;
+        Ok(())
+    }
+}
+
+/// A stream of this view, enabled.
+pub(crate) fn stream_specification(view: StreamViewType) -> Result<StreamSpecification, BuildError> {
+    StreamSpecification::builder()
+        .stream_enabled(true)
+        .stream_view_type(view.sdk())
+        .build()
 }
 
 /// Key attributes as `(name, is_partition)`, partition attributes first.
@@ -150,6 +182,9 @@ impl CreateTable {
             .table_name(&self.table_name)
             .billing_mode(BillingMode::PayPerRequest)
             .set_key_schema(Some(key_schema(&self.table_keys())?));
+        if let Some(view) = self.stream {
+            input = input.stream_specification(stream_specification(view)?);
+        }
         for (name, kind) in &self.attributes {
             let definition = AttributeDefinition::builder()
                 .attribute_name(*name)

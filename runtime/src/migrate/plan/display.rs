@@ -41,6 +41,10 @@ impl fmt::Display for PlanAction {
                 write!(f, "wait for index {index} ({status}) to become ACTIVE")
             }
             PlanAction::DeleteIndex { index } => write!(f, "delete global index {index}"),
+            PlanAction::EnableTtl { attribute } => {
+                write!(f, "turn on time to live for attribute {attribute}")
+            }
+            PlanAction::EnableStream { view } => write!(f, "turn on the stream ({view})"),
         }
     }
 }
@@ -94,6 +98,14 @@ impl fmt::Display for Plan {
                     f,
                     "  ! index {index} projects {projection}, not ALL: items read from it may \
                      not decode"
+                )?,
+                Note::UndeclaredTtl { attribute } => writeln!(
+                    f,
+                    "  ! time to live is on for {attribute}, which the table does not declare"
+                )?,
+                Note::UndeclaredStream { view } => writeln!(
+                    f,
+                    "  ! the table has a stream ({view}) it does not declare; left on"
                 )?,
             }
         }

@@ -27,6 +27,13 @@ pub struct LiveTable {
     /// Which table this is, not only its name: its `TableId` (else its ARN and creation time),
     /// so that a table deleted and created again, or another environment's, is told apart.
     pub identity: Option<String>,
+    /// The time-to-live attribute and its status (`ENABLED`, `ENABLING`, `DISABLING`), when
+    /// time to live is not disabled (`DescribeTimeToLive`).
+    pub ttl: Option<(String, String)>,
+    /// The stream's view type, when the table has a stream enabled.
+    pub stream: Option<String>,
+    /// The ARN of the table's latest stream.
+    pub stream_arn: Option<String>,
 }
 
 /// A secondary index of the live table.
@@ -132,7 +139,22 @@ impl LiveTable {
     ) -> Result<Option<LiveTable>, Error> {
         let described = client.describe_table().table_name(table_name).send().await;
         match described {
-            Ok(output) => Ok(output.table().map(LiveTable::from_description)),
+            Ok(output) => {
+                let Some(mut live) = output.table().map(LiveTable::from_description) else {
+                    return Ok(None);
+                };
+                let ttl = client
+                    .describe_time_to_live()
+                    .table_name(table_name)
+                    .send()
+                    .await?;
+                live.ttl = ttl.time_to_live_description().and_then(|description| {
+                    let status = description.time_to_live_status()?.as_str();
+                    let attribute = description.attribute_name()?;
+                    (status != "DISABLED").then(|| (attribute.to_owned(), status.to_owned()))
+                });
+                Ok(Some(live))
+            }
             Err(error)
                 if error
                     .as_service_error()
@@ -207,6 +229,13 @@ impl LiveTable {
                 .collect(),
             item_count: table.item_count(),
             provisioned,
+            ttl: None,
+            stream: table
+                .stream_specification()
+                .filter(|stream| stream.stream_enabled())
+                .and_then(|stream| stream.stream_view_type())
+                .map(|view| view.as_str().to_owned()),
+            stream_arn: table.latest_stream_arn().map(str::to_owned),
         }
     }
 

@@ -4,6 +4,7 @@
 use super::apply::{ApplyEvent, ApplyOptions};
 use crate::error::Error;
 use crate::schema::{EntitySchema, IndexKind, IndexSchema, ScalarType, Table, TableSchema};
+use crate::stream::StreamViewType;
 use crate::Db;
 use aws_sdk_dynamodb::types::{
     BillingMode, GlobalSecondaryIndexDescription, KeySchemaElement, KeyType,
@@ -45,6 +46,16 @@ pub enum PlanAction {
         /// The index.
         index: String,
     },
+    /// Turn on time to live for the declared attribute (`UpdateTimeToLive`).
+    EnableTtl {
+        /// The TTL attribute.
+        attribute: &'static str,
+    },
+    /// Turn on the declared stream (`UpdateTable` with a `StreamSpecification`).
+    EnableStream {
+        /// The view.
+        view: StreamViewType,
+    },
 }
 
 /// A global index to add.
@@ -79,6 +90,16 @@ pub enum Note {
     IndexNotWritten {
         /// The index.
         index: &'static str,
+    },
+    /// Time to live is on for an attribute the code does not declare; left on.
+    UndeclaredTtl {
+        /// The live TTL attribute.
+        attribute: String,
+    },
+    /// The table has a stream the code does not declare; left on, since consumers may read it.
+    UndeclaredStream {
+        /// The live view.
+        view: String,
     },
     /// An index that does not project every attribute, as singletable's do.
     Projection {
@@ -128,6 +149,22 @@ pub enum Blocker {
         /// The index.
         index: &'static str,
     },
+    /// Time to live is on for another attribute: DynamoDB must turn it off first, and allows
+    /// one change of it per hour.
+    TtlAttribute {
+        /// The declared attribute.
+        expected: &'static str,
+        /// The live one, and its status.
+        found: String,
+    },
+    /// The stream has another view: changing it means turning the stream off, which ends it
+    /// for its consumers, and on again, which starts a new stream with a new ARN.
+    StreamView {
+        /// The declared view.
+        expected: StreamViewType,
+        /// The live one.
+        found: String,
+    },
 }
 
 impl fmt::Display for Blocker {
@@ -166,6 +203,16 @@ impl fmt::Display for Blocker {
                     "index {index} is being deleted; apply again once it is gone"
                 )
             }
+            Blocker::TtlAttribute { expected, found } => write!(
+                f,
+                "time to live reads {found}, the declaration says {expected}: turn it off \
+                 first (DynamoDB allows one change per hour), then apply"
+            ),
+            Blocker::StreamView { expected, found } => write!(
+                f,
+                "the stream's view is {found}, the declaration says {expected}: turn the stream \
+                 off and apply, once its consumers can move to the new stream"
+            ),
         }
     }
 }
@@ -263,6 +310,8 @@ impl Plan {
         if expected != found {
             plan.blockers.push(Blocker::KeySchema { expected, found });
         }
+        plan.compare_ttl(schema, &live);
+        plan.compare_stream(schema, &live);
         let mut created: Vec<&'static str> = Vec::new();
         for index in schema.indexes {
             let (partition, sort) = declared_keys(index);
@@ -381,6 +430,44 @@ impl Plan {
         plan
     }
 
+    fn compare_ttl(&mut self, schema: &TableSchema, live: &LiveTable) {
+        let enabled = live
+            .ttl
+            .as_ref()
+            .filter(|(_, status)| status == "ENABLED" || status == "ENABLING");
+        match (schema.ttl_attribute, enabled) {
+            (Some(expected), None) => self
+                .actions
+                .push(PlanAction::EnableTtl { attribute: expected }),
+            (Some(expected), Some((found, status))) if found != expected => {
+                self.blockers.push(Blocker::TtlAttribute {
+                    expected,
+                    found: format!("{found} ({status})"),
+                })
+            }
+            (None, Some((found, _))) => self.notes.push(Note::UndeclaredTtl {
+                attribute: found.clone(),
+            }),
+            _ => {}
+        }
+    }
+
+    fn compare_stream(&mut self, schema: &TableSchema, live: &LiveTable) {
+        match (schema.stream, &live.stream) {
+            (Some(view), None) => self.actions.push(PlanAction::EnableStream { view }),
+            (Some(expected), Some(found)) if found != expected.as_str() => {
+                self.blockers.push(Blocker::StreamView {
+                    expected,
+                    found: found.clone(),
+                })
+            }
+            (None, Some(found)) => self.notes.push(Note::UndeclaredStream {
+                view: found.clone(),
+            }),
+            _ => {}
+        }
+    }
+
     /// Whether the live table already matches (nothing to do, nothing blocking).
     pub fn is_up_to_date(&self) -> bool {
         self.actions.is_empty() && self.blockers.is_empty()
@@ -423,6 +510,12 @@ impl Plan {
                 PlanAction::DeleteIndex { index } => {
                     json!({"action": "delete_index", "index": index})
                 }
+                PlanAction::EnableTtl { attribute } => {
+                    json!({"action": "enable_ttl", "attribute": attribute})
+                }
+                PlanAction::EnableStream { view } => {
+                    json!({"action": "enable_stream", "view": view.as_str()})
+                }
             })
             .collect();
         let notes: Vec<Value> = self
@@ -440,6 +533,12 @@ impl Plan {
                 }
                 Note::Projection { index, projection } => {
                     json!({"note": "projection", "index": index, "projection": projection})
+                }
+                Note::UndeclaredTtl { attribute } => {
+                    json!({"note": "undeclared_ttl", "attribute": attribute})
+                }
+                Note::UndeclaredStream { view } => {
+                    json!({"note": "undeclared_stream", "view": view})
                 }
             })
             .collect();

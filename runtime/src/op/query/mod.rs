@@ -37,6 +37,7 @@ use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use crate::ttl::Expiry;
 use cursor::{Fingerprint, Position};
 use futures::{Stream, StreamExt};
 use serde::Serialize;
@@ -59,6 +60,7 @@ impl<T: Table> Db<T> {
             filter: None,
             consistent: false,
             projection: Vec::new(),
+            expiry: Expiry::hidden(T::SCHEMA),
             state: PhantomData,
         }
     }
@@ -77,6 +79,8 @@ pub struct Query<'db, E: Entity, I, P, D = E> {
     consistent: bool,
     /// Attributes to return (`ProjectionExpression`); empty for whole items.
     projection: Vec<AttrPath>,
+    /// Whether items whose TTL has passed are filtered out.
+    expiry: Expiry,
     state: PhantomData<fn() -> (P, D)>,
 }
 
@@ -92,6 +96,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             filter: self.filter,
             consistent: self.consistent,
             projection: self.projection,
+            expiry: self.expiry,
             state: PhantomData,
         }
     }
@@ -228,6 +233,20 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// At most `limit` items are evaluated per request (DynamoDB applies it before filters).
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(i32::try_from(limit).unwrap_or(i32::MAX));
+        self
+    }
+
+    /// Returns items whose time to live has passed too. By default a query of a table with a
+    /// TTL attribute leaves them out (a filter on the TTL attribute, `ttl >= now`), because
+    /// DynamoDB deletes expired items only eventually, typically within two days.
+    pub fn include_expired(mut self) -> Self {
+        self.expiry.attribute = None;
+        self
+    }
+
+    /// Leaves out items whose time to live has passed: the default, written out.
+    pub fn hide_expired(mut self) -> Self {
+        self.expiry.attribute = <E::Table as Table>::SCHEMA.ttl_attribute;
         self
     }
 

@@ -65,7 +65,14 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// What identifies this query to a sealed cursor: its first page's request, and what it
     /// decodes.
     pub(super) fn fingerprint(&self) -> Result<Fingerprint, Error> {
-        Ok(Fingerprint::of(&self.params()?, D::ENTITIES))
+        // With the expiry time left out, which changes every second but not the query.
+        let timeless = Expiry {
+            now: 0,
+            ..self.expiry
+        };
+        let request = self.prepare_at(false, timeless)?.builder(self, None);
+        let request = describe::request("Query", request.as_input());
+        Ok(Fingerprint::of(&request, D::ENTITIES))
     }
 
     /// The key and fingerprint that seal this query's cursors, when the `Db` has a key.

@@ -5,6 +5,11 @@ use super::*;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     pub(super) fn prepare(&self, count: bool) -> Result<Prepared, Error> {
+        self.prepare_at(count, self.expiry)
+    }
+
+    /// The request, hiding what `expiry` says has expired.
+    pub(super) fn prepare_at(&self, count: bool, expiry: Expiry) -> Result<Prepared, Error> {
         let table = <E::Table as Table>::SCHEMA;
         let sort_attribute = match self.partition.index {
             Some(index) => index.sort_key,
@@ -33,6 +38,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             attribute: table.entity_attribute,
             entity: D::ONLY_ENTITY,
             user: user_node(self.filter.as_ref())?,
+            expiry,
         };
         let ([key_condition, filter, projection], placeholders) = crate::expr::shape::render([
             &mut key_condition,

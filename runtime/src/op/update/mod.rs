@@ -106,10 +106,17 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 }
                 encoded
             };
-            if let Some(encoded) = encoded {
-                parts
+            // A value stored as no attribute (a TTL of `None`) removes it.
+            let stored = encoded.and_then(|value| match field.store(value) {
+                Ok(stored) => Some(stored),
+                Err(error) => parts.keep_error(Err(error)).map(Some),
+            });
+            match stored {
+                Some(Some(value)) => parts
                     .actions
-                    .push(Action::Set(field.path(), SetValue::Value(encoded)));
+                    .push(Action::Set(field.path(), SetValue::Value(value))),
+                Some(None) => parts.actions.push(Action::Remove(field.path())),
+                None => {}
             }
         })
     }

@@ -1,0 +1,32 @@
+//! Why a stream record could not be read as a typed change. Each error carries the record's
+//! sequence number and keys, so a consumer can log it, park it or stop; none is dropped.
+
+use crate::item::{DecodeError, KeyText};
+
+/// A stream record that is not a change of the expected entities.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StreamError {
+    /// The record lacks something every record has (its keys, an image its view carries, a
+    /// known event name).
+    #[error("stream record {sequence_number}: {reason}")]
+    Malformed {
+        /// The record's sequence number (empty when it has none).
+        sequence_number: String,
+        /// What is missing or wrong.
+        reason: String,
+    },
+    /// The record's keys or an image does not decode as the expected entities: an entity the
+    /// consumer does not read, or an item that does not fit its entity.
+    #[error("stream record {sequence_number} (key {key}): the {image} does not decode: {source}")]
+    Decode {
+        /// The record's sequence number.
+        sequence_number: String,
+        /// The item's key, as text.
+        key: KeyText,
+        /// `keys`, `new image` or `old image`.
+        image: &'static str,
+        /// Why.
+        #[source]
+        source: DecodeError,
+    },
+}

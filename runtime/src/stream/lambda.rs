@@ -1,0 +1,68 @@
+//! Stream records from AWS Lambda: the DynamoDB event of `aws_lambda_events`, whose items are
+//! `serde_dynamo` items.
+//!
+//! ```no_run
+//! # use singletable::stream::{self, Change};
+//! # #[derive(singletable::Table)]
+//! # #[dynamo(name = "app", pk = "PK", sk = "SK", stream = "new_and_old_images")]
+//! # struct App;
+//! # #[derive(singletable::Entity, serde::Serialize, serde::Deserialize)]
+//! # #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET")]
+//! # struct Ticket { id: String }
+//! # fn handle(event: aws_lambda_events::event::dynamodb::Event) -> Result<(), stream::StreamError> {
+//! for record in stream::lambda::records::<Ticket>(event) {
+//!     match record?.change {
+//!         Change::Insert { new } => println!("new ticket {}", new.id),
+//!         Change::Modify { old, new } => println!("{} changed", new.id),
+//!         Change::Remove { old, expired } => println!("{} gone (expired: {expired})", old.id),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use super::change::{decode, Record, StreamTarget};
+use super::error::StreamError;
+use super::record::{EventName, RawRecord};
+use super::view::{StreamView, ViewOf};
+use crate::item::Item;
+use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+
+/// The event's records, each decoded as a change of `T`, in the order Lambda gave them.
+pub fn records<T>(event: Event) -> impl Iterator<Item = Result<Record<T>, StreamError>>
+where
+    T: StreamTarget,
+    ViewOf<T::Table>: StreamView,
+{
+    event
+        .records
+        .into_iter()
+        .map(|record| decode::<T>(raw(record)?))
+}
+
+/// A Lambda event record as a [`RawRecord`].
+pub fn raw(record: EventRecord) -> Result<RawRecord, StreamError> {
+    let change = record.change;
+    let sequence_number = change.sequence_number.unwrap_or_default();
+    let event = EventName::parse(&record.event_name).ok_or_else(|| StreamError::Malformed {
+        sequence_number: sequence_number.clone(),
+        reason: format!("unknown eventName {:?}", record.event_name),
+    })?;
+    // Lambda's event writes an image the view leaves out as an empty map.
+    let image = |item: serde_dynamo::Item| {
+        let item: Item = item.into();
+        (!item.is_empty()).then_some(item)
+    };
+    let by_ttl = record.user_identity.as_ref().is_some_and(|identity| {
+        RawRecord::is_ttl_identity(Some(&identity.type_), Some(&identity.principal_id))
+    });
+    Ok(RawRecord {
+        event_id: record.event_id,
+        event,
+        sequence_number,
+        keys: change.keys.into(),
+        new_image: image(change.new_image),
+        old_image: image(change.old_image),
+        by_ttl,
+    })
+}

@@ -1,0 +1,106 @@
+//! The stream view a table declares (`stream = "new_and_old_images"`), as a value for
+//! `CreateTable` and the migration plan, and as a type that gives decoded changes their shape.
+
+use crate::schema::Table;
+
+/// What each stream record carries besides the keys: DynamoDB's `StreamViewType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamViewType {
+    /// The item after and before the change.
+    NewAndOldImages,
+    /// The item after the change.
+    NewImage,
+    /// The item before the change.
+    OldImage,
+    /// Only the key attributes.
+    KeysOnly,
+}
+
+impl StreamViewType {
+    /// DynamoDB's name for it (`NEW_AND_OLD_IMAGES`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamViewType::NewAndOldImages => "NEW_AND_OLD_IMAGES",
+            StreamViewType::NewImage => "NEW_IMAGE",
+            StreamViewType::OldImage => "OLD_IMAGE",
+            StreamViewType::KeysOnly => "KEYS_ONLY",
+        }
+    }
+
+    pub(crate) fn sdk(self) -> aws_sdk_dynamodb::types::StreamViewType {
+        aws_sdk_dynamodb::types::StreamViewType::from(self.as_str())
+    }
+}
+
+impl std::fmt::Display for StreamViewType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A stream view as a type: which images a decoded [`Change`](super::Change) holds. `T` is
+/// what the records decode into; a view without an image puts `()` in its place.
+#[diagnostic::on_unimplemented(
+    message = "the table of this entity declares no stream",
+    label = "streams are declared on the table",
+    note = "add `stream = \"new_and_old_images\"` (or `new_image`, `old_image`, `keys_only`) to the table's `#[dynamo(..)]`; `ensure_table` and the migration plan then enable it"
+)]
+pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
+    /// The view's value.
+    const TYPE: StreamViewType;
+    /// The image after a change: `T`, or `()` when the view has none.
+    type New<T>;
+    /// The image before a change: `T`, or `()` when the view has none.
+    type Old<T>;
+
+    #[doc(hidden)]
+    fn new_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::New<T>, E>;
+    #[doc(hidden)]
+    fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::Old<T>, E>;
+}
+
+macro_rules! views {
+    ($($(#[$doc:meta])* $name:ident = $value:ident, new: $new:tt, old: $old:tt;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {}
+
+        impl sealed::Sealed for $name {}
+
+        impl StreamView for $name {
+            const TYPE: StreamViewType = StreamViewType::$value;
+            type New<T> = views!(@image $new T);
+            type Old<T> = views!(@image $old T);
+
+            fn new_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::New<T>, E> {
+                views!(@decode $new decode)
+            }
+
+            fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::Old<T>, E> {
+                views!(@decode $old decode)
+            }
+        }
+    )*};
+    (@image yes $t:ident) => { $t };
+    (@image no $t:ident) => { () };
+    (@decode yes $decode:ident) => { $decode() };
+    (@decode no $decode:ident) => {{ drop($decode); Ok(()) }};
+}
+
+views! {
+    /// `stream = "new_and_old_images"`: records carry the item before and after.
+    NewAndOldImages = NewAndOldImages, new: yes, old: yes;
+    /// `stream = "new_image"`: records carry the item after the change.
+    NewImage = NewImage, new: yes, old: no;
+    /// `stream = "old_image"`: records carry the item before the change.
+    OldImage = OldImage, new: no, old: yes;
+    /// `stream = "keys_only"`: records carry only the keys, as typed keys.
+    KeysOnly = KeysOnly, new: no, old: no;
+}
+
+/// The stream view of table `T`, when it declares one.
+pub type ViewOf<T> = <T as Table>::Stream;

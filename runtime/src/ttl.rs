@@ -1,0 +1,202 @@
+//! Time to live: the `#[dynamo(ttl)]` field, stored as the number of seconds since the Unix
+//! epoch that DynamoDB's TTL reads, whatever its Rust type, and the expiry rule reads apply.
+//!
+//! DynamoDB deletes an expired item in the background, typically within two days of its
+//! expiry, and until then reads, queries and scans still return it (UpdateTimeToLive, API
+//! reference). Reads of an entity with a TTL field therefore
+//! hide expired items themselves (see [`Expiry`]).
+
+use crate::const_text::ConstText;
+use crate::schema::{str_eq, TableSchema};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+/// Rust types a `#[dynamo(ttl)]` field may have.
+#[diagnostic::on_unimplemented(
+    message = "a `#[dynamo(ttl)]` field must be `u64` or `i64` seconds since the Unix epoch, `chrono::DateTime<Utc>` (feature `chrono`), or an `Option` of one, not `{Self}`",
+    label = "DynamoDB's time to live reads a number of epoch seconds"
+)]
+pub trait TtlValue {
+    /// The stored attribute (a number of epoch seconds) for the value as serde wrote it;
+    /// `None` when the item has no expiry.
+    fn stored(value: AttributeValue) -> Result<Option<AttributeValue>, String>;
+
+    /// The value as serde reads it back, from the stored number.
+    fn read(stored: AttributeValue) -> Result<AttributeValue, String>;
+}
+
+/// The number a stored TTL attribute holds.
+fn seconds(value: &AttributeValue) -> Result<i64, String> {
+    match value {
+        AttributeValue::N(number) => number
+            .parse()
+            .map_err(|_| format!("{number} is not a whole number of seconds")),
+        other => Err(format!(
+            "expected a number of epoch seconds, found {other:?}"
+        )),
+    }
+}
+
+macro_rules! seconds_types {
+    ($($ty:ty),*) => {$(
+        impl TtlValue for $ty {
+            fn stored(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
+                seconds(&value).map(|_| Some(value))
+            }
+
+            fn read(stored: AttributeValue) -> Result<AttributeValue, String> {
+                seconds(&stored).map(|_| stored)
+            }
+        }
+    )*};
+}
+seconds_types!(u64, i64);
+
+/// Stored as whole seconds: the fraction of a second is dropped, since TTL has no finer grain.
+#[cfg(feature = "chrono")]
+impl TtlValue for chrono::DateTime<chrono::Utc> {
+    fn stored(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
+        let AttributeValue::S(text) = &value else {
+            return Err(format!("expected an RFC 3339 time, found {value:?}"));
+        };
+        let time = chrono::DateTime::parse_from_rfc3339(text)
+            .map_err(|error| format!("{text:?} is not an RFC 3339 time: {error}"))?;
+        Ok(Some(AttributeValue::N(time.timestamp().to_string())))
+    }
+
+    fn read(stored: AttributeValue) -> Result<AttributeValue, String> {
+        let seconds = seconds(&stored)?;
+        let time = chrono::DateTime::from_timestamp(seconds, 0)
+            .ok_or_else(|| format!("{seconds} seconds since the epoch is out of range"))?;
+        Ok(AttributeValue::S(time.to_rfc3339()))
+    }
+}
+
+/// `None` is no expiry: the attribute is left out, so the item never expires.
+impl<T: TtlValue> TtlValue for Option<T> {
+    fn stored(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
+        match value {
+            AttributeValue::Null(_) => Ok(None),
+            value => T::stored(value),
+        }
+    }
+
+    fn read(stored: AttributeValue) -> Result<AttributeValue, String> {
+        T::read(stored)
+    }
+}
+
+/// How an entity's TTL field is stored; referenced by generated schemas.
+#[derive(Debug, Clone, Copy)]
+pub struct TtlField {
+    /// The attribute (the table's TTL attribute).
+    pub attribute: &'static str,
+    /// The stored form of the value serde writes.
+    pub stored: fn(AttributeValue) -> Result<Option<AttributeValue>, String>,
+    /// The value serde reads, from the stored form.
+    pub read: fn(AttributeValue) -> Result<AttributeValue, String>,
+}
+
+impl PartialEq for TtlField {
+    fn eq(&self, other: &Self) -> bool {
+        self.attribute == other.attribute
+    }
+}
+
+impl Eq for TtlField {}
+
+/// The field's stored form, as the derive refers to it.
+pub const fn ttl_field<T: TtlValue>(attribute: &'static str) -> TtlField {
+    TtlField {
+        attribute,
+        stored: T::stored,
+        read: T::read,
+    }
+}
+
+/// Fails compilation (the derive calls it in a constant) when an entity's TTL field is not
+/// stored under its table's TTL attribute, where DynamoDB would never read it.
+pub const fn assert_ttl_attribute(
+    table: &TableSchema,
+    entity: &str,
+    field: &str,
+    attribute: &str,
+) {
+    let message = match table.ttl_attribute {
+        Some(declared) if str_eq(declared, attribute) => return,
+        Some(declared) => ConstText::new()
+            .push("`")
+            .push(entity)
+            .push("::")
+            .push(field)
+            .push("` is `#[dynamo(ttl)]` but is stored as `")
+            .push(attribute)
+            .push("`, while table `")
+            .push(table.type_name)
+            .push("` reads expiry times from `")
+            .push(declared)
+            .push("` (ttl = \"")
+            .push(declared)
+            .push("\"): rename the field for serde (`#[serde(rename = \"")
+            .push(declared)
+            .push("\")]`)"),
+        None => ConstText::new()
+            .push("`")
+            .push(entity)
+            .push("::")
+            .push(field)
+            .push("` is `#[dynamo(ttl)]` but table `")
+            .push(table.type_name)
+            .push("` has no TTL attribute: add `ttl = \"")
+            .push(attribute)
+            .push("\"` to its `#[dynamo(..)]`"),
+    };
+    // ok: only ever evaluated in a constant the derive emits, over static schemas; the panic is
+    // the compile error, never a run-time one.
+    panic!("{}", message.as_str());
+}
+
+/// The current time in epoch seconds, as TTL counts it.
+pub(crate) fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        })
+}
+
+/// Whether reads hide items whose TTL has passed, and the time they compare with.
+///
+/// Hiding is the default for every read of a table with a TTL attribute: an expired item is
+/// one its writer declared gone, and DynamoDB only deletes it eventually, so returning it would
+/// be a stale read that depends on when DynamoDB's background process ran. A read that wants
+/// to see them anyway (an audit, or a cleanup job) asks with `include_expired()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Expiry {
+    /// The TTL attribute, when the table has one and reads hide expired items.
+    pub(crate) attribute: Option<&'static str>,
+    /// The time items are compared with, in epoch seconds: fixed when the read is built, so
+    /// every page of it agrees.
+    pub(crate) now: i64,
+}
+
+impl Expiry {
+    /// Hiding expired items of `table`, as of now.
+    pub(crate) fn hidden(table: &TableSchema) -> Expiry {
+        Expiry {
+            attribute: table.ttl_attribute,
+            now: now_seconds(),
+        }
+    }
+
+    /// Whether `item` has expired: DynamoDB's rule, a TTL attribute holding a number of epoch
+    /// seconds less than now. An item without one, or with one of another type, never expires.
+    pub(crate) fn has_expired(&self, item: &crate::Item) -> bool {
+        let Some(attribute) = self.attribute else {
+            return false;
+        };
+        match item.get(attribute).map(seconds) {
+            Some(Ok(expires)) => expires < self.now,
+            _ => false,
+        }
+    }
+}
