@@ -44,7 +44,7 @@ pub use singletable_macros::Collection;
 pub use singletable_macros::test;
 
 pub use singletable_runtime::{
-    cost, error, expr, item, key, managed, migrate, op, retry, schema, wire,
+    cost, error, expr, item, key, managed, migrate, op, retry, schema, stream, ttl, wire,
 };
 pub use singletable_runtime::{
     Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,

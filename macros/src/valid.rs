@@ -164,7 +164,10 @@ impl Table<'_> {
             }
         }
         if let Some(view) = &self.attrs.stream {
-            if !crate::settings::STREAM_VIEWS.names.contains(&view.value().as_str()) {
+            if !crate::settings::STREAM_VIEWS
+                .names
+                .contains(&view.value().as_str())
+            {
                 cx.error_spanned_by(view, crate::settings::STREAM_VIEWS.unknown(&view.value()));
             }
         }

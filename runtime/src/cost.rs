@@ -58,7 +58,10 @@ pub fn put_estimate<T: crate::Table>(item: &crate::Item) -> Estimate {
             estimate.write(units, format!("{} entry written", index.name));
         }
     }
-    if let Some(ttl) = T::SCHEMA.ttl_attribute.filter(|ttl| item.contains_key(*ttl)) {
+    if let Some(ttl) = T::SCHEMA
+        .ttl_attribute
+        .filter(|ttl| item.contains_key(*ttl))
+    {
         // The delete of an expired item is DynamoDB's own (Time to Live, developer guide).
         estimate.write(
             0.0,

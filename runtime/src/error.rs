@@ -178,6 +178,9 @@ pub enum Error {
     /// A schema migration, backfill or coverage step could not proceed.
     #[error(transparent)]
     Migration(#[from] crate::migrate::error::MigrationError),
+    /// A stream record could not be read or decoded (boxed: it carries the record's key).
+    #[error(transparent)]
+    Stream(Box<crate::stream::StreamError>),
 }
 
 impl Error {
@@ -207,6 +210,15 @@ impl Error {
             Error::VersionedBatchPut { .. } => "versioned_batch_put",
             Error::OutOfRange { .. } => "out_of_range",
             Error::Migration { .. } => "migration",
+            Error::Stream { .. } => "stream",
+        }
+    }
+
+    /// The stream error, if this is one.
+    pub fn as_stream_error(&self) -> Option<&crate::stream::StreamError> {
+        match self {
+            Error::Stream(error) => Some(error),
+            _ => None,
         }
     }
 
@@ -283,6 +295,12 @@ impl<T> OptionalExt<T> for Result<T, Error> {
             Err(Error::NotFound { .. }) => Ok(None),
             Err(error) => Err(error),
         }
+    }
+}
+
+impl From<crate::stream::StreamError> for Error {
+    fn from(error: crate::stream::StreamError) -> Self {
+        Error::Stream(Box::new(error))
     }
 }
 

@@ -608,6 +608,7 @@ mod tests {
             version_max: 0,
             created_at: None,
             updated_at: None,
+            ttl: None,
         },
         schema_version: 1,
     };

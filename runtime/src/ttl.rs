@@ -115,12 +115,7 @@ pub const fn ttl_field<T: TtlValue>(attribute: &'static str) -> TtlField {
 
 /// Fails compilation (the derive calls it in a constant) when an entity's TTL field is not
 /// stored under its table's TTL attribute, where DynamoDB would never read it.
-pub const fn assert_ttl_attribute(
-    table: &TableSchema,
-    entity: &str,
-    field: &str,
-    attribute: &str,
-) {
+pub const fn assert_ttl_attribute(table: &TableSchema, entity: &str, field: &str, attribute: &str) {
     let message = match table.ttl_attribute {
         Some(declared) if str_eq(declared, attribute) => return,
         Some(declared) => ConstText::new()

@@ -554,7 +554,11 @@ fn expand_fields(
             .collect();
         // A TTL field is the user's to set (extending an expiry is an update); the others are
         // the library's.
-        if let Some((role, _)) = field.role.as_ref().filter(|(role, _)| *role != FieldRole::Ttl) {
+        if let Some((role, _)) = field
+            .role
+            .as_ref()
+            .filter(|(role, _)| *role != FieldRole::Ttl)
+        {
             let explanation = format_ident!("__{}_{}_is_managed", ident, name);
             let message = format!(
                 "`{name}` is `#[dynamo({})]`: singletable maintains it on every put and update, so it cannot be updated directly",

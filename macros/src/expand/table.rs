@@ -48,12 +48,15 @@ fn expand_table(table: &Table) -> TokenStream {
         .unwrap_or_else(|| "_sv".to_owned());
     let ttl_attribute = option(attrs.ttl.as_ref().map(syn::LitStr::value));
     // Validated: one of the four views.
-    let view = attrs.stream.as_ref().map(|view| match view.value().as_str() {
-        "new_image" => quote!(NewImage),
-        "old_image" => quote!(OldImage),
-        "keys_only" => quote!(KeysOnly),
-        _ => quote!(NewAndOldImages),
-    });
+    let view = attrs
+        .stream
+        .as_ref()
+        .map(|view| match view.value().as_str() {
+            "new_image" => quote!(NewImage),
+            "old_image" => quote!(OldImage),
+            "keys_only" => quote!(KeysOnly),
+            _ => quote!(NewAndOldImages),
+        });
     let (stream, stream_type) = match &view {
         Some(view) => (
             quote!(#st::Some(#st::StreamViewType::#view)),

@@ -92,7 +92,10 @@ impl<E, T, const F: usize> Field<E, T, F> {
 
     /// A value of the field, encoded by serde, in the form the item stores: `None` when it is
     /// stored as no attribute (a TTL of `None`).
-    pub(crate) fn store(&self, value: AttributeValue) -> Result<Option<AttributeValue>, EncodeError> {
+    pub(crate) fn store(
+        &self,
+        value: AttributeValue,
+    ) -> Result<Option<AttributeValue>, EncodeError> {
         match self.stored {
             None => Ok(Some(value)),
             Some(form) => form(value).map_err(|message| EncodeError::Serialize {

@@ -411,6 +411,10 @@ mod tests {
                 attribute: "_type",
                 entity: Some(entity),
                 user: None,
+                expiry: crate::ttl::Expiry {
+                    attribute: None,
+                    now: 0,
+                },
             };
             let (texts, placeholders) = render([&mut filter]);
             assert_eq!(
@@ -508,7 +512,7 @@ mod tests {
             #[test]
             fn borrowed_trees_render_as_owned_ones(node in node()) {
                 SHAPES.with(|shapes| shapes.borrow_mut().rendered.clear());
-                let borrowed = || EntityFilter { attribute: "_type", entity: None, user: Some(&node) };
+                let borrowed = || EntityFilter { attribute: "_type", entity: None, user: Some(&node), expiry: crate::ttl::Expiry { attribute: None, now: 0 } };
                 let fresh = render_fresh(&mut [&mut borrowed()]);
                 render([&mut borrowed()]);
                 let cached = render([&mut borrowed()]);

@@ -121,8 +121,8 @@ fn read_ttl<E: Entity>(item: &mut Item) -> Result<(), codec::CodecError> {
         return Ok(());
     };
     if let Some(stored) = item.remove(ttl.attribute) {
-        let value =
-            (ttl.read)(stored).map_err(|message| codec::CodecError::at(ttl.attribute.to_owned(), message))?;
+        let value = (ttl.read)(stored)
+            .map_err(|message| codec::CodecError::at(ttl.attribute.to_owned(), message))?;
         item.insert(ttl.attribute.to_owned(), value);
     }
     Ok(())

@@ -13,6 +13,8 @@ use super::LocalError;
 pub(super) const VERSION: &str = dynoxide::PRODUCT_VERSION;
 /// Threads answering requests: the tests of one binary run in parallel on two cores.
 const WORKER_THREADS: usize = 2;
+/// How often expired items are deleted.
+const TTL_SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A running server. Its thread is never joined: it serves until the process exits.
 pub(super) struct Server {
@@ -78,11 +80,22 @@ pub(super) fn start(data_file: Option<PathBuf>) -> Result<Server, LocalError> {
         .build()
         .map_err(|e| LocalError::io("starting dynoxide's runtime", e))?;
 
+    // DynamoDB deletes expired items in the background; the engine does when asked, so a
+    // task asks once a second, as often as a test can notice.
+    let sweeper = database.clone();
     let stopped = Arc::new(Mutex::new(None));
     let record_stop = Arc::clone(&stopped);
     std::thread::Builder::new()
         .name("singletable-dynoxide".into())
         .spawn(move || {
+            runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(TTL_SWEEP_INTERVAL).await;
+                    let database = sweeper.clone();
+                    // A failed sweep is retried at the next tick, as DynamoDB's own would be.
+                    let _ = tokio::task::spawn_blocking(move || database.sweep_ttl()).await;
+                }
+            });
             let outcome = runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)
                     .map_err(|e| format!("listening on port {port}: {e}"))?;

@@ -77,6 +77,19 @@ def serialized(app):
     return application
 
 
+def by_target(dynamodb, streams):
+    """One endpoint for both APIs, as DynamoDB Local has: the Streams API's requests name
+    their operation with the DynamoDBStreams_20120810 target prefix. Both apps share moto's
+    backends, so the streams are those of the tables."""
+
+    def application(environ, start_response):
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        app = streams if target.startswith("DynamoDBStreams_20120810.") else dynamodb
+        return app(environ, start_response)
+
+    return application
+
+
 def main():
     threading.Thread(target=exit_on_stdin_eof, name="stdin-eof", daemon=True).start()
 
@@ -89,7 +102,7 @@ def main():
         def log_request(self, code="-", size="-"):
             pass
 
-    app = serialized(create_backend_app("dynamodb"))
+    app = serialized(by_target(create_backend_app("dynamodb"), create_backend_app("dynamodbstreams")))
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
 
     sys.stdout.write("SINGLETABLE_MOTO_PORT=%d\n" % server.server_port)

@@ -77,6 +77,16 @@ pub enum Deviation {
     /// `TransactWriteItems` reports no consumed capacity; DynamoDB reports each table's units
     /// (twice those of the writes alone).
     NoTransactionCapacity,
+    /// Expired items are never deleted: time to live is recorded but nothing acts on it, so
+    /// the stream has no deletes by DynamoDB's service principal.
+    NoTtlDeletes,
+    /// An `UpdateItem` that creates an item writes two `INSERT` stream records, the first with
+    /// only the key; DynamoDB writes one.
+    UpdateInsertsTwice,
+    /// The `userIdentity` of a time-to-live delete's stream record is written with the field
+    /// names of Lambda's events (`type`, `principalId`), not the Streams API's (`Type`,
+    /// `PrincipalId`), so the SDK reads no identity and the delete looks like a request's.
+    TtlIdentityUnreadable,
 }
 
 impl Engine {
@@ -113,7 +123,10 @@ impl Engine {
     /// have found; an external endpoint is taken to have none.
     pub fn deviations(self) -> &'static [Deviation] {
         match self {
-            Engine::Dynoxide => &[Deviation::IndexesActiveAtOnce],
+            Engine::Dynoxide => &[
+                Deviation::IndexesActiveAtOnce,
+                Deviation::TtlIdentityUnreadable,
+            ],
             Engine::External => &[],
             Engine::Moto => &[
                 Deviation::IgnoresClientRequestTokens,
@@ -121,6 +134,8 @@ impl Engine {
                 Deviation::FlatUpdateCapacity,
                 Deviation::NoIndexCapacity,
                 Deviation::NoTransactionCapacity,
+                Deviation::NoTtlDeletes,
+                Deviation::UpdateInsertsTwice,
             ],
         }
     }
@@ -315,6 +330,26 @@ pub async fn sdk_config() -> Result<SdkConfig, LocalError> {
 /// As [`sdk_config`].
 pub async fn client() -> Result<aws_sdk_dynamodb::Client, LocalError> {
     Ok(aws_sdk_dynamodb::Client::new(&sdk_config().await?))
+}
+
+/// A DynamoDB Streams client for the same engine as [`client`]: the embedded engine serves
+/// both APIs on one endpoint. With an external endpoint, `AWS_ENDPOINT_URL_DYNAMODB_STREAMS`
+/// points it elsewhere, as the SDK reads that variable; when only `AWS_ENDPOINT_URL_DYNAMODB`
+/// is set, the streams client uses it too.
+///
+/// # Errors
+///
+/// As [`sdk_config`].
+#[cfg(feature = "aws-sdk-dynamodbstreams")]
+pub async fn streams_client() -> Result<aws_sdk_dynamodbstreams::Client, LocalError> {
+    let config = sdk_config().await?;
+    let streams_endpoint =
+        std::env::var_os("AWS_ENDPOINT_URL_DYNAMODB_STREAMS").filter(|value| !value.is_empty());
+    let mut builder = aws_sdk_dynamodbstreams::config::Builder::from(&config);
+    if let (None, Some(endpoint)) = (streams_endpoint, external_endpoint()) {
+        builder = builder.endpoint_url(endpoint);
+    }
+    Ok(aws_sdk_dynamodbstreams::Client::from_conf(builder.build()))
 }
 
 /// The endpoint in use, for printing: e.g. `http://127.0.0.1:41233 (dynoxide 1.5.0,

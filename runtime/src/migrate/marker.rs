@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 /// The entity attribute of completion records: no entity has it, so entity scans and queries
 /// never return them.
-pub const MARKER_ENTITY: &str = "_migration";
+pub const MARKER_ENTITY: &str = crate::stream::record::LIBRARY_ENTITIES[0];
 
 /// A completed migration, as recorded in the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,11 @@ impl<T: Table> Migration<'_, T> {
     /// The record's primary key.
     pub fn key(&self) -> Item {
         let table = T::SCHEMA;
-        let partition = format!("_MIGRATION#{}", self.entity);
+        let partition = format!(
+            "{}{}",
+            crate::stream::record::LIBRARY_PARTITIONS[0],
+            self.entity
+        );
         let sort = format!("V#{}", self.schema_version);
         match table.sort_key {
             Some(sort_key) => Item::from([

@@ -3,10 +3,10 @@
 use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter};
-use crate::ttl::Expiry;
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
+use crate::ttl::Expiry;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;

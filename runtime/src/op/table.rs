@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
+use crate::stream::StreamViewType;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::client::Waiters;
@@ -12,7 +13,6 @@ use aws_sdk_dynamodb::types::{
     LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType, StreamSpecification,
     TimeToLiveSpecification,
 };
-use crate::stream::StreamViewType;
 use std::time::Duration;
 
 /// The `CreateTable` request for a declaration: on-demand billing, every index projecting all
@@ -108,7 +108,9 @@ impl<T: Table> Db<T> {
 }
 
 /// A stream of this view, enabled.
-pub(crate) fn stream_specification(view: StreamViewType) -> Result<StreamSpecification, BuildError> {
+pub(crate) fn stream_specification(
+    view: StreamViewType,
+) -> Result<StreamSpecification, BuildError> {
     StreamSpecification::builder()
         .stream_enabled(true)
         .stream_view_type(view.sdk())

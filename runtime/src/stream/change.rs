@@ -166,10 +166,9 @@ where
             (Change::Modify { old: a, new: b }, Change::Modify { old: c, new: d }) => {
                 a == c && b == d
             }
-            (
-                Change::Remove { old: a, expired: b },
-                Change::Remove { old: c, expired: d },
-            ) => a == c && b == d,
+            (Change::Remove { old: a, expired: b }, Change::Remove { old: c, expired: d }) => {
+                a == c && b == d
+            }
             _ => false,
         }
     }
@@ -226,7 +225,7 @@ where
         sequence_number: sequence_number.clone(),
         key: key_of(keys),
         image,
-        source,
+        source: Box::new(source),
     };
     if keys.is_empty() {
         return Err(StreamError::Malformed {

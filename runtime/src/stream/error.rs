@@ -25,8 +25,24 @@ pub enum StreamError {
         key: KeyText,
         /// `keys`, `new image` or `old image`.
         image: &'static str,
-        /// Why.
+        /// Why (boxed: a decode error is large, and rare).
         #[source]
-        source: DecodeError,
+        source: Box<DecodeError>,
+    },
+    /// A DynamoDB Streams request failed.
+    #[error("{operation} on stream {stream}: {message}")]
+    Read {
+        /// The Streams API operation.
+        operation: &'static str,
+        /// The stream ARN (or the table name, before the stream is known).
+        stream: String,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// The table has no stream enabled, so there is nothing to read.
+    #[error("table {table} has no stream enabled; declare `stream = \"...\"` on it and apply its migration plan")]
+    NoStream {
+        /// The table.
+        table: String,
     },
 }

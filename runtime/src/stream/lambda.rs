@@ -26,9 +26,11 @@ use super::error::StreamError;
 use super::record::{EventName, RawRecord};
 use super::view::{StreamView, ViewOf};
 use crate::item::Item;
+use crate::schema::Table;
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 
-/// The event's records, each decoded as a change of `T`, in the order Lambda gave them.
+/// The event's records, each decoded as a change of `T`, in the order Lambda gave them; those
+/// of the library's own items (see [`RawRecord::is_library_item`]) are left out.
 pub fn records<T>(event: Event) -> impl Iterator<Item = Result<Record<T>, StreamError>>
 where
     T: StreamTarget,
@@ -37,7 +39,11 @@ where
     event
         .records
         .into_iter()
-        .map(|record| decode::<T>(raw(record)?))
+        .filter_map(|record| match raw(record) {
+            Ok(record) if record.is_library_item(<T::Table as Table>::SCHEMA) => None,
+            Ok(record) => Some(decode::<T>(record)),
+            Err(error) => Some(Err(error)),
+        })
 }
 
 /// A Lambda event record as a [`RawRecord`].

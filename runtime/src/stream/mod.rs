@@ -16,10 +16,14 @@ mod error;
 pub mod lambda;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
 pub mod reader;
-mod record;
+pub(crate) mod record;
 mod view;
 
-pub use change::{collection_key, decode, Change, CollectionKey, Record, StreamRecord, StreamTarget};
+pub use change::{
+    collection_key, decode, Change, CollectionKey, Record, StreamRecord, StreamTarget,
+};
 pub use error::StreamError;
+#[cfg(feature = "aws-sdk-dynamodbstreams")]
+pub use reader::{Batch, StreamReader};
 pub use record::{EventName, RawRecord, TTL_PRINCIPAL};
 pub use view::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamView, StreamViewType, ViewOf};

@@ -1,0 +1,532 @@
+//! Reading a table's stream through the DynamoDB Streams API, with the position of each shard
+//! kept in the table itself, so that a consumer restarted anywhere resumes where it stopped.
+//!
+//! A stream is a set of shards; a shard that splits is closed and has children. Records of one
+//! item are in order within the shards of its lineage, so a child is read only once its parent
+//! is read to its end. Each [`Batch`] is one `GetRecords` page of one shard; [`StreamReader::commit`]
+//! saves its position. A reader that stops between a batch and its commit is given the batch
+//! again when it starts: delivery is at least once.
+//!
+//! ```no_run
+//! # use singletable::stream::Change;
+//! # #[derive(singletable::Table)]
+//! # #[dynamo(name = "app", pk = "PK", sk = "SK", stream = "new_and_old_images")]
+//! # struct App;
+//! # #[derive(singletable::Entity, serde::Serialize, serde::Deserialize)]
+//! # #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET")]
+//! # struct Ticket { id: String }
+//! # async fn consume(db: singletable::Db<App>, streams: aws_sdk_dynamodbstreams::Client) -> Result<(), singletable::Error> {
+//! let mut reader = db.stream_reader("ticket-counter", streams);
+//! loop {
+//!     let batch = reader.poll::<Ticket>().await?;
+//!     if batch.is_empty() && reader.is_caught_up() {
+//!         break;
+//!     }
+//!     for record in batch.records() {
+//!         let record = record.as_ref().map_err(Clone::clone)?;
+//!         // Apply the change idempotently: a record may come again after a restart.
+//!     }
+//!     reader.commit(&batch).await?;
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use super::change::{decode, Record, StreamTarget};
+use super::error::StreamError;
+use super::record::{EventName, RawRecord};
+use super::view::{StreamView, ViewOf};
+use crate::error::Error;
+use crate::item::Item;
+use crate::schema::Table;
+use crate::Db;
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodbstreams::error::DisplayErrorContext;
+use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
+
+/// The entity attribute of checkpoint items: no entity has it, so reads of entities never
+/// return them, and stream consumers skip their records.
+pub const CHECKPOINT_ENTITY: &str = super::record::LIBRARY_ENTITIES[1];
+/// The start of a checkpoint's partition key.
+const CHECKPOINT_PARTITION: &str = super::record::LIBRARY_PARTITIONS[1];
+
+/// Records asked for per `GetRecords` (DynamoDB's maximum is 1000).
+const PAGE_RECORDS: i32 = 1000;
+
+/// One shard, as far as this reader knows it.
+#[derive(Debug, Clone)]
+struct Shard {
+    id: String,
+    parent: Option<String>,
+    /// The last sequence number committed.
+    committed: Option<String>,
+    /// Read to its end and committed: the shard is closed and holds nothing more.
+    finished: bool,
+    /// Where the next `GetRecords` starts; `None` before the first.
+    iterator: Option<String>,
+}
+
+/// A consumer of a table's stream, named so that its checkpoints are its own; see the
+/// [module docs](self).
+pub struct StreamReader<'db, T> {
+    db: &'db Db<T>,
+    client: aws_sdk_dynamodbstreams::Client,
+    consumer: String,
+    stream_arn: Option<String>,
+    shards: Vec<Shard>,
+    /// Whether the last poll found every readable shard without new records.
+    caught_up: bool,
+}
+
+/// One page of records of one shard, decoded; commit it once it is applied.
+pub struct Batch<D: StreamTarget>
+where
+    ViewOf<D::Table>: StreamView,
+{
+    shard: Option<String>,
+    records: Vec<Result<Record<D>, StreamError>>,
+    last_sequence_number: Option<String>,
+    ends_shard: bool,
+}
+
+impl<D: StreamTarget> Batch<D>
+where
+    ViewOf<D::Table>: StreamView,
+{
+    /// The records, in stream order; a record that does not decode is an error in its place.
+    pub fn records(&self) -> &[Result<Record<D>, StreamError>] {
+        &self.records
+    }
+
+    /// The records, owned.
+    pub fn into_records(self) -> Vec<Result<Record<D>, StreamError>> {
+        self.records
+    }
+
+    /// Whether the page held no records.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The shard the records are from.
+    pub fn shard(&self) -> Option<&str> {
+        self.shard.as_deref()
+    }
+}
+
+impl<T: Table> Db<T> {
+    /// A reader of this table's stream for the consumer named `consumer`, through `client`
+    /// (with the `local` feature, [`crate::local::streams_client`] gives one for the local
+    /// engine).
+    pub fn stream_reader(
+        &self,
+        consumer: &str,
+        client: aws_sdk_dynamodbstreams::Client,
+    ) -> StreamReader<'_, T> {
+        StreamReader {
+            db: self,
+            client,
+            consumer: consumer.to_owned(),
+            stream_arn: None,
+            shards: Vec::new(),
+            caught_up: false,
+        }
+    }
+}
+
+impl<T: Table> StreamReader<'_, T> {
+    /// The next page of records of the first shard that has some, decoded as `D`; an empty
+    /// batch when no readable shard has new records.
+    pub async fn poll<D>(&mut self) -> Result<Batch<D>, Error>
+    where
+        D: StreamTarget<Table = T>,
+        ViewOf<T>: StreamView,
+    {
+        self.refresh().await?;
+        let mut position = 0;
+        while position < self.shards.len() {
+            if !self.readable(position) {
+                position += 1;
+                continue;
+            }
+            let (records, next) = self.read_page(position).await?;
+            let shard = &mut self.shards[position];
+            let ends_shard = next.is_none();
+            shard.iterator = next;
+            let last_sequence_number = records
+                .last()
+                .and_then(|record| record.dynamodb())
+                .and_then(|change| change.sequence_number())
+                .map(str::to_owned);
+            let records: Vec<_> = records
+                .into_iter()
+                .filter_map(|record| match raw(record) {
+                    Ok(record) if record.is_library_item(T::SCHEMA) => None,
+                    Ok(record) => Some(decode::<D>(record)),
+                    Err(error) => Some(Err(error)),
+                })
+                .collect();
+            // A page of only the library's own records (this reader's checkpoints among them)
+            // is passed over without a batch, so that committing never feeds itself.
+            if !records.is_empty() || ends_shard {
+                self.caught_up = false;
+                return Ok(Batch {
+                    shard: Some(shard.id.clone()),
+                    records,
+                    last_sequence_number,
+                    ends_shard,
+                });
+            }
+            position += 1;
+        }
+        self.caught_up = true;
+        Ok(Batch {
+            shard: None,
+            records: Vec::new(),
+            last_sequence_number: None,
+            ends_shard: false,
+        })
+    }
+
+    /// Whether the last [`poll`](Self::poll) found no new records in any readable shard.
+    pub fn is_caught_up(&self) -> bool {
+        self.caught_up
+    }
+
+    /// Saves the batch's position in the table: a reader started later resumes after it.
+    pub async fn commit<D>(&mut self, batch: &Batch<D>) -> Result<(), Error>
+    where
+        D: StreamTarget<Table = T>,
+        ViewOf<T>: StreamView,
+    {
+        let Some(shard_id) = &batch.shard else {
+            return Ok(());
+        };
+        let Some(shard) = self.shards.iter_mut().find(|shard| &shard.id == shard_id) else {
+            return Ok(());
+        };
+        let sequence = batch
+            .last_sequence_number
+            .clone()
+            .or_else(|| shard.committed.clone());
+        if sequence == shard.committed && batch.ends_shard == shard.finished {
+            return Ok(());
+        }
+        let mut item = checkpoint_key::<T>(&self.consumer, shard_id);
+        let schema = T::SCHEMA;
+        item.insert(
+            schema.entity_attribute.to_owned(),
+            AttributeValue::S(CHECKPOINT_ENTITY.to_owned()),
+        );
+        if let Some(sequence) = &sequence {
+            item.insert(
+                "sequence_number".to_owned(),
+                AttributeValue::S(sequence.clone()),
+            );
+        }
+        item.insert(
+            "finished".to_owned(),
+            AttributeValue::Bool(batch.ends_shard),
+        );
+        self.db
+            .client()
+            .put_item()
+            .table_name(self.db.table_name())
+            .set_item(Some(item))
+            .send()
+            .await?;
+        shard.committed = sequence;
+        shard.finished = batch.ends_shard;
+        Ok(())
+    }
+
+    /// Learns the stream's shards (`DescribeStream`) and the checkpoints of new ones.
+    async fn refresh(&mut self) -> Result<(), Error> {
+        let stream_arn = match &self.stream_arn {
+            Some(arn) => arn.clone(),
+            None => {
+                let table = self
+                    .db
+                    .client()
+                    .describe_table()
+                    .table_name(self.db.table_name())
+                    .send()
+                    .await?;
+                let arn = table
+                    .table()
+                    .and_then(|table| table.latest_stream_arn())
+                    .ok_or_else(|| StreamError::NoStream {
+                        table: self.db.table_name().to_owned(),
+                    })?
+                    .to_owned();
+                self.stream_arn = Some(arn.clone());
+                arn
+            }
+        };
+        let mut start: Option<String> = None;
+        loop {
+            let described = self
+                .client
+                .describe_stream()
+                .stream_arn(&stream_arn)
+                .set_exclusive_start_shard_id(start.clone())
+                .send()
+                .await
+                .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
+            let Some(description) = described.stream_description() else {
+                break;
+            };
+            for shard in description.shards() {
+                let Some(id) = shard.shard_id() else { continue };
+                if self.shards.iter().any(|known| known.id == id) {
+                    continue;
+                }
+                let checkpoint = self.checkpoint(id).await?;
+                self.shards.push(Shard {
+                    id: id.to_owned(),
+                    parent: shard.parent_shard_id().map(str::to_owned),
+                    committed: checkpoint.0,
+                    finished: checkpoint.1,
+                    iterator: None,
+                });
+            }
+            match description.last_evaluated_shard_id() {
+                Some(last) => start = Some(last.to_owned()),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether shard number `position` can be read: not finished, and its parent (if this
+    /// reader knows it; an unknown parent has aged out of the stream) is.
+    fn readable(&self, position: usize) -> bool {
+        let Some(shard) = self.shards.get(position) else {
+            return false;
+        };
+        let parent_done = match &shard.parent {
+            None => true,
+            Some(parent) => self
+                .shards
+                .iter()
+                .find(|known| &known.id == parent)
+                .map_or(true, |parent| parent.finished),
+        };
+        !shard.finished && parent_done
+    }
+
+    /// One `GetRecords` of shard number `position`: its records and the next iterator (`None`
+    /// once the shard is closed and read to its end).
+    async fn read_page(
+        &mut self,
+        position: usize,
+    ) -> Result<(Vec<SdkRecord>, Option<String>), Error> {
+        let stream_arn = self.stream_arn.clone().unwrap_or_default();
+        for attempt in 0..2 {
+            let iterator = match self.shards.get(position).and_then(|s| s.iterator.clone()) {
+                Some(iterator) => iterator,
+                None => self.start_iterator(&stream_arn, position).await?,
+            };
+            let page = self
+                .client
+                .get_records()
+                .shard_iterator(iterator)
+                .limit(PAGE_RECORDS)
+                .send()
+                .await;
+            match page {
+                Ok(page) => {
+                    let next = page.next_shard_iterator().map(str::to_owned);
+                    return Ok((page.records.unwrap_or_default(), next));
+                }
+                // Iterators expire after 15 minutes: start again from the checkpoint.
+                Err(error)
+                    if attempt == 0
+                        && error
+                            .as_service_error()
+                            .is_some_and(|e| e.is_expired_iterator_exception()) =>
+                {
+                    if let Some(shard) = self.shards.get_mut(position) {
+                        shard.iterator = None;
+                    }
+                }
+                Err(error) => return Err(read_error("GetRecords", &stream_arn, error).into()),
+            }
+        }
+        Err(StreamError::Read {
+            operation: "GetRecords",
+            stream: stream_arn,
+            message: "the shard iterator expired twice".to_owned(),
+        }
+        .into())
+    }
+
+    /// An iterator after the shard's checkpoint, or at its oldest record.
+    async fn start_iterator(&self, stream_arn: &str, position: usize) -> Result<String, Error> {
+        let Some(shard) = self.shards.get(position) else {
+            return Err(StreamError::Read {
+                operation: "GetShardIterator",
+                stream: stream_arn.to_owned(),
+                message: format!("no shard number {position}"),
+            }
+            .into());
+        };
+        let request = self
+            .client
+            .get_shard_iterator()
+            .stream_arn(stream_arn)
+            .shard_id(&shard.id);
+        let request = match &shard.committed {
+            Some(sequence) => request
+                .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
+                .sequence_number(sequence),
+            None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
+        };
+        let output = request
+            .send()
+            .await
+            .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
+        output.shard_iterator().map(str::to_owned).ok_or_else(|| {
+            StreamError::Read {
+                operation: "GetShardIterator",
+                stream: stream_arn.to_owned(),
+                message: "the answer has no iterator".to_owned(),
+            }
+            .into()
+        })
+    }
+
+    /// The committed sequence number of `shard` and whether it is finished.
+    async fn checkpoint(&self, shard: &str) -> Result<(Option<String>, bool), Error> {
+        let item = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(checkpoint_key::<T>(&self.consumer, shard)))
+            .consistent_read(true)
+            .send()
+            .await?
+            .item
+            .unwrap_or_default();
+        let sequence = match item.get("sequence_number") {
+            Some(AttributeValue::S(sequence)) => Some(sequence.clone()),
+            _ => None,
+        };
+        let finished = matches!(item.get("finished"), Some(AttributeValue::Bool(true)));
+        Ok((sequence, finished))
+    }
+}
+
+/// The key of `consumer`'s checkpoint of `shard`: `PK = "_STREAM#<consumer>"`,
+/// `SK = "SHARD#<shard>"` (or one partition key of both, in a table without a sort key).
+fn checkpoint_key<T: Table>(consumer: &str, shard: &str) -> Item {
+    let schema = T::SCHEMA;
+    let mut key = Item::new();
+    match schema.sort_key {
+        Some(sort_key) => {
+            key.insert(
+                schema.partition_key.to_owned(),
+                AttributeValue::S(format!("{CHECKPOINT_PARTITION}{consumer}")),
+            );
+            key.insert(
+                sort_key.to_owned(),
+                AttributeValue::S(format!("SHARD#{shard}")),
+            );
+        }
+        None => {
+            key.insert(
+                schema.partition_key.to_owned(),
+                AttributeValue::S(format!("{CHECKPOINT_PARTITION}{consumer}#SHARD#{shard}")),
+            );
+        }
+    }
+    key
+}
+
+fn read_error<E: std::error::Error + 'static, R: std::fmt::Debug>(
+    operation: &'static str,
+    stream: &str,
+    error: aws_sdk_dynamodbstreams::error::SdkError<E, R>,
+) -> StreamError {
+    StreamError::Read {
+        operation,
+        stream: stream.to_owned(),
+        message: DisplayErrorContext(error).to_string(),
+    }
+}
+
+/// A Streams API record as a [`RawRecord`].
+pub fn raw(record: SdkRecord) -> Result<RawRecord, StreamError> {
+    let change = record
+        .dynamodb
+        .unwrap_or_else(|| aws_sdk_dynamodbstreams::types::StreamRecord::builder().build());
+    let sequence_number = change.sequence_number.unwrap_or_default();
+    let name = record.event_name.map(|name| name.as_str().to_owned());
+    let event =
+        name.as_deref()
+            .and_then(EventName::parse)
+            .ok_or_else(|| StreamError::Malformed {
+                sequence_number: sequence_number.clone(),
+                reason: format!("unknown eventName {name:?}"),
+            })?;
+    let item = |image: Option<
+        std::collections::HashMap<String, aws_sdk_dynamodbstreams::types::AttributeValue>,
+    >| { image.map(|image| Item::from(serde_dynamo::Item::from(image))) };
+    let by_ttl = record.user_identity.as_ref().is_some_and(|identity| {
+        RawRecord::is_ttl_identity(identity.r#type(), identity.principal_id())
+    });
+    Ok(RawRecord {
+        event_id: record.event_id.unwrap_or_default(),
+        event,
+        sequence_number,
+        keys: item(change.keys).unwrap_or_default(),
+        new_image: item(change.new_image),
+        old_image: item(change.old_image),
+        by_ttl,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodbstreams::types::{
+        AttributeValue as StreamValue, Identity, OperationType, StreamRecord,
+    };
+
+    fn remove(identity: Option<Identity>) -> SdkRecord {
+        SdkRecord::builder()
+            .event_id("e1")
+            .event_name(OperationType::Remove)
+            .dynamodb(
+                StreamRecord::builder()
+                    .keys("PK", StreamValue::S("TICKET#t1".into()))
+                    .sequence_number("42")
+                    .build(),
+            )
+            .set_user_identity(identity)
+            .build()
+    }
+
+    #[test]
+    fn a_remove_by_the_dynamodb_service_principal_is_a_ttl_delete() {
+        let ttl = Identity::builder()
+            .r#type("Service")
+            .principal_id("dynamodb.amazonaws.com")
+            .build();
+        let record = raw(remove(Some(ttl))).unwrap();
+        assert!(record.by_ttl);
+        assert_eq!(record.event, EventName::Remove);
+        assert_eq!(record.sequence_number, "42");
+        assert_eq!(
+            record.keys.get("PK"),
+            Some(&AttributeValue::S("TICKET#t1".into()))
+        );
+        assert!(!raw(remove(None)).unwrap().by_ttl);
+        let user = Identity::builder()
+            .r#type("Service")
+            .principal_id("lambda.amazonaws.com")
+            .build();
+        assert!(!raw(remove(Some(user))).unwrap().by_ttl);
+    }
+}

@@ -436,9 +436,9 @@ impl Plan {
             .as_ref()
             .filter(|(_, status)| status == "ENABLED" || status == "ENABLING");
         match (schema.ttl_attribute, enabled) {
-            (Some(expected), None) => self
-                .actions
-                .push(PlanAction::EnableTtl { attribute: expected }),
+            (Some(expected), None) => self.actions.push(PlanAction::EnableTtl {
+                attribute: expected,
+            }),
             (Some(expected), Some((found, status))) if found != expected => {
                 self.blockers.push(Blocker::TtlAttribute {
                     expected,

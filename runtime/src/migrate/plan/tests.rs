@@ -40,11 +40,16 @@ static SCHEMA: TableSchema = TableSchema {
     entity_attribute: "_type",
     schema_version_attribute: "_sv",
     indexes: &INDEXES,
+    ttl_attribute: None,
+    stream: None,
 };
 
 fn live(indexes: &[(&str, &str, &str)]) -> LiveTable {
     LiveTable {
         identity: None,
+        ttl: None,
+        stream: None,
+        stream_arn: None,
         name: "app".into(),
         status: "ACTIVE".into(),
         partition_key: Some("PK".into()),
@@ -157,4 +162,66 @@ fn an_index_still_building_is_awaited_and_other_keys_block() {
     );
     assert!(plan.is_blocked());
     assert!(plan.blockers[0].to_string().contains("OTHRPK"), "{plan}");
+}
+
+/// The plan's actions on time to live and the stream (the indexes aside).
+fn ttl_and_stream_actions(plan: &Plan) -> Vec<PlanAction> {
+    plan.actions
+        .iter()
+        .filter(|action| {
+            matches!(
+                action,
+                PlanAction::EnableTtl { .. } | PlanAction::EnableStream { .. }
+            )
+        })
+        .cloned()
+        .collect()
+}
+
+static DECLARED: TableSchema = TableSchema {
+    ttl_attribute: Some("expires_at"),
+    stream: Some(StreamViewType::NewImage),
+    ..SCHEMA
+};
+
+#[test]
+fn ttl_and_stream_that_differ_block_and_undeclared_ones_are_left_alone() {
+    let mut other = live(&[]);
+    other.ttl = Some(("gone_at".into(), "ENABLED".into()));
+    other.stream = Some("KEYS_ONLY".into());
+    let plan = Plan::compare("app", &DECLARED, &[], Some(other.clone()), false);
+    let blockers: Vec<String> = plan.blockers.iter().map(ToString::to_string).collect();
+    assert_eq!(blockers.len(), 2, "{blockers:?}");
+    assert!(blockers[0].contains("gone_at (ENABLED)"), "{blockers:?}");
+    assert!(blockers[1].contains("KEYS_ONLY"), "{blockers:?}");
+
+    let plan = Plan::compare("app", &SCHEMA, &[], Some(other), false);
+    assert_eq!(
+        plan.notes,
+        [
+            Note::UndeclaredTtl {
+                attribute: "gone_at".into()
+            },
+            Note::UndeclaredStream {
+                view: "KEYS_ONLY".into()
+            }
+        ]
+    );
+    assert_eq!(ttl_and_stream_actions(&plan), []);
+
+    // A disabled TTL is no TTL: the declared one is turned on.
+    let mut disabled = live(&[]);
+    disabled.ttl = None;
+    let plan = Plan::compare("app", &DECLARED, &[], Some(disabled), false);
+    assert_eq!(
+        ttl_and_stream_actions(&plan),
+        [
+            PlanAction::EnableTtl {
+                attribute: "expires_at"
+            },
+            PlanAction::EnableStream {
+                view: StreamViewType::NewImage
+            }
+        ]
+    );
 }

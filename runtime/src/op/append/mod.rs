@@ -28,6 +28,7 @@ use crate::item::{EncodeError, KeyText};
 use crate::op::query::{primary, PartitionKey};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, HasSortKey, Table};
+use crate::stream::record::{POINTER_ENTITY_SUFFIX, POINTER_SORT_SUFFIX};
 use crate::wire::Request;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -245,7 +246,7 @@ fn pointer_key<E: Entity>(partition: &str) -> Item {
     if let Some(sort) = table.sort_key {
         key.insert(
             sort.to_owned(),
-            AttributeValue::S(format!("{}#LATEST", E::SCHEMA.name)),
+            AttributeValue::S(format!("{}{POINTER_SORT_SUFFIX}", E::SCHEMA.name)),
         );
     }
     key
@@ -267,7 +268,7 @@ fn pointer_op<E: Entity>(
             partition: (table.partition_key, partition.to_owned()),
             sort: table
                 .sort_key
-                .map(|name| (name, format!("{}#LATEST", E::SCHEMA.name))),
+                .map(|name| (name, format!("{}{POINTER_SORT_SUFFIX}", E::SCHEMA.name))),
         },
         key: write.key().clone(),
         write: TransactWriteItem::builder().update(write).build(),
@@ -298,7 +299,10 @@ fn pointer_update<E: Entity>(
         ),
         Action::Set(
             AttrPath::attribute(table.entity_attribute),
-            SetValue::Value(AttributeValue::S(format!("{}#latest", E::SCHEMA.name))),
+            SetValue::Value(AttributeValue::S(format!(
+                "{}{POINTER_ENTITY_SUFFIX}",
+                E::SCHEMA.name
+            ))),
         ),
     ];
     let update = update::render(actions.into(), &mut placeholders);
