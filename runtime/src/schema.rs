@@ -18,7 +18,7 @@ pub trait Table: Send + Sync + 'static {
 }
 
 /// The `Stream` of a table that declares no stream: it is no
-/// [`StreamView`](crate::stream::StreamView), so decoding its records does not compile.
+/// [`DeclaredStream`](crate::stream::DeclaredStream), so decoding its records does not compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoStream {}
 

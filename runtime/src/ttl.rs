@@ -3,8 +3,9 @@
 //!
 //! DynamoDB deletes an expired item in the background, typically within two days of its
 //! expiry, and until then reads, queries and scans still return it (UpdateTimeToLive, API
-//! reference). Reads of an entity with a TTL field therefore
-//! hide expired items themselves (see [`Expiry`]).
+//! reference). Reads of a table with a TTL attribute therefore hide expired items themselves:
+//! `get` reports an expired item as not found, and queries and scans filter them out, unless
+//! asked with `include_expired()`.
 
 use crate::const_text::ConstText;
 use crate::schema::{str_eq, TableSchema};

@@ -539,7 +539,9 @@ fn expand_fields(
             "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."
         );
         let stored = match &field.role {
-            Some((FieldRole::Ttl, _)) => quote!(.stored_as(<#ty as #st::TtlValue>::stored)),
+            Some((FieldRole::Ttl, _)) => {
+                quote!(.stored_as_ttl(<#ident as #st::Entity>::SCHEMA))
+            }
             _ => TokenStream::new(),
         };
         paths.push(quote! {

@@ -12,10 +12,11 @@ pub fn derive_table(input: &DeriveInput) -> TokenStream {
     let mut cx = Ctxt::default();
     let table = Table::from_syn(&mut cx, input);
     table.validate(&mut cx);
-    if cx.has_errors() {
-        return cx.to_compile_errors();
-    }
-    expand_table(&table)
+    // After errors the table is still expanded (what is wrong falls back to a default), so
+    // entities naming it report their own mistakes rather than a missing `Table`.
+    [cx.to_compile_errors(), expand_table(&table)]
+        .into_iter()
+        .collect()
 }
 
 fn expand_table(table: &Table) -> TokenStream {

@@ -83,10 +83,13 @@ impl<E, T, const F: usize> Field<E, T, F> {
         }
     }
 
-    /// Used by the derive, for a field DynamoDB stores in its own form (`#[dynamo(ttl)]`).
+    /// Used by the derive, for the field DynamoDB stores in its own form (`#[dynamo(ttl)]`):
+    /// the form the entity's schema gives it.
     #[doc(hidden)]
-    pub const fn stored_as(mut self, form: StoredForm) -> Self {
-        self.stored = Some(form);
+    pub const fn stored_as_ttl(mut self, schema: &crate::schema::EntitySchema) -> Self {
+        if let Some(ttl) = &schema.managed.ttl {
+            self.stored = Some(ttl.stored);
+        }
         self
     }
 

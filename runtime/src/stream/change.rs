@@ -3,7 +3,7 @@
 
 use super::error::StreamError;
 use super::record::{EventName, RawRecord};
-use super::view::{StreamView, ViewOf};
+use super::view::{DeclaredStream, StreamView, ViewOf};
 use crate::item::{key_text, DecodeError, Item, KeyText};
 use crate::op::query::Collection;
 use crate::schema::{Entity, EntitySchema, Table};
@@ -209,7 +209,7 @@ pub type Record<T> = StreamRecord<T, ViewOf<<T as StreamTarget>::Table>>;
 pub fn decode<T>(record: RawRecord) -> Result<Record<T>, StreamError>
 where
     T: StreamTarget,
-    ViewOf<T::Table>: StreamView,
+    ViewOf<T::Table>: DeclaredStream,
 {
     let RawRecord {
         event_id,
@@ -239,7 +239,7 @@ where
             sequence_number: sequence_number.clone(),
             reason: format!(
                 "the stream view {} carries the {name}, which the record lacks",
-                <ViewOf<T::Table> as StreamView>::TYPE
+                <ViewOf<T::Table> as DeclaredStream>::TYPE
             ),
         })?;
         T::decode_image(item).map_err(|source| failed(name, &keys, source))

@@ -24,7 +24,7 @@
 use super::change::{decode, Record, StreamTarget};
 use super::error::StreamError;
 use super::record::{EventName, RawRecord};
-use super::view::{StreamView, ViewOf};
+use super::view::{DeclaredStream, ViewOf};
 use crate::item::Item;
 use crate::schema::Table;
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
@@ -34,7 +34,7 @@ use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 pub fn records<T>(event: Event) -> impl Iterator<Item = Result<Record<T>, StreamError>>
 where
     T: StreamTarget,
-    ViewOf<T::Table>: StreamView,
+    ViewOf<T::Table>: DeclaredStream,
 {
     event
         .records

@@ -26,4 +26,7 @@ pub use error::StreamError;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
 pub use reader::{Batch, StreamReader};
 pub use record::{EventName, RawRecord, TTL_PRINCIPAL};
-pub use view::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamView, StreamViewType, ViewOf};
+pub use view::{
+    DeclaredStream, KeysOnly, NewAndOldImages, NewImage, OldImage, StreamView, StreamViewType,
+    ViewOf,
+};

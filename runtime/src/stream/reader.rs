@@ -35,7 +35,7 @@
 use super::change::{decode, Record, StreamTarget};
 use super::error::StreamError;
 use super::record::{EventName, RawRecord};
-use super::view::{StreamView, ViewOf};
+use super::view::{DeclaredStream, ViewOf};
 use crate::error::Error;
 use crate::item::Item;
 use crate::schema::Table;
@@ -81,7 +81,7 @@ pub struct StreamReader<'db, T> {
 /// One page of records of one shard, decoded; commit it once it is applied.
 pub struct Batch<D: StreamTarget>
 where
-    ViewOf<D::Table>: StreamView,
+    ViewOf<D::Table>: DeclaredStream,
 {
     shard: Option<String>,
     records: Vec<Result<Record<D>, StreamError>>,
@@ -91,7 +91,7 @@ where
 
 impl<D: StreamTarget> Batch<D>
 where
-    ViewOf<D::Table>: StreamView,
+    ViewOf<D::Table>: DeclaredStream,
 {
     /// The records, in stream order; a record that does not decode is an error in its place.
     pub fn records(&self) -> &[Result<Record<D>, StreamError>] {
@@ -140,7 +140,7 @@ impl<T: Table> StreamReader<'_, T> {
     pub async fn poll<D>(&mut self) -> Result<Batch<D>, Error>
     where
         D: StreamTarget<Table = T>,
-        ViewOf<T>: StreamView,
+        ViewOf<T>: DeclaredStream,
     {
         self.refresh().await?;
         let mut position = 0;
@@ -197,7 +197,7 @@ impl<T: Table> StreamReader<'_, T> {
     pub async fn commit<D>(&mut self, batch: &Batch<D>) -> Result<(), Error>
     where
         D: StreamTarget<Table = T>,
-        ViewOf<T>: StreamView,
+        ViewOf<T>: DeclaredStream,
     {
         let Some(shard_id) = &batch.shard else {
             return Ok(());

@@ -1,7 +1,7 @@
 //! The stream view a table declares (`stream = "new_and_old_images"`), as a value for
 //! `CreateTable` and the migration plan, and as a type that gives decoded changes their shape.
 
-use crate::schema::Table;
+use crate::schema::{NoStream, Table};
 
 /// What each stream record carries besides the keys: DynamoDB's `StreamViewType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,14 +44,7 @@ mod sealed {
 
 /// A stream view as a type: which images a decoded [`Change`](super::Change) holds. `T` is
 /// what the records decode into; a view without an image puts `()` in its place.
-#[diagnostic::on_unimplemented(
-    message = "the table of this entity declares no stream",
-    label = "streams are declared on the table",
-    note = "add `stream = \"new_and_old_images\"` (or `new_image`, `old_image`, `keys_only`) to the table's `#[dynamo(..)]`; `ensure_table` and the migration plan then enable it"
-)]
 pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
-    /// The view's value.
-    const TYPE: StreamViewType;
     /// The image after a change: `T`, or `()` when the view has none.
     type New<T>;
     /// The image before a change: `T`, or `()` when the view has none.
@@ -63,6 +56,35 @@ pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
     fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::Old<T>, E>;
 }
 
+/// A view a table declares: what reading its stream needs. (A table without a stream has the
+/// view [`NoStream`], which is a [`StreamView`] without images, and not this.)
+#[diagnostic::on_unimplemented(
+    message = "the table of this entity declares no stream",
+    label = "streams are declared on the table",
+    note = "add `stream = \"new_and_old_images\"` (or `new_image`, `old_image`, `keys_only`) to the table's `#[dynamo(..)]`; `ensure_table` and the migration plan then enable it"
+)]
+pub trait DeclaredStream: StreamView {
+    /// The view's value.
+    const TYPE: StreamViewType;
+}
+
+impl sealed::Sealed for NoStream {}
+
+impl StreamView for NoStream {
+    type New<T> = ();
+    type Old<T> = ();
+
+    fn new_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<(), E> {
+        drop(decode);
+        Ok(())
+    }
+
+    fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<(), E> {
+        drop(decode);
+        Ok(())
+    }
+}
+
 macro_rules! views {
     ($($(#[$doc:meta])* $name:ident = $value:ident, new: $new:tt, old: $old:tt;)*) => {$(
         $(#[$doc])*
@@ -71,8 +93,11 @@ macro_rules! views {
 
         impl sealed::Sealed for $name {}
 
-        impl StreamView for $name {
+        impl DeclaredStream for $name {
             const TYPE: StreamViewType = StreamViewType::$value;
+        }
+
+        impl StreamView for $name {
             type New<T> = views!(@image $new T);
             type Old<T> = views!(@image $old T);
 
