@@ -200,6 +200,26 @@ async fn reads_hide_expired_items_unless_asked() {
     let queried = db.query(Ticket::partition("gone")).all().await.unwrap();
     assert!(queried.is_empty(), "{queried:?}");
 
+    let batch = db
+        .batch_get([Ticket::key("gone").unwrap(), Ticket::key("live").unwrap()])
+        .send()
+        .await
+        .unwrap();
+    let found: Vec<&str> = batch
+        .items
+        .iter()
+        .map(|ticket| ticket.id.as_str())
+        .collect();
+    assert_eq!(found, ["live"]);
+    let mut read = db.transact_get();
+    let (gone, live) = (
+        read.get(Ticket::key("gone").unwrap()),
+        read.get(Ticket::key("live").unwrap()),
+    );
+    let mut output = read.send().await.unwrap();
+    assert_eq!(output.take(&gone).unwrap(), None);
+    assert!(output.take(&live).unwrap().is_some());
+
     // Asked for, an expired item comes back as long as the engine has not deleted it yet.
     let included = db
         .get(Ticket::key("gone").unwrap())

@@ -67,7 +67,8 @@ struct Shard {
 }
 
 /// A consumer of a table's stream, named so that its checkpoints are its own; see the
-/// [module docs](self).
+/// [module docs](self). Run one reader per consumer name at a time: checkpoints are plain
+/// writes, and two readers of one name would each move the other's position.
 pub struct StreamReader<'db, T> {
     db: &'db Db<T>,
     client: aws_sdk_dynamodbstreams::Client,

@@ -12,6 +12,7 @@ use crate::item::{DecodeError, KeyText};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
+use crate::ttl::Expiry;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
@@ -47,6 +48,7 @@ impl<T: Table> Db<T> {
             keys,
             consistent: false,
             retry: RetryPolicy::default(),
+            expiry: Expiry::hidden(T::SCHEMA),
         }
     }
 
@@ -142,6 +144,8 @@ pub struct BatchGet<'db, E: Entity> {
     keys: Vec<Key<E>>,
     consistent: bool,
     retry: RetryPolicy,
+    /// Whether items whose TTL has passed are left out, as if not found.
+    expiry: Expiry,
 }
 
 /// What a [`BatchGet`] read.
@@ -173,6 +177,13 @@ impl<E: Entity> BatchGet<'_, E> {
     /// Asks for strongly consistent reads (twice the read cost).
     pub fn consistent(mut self) -> Self {
         self.consistent = true;
+        self
+    }
+
+    /// Returns items whose time to live has passed too; by default they are left out, as
+    /// [`Get::include_expired`](crate::op::get::Get::include_expired) explains.
+    pub fn include_expired(mut self) -> Self {
+        self.expiry.attribute = None;
         self
     }
 
@@ -235,7 +246,11 @@ impl<E: Entity> BatchGet<'_, E> {
             if let Some(error) = driven.error {
                 return Err(error);
             }
-            for found in driven.items {
+            let live = driven
+                .items
+                .into_iter()
+                .filter(|found| !self.expiry.has_expired(found));
+            for found in live {
                 match item::decode::<E>(found) {
                     Ok(entity) => output.items.push(entity),
                     Err(error) => output.errors.push(error),

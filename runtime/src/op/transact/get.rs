@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::item::KeyText;
 use crate::schema::{Entity, Table};
+use crate::ttl::Expiry;
 use crate::wire::describe;
 use crate::wire::Request;
 use crate::{Db, Key};
@@ -43,11 +44,25 @@ pub struct Slot<E> {
 #[derive(Debug)]
 pub struct TransactGetOutput {
     items: Vec<Option<Item>>,
+    /// Items whose TTL has passed read as absent.
+    expiry: Expiry,
 }
 
 impl TransactGetOutput {
-    /// The item of `slot` (`None` if it does not exist).
+    /// The item of `slot` (`None` if it does not exist, or if its time to live has passed:
+    /// DynamoDB deletes expired items only eventually).
     pub fn take<E: Entity>(&mut self, slot: &Slot<E>) -> Result<Option<E>, Error> {
+        match self.items.get_mut(slot.position).and_then(Option::take) {
+            Some(item) if !self.expiry.has_expired(&item) => Ok(Some(crate::item::decode(item)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The item of `slot` even if its time to live has passed.
+    pub fn take_including_expired<E: Entity>(
+        &mut self,
+        slot: &Slot<E>,
+    ) -> Result<Option<E>, Error> {
         match self.items.get_mut(slot.position).and_then(Option::take) {
             Some(item) => Ok(Some(crate::item::decode(item)?)),
             None => Ok(None),
@@ -118,6 +133,9 @@ impl<T: Table> TransactGet<'_, T> {
             .map(|response| response.item)
             .collect();
         items.resize(self.keys.len(), None);
-        Ok(TransactGetOutput { items })
+        Ok(TransactGetOutput {
+            items,
+            expiry: Expiry::hidden(T::SCHEMA),
+        })
     }
 }
