@@ -19,6 +19,8 @@ pub struct Field<'a> {
     pub attribute: String,
     /// Whether the library maintains it, and the attribute path that says so.
     pub role: Option<(attr::FieldRole, syn::Path)>,
+    /// `#[dynamo(unique)]`, where it says so.
+    pub unique: Option<syn::Path>,
 }
 
 impl<'a> Entity<'a> {
@@ -57,11 +59,13 @@ impl<'a> Entity<'a> {
                         Some(rule) => attr::apply_rename_all(rule, rust_name, false),
                         None => rust_name.to_owned(),
                     });
+                let attr::FieldAttrs { role, unique } = attr::field_attrs(cx, &field.attrs);
                 Some(Field {
                     ident,
                     ty: &field.ty,
                     attribute,
-                    role: attr::field_role(cx, &field.attrs),
+                    role,
+                    unique,
                 })
             })
             .collect();

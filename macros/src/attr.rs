@@ -168,6 +168,8 @@ pub struct EntityAttrs {
     pub pk: Option<Template>,
     pub sk: Option<Template>,
     pub indexes: Vec<EntityIndexAttr>,
+    /// `unique(tenant, slug)`: a value made of several fields that no two items share.
+    pub unique: Vec<Vec<Ident>>,
 }
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
@@ -204,6 +206,21 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                 }
                 "pk" => set_template(cx, &meta, &mut out.pk),
                 "sk" => set_template(cx, &meta, &mut out.sk),
+                "unique" => {
+                    let mut fields = Vec::new();
+                    meta.parse_nested_meta(|inner| {
+                        match inner.path.get_ident() {
+                            Some(field) => fields.push(field.clone()),
+                            None => cx.error_spanned_by(&inner.path, "name a field of the entity"),
+                        }
+                        Ok(())
+                    })?;
+                    if fields.len() < 2 {
+                        cx.error_spanned_by(&meta.path, "`unique(..)` names two or more fields; mark a single field `#[dynamo(unique)]`");
+                    }
+                    out.unique.push(fields);
+                    Ok(())
+                }
                 _ => {
                     let Some((slot, part)) = index_key(&key) else {
                         return Err(meta.error(settings::ENTITY.unknown(&key)));
@@ -510,10 +527,19 @@ impl FieldRole {
     }
 }
 
-/// `#[dynamo(version)]`, `#[dynamo(created_at)]`, `#[dynamo(updated_at)]` or `#[dynamo(ttl)]`
-/// on a field.
-pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path)> {
-    let mut role = None;
+/// The settings of one field.
+#[derive(Default)]
+pub struct FieldAttrs {
+    /// `#[dynamo(version)]`, `#[dynamo(created_at)]`, `#[dynamo(updated_at)]` or
+    /// `#[dynamo(ttl)]`, with the path that says so.
+    pub role: Option<(FieldRole, Path)>,
+    /// `#[dynamo(unique)]`: no two items of the entity share the value.
+    pub unique: Option<Path>,
+}
+
+/// `#[dynamo(..)]` on a field.
+pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
+    let mut out = FieldAttrs::default();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
         let result = attr.parse_nested_meta(|meta| {
             let key = meta
@@ -526,9 +552,15 @@ pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path
                 "created_at" => FieldRole::CreatedAt,
                 "updated_at" => FieldRole::UpdatedAt,
                 "ttl" => FieldRole::Ttl,
+                "unique" => {
+                    if out.unique.replace(meta.path.clone()).is_some() {
+                        cx.error_spanned_by(&meta.path, "`unique` is given twice");
+                    }
+                    return Ok(());
+                }
                 _ => return Err(meta.error(settings::FIELD.unknown(&key))),
             };
-            if role.replace((found, meta.path.clone())).is_some() {
+            if out.role.replace((found, meta.path.clone())).is_some() {
                 cx.error_spanned_by(&meta.path, "a field can have one role only");
             }
             Ok(())
@@ -537,5 +569,5 @@ pub fn field_role(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<(FieldRole, Path
             cx.syn_error(error);
         }
     }
-    role
+    out
 }

@@ -69,7 +69,7 @@ pub const TABLE_INDEX: Settings = Settings {
 /// `#[dynamo(..)]` on a `#[derive(Entity)]` struct.
 pub const ENTITY: Settings = Settings {
     what: "entity setting",
-    names: &["table", "name", "schema_version", "pk", "sk"],
+    names: &["table", "name", "schema_version", "pk", "sk", "unique"],
     patterns: Some((
         "index templates such as `gsi1pk`, `gsi1sk`, `gsi1_when`, `lsi1sk`",
         &["gsi1pk", "gsi1sk", "gsi1_when", "lsi1sk"],
@@ -79,7 +79,7 @@ pub const ENTITY: Settings = Settings {
 /// `#[dynamo(..)]` on a field.
 pub const FIELD: Settings = Settings {
     what: "field setting",
-    names: &["version", "created_at", "updated_at", "ttl"],
+    names: &["version", "created_at", "updated_at", "ttl", "unique"],
     patterns: None,
 };
 
@@ -135,6 +135,7 @@ mod tests {
             let attribute: syn::Attribute = match *name {
                 "table" => syn::parse_quote!(#[dynamo(table = App)]),
                 "schema_version" => syn::parse_quote!(#[dynamo(schema_version = 2)]),
+                "unique" => syn::parse_quote!(#[dynamo(unique(a, b))]),
                 "gsi1_when" => syn::parse_quote!(#[dynamo(gsi1_when = rule(x))]),
                 _ => syn::parse_quote!(#[dynamo(#key = "X#{x}")]),
             };
@@ -148,7 +149,7 @@ mod tests {
             let key = syn::Ident::new(name, proc_macro2::Span::call_site());
             let attribute: syn::Attribute = syn::parse_quote!(#[dynamo(#key)]);
             let errors = errors_of(
-                |cx, attrs| drop(crate::attr::field_role(cx, attrs)),
+                |cx, attrs| drop(crate::attr::field_attrs(cx, attrs)),
                 attribute,
             );
             assert!(!errors.contains("unknown"), "{name}: {errors}");
@@ -168,7 +169,7 @@ mod tests {
         );
         assert_eq!(
             FIELD.unknown("versoin"),
-            "unknown field setting `versoin`; expected `version`, `created_at`, `updated_at`, or `ttl`; did you mean `version`?"
+            "unknown field setting `versoin`; expected `version`, `created_at`, `updated_at`, `ttl`, or `unique`; did you mean `version`?"
         );
     }
 }

@@ -25,6 +25,7 @@ impl Entity<'_> {
             self.check_template(cx, template);
         }
         self.check_managed_fields(cx);
+        self.check_unique(cx);
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
             let has_pk = index.pk.is_some() || !index.pk_attributes.is_empty();
@@ -110,6 +111,31 @@ impl Entity<'_> {
                     cx.error_spanned_by(
                         &template.literal,
                         format!("`{name}` is `#[dynamo({})]`, maintained by singletable on every write, so it cannot be part of a key", role.name()),
+                    );
+                }
+            }
+        }
+    }
+
+    fn check_unique(&self, cx: &mut Ctxt) {
+        for field in &self.fields {
+            if let (Some(unique), Some((role, _))) = (&field.unique, &field.role) {
+                cx.error_spanned_by(
+                    unique,
+                    format!("`{}` is `#[dynamo({})]`, which the library writes itself; it cannot also be unique", field.ident, role.name()),
+                );
+            }
+        }
+        for fields in &self.attrs.unique {
+            for name in fields {
+                if self.field(&name.to_string()).is_none() {
+                    cx.error_spanned_by(
+                        name,
+                        format!(
+                            "`{name}` is not a field of `{}`{}",
+                            self.ident,
+                            self.did_you_mean(&name.to_string())
+                        ),
                     );
                 }
             }

@@ -21,10 +21,11 @@ pub use crate::schema::{
 pub use crate::expr::field::to_value;
 pub use crate::key_space::assert_disjoint;
 pub use crate::schema::KeyAttribute;
-pub use crate::schema::NoStream;
+pub use crate::schema::{NoStream, UniqueSchema};
 pub use crate::stream::{collection_key, CollectionKey, StreamTarget};
 pub use crate::stream::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamViewType};
 pub use crate::ttl::{assert_ttl_attribute, ttl_field, TtlField, TtlValue};
+pub use crate::unique::{NoUniqueValues, UniqueField};
 
 /// Whether key attribute number `position` is named `name` (usable in constants).
 pub const fn key_name_is(keys: &[KeyAttribute], position: usize, name: &str) -> bool {

@@ -178,6 +178,18 @@ pub enum Error {
     /// A schema migration, backfill or coverage step could not proceed.
     #[error(transparent)]
     Migration(#[from] crate::migrate::error::MigrationError),
+    /// A unique value (`#[dynamo(unique)]`) is another item's: nothing was written.
+    #[error("{entity}: {field} {value:?} is taken{}", owner_key.as_ref().map(|key| format!(" by the item at {key}")).unwrap_or_default())]
+    Unique {
+        /// The entity.
+        entity: &'static str,
+        /// The unique field (or the fields, joined by `+`).
+        field: &'static str,
+        /// The value, as its sentinel key holds it.
+        value: String,
+        /// The key of the item that holds it.
+        owner_key: Option<KeyText>,
+    },
     /// A stream record could not be read or decoded (boxed: it carries the record's key).
     #[error(transparent)]
     Stream(Box<crate::stream::StreamError>),
@@ -211,6 +223,7 @@ impl Error {
             Error::OutOfRange { .. } => "out_of_range",
             Error::Migration { .. } => "migration",
             Error::Stream { .. } => "stream",
+            Error::Unique { .. } => "unique",
         }
     }
 

@@ -24,6 +24,7 @@ pub mod stream;
 pub mod testing;
 mod trace;
 pub mod ttl;
+pub mod unique;
 pub mod wire;
 
 pub use db::{Consumed, Db};

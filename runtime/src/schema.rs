@@ -180,6 +180,9 @@ pub struct EntitySchema {
     pub fields: &'static [FieldSchema],
     /// Fields the library maintains.
     pub managed: ManagedFields,
+    /// Values no two items of the entity share (`#[dynamo(unique)]`, `unique(a, b)`), each
+    /// kept by a sentinel item written in the same transaction as the item.
+    pub unique: &'static [UniqueSchema],
     /// The entity's schema version (`#[dynamo(schema_version = N)]`, default 1), written into
     /// every item so that migrations can find items an older version wrote.
     pub schema_version: u32,
@@ -230,6 +233,16 @@ impl EntitySchema {
             .fields()
             .chain(self.sort_key.iter().flat_map(|template| template.fields()))
     }
+}
+
+/// A value no two items of an entity share: one field, or several together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniqueSchema {
+    /// Its name in messages and sentinel keys: the field's name, or the fields' names joined
+    /// by `+`.
+    pub name: &'static str,
+    /// The attributes that make up the value, in order.
+    pub attributes: &'static [&'static str],
 }
 
 /// One field of an entity.
@@ -610,6 +623,7 @@ mod tests {
             updated_at: None,
             ttl: None,
         },
+        unique: &[],
         schema_version: 1,
     };
 

@@ -48,6 +48,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     indexes: &[],
                     fields: &[],
                     managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None, ttl: #st::None },
+                    unique: &[],
                     schema_version: 1,
                 };
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
@@ -371,6 +372,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             path.span(),
         ))
     });
+    let (unique_schemas, unique_impls) = expand_unique(entity);
     let versioned = entity
         .fields
         .iter()
@@ -399,6 +401,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         const _: () = {
             #(#consts)*
             #ttl_check
+            #unique_impls
 
             #[automatically_derived]
             impl #st::Entity for #ident {
@@ -411,6 +414,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     indexes: &[#(#index_schemas),*],
                     fields: &[#(#field_schemas),*],
                     managed: #managed,
+                    unique: &[#(#unique_schemas),*],
                     schema_version: #schema_version,
                 };
 
@@ -451,6 +455,47 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             }
         };
     }
+}
+
+/// The unique values' schemas, and the traits that say which operations they allow: a lookup
+/// by each unique field, and batch writes only without any.
+fn expand_unique(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
+    let st = private();
+    let ident = entity.ident;
+    let mut schemas = Vec::new();
+    let mut impls = Vec::new();
+    for (position, field) in entity.fields.iter().enumerate() {
+        if field.unique.is_none() {
+            continue;
+        }
+        let name = field.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+        let attribute = &field.attribute;
+        let index = schemas.len();
+        schemas.push(quote!(#st::UniqueSchema { name: #name, attributes: &[#attribute] }));
+        impls.push(quote! {
+            #[automatically_derived]
+            impl #st::UniqueField<#position> for #ident {
+                const UNIQUE: usize = #index;
+            }
+        });
+    }
+    for fields in &entity.attrs.unique {
+        let names: Vec<String> = fields.iter().map(ToString::to_string).collect();
+        let name = names.join("+");
+        let attributes = names
+            .iter()
+            .filter_map(|name| entity.field(name))
+            .map(|field| &field.attribute);
+        schemas.push(quote!(#st::UniqueSchema { name: #name, attributes: &[#(#attributes),*] }));
+    }
+    if schemas.is_empty() {
+        impls.push(quote! {
+            #[automatically_derived]
+            impl #st::NoUniqueValues for #ident {}
+        });
+    }
+    (schemas, quote!(#(#impls)*))
 }
 
 /// The managed fields' schema, with checks that their types fit their roles.
@@ -572,6 +617,30 @@ fn expand_fields(
             };
             updatable.push(quote! {
                 #[diagnostic::on_unimplemented(message = #message, label = "maintained by singletable", note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #explanation {}
+                #[automatically_derived]
+                impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+            });
+            continue;
+        }
+        let in_unique = field.unique.is_some()
+            || entity
+                .attrs
+                .unique
+                .iter()
+                .any(|fields| fields.iter().any(|unique| unique == field.ident));
+        if in_unique {
+            let explanation = format_ident!("__{}_{}_is_unique", ident, name);
+            let message = format!(
+                "`{name}` is unique: its value is kept by a sentinel item, which an update would leave behind"
+            );
+            let lower = ident.to_string().to_lowercase();
+            let note = format!(
+                "change it with `db.put(&{lower})`: the put moves the sentinel to the new value in the same transaction, or fails with `Error::Unique` if another `{ident}` has it"
+            );
+            updatable.push(quote! {
+                #[diagnostic::on_unimplemented(message = #message, label = "cannot update a unique field", note = #note)]
                 #[allow(non_camel_case_types)]
                 trait #explanation {}
                 #[automatically_derived]

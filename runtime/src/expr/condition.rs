@@ -294,10 +294,20 @@ pub(crate) fn walk_and_operand(node: &mut Node, sink: &mut impl Sink) {
 }
 
 /// A condition on items of entity `E`, built from its typed paths (`Ticket::STATUS.eq(..)`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Condition<E> {
     node: Result<Node, EncodeError>,
     entity: PhantomData<fn() -> E>,
+}
+
+// Not derived: a condition is cloned whatever `E` is.
+impl<E> Clone for Condition<E> {
+    fn clone(&self) -> Self {
+        Condition {
+            node: self.node.clone(),
+            entity: PhantomData,
+        }
+    }
 }
 
 impl<E> Condition<E> {

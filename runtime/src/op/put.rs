@@ -67,6 +67,11 @@ impl<'db, E: Entity> Put<'db, E> {
         self
     }
 
+    /// The item as it will be written (`None` if it does not encode).
+    pub(crate) fn encoded(&self) -> Option<Item> {
+        self.prepare().ok().map(|prepared| prepared.item)
+    }
+
     fn prepare(&self) -> Result<Prepared, Error> {
         self.prepare_item(self.item.clone()?)
     }
@@ -176,16 +181,63 @@ impl<'db, E: Entity> Put<'db, E> {
         Ok(describe::request("PutItem", request.as_input()))
     }
 
-    /// Sends the request.
+    /// Sends the request. For an entity with unique values, it is a transaction of the item
+    /// and its sentinels (see [`crate::unique`]), after a consistent read of the item.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
-        self.send_with(None, |_| Ok(()))
+        self.send_either(None, |_| Ok(()))
     }
 
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
     #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
-        self.send_with(Some(ReturnValue::AllOld), super::decode_old)
+        self.send_either(Some(ReturnValue::AllOld), super::decode_old)
+    }
+
+    /// The plain request, or, for an entity with unique values, the transaction with its
+    /// sentinels (the item it replaced is the one read).
+    #[inline(always)]
+    fn send_either<T: 'db>(
+        self,
+        returning: Option<ReturnValue>,
+        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db {
+        if E::SCHEMA.unique.is_empty() {
+            futures::future::Either::Left(self.send_with(returning, finish))
+        } else {
+            futures::future::Either::Right(
+                async move { finish(self.send_with_sentinels().await?) }.boxed(),
+            )
+        }
+    }
+
+    /// [`crate::unique::write_with_sentinels`] of this put.
+    async fn send_with_sentinels(self) -> Result<Option<Item>, Error> {
+        let item = self.item.clone()?;
+        let key = crate::unique::key_of::<E>(&item);
+        let expectations = self.prepare()?.expectations;
+        let attempt = |stored: Option<&Item>| {
+            let mut condition = self.condition.clone();
+            Condition::and_to(
+                &mut condition,
+                Condition::from_node(crate::unique::as_read::<E>(stored)),
+            );
+            let put = Put {
+                db: self.db,
+                item: self.item.clone(),
+                only_if_absent: self.only_if_absent,
+                moving: self.moving,
+                condition,
+            };
+            Ok(crate::unique::Attempt {
+                new: Some(put.prepare()?.item),
+                op: put.transact_op()?,
+            })
+        };
+        let failed = |reason: &super::transact::CancellationReason, now: Option<&Item>| {
+            condition_failure(E::SCHEMA.name, reason.key.clone(), now, expectations)
+        };
+        crate::unique::write_with_sentinels::<E>(self.db, &key, attempt, failed).await
     }
 
     /// The request asking for `returning`, with what explains a failed condition.
@@ -304,7 +356,7 @@ impl Sent {
 }
 
 impl<E: Entity> super::transact::op::sealed::Sealed for Put<'_, E> {}
-impl<E: Entity> super::transact::op::TransactWrite for Put<'_, E> {
+impl<E: Entity + crate::unique::NoUniqueValues> super::transact::op::TransactWrite for Put<'_, E> {
     fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
         self.transact_op()
     }

@@ -50,6 +50,7 @@ impl<T: Table> Db<T> {
         });
         Rekey {
             db: self,
+            read: read.clone(),
             delete,
             put: self.put(to).only_if_absent().moving(),
             version,
@@ -60,7 +61,7 @@ impl<T: Table> Db<T> {
 
 /// The condition that the stored item is still the one read: its version, its `updated_at`, or
 /// else every field as read (an absent one still absent).
-fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
+pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
     let managed = E::SCHEMA.managed;
     let same = |attribute: &'static str| match read.get(attribute) {
         // Version 0 is an item written without the attribute.
@@ -96,6 +97,8 @@ fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
 #[must_use = "an operation does nothing until it is sent"]
 pub struct Rekey<'db, E: Entity> {
     db: &'db Db<E::Table>,
+    /// The item as read (`from`), whose unique values move to `to`.
+    read: Result<Item, EncodeError>,
     /// The delete of the item read, or why it cannot be built.
     delete: Result<Delete<'db, E>, EncodeError>,
     put: Put<'db, E>,
@@ -123,37 +126,41 @@ impl<E: Entity> Rekey<'_, E> {
 
     /// The `TransactWriteItems` request this sends.
     pub fn params(&self) -> Result<Request, Error> {
-        self.db
-            .transaction()
-            .with_ref(self.delete()?)
-            .with_ref(&self.put)
-            .params()
+        self.transaction()?.params()
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]).
     pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
-        self.db
+        self.transaction()?.explain()
+    }
+
+    /// The transaction: the delete, the put, and, for an entity with unique values, the
+    /// writes that move them with the item (claimed for the new key, free or the old key's;
+    /// released where the new item no longer has them).
+    fn transaction(&self) -> Result<crate::op::transact::Transaction<'_, E::Table>, Error> {
+        let sentinels = match (&self.read, self.put.encoded()) {
+            (Ok(old), Some(new)) if !E::SCHEMA.unique.is_empty() => {
+                crate::unique::sentinel_ops::<E>(self.db.table_name(), Some(old), Some(&new))?
+            }
+            _ => Vec::new(),
+        };
+        let transaction = self
+            .db
             .transaction()
-            .with_ref(self.delete()?)
-            .with_ref(&self.put)
-            .explain()
+            .push(self.delete()?.transact_op()?)
+            .push(self.put.transact_op()?);
+        Ok(sentinels
+            .into_iter()
+            .fold(transaction, |transaction, op| transaction.push(op)))
     }
 
     /// Sends the transaction.
     pub async fn send(self) -> Result<(), Error> {
-        let delete = self.delete?;
-        let result = self
-            .db
-            .transaction()
-            .with(delete)
-            .with(self.put)
-            .retry(self.retry)
-            .send()
-            .boxed()
-            .await;
+        let result = self.transaction()?.retry(self.retry).send().boxed().await;
         match result {
             Err(Error::TransactionCanceled(cancelled)) => {
-                Err(explain::<E>(*cancelled, self.version))
+                Err(crate::unique::unique_failure::<E>(&cancelled)
+                    .unwrap_or_else(|| explain::<E>(*cancelled, self.version)))
             }
             other => other,
         }

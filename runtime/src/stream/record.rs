@@ -6,8 +6,9 @@ use crate::schema::TableSchema;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The partition keys of the library's own items that live in partitions of their own:
-/// migration records (`_MIGRATION#<entity>`) and stream checkpoints (`_STREAM#<consumer>`).
-pub(crate) const LIBRARY_PARTITIONS: [&str; 2] = ["_MIGRATION#", "_STREAM#"];
+/// migration records (`_MIGRATION#<entity>`), stream checkpoints (`_STREAM#<consumer>`) and
+/// unique-value sentinels (`_UNIQUE#<entity>#<field>#<value>`).
+pub(crate) const LIBRARY_PARTITIONS: [&str; 3] = ["_MIGRATION#", "_STREAM#", "_UNIQUE#"];
 
 /// The sort key suffix and entity attribute suffix of an append's latest pointer, which lives
 /// in its entity's partition (`SK = "<entity>#LATEST"`, entity attribute `<entity>#latest`).
@@ -15,7 +16,7 @@ pub(crate) const POINTER_SORT_SUFFIX: &str = "#LATEST";
 pub(crate) const POINTER_ENTITY_SUFFIX: &str = "#latest";
 
 /// The entity attributes of the library's items that are no entity's.
-pub(crate) const LIBRARY_ENTITIES: [&str; 2] = ["_migration", "_stream_checkpoint"];
+pub(crate) const LIBRARY_ENTITIES: [&str; 3] = ["_migration", "_stream_checkpoint", "_unique"];
 
 /// What happened to the item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
 use crate::ttl::Expiry;
+use crate::unique::NoUniqueValues;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
@@ -324,7 +325,7 @@ impl<T: Table> BatchWrite<'_, T> {
     /// `created_at` field is written as the entity has it. An entity with a version field
     /// cannot be put in a batch ([`Error::VersionedBatchPut`]): the version check needs a
     /// condition, which `BatchWriteItem` does not allow.
-    pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
+    pub fn put<E: Entity<Table = T> + NoUniqueValues>(mut self, entity: &E) -> Self {
         let managed = E::SCHEMA.managed;
         if managed.version.is_some() {
             self.error
@@ -352,7 +353,7 @@ impl<T: Table> BatchWrite<'_, T> {
     }
 
     /// Adds a put of each entity.
-    pub fn put_all<'e, E: Entity<Table = T>>(
+    pub fn put_all<'e, E: Entity<Table = T> + NoUniqueValues>(
         self,
         entities: impl IntoIterator<Item = &'e E>,
     ) -> Self {
@@ -362,7 +363,7 @@ impl<T: Table> BatchWrite<'_, T> {
     }
 
     /// Adds a delete of the item with `key` (nothing happens if there is none).
-    pub fn delete<E: Entity<Table = T>>(mut self, key: Key<E>) -> Self {
+    pub fn delete<E: Entity<Table = T> + NoUniqueValues>(mut self, key: Key<E>) -> Self {
         let attributes = key.to_attributes();
         self.writes.push(UnprocessedWrite {
             operation: WriteOperation::Delete,
@@ -374,7 +375,10 @@ impl<T: Table> BatchWrite<'_, T> {
     }
 
     /// Adds a delete of each key.
-    pub fn delete_all<E: Entity<Table = T>>(self, keys: impl IntoIterator<Item = Key<E>>) -> Self {
+    pub fn delete_all<E: Entity<Table = T> + NoUniqueValues>(
+        self,
+        keys: impl IntoIterator<Item = Key<E>>,
+    ) -> Self {
         keys.into_iter().fold(self, |batch, key| batch.delete(key))
     }
 

@@ -1,0 +1,55 @@
+//! Unique values (`#[dynamo(unique)]`, `unique(a, b)`): DynamoDB enforces uniqueness only on
+//! the primary key, so each unique value of an item has a sentinel item whose key is the value,
+//! written and removed in the same transaction as the item.
+//!
+//! A sentinel is stored at `PK = "_UNIQUE#<entity>#<name>#<value>"` (and `SK = "_UNIQUE"` in a
+//! table with a sort key), and points back to its owner's key. A write claims the sentinels of
+//! the item's values (`attribute_not_exists`, or already this item's) and releases those of
+//! values it no longer has (only if they are still this item's), and is conditioned on the
+//! item being as it was read, so a concurrent change makes it try again instead of leaving a
+//! sentinel behind.
+//!
+//! Values are compared exactly as stored: normalise them (say, lower-case an email) before
+//! writing if two spellings should collide.
+
+mod lookup;
+mod sentinel;
+mod write;
+
+pub(crate) use sentinel::{key_of, sentinel_ops, SENTINEL_ENTITY};
+pub(crate) use write::{unique_failure, write_with_sentinels, Attempt};
+
+/// An entity field that is `#[dynamo(unique)]`, so that [`Db::get_by_unique`](crate::Db::get_by_unique)
+/// can look an item up by it. Implemented by the `Entity` derive.
+#[diagnostic::on_unimplemented(
+    message = "field number {F} of `{Self}` is not unique, so it cannot find one item",
+    label = "a lookup by value needs a `#[dynamo(unique)]` field",
+    note = "mark the field `#[dynamo(unique)]` (writes then keep a sentinel item per value), or query an index on it"
+)]
+pub trait UniqueField<const F: usize> {
+    /// Its position in the entity's unique values.
+    const UNIQUE: usize;
+}
+
+/// An entity without unique values: what batch writes and user-built transactions need,
+/// since they would write the item without its sentinels (a batch cannot even be
+/// conditional). Implemented by the `Entity` derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has unique values, which only its own writes keep",
+    label = "this would write the item without the sentinel items of its unique values",
+    note = "write `{Self}` with `db.put(..)`, `db.delete(..)` or `db.rekey(..)`: each keeps its unique values in a transaction of its own"
+)]
+pub trait NoUniqueValues {}
+
+/// The condition that the item is as `stored` says: absent, or unchanged since it was read.
+pub(crate) fn as_read<E: crate::Entity>(
+    stored: Option<&crate::Item>,
+) -> crate::expr::condition::Node {
+    use crate::expr::condition::Node;
+    match stored {
+        Some(item) => crate::op::rekey::unchanged_since_read::<E>(item),
+        None => Node::NotExists(crate::expr::AttrPath::attribute(
+            <E::Table as crate::Table>::SCHEMA.partition_key,
+        )),
+    }
+}

@@ -1,0 +1,227 @@
+//! Sentinel items: their keys, and the transaction writes that claim and release them.
+
+use crate::cost::Estimate;
+use crate::error::Error;
+use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::{AttrPath, Placeholders};
+use crate::item::{Item, KeyText};
+use crate::op::transact::{TransactOp, WriteKind};
+use crate::schema::{Entity, Table, UniqueSchema};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete as SdkDelete, Put as SdkPut, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem,
+};
+
+/// The entity attribute of sentinels: no entity has it.
+pub(crate) const SENTINEL_ENTITY: &str = crate::stream::record::LIBRARY_ENTITIES[2];
+/// The start of a sentinel's partition key.
+pub(crate) const SENTINEL_PARTITION: &str = crate::stream::record::LIBRARY_PARTITIONS[2];
+/// Attributes of a sentinel: its owner's key, and the value.
+pub(crate) const OWNER_PARTITION: &str = "owner_pk";
+pub(crate) const OWNER_SORT: &str = "owner_sk";
+pub(crate) const VALUE: &str = "value";
+
+/// The value of `unique` in `item` as text, or `None` when the item has none (an absent or
+/// `NULL` attribute: an `Option` field is unique only when present). One attribute gives its
+/// own text; several give a JSON array of theirs, so that no two combinations read alike.
+pub(crate) fn value_text(unique: &UniqueSchema, item: &Item) -> Option<String> {
+    let mut parts = Vec::with_capacity(unique.attributes.len());
+    for attribute in unique.attributes {
+        let text = match item.get(*attribute)? {
+            AttributeValue::S(text) | AttributeValue::N(text) => text.clone(),
+            AttributeValue::Bool(flag) => flag.to_string(),
+            AttributeValue::B(bytes) => bytes
+                .as_ref()
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect(),
+            AttributeValue::Null(_) => return None,
+            other => format!("{other:?}"),
+        };
+        parts.push(text);
+    }
+    match parts.as_slice() {
+        [one] => Some(one.clone()),
+        _ => serde_json::to_string(&parts).ok(),
+    }
+}
+
+/// The key of the sentinel of `value` of `unique`, an entity `E` value.
+pub(crate) fn sentinel_key<E: Entity>(unique: &UniqueSchema, value: &str) -> Item {
+    let table = <E::Table as Table>::SCHEMA;
+    let partition = format!(
+        "{SENTINEL_PARTITION}{}#{}#{value}",
+        E::SCHEMA.name,
+        unique.name
+    );
+    let mut key = Item::from([(table.partition_key.to_owned(), AttributeValue::S(partition))]);
+    if let Some(sort) = table.sort_key {
+        key.insert(sort.to_owned(), AttributeValue::S("_UNIQUE".to_owned()));
+    }
+    key
+}
+
+/// The owner attributes of a sentinel pointing at `owner` (an item's key attributes).
+fn owner_attributes<E: Entity>(owner: &Item) -> Item {
+    let table = <E::Table as Table>::SCHEMA;
+    let mut attributes = Item::new();
+    if let Some(value) = owner.get(table.partition_key) {
+        attributes.insert(OWNER_PARTITION.to_owned(), value.clone());
+    }
+    if let Some(value) = table.sort_key.and_then(|sort| owner.get(sort)) {
+        attributes.insert(OWNER_SORT.to_owned(), value.clone());
+    }
+    attributes
+}
+
+/// `owner_pk = :pk [AND owner_sk = :sk]`: the sentinel points at `owner`.
+fn owned_by<E: Entity>(owner: &Item) -> Node {
+    owner_attributes::<E>(owner)
+        .into_iter()
+        .map(|(name, value)| {
+            Node::Compare(
+                Operand::Path(AttrPath::attribute(if name == OWNER_PARTITION {
+                    OWNER_PARTITION
+                } else {
+                    OWNER_SORT
+                })),
+                Comparison::Eq,
+                Operand::Value(value),
+            )
+        })
+        .reduce(|all, next| Node::And(Box::new(all), Box::new(next)))
+        .unwrap_or_else(|| Node::Exists(AttrPath::attribute(OWNER_PARTITION)))
+}
+
+fn or(a: Node, b: Node) -> Node {
+    Node::Or(Box::new(a), Box::new(b))
+}
+
+/// The key attributes of an item of `E`.
+pub(crate) fn key_of<E: Entity>(item: &Item) -> Item {
+    let table = <E::Table as Table>::SCHEMA;
+    item.iter()
+        .filter(|(name, _)| *name == table.partition_key || Some(name.as_str()) == table.sort_key)
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// The writes that keep the sentinels of an item of `E` right when it goes from `old` (as
+/// stored, or `None`) to `new` (as written, or `None` for a delete): claim each value `new`
+/// has, for `new`'s key (free, or already `old`'s or `new`'s), and release each value of
+/// `old` that `new` does not keep (if still `old`'s; a missing sentinel, as before a
+/// migration wrote them, is no obstacle).
+pub(crate) fn sentinel_ops<E: Entity>(
+    table_name: &str,
+    old: Option<&Item>,
+    new: Option<&Item>,
+) -> Result<Vec<TransactOp>, Error> {
+    let table = <E::Table as Table>::SCHEMA;
+    let free = || Node::NotExists(AttrPath::attribute(table.partition_key));
+    let mut ops = Vec::new();
+    for unique in E::SCHEMA.unique {
+        let before = old.and_then(|item| value_text(unique, item));
+        let after = new.and_then(|item| value_text(unique, item));
+        if let (Some(value), Some(new)) = (&after, new) {
+            let owner = key_of::<E>(new);
+            let mut condition = or(free(), owned_by::<E>(&owner));
+            if let Some(old) = old {
+                condition = or(condition, owned_by::<E>(&key_of::<E>(old)));
+            }
+            let mut item = sentinel_key::<E>(unique, value);
+            let key = item.clone();
+            item.extend(owner_attributes::<E>(&owner));
+            item.insert(
+                table.entity_attribute.to_owned(),
+                AttributeValue::S(SENTINEL_ENTITY.to_owned()),
+            );
+            item.insert(VALUE.to_owned(), AttributeValue::S(value.clone()));
+            let mut placeholders = Placeholders::default();
+            let condition = condition.to_expression(&mut placeholders);
+            let put = SdkPut::builder()
+                .table_name(table_name)
+                .set_item(Some(item))
+                .condition_expression(condition)
+                .set_expression_attribute_names(placeholders.names())
+                .set_expression_attribute_values(placeholders.values())
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()?;
+            ops.push(op::<E>(
+                WriteKind::Put,
+                key,
+                TransactWriteItem::builder().put(put).build(),
+                format!("claim of unique {} {value:?}", unique.name),
+            ));
+        }
+        if let (Some(value), Some(old)) = (&before, old) {
+            if after.as_ref() == Some(value) {
+                continue;
+            }
+            let condition = or(free(), owned_by::<E>(&key_of::<E>(old)));
+            let mut placeholders = Placeholders::default();
+            let condition = condition.to_expression(&mut placeholders);
+            let key = sentinel_key::<E>(unique, value);
+            let delete = SdkDelete::builder()
+                .table_name(table_name)
+                .set_key(Some(key.clone()))
+                .condition_expression(condition)
+                .set_expression_attribute_names(placeholders.names())
+                .set_expression_attribute_values(placeholders.values())
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()?;
+            ops.push(op::<E>(
+                WriteKind::Delete,
+                key,
+                TransactWriteItem::builder().delete(delete).build(),
+                format!("release of unique {} {value:?}", unique.name),
+            ));
+        }
+    }
+    Ok(ops)
+}
+
+fn op<E: Entity>(kind: WriteKind, key: Item, write: TransactWriteItem, what: String) -> TransactOp {
+    let mut estimate = Estimate::default();
+    estimate.write(1.0, what);
+    TransactOp {
+        kind,
+        entity: SENTINEL_ENTITY,
+        key_text: crate::item::key_text::<E::Table>(&key),
+        key,
+        write,
+        estimate,
+    }
+}
+
+/// The unique value a failed claim was for, and the sentinel's owner, from the key of the
+/// claim and the sentinel DynamoDB returned.
+pub(crate) fn claimed<E: Entity>(
+    key: &Item,
+    current: Option<&Item>,
+) -> Option<(&'static str, String, Option<KeyText>)> {
+    let table = <E::Table as Table>::SCHEMA;
+    let Some(AttributeValue::S(partition)) = key.get(table.partition_key) else {
+        return None;
+    };
+    let rest = partition.strip_prefix(SENTINEL_PARTITION)?;
+    let rest = rest.strip_prefix(E::SCHEMA.name)?.strip_prefix('#')?;
+    let (unique, value) = E::SCHEMA.unique.iter().find_map(|unique| {
+        let value = rest.strip_prefix(unique.name)?.strip_prefix('#')?;
+        Some((unique, value.to_owned()))
+    })?;
+    let owner = current.map(|sentinel| {
+        let text = |name: &str| match sentinel.get(name) {
+            Some(AttributeValue::S(text)) => text.clone(),
+            _ => String::new(),
+        };
+        KeyText {
+            partition: (table.partition_key, text(OWNER_PARTITION)),
+            sort: table.sort_key.map(|sort| (sort, text(OWNER_SORT))),
+        }
+    });
+    Some((unique.name, value, owner))
+}

@@ -1,0 +1,286 @@
+//! Unique values: sentinel items written, moved and removed in the item's own transactions,
+//! judged by reading the table raw afterwards.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Error, Table};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Table)]
+#[dynamo(name = "unique", pk = "PK", sk = "SK")]
+struct App;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "USER#{id}", sk = "USER")]
+struct User {
+    id: String,
+    #[dynamo(unique)]
+    email: String,
+    /// Unique only when present.
+    #[dynamo(unique)]
+    phone: Option<String>,
+    name: String,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "PAGE#{id}", sk = "PAGE", unique(tenant, slug))]
+struct Page {
+    id: String,
+    tenant: String,
+    slug: String,
+}
+
+fn user(id: &str, email: &str) -> User {
+    User {
+        id: id.into(),
+        email: email.into(),
+        phone: None,
+        name: format!("user {id}"),
+    }
+}
+
+async fn table() -> singletable::testing::TestTable<App> {
+    singletable::testing::table::<App>().await.unwrap()
+}
+
+/// Every item in the table, raw.
+async fn raw_items(db: &singletable::Db<App>) -> Vec<singletable::Item> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let page = db
+            .client()
+            .scan()
+            .table_name(db.table_name())
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .unwrap();
+        items.extend(page.items.unwrap_or_default());
+        start = page.last_evaluated_key;
+        if start.is_none() {
+            return items;
+        }
+    }
+}
+
+fn text(item: &singletable::Item, name: &str) -> String {
+    match item.get(name) {
+        Some(AttributeValue::S(text)) => text.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The sentinels in the table, as (value key, owner partition key), and the users' emails by
+/// their partition key; asserts every user has its sentinel and every sentinel its user.
+async fn check_sentinels(db: &singletable::Db<App>) -> BTreeMap<String, String> {
+    let items = raw_items(db).await;
+    let mut sentinels = BTreeMap::new();
+    let mut emails = BTreeMap::new();
+    for item in &items {
+        match text(item, "_type").as_str() {
+            "_unique" => {
+                let pk = text(item, "PK");
+                if pk.starts_with("_UNIQUE#User#email#") {
+                    sentinels.insert(pk, text(item, "owner_pk"));
+                }
+            }
+            "User" => {
+                emails.insert(text(item, "PK"), text(item, "email"));
+            }
+            _ => {}
+        }
+    }
+    let expected: BTreeMap<String, String> = emails
+        .iter()
+        .map(|(owner, email)| (format!("_UNIQUE#User#email#{email}"), owner.clone()))
+        .collect();
+    assert_eq!(sentinels, expected, "sentinels and users disagree");
+    emails
+}
+
+#[tokio::test]
+async fn a_taken_value_is_a_typed_error_and_writes_nothing() {
+    let db = table().await;
+    db.put(&user("u1", "ana@example.com")).send().await.unwrap();
+    let error = db
+        .put(&user("u2", "ana@example.com"))
+        .send()
+        .await
+        .unwrap_err();
+    match &error {
+        Error::Unique {
+            entity,
+            field,
+            value,
+            owner_key,
+        } => {
+            assert_eq!(
+                (*entity, *field, value.as_str()),
+                ("User", "email", "ana@example.com")
+            );
+            assert_eq!(
+                owner_key.as_ref().map(|key| key.partition.1.as_str()),
+                Some("USER#u1")
+            );
+        }
+        other => panic!("expected Error::Unique, got {other:?}"),
+    }
+    assert!(db
+        .get(User::key("u2").unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+    // Writing the same item again keeps its own value.
+    db.put(&user("u1", "ana@example.com")).send().await.unwrap();
+    check_sentinels(&db).await;
+}
+
+#[tokio::test]
+async fn a_changed_value_moves_its_sentinel_and_frees_the_old_one() {
+    let db = table().await;
+    db.put(&user("u1", "old@example.com")).send().await.unwrap();
+    db.put(&user("u1", "new@example.com")).send().await.unwrap();
+    // The old value is free again, the new one is taken.
+    db.put(&user("u2", "old@example.com")).send().await.unwrap();
+    let error = db
+        .put(&user("u3", "new@example.com"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    let found = db
+        .get_by_unique(User::EMAIL, "new@example.com")
+        .await
+        .unwrap();
+    assert_eq!(found.id, "u1");
+    check_sentinels(&db).await;
+
+    // A delete releases the value.
+    db.delete(User::key("u1").unwrap()).send().await.unwrap();
+    let error = db
+        .get_by_unique(User::EMAIL, "new@example.com")
+        .await
+        .unwrap_err();
+    assert!(error.is_not_found(), "{error:?}");
+    db.put(&user("u3", "new@example.com")).send().await.unwrap();
+    check_sentinels(&db).await;
+}
+
+#[tokio::test]
+async fn an_optional_value_is_unique_only_when_present() {
+    let db = table().await;
+    db.put(&user("u1", "a@example.com")).send().await.unwrap();
+    db.put(&user("u2", "b@example.com")).send().await.unwrap();
+    let with_phone = User {
+        phone: Some("+4712345678".into()),
+        ..user("u3", "c@example.com")
+    };
+    db.put(&with_phone).send().await.unwrap();
+    let clash = User {
+        phone: Some("+4712345678".into()),
+        ..user("u4", "d@example.com")
+    };
+    match db.put(&clash).send().await.unwrap_err() {
+        Error::Unique { field, .. } => assert_eq!(field, "phone"),
+        other => panic!("expected Error::Unique, got {other:?}"),
+    }
+    // Nothing of the failed put was written, not even its free email.
+    db.put(&user("u5", "d@example.com")).send().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_compound_value_is_unique_as_a_whole() {
+    let db = table().await;
+    let page = |id: &str, tenant: &str, slug: &str| Page {
+        id: id.into(),
+        tenant: tenant.into(),
+        slug: slug.into(),
+    };
+    db.put(&page("p1", "acme", "pricing")).send().await.unwrap();
+    db.put(&page("p2", "globex", "pricing"))
+        .send()
+        .await
+        .unwrap();
+    match db
+        .put(&page("p3", "acme", "pricing"))
+        .send()
+        .await
+        .unwrap_err()
+    {
+        Error::Unique { field, value, .. } => {
+            assert_eq!(field, "tenant+slug");
+            assert_eq!(value, r#"["acme","pricing"]"#);
+        }
+        other => panic!("expected Error::Unique, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_rekey_moves_the_values_with_the_item() {
+    let db = table().await;
+    let from = user("u1", "ana@example.com");
+    db.put(&from).send().await.unwrap();
+    let to = User {
+        id: "u9".into(),
+        ..from.clone()
+    };
+    db.rekey(&from, &to).send().await.unwrap();
+    let found = db
+        .get_by_unique(User::EMAIL, "ana@example.com")
+        .await
+        .unwrap();
+    assert_eq!(found.id, "u9");
+    let error = db
+        .put(&user("u2", "ana@example.com"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    check_sentinels(&db).await;
+}
+
+/// 8 writers in flight at once, creating users whose emails overlap: each email ends with
+/// exactly one owner, every user has its sentinel and every sentinel its user, and each
+/// writer's result agrees with the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_writers_leave_one_owner_per_value_and_no_orphans() {
+    let db = table().await;
+    const WRITERS: usize = 8;
+    const USERS_EACH: usize = 4;
+    const EMAILS: usize = 6;
+    let db = &*db;
+    let writers = (0..WRITERS).map(|writer| async move {
+        let mut outcomes = Vec::new();
+        for n in 0..USERS_EACH {
+            let id = format!("w{writer}-{n}");
+            let email = format!("e{}@example.com", (writer + n) % EMAILS);
+            let result = db.put(&user(&id, &email)).send().await;
+            outcomes.push((id, email, result));
+        }
+        outcomes
+    });
+    let outcomes: Vec<_> = futures::future::join_all(writers)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    let emails = check_sentinels(db).await;
+    let owners: BTreeSet<&String> = emails.values().collect();
+    assert_eq!(
+        owners.len(),
+        emails.len(),
+        "an email has two owners: {emails:?}"
+    );
+    for (id, email, result) in &outcomes {
+        let stored = emails.get(&format!("USER#{id}"));
+        match result {
+            Ok(()) => assert_eq!(stored, Some(email), "{id} was acknowledged"),
+            Err(Error::Unique { .. }) => assert_eq!(stored, None, "{id} was refused"),
+            Err(other) => panic!("{id}: unexpected {other:?}"),
+        }
+    }
+    assert_eq!(emails.len(), EMAILS, "every email has its one owner");
+}
