@@ -284,3 +284,60 @@ async fn racing_writers_leave_one_owner_per_value_and_no_orphans() {
     }
     assert_eq!(emails.len(), EMAILS, "every email has its one owner");
 }
+
+/// Creates, email changes and deletes of users with emails from a small pool, through a proxy
+/// that fails 8% of requests (throttling, 5xx, timeouts, dropped connections, responses lost
+/// after the write): each acknowledged write is in the table, each refused one left it as it
+/// was, and afterwards every email has one owner and every sentinel its user.
+#[tokio::test]
+async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
+    use singletable::OptionalExt;
+    use singletable_fault::{self as fault, FaultPlan};
+    let plain = table().await;
+    let (client, stats) = fault::client(FaultPlan::new(4242, 0.08)).await.unwrap();
+    let faulty = singletable::Db::<App>::new(client).with_table_name(plain.table_name());
+    let mut rng = fastrand::Rng::with_seed(4242);
+    let mut refused = 0;
+    let operations: u32 = std::env::var("SINGLETABLE_FAULT_OPS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(300);
+    for op in 0..operations {
+        let id = format!("u{}", rng.u32(0..12));
+        let email = format!("e{}@example.com", rng.u32(0..8));
+        let key = || User::key(id.as_str()).unwrap();
+        let before = plain.get(key()).consistent().send().await.optional().unwrap();
+        let delete = rng.u8(0..5) == 0;
+        let result = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+            if delete {
+                faulty.delete(key()).send().await
+            } else {
+                faulty.put(&user(&id, &email)).send().await
+            }
+        })
+        .await
+        .expect("an operation finished within its bound");
+        let after = plain.get(key()).consistent().send().await.optional().unwrap();
+        let applied = if delete {
+            after.is_none()
+        } else {
+            after.as_ref().map(|user| user.email.as_str()) == Some(email.as_str())
+        };
+        match result {
+            Ok(()) => assert!(applied, "op {op}: acknowledged, but {id} is {after:?}"),
+            Err(Error::Unique { .. }) => {
+                refused += 1;
+                assert_eq!(after, before, "op {op}: refused, but {id} changed");
+            }
+            // A fault the retries could not hide: the write happened or it did not.
+            Err(_) => assert!(applied || after == before, "op {op}: {id} is {after:?}"),
+        }
+    }
+    check_sentinels(&plain).await;
+    let report = stats.report();
+    assert!(
+        report.injected_total() > 0 && report.injected_after_apply() > 0,
+        "faults on both sides of the write: {report}"
+    );
+    assert!(refused > 0, "some writes met a taken email");
+}
