@@ -306,7 +306,13 @@ async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
         let id = format!("u{}", rng.u32(0..12));
         let email = format!("e{}@example.com", rng.u32(0..8));
         let key = || User::key(id.as_str()).unwrap();
-        let before = plain.get(key()).consistent().send().await.optional().unwrap();
+        let before = plain
+            .get(key())
+            .consistent()
+            .send()
+            .await
+            .optional()
+            .unwrap();
         let delete = rng.u8(0..5) == 0;
         let result = tokio::time::timeout(std::time::Duration::from_secs(60), async {
             if delete {
@@ -317,7 +323,13 @@ async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
         })
         .await
         .expect("an operation finished within its bound");
-        let after = plain.get(key()).consistent().send().await.optional().unwrap();
+        let after = plain
+            .get(key())
+            .consistent()
+            .send()
+            .await
+            .optional()
+            .unwrap();
         let applied = if delete {
             after.is_none()
         } else {
@@ -340,4 +352,19 @@ async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
         "faults on both sides of the write: {report}"
     );
     assert!(refused > 0, "some writes met a taken email");
+}
+
+#[tokio::test]
+async fn explain_shows_the_transaction_and_its_doubled_capacity() {
+    let db = table().await;
+    let explain = db.put(&user("u1", "ana@example.com")).explain().unwrap();
+    assert_eq!(explain.request.operation, "TransactWriteItems");
+    let items = explain.request.body["TransactItems"].as_array().unwrap();
+    // The item and the claim of its email (no phone, so no claim of one).
+    assert_eq!(items.len(), 2, "{:#}", explain.request.body);
+    assert_eq!(
+        explain.estimate.write_units, 4.0,
+        "{:?}",
+        explain.estimate.lines
+    );
 }

@@ -167,18 +167,55 @@ impl<'db, E: Entity> Put<'db, E> {
         })
     }
 
-    /// The request and its estimated capacity (see [`crate::cost`]).
+    /// The request and its estimated capacity (see [`crate::cost`]). For an entity with unique
+    /// values, the transaction of a new item and its sentinels, each write counted twice (a
+    /// changed value of an existing item adds the release of the old one).
     pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
+        if !E::SCHEMA.unique.is_empty() {
+            return self.with_sentinels(None)?.explain();
+        }
         Ok(crate::cost::Explain {
             request: self.params()?,
             estimate: self.transact_op()?.estimate,
         })
     }
 
-    /// The request this operation sends.
+    /// The request this operation sends: for an entity with unique values, the transaction
+    /// of a new item and its sentinels.
     pub fn params(&self) -> Result<Request, Error> {
+        if !E::SCHEMA.unique.is_empty() {
+            return self.with_sentinels(None)?.params();
+        }
         let request = self.builder(self.prepare()?, None);
         Ok(describe::request("PutItem", request.as_input()))
+    }
+
+    /// The transaction this put is when the item is as `stored` says.
+    fn with_sentinels(
+        &self,
+        stored: Option<&Item>,
+    ) -> Result<super::transact::Transaction<'db, E::Table>, Error> {
+        crate::unique::transaction::<E>(self.db, self.attempt(stored)?, stored)
+    }
+
+    /// This put, conditioned on the item being as `stored` says.
+    fn attempt(&self, stored: Option<&Item>) -> Result<crate::unique::Attempt, Error> {
+        let mut condition = self.condition.clone();
+        Condition::and_to(
+            &mut condition,
+            Condition::from_node(crate::unique::as_read::<E>(stored)),
+        );
+        let put = Put {
+            db: self.db,
+            item: self.item.clone(),
+            only_if_absent: self.only_if_absent,
+            moving: self.moving,
+            condition,
+        };
+        Ok(crate::unique::Attempt {
+            new: Some(put.prepare()?.item),
+            op: put.transact_op()?,
+        })
     }
 
     /// Sends the request. For an entity with unique values, it is a transaction of the item
@@ -216,24 +253,7 @@ impl<'db, E: Entity> Put<'db, E> {
         let item = self.item.clone()?;
         let key = crate::unique::key_of::<E>(&item);
         let expectations = self.prepare()?.expectations;
-        let attempt = |stored: Option<&Item>| {
-            let mut condition = self.condition.clone();
-            Condition::and_to(
-                &mut condition,
-                Condition::from_node(crate::unique::as_read::<E>(stored)),
-            );
-            let put = Put {
-                db: self.db,
-                item: self.item.clone(),
-                only_if_absent: self.only_if_absent,
-                moving: self.moving,
-                condition,
-            };
-            Ok(crate::unique::Attempt {
-                new: Some(put.prepare()?.item),
-                op: put.transact_op()?,
-            })
-        };
+        let attempt = |stored: Option<&Item>| self.attempt(stored);
         let failed = |reason: &super::transact::CancellationReason, now: Option<&Item>| {
             condition_failure(E::SCHEMA.name, reason.key.clone(), now, expectations)
         };

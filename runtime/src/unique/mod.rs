@@ -17,7 +17,7 @@ mod sentinel;
 mod write;
 
 pub(crate) use sentinel::{key_of, sentinel_ops, SENTINEL_ENTITY};
-pub(crate) use write::{unique_failure, write_with_sentinels, Attempt};
+pub(crate) use write::{transaction, unique_failure, write_with_sentinels, Attempt};
 
 /// An entity field that is `#[dynamo(unique)]`, so that [`Db::get_by_unique`](crate::Db::get_by_unique)
 /// can look an item up by it. Implemented by the `Entity` derive.

@@ -35,13 +35,7 @@ pub(crate) async fn write_with_sentinels<E: Entity>(
     let mut stored = read(db, key).await?;
     let mut last = None;
     for _ in 0..ATTEMPTS {
-        let Attempt { op, new } = attempt(stored.as_ref())?;
-        let sentinels = sentinel_ops::<E>(db.table_name(), stored.as_ref(), new.as_ref())?;
-        let transaction = sentinels
-            .into_iter()
-            .fold(db.transaction().push(op), |transaction, op| {
-                transaction.push(op)
-            });
+        let transaction = transaction::<E>(db, attempt(stored.as_ref())?, stored.as_ref())?;
         match transaction.send().await {
             Ok(()) => return Ok(stored),
             Err(Error::TransactionCanceled(cancelled)) => {
@@ -66,6 +60,20 @@ pub(crate) async fn write_with_sentinels<E: Entity>(
         table: db.table_name().to_owned(),
         message: "the item kept changing".to_owned(),
     }))
+}
+
+/// The transaction of `attempt` and the sentinel writes it needs, with the item as `stored`.
+pub(crate) fn transaction<'db, E: Entity>(
+    db: &'db Db<E::Table>,
+    attempt: Attempt,
+    stored: Option<&Item>,
+) -> Result<crate::op::transact::Transaction<'db, E::Table>, Error> {
+    let sentinels = sentinel_ops::<E>(db.table_name(), stored, attempt.new.as_ref())?;
+    Ok(sentinels
+        .into_iter()
+        .fold(db.transaction().push(attempt.op), |transaction, op| {
+            transaction.push(op)
+        }))
 }
 
 /// The item as stored, read strongly consistently (the transaction is conditioned on it).
