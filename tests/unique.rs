@@ -368,3 +368,59 @@ async fn explain_shows_the_transaction_and_its_doubled_capacity() {
         explain.estimate.lines
     );
 }
+
+/// Items written before `email` was unique have no sentinels: the claim sweep writes them,
+/// reports the value two items share, and from then on the values are kept.
+#[tokio::test]
+async fn the_claim_sweep_covers_existing_items_and_reports_duplicates() {
+    let db = table().await;
+    let raw = |id: &str, email: &str| {
+        singletable::Item::from([
+            ("PK".to_owned(), AttributeValue::S(format!("USER#{id}"))),
+            ("SK".to_owned(), AttributeValue::S("USER".to_owned())),
+            ("_type".to_owned(), AttributeValue::S("User".to_owned())),
+            ("_sv".to_owned(), AttributeValue::N("1".to_owned())),
+            ("id".to_owned(), AttributeValue::S(id.to_owned())),
+            ("email".to_owned(), AttributeValue::S(email.to_owned())),
+            ("name".to_owned(), AttributeValue::S(format!("user {id}"))),
+        ])
+    };
+    for (id, email) in [
+        ("u1", "a@example.com"),
+        ("u2", "b@example.com"),
+        ("u3", "a@example.com"),
+    ] {
+        singletable::testing::put_raw(&db, raw(id, email))
+            .await
+            .unwrap();
+    }
+    let report = db.claim_unique_values::<User>().run().await.unwrap();
+    assert_eq!((report.items, report.claimed), (3, 2), "{report:?}");
+    let [duplicate] = report.duplicates.as_slice() else {
+        panic!("one duplicate: {report:?}");
+    };
+    assert_eq!(
+        (duplicate.field, duplicate.value.as_str()),
+        ("email", "a@example.com")
+    );
+    let pair: BTreeSet<&str> = [
+        duplicate.item.partition.1.as_str(),
+        duplicate.holder.as_ref().unwrap().partition.1.as_str(),
+    ]
+    .into();
+    assert_eq!(pair, BTreeSet::from(["USER#u1", "USER#u3"]));
+    // Swept again, nothing new is claimed twice and the duplicate is still reported.
+    let again = db
+        .claim_unique_values::<User>()
+        .segments(2)
+        .run()
+        .await
+        .unwrap();
+    assert_eq!((again.claimed, again.duplicates.len()), (2, 1), "{again:?}");
+    let error = db
+        .put(&user("u4", "b@example.com"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+}

@@ -14,7 +14,10 @@
 
 mod lookup;
 mod sentinel;
+mod sweep;
 mod write;
+
+pub use sweep::{ClaimReport, ClaimUnique, Duplicate};
 
 pub(crate) use sentinel::{key_of, sentinel_ops, SENTINEL_ENTITY};
 pub(crate) use write::{transaction, unique_failure, write_with_sentinels, Attempt};

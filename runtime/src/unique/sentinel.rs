@@ -106,6 +106,56 @@ pub(crate) fn key_of<E: Entity>(item: &Item) -> Item {
         .collect()
 }
 
+/// A sentinel's put: its key, the item, and the condition that the value is free or already
+/// the writer's.
+pub(crate) struct ClaimOp {
+    pub(crate) key: Item,
+    pub(crate) item: Item,
+    pub(crate) condition: String,
+    pub(crate) placeholders: Placeholders,
+    pub(crate) value: String,
+}
+
+/// The claim of `unique`'s value in `new` (an item of `E`) for `new`'s key: the sentinel must be
+/// free, or already `new`'s, or `moving_from`'s (the old key of a move). `None` when `new`
+/// has no such value.
+fn claim<E: Entity>(
+    unique: &UniqueSchema,
+    new: &Item,
+    moving_from: Option<&Item>,
+) -> Option<ClaimOp> {
+    let table = <E::Table as Table>::SCHEMA;
+    let value = value_text(unique, new)?;
+    let owner = key_of::<E>(new);
+    let free = Node::NotExists(AttrPath::attribute(table.partition_key));
+    let mut condition = or(free, owned_by::<E>(&owner));
+    if let Some(old) = moving_from {
+        condition = or(condition, owned_by::<E>(&key_of::<E>(old)));
+    }
+    let key = sentinel_key::<E>(unique, &value);
+    let mut item = key.clone();
+    item.extend(owner_attributes::<E>(&owner));
+    item.insert(
+        table.entity_attribute.to_owned(),
+        AttributeValue::S(SENTINEL_ENTITY.to_owned()),
+    );
+    item.insert(VALUE.to_owned(), AttributeValue::S(value.clone()));
+    let mut placeholders = Placeholders::default();
+    let condition = condition.to_expression(&mut placeholders);
+    Some(ClaimOp {
+        key,
+        item,
+        condition,
+        placeholders,
+        value,
+    })
+}
+
+/// The claim of `unique`'s value in `item` for `item` itself (see [`claim`]).
+pub(crate) fn claim_op<E: Entity>(unique: &UniqueSchema, item: &Item) -> Option<ClaimOp> {
+    claim::<E>(unique, item, None)
+}
+
 /// The writes that keep the sentinels of an item of `E` right when it goes from `old` (as
 /// stored, or `None`) to `new` (as written, or `None` for a delete): claim each value `new`
 /// has, for `new`'s key (free, or already `old`'s or `new`'s), and release each value of
@@ -117,49 +167,34 @@ pub(crate) fn sentinel_ops<E: Entity>(
     new: Option<&Item>,
 ) -> Result<Vec<TransactOp>, Error> {
     let table = <E::Table as Table>::SCHEMA;
-    let free = || Node::NotExists(AttrPath::attribute(table.partition_key));
     let mut ops = Vec::new();
     for unique in E::SCHEMA.unique {
-        let before = old.and_then(|item| value_text(unique, item));
         let after = new.and_then(|item| value_text(unique, item));
-        if let (Some(value), Some(new)) = (&after, new) {
-            let owner = key_of::<E>(new);
-            let mut condition = or(free(), owned_by::<E>(&owner));
-            if let Some(old) = old {
-                condition = or(condition, owned_by::<E>(&key_of::<E>(old)));
-            }
-            let mut item = sentinel_key::<E>(unique, value);
-            let key = item.clone();
-            item.extend(owner_attributes::<E>(&owner));
-            item.insert(
-                table.entity_attribute.to_owned(),
-                AttributeValue::S(SENTINEL_ENTITY.to_owned()),
-            );
-            item.insert(VALUE.to_owned(), AttributeValue::S(value.clone()));
-            let mut placeholders = Placeholders::default();
-            let condition = condition.to_expression(&mut placeholders);
+        if let Some(claim) = new.and_then(|new| claim::<E>(unique, new, old)) {
             let put = SdkPut::builder()
                 .table_name(table_name)
-                .set_item(Some(item))
-                .condition_expression(condition)
-                .set_expression_attribute_names(placeholders.names())
-                .set_expression_attribute_values(placeholders.values())
+                .set_item(Some(claim.item))
+                .condition_expression(claim.condition)
+                .set_expression_attribute_names(claim.placeholders.names())
+                .set_expression_attribute_values(claim.placeholders.values())
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 )
                 .build()?;
             ops.push(op::<E>(
                 WriteKind::Put,
-                key,
+                claim.key,
                 TransactWriteItem::builder().put(put).build(),
-                format!("claim of unique {} {value:?}", unique.name),
+                format!("claim of unique {} {:?}", unique.name, claim.value),
             ));
         }
+        let before = old.and_then(|item| value_text(unique, item));
         if let (Some(value), Some(old)) = (&before, old) {
             if after.as_ref() == Some(value) {
                 continue;
             }
-            let condition = or(free(), owned_by::<E>(&key_of::<E>(old)));
+            let free = Node::NotExists(AttrPath::attribute(table.partition_key));
+            let condition = or(free, owned_by::<E>(&key_of::<E>(old)));
             let mut placeholders = Placeholders::default();
             let condition = condition.to_expression(&mut placeholders);
             let key = sentinel_key::<E>(unique, value);

@@ -1,0 +1,124 @@
+//! Existing data: items written before a value was declared unique have no sentinels. A claim
+//! sweep reads every item of the entity and claims its values, and reports the values two
+//! items share instead of choosing between them.
+
+use super::sentinel::{claim_op, claimed};
+use crate::error::Error;
+use crate::item::KeyText;
+use crate::schema::{Entity, Table};
+use crate::Db;
+use futures::StreamExt;
+
+/// Two items with one unique value: the sweep claimed it for the first and left the second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The unique field (or fields, joined by `+`).
+    pub field: &'static str,
+    /// The value.
+    pub value: String,
+    /// The item the value's sentinel names.
+    pub holder: Option<KeyText>,
+    /// The item that has the value too.
+    pub item: KeyText,
+}
+
+/// What a claim sweep did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaimReport {
+    /// Items read.
+    pub items: u64,
+    /// Sentinels written or found already this item's.
+    pub claimed: u64,
+    /// Values held by two items: fix the data, then sweep again.
+    pub duplicates: Vec<Duplicate>,
+}
+
+/// A sweep that writes the sentinels of the items of `E` that exist; see
+/// [`Db::claim_unique_values`].
+#[must_use = "a sweep does nothing until it is run"]
+pub struct ClaimUnique<'db, E: Entity> {
+    db: &'db Db<E::Table>,
+    segments: u32,
+}
+
+impl<T: Table> Db<T> {
+    /// The migration step for a value newly declared unique: claims the value of every
+    /// existing item of `E` (one conditional `PutItem` per value, free or already the item's),
+    /// and reports the values that two items share. Run it once the code that keeps the
+    /// sentinels is deployed, so that items written meanwhile are covered too; it can be run
+    /// again at any time.
+    pub fn claim_unique_values<E: Entity<Table = T>>(&self) -> ClaimUnique<'_, E> {
+        ClaimUnique {
+            db: self,
+            segments: 1,
+        }
+    }
+}
+
+impl<E: Entity> ClaimUnique<'_, E> {
+    /// Scans in this many parallel segments.
+    pub fn segments(mut self, segments: u32) -> Self {
+        self.segments = segments;
+        self
+    }
+
+    /// Runs the sweep.
+    pub async fn run(self) -> Result<ClaimReport, Error> {
+        let mut report = ClaimReport::default();
+        // Expired items too: until DynamoDB deletes them they hold their values.
+        let mut items = Box::pin(
+            self.db
+                .scan::<E>()
+                .include_expired()
+                .consistent()
+                .segments(self.segments)
+                .items(),
+        );
+        while let Some(entity) = items.next().await {
+            let item = crate::item::encode(&entity?)?;
+            report.items += 1;
+            for unique in E::SCHEMA.unique {
+                let Some(op) = claim_op::<E>(unique, &item) else {
+                    continue;
+                };
+                let sent = self
+                    .db
+                    .client()
+                    .put_item()
+                    .table_name(self.db.table_name())
+                    .set_item(Some(op.item))
+                    .condition_expression(op.condition)
+                    .set_expression_attribute_names(op.placeholders.names())
+                    .set_expression_attribute_values(op.placeholders.values())
+                    .return_values_on_condition_check_failure(
+                        aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+                    )
+                    .send()
+                    .await;
+                match sent {
+                    Ok(_) => report.claimed += 1,
+                    Err(error) => {
+                        let taken = error
+                            .as_service_error()
+                            .and_then(|error| match error {
+                                aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure) => Some(failure.item().cloned()),
+                                _ => None,
+                            });
+                        let Some(holder) = taken else {
+                            return Err(error.into());
+                        };
+                        let (field, value, holder) = claimed::<E>(&op.key, holder.as_ref())
+                            .unwrap_or((unique.name, String::new(), None));
+                        report.duplicates.push(Duplicate {
+                            field,
+                            value,
+                            holder,
+                            item: crate::item::key_text::<E::Table>(&item),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+}
