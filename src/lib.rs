@@ -44,8 +44,11 @@ pub use singletable_macros::Collection;
 pub use singletable_macros::test;
 
 pub use singletable_runtime::{
-    cost, error, expr, item, key, managed, migrate, op, retry, schema, stream, ttl, wire,
+    cost, error, expr, item, key, managed, migrate, op, retry, schema, ttl, unique, wire,
 };
+
+#[doc = include_str!("../docs/streams.md")]
+pub use singletable_runtime::stream;
 pub use singletable_runtime::{
     Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,
     KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Request, RetryPolicy,

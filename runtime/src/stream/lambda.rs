@@ -1,25 +1,8 @@
 //! Stream records from AWS Lambda: the DynamoDB event of `aws_lambda_events`, whose items are
 //! `serde_dynamo` items.
 //!
-//! ```no_run
-//! # use singletable::stream::{self, Change};
-//! # #[derive(singletable::Table)]
-//! # #[dynamo(name = "app", pk = "PK", sk = "SK", stream = "new_and_old_images")]
-//! # struct App;
-//! # #[derive(singletable::Entity, serde::Serialize, serde::Deserialize)]
-//! # #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET")]
-//! # struct Ticket { id: String }
-//! # fn handle(event: aws_lambda_events::event::dynamodb::Event) -> Result<(), stream::StreamError> {
-//! for record in stream::lambda::records::<Ticket>(event) {
-//!     match record?.change {
-//!         Change::Insert { new } => println!("new ticket {}", new.id),
-//!         Change::Modify { old, new } => println!("{} changed", new.id),
-//!         Change::Remove { old, expired } => println!("{} gone (expired: {expired})", old.id),
-//!     }
-//! }
-//! # Ok(())
-//! # }
-//! ```
+//! The facade's [`stream`](https://docs.rs/singletable/latest/singletable/stream/) docs show it
+//! in use.
 
 use super::change::{decode, Record, StreamTarget};
 use super::error::StreamError;

@@ -7,30 +7,8 @@
 //! saves its position. A reader that stops between a batch and its commit is given the batch
 //! again when it starts: delivery is at least once.
 //!
-//! ```no_run
-//! # use singletable::stream::Change;
-//! # #[derive(singletable::Table)]
-//! # #[dynamo(name = "app", pk = "PK", sk = "SK", stream = "new_and_old_images")]
-//! # struct App;
-//! # #[derive(singletable::Entity, serde::Serialize, serde::Deserialize)]
-//! # #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET")]
-//! # struct Ticket { id: String }
-//! # async fn consume(db: singletable::Db<App>, streams: aws_sdk_dynamodbstreams::Client) -> Result<(), singletable::Error> {
-//! let mut reader = db.stream_reader("ticket-counter", streams);
-//! loop {
-//!     let batch = reader.poll::<Ticket>().await?;
-//!     if batch.is_empty() && reader.is_caught_up() {
-//!         break;
-//!     }
-//!     for record in batch.records() {
-//!         let record = record.as_ref().map_err(Clone::clone)?;
-//!         // Apply the change idempotently: a record may come again after a restart.
-//!     }
-//!     reader.commit(&batch).await?;
-//! }
-//! # Ok(())
-//! # }
-//! ```
+//! The facade's [`stream`](https://docs.rs/singletable/latest/singletable/stream/) docs show it
+//! in use.
 
 use super::change::{decode, Record, StreamTarget};
 use super::error::StreamError;
