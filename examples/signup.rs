@@ -1,0 +1,87 @@
+//! User signup with a unique email, on the local engine (or the endpoint in
+//! `AWS_ENDPOINT_URL_DYNAMODB`): each write is printed with its cost before it is sent.
+//!
+//! Run with `cargo run --example signup`.
+
+use serde::{Deserialize, Serialize};
+use singletable::{Db, Entity, Error, Table};
+
+#[derive(Table)]
+#[dynamo(name = "signup-example", pk = "PK", sk = "SK")]
+pub struct App;
+
+/// Emails are stored lower-cased, so that `Ana@Example.com` and `ana@example.com` collide.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "USER#{id}", sk = "USER")]
+pub struct User {
+    pub id: String,
+    #[dynamo(unique)]
+    pub email: String,
+    pub name: String,
+}
+
+impl User {
+    fn new(id: &str, email: &str, name: &str) -> User {
+        User {
+            id: id.into(),
+            email: email.to_lowercase(),
+            name: name.into(),
+        }
+    }
+}
+
+/// Signs a user up: `Ok(false)` when the email is taken.
+async fn sign_up(db: &Db<App>, user: &User) -> Result<bool, Error> {
+    let put = db.put(user).only_if_absent();
+    let explain = put.explain()?;
+    println!(
+        "sign up {} <{}>: {} with {} writes, {} WCU",
+        user.id,
+        user.email,
+        explain.request.operation,
+        explain.request.body["TransactItems"]
+            .as_array()
+            .map_or(1, Vec::len),
+        explain.estimate.write_units
+    );
+    match put.send().await {
+        Ok(()) => Ok(true),
+        Err(Error::Unique {
+            field, owner_key, ..
+        }) => {
+            let owner = owner_key.map(|key| key.to_string()).unwrap_or_default();
+            println!("  refused: that {field} belongs to {owner}");
+            Ok(false)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = singletable::local::client().await?;
+    let db =
+        Db::<App>::new(client).with_table_name(format!("signup-example-{}", std::process::id()));
+    db.ensure_table().await?;
+
+    let ana = User::new("u1", "Ana@Example.com", "Ana");
+    assert!(sign_up(&db, &ana).await?);
+    // Another account with the same email, spelled otherwise, is refused.
+    assert!(!sign_up(&db, &User::new("u2", "ana@example.com", "Impostor")).await?);
+
+    let found = db.get_by_unique(User::EMAIL, "ana@example.com").await?;
+    println!("found by email: {} ({})", found.name, found.id);
+
+    // Changing the email moves its sentinel in the same transaction: the old one is free.
+    db.put(&User::new("u1", "ana@new.example.com", "Ana"))
+        .send()
+        .await?;
+    assert!(sign_up(&db, &User::new("u3", "ana@example.com", "Another Ana")).await?);
+    println!("ana@example.com was freed and taken by u3");
+
+    // Deleting the account frees its email too.
+    db.delete(User::key("u1")?).send().await?;
+    assert!(sign_up(&db, &User::new("u4", "ana@new.example.com", "Ana again")).await?);
+    println!("every email has exactly one account");
+    Ok(())
+}
