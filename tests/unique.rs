@@ -424,3 +424,43 @@ async fn the_claim_sweep_covers_existing_items_and_reports_duplicates() {
         .unwrap_err();
     assert!(matches!(error, Error::Unique { .. }), "{error:?}");
 }
+
+#[derive(Table)]
+#[dynamo(name = "invites", pk = "PK", sk = "SK", ttl = "expires_at")]
+struct Invites;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Invites, pk = "INVITE#{id}", sk = "INVITE")]
+struct Invite {
+    id: String,
+    #[dynamo(unique)]
+    code: String,
+    #[dynamo(ttl)]
+    expires_at: u64,
+}
+
+/// A sentinel expires with its item: the value of an expired item is free again, whether or
+/// not the engine has deleted the two yet.
+#[tokio::test]
+async fn an_expired_items_value_is_free_again() {
+    let db = singletable::testing::table::<Invites>().await.unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let invite = |id: &str, expires_at: u64| Invite {
+        id: id.into(),
+        code: "WELCOME".into(),
+        expires_at,
+    };
+    db.put(&invite("i1", now - 60)).send().await.unwrap();
+    db.put(&invite("i2", now + 3600)).send().await.unwrap();
+    let error = db.put(&invite("i3", now + 3600)).send().await.unwrap_err();
+    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    let found = db.get_by_unique(Invite::CODE, "WELCOME").await.unwrap();
+    assert_eq!(found.id, "i2");
+    // Deleting the expired item (if the engine has not yet) leaves i2's sentinel alone.
+    db.delete(Invite::key("i1").unwrap()).send().await.unwrap();
+    let found = db.get_by_unique(Invite::CODE, "WELCOME").await.unwrap();
+    assert_eq!(found.id, "i2");
+}

@@ -195,7 +195,7 @@ impl<'db, E: Entity> Put<'db, E> {
         &self,
         stored: Option<&Item>,
     ) -> Result<super::transact::Transaction<'db, E::Table>, Error> {
-        crate::unique::transaction::<E>(self.db, self.attempt(stored)?, stored)
+        crate::unique::transaction::<E>(self.db, self.attempt(stored)?, stored, &[])
     }
 
     /// This put, conditioned on the item being as `stored` says.

@@ -70,9 +70,12 @@ impl<T: Table> Db<T> {
             .await?
             .item
             .ok_or_else(|| not_found(&owner))?;
-        // The owner must still hold the value: a sentinel read before a change reached it
-        // would otherwise name an item that no longer has it.
-        if super::sentinel::value_text(unique, &item).as_deref() != Some(text.as_str()) {
+        // The owner must still hold the value (a sentinel read before a change reached it
+        // would otherwise name an item that no longer has it), and not have expired (every
+        // read treats an expired item as gone).
+        if super::sentinel::value_text(unique, &item).as_deref() != Some(text.as_str())
+            || crate::ttl::Expiry::hidden(T::SCHEMA).has_expired(&item)
+        {
             return Err(not_found(&owner));
         }
         Ok(crate::item::decode(item)?)

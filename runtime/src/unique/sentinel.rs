@@ -134,6 +134,22 @@ fn claim<E: Entity>(
     }
     let key = sentinel_key::<E>(unique, &value);
     let mut item = key.clone();
+    // A sentinel expires with its item, so that DynamoDB's time to live frees the value too,
+    // and an expired one DynamoDB has not deleted yet is free already.
+    if let Some(ttl) = table.ttl_attribute {
+        if let Some(expires) = new.get(ttl) {
+            item.insert(ttl.to_owned(), expires.clone());
+        }
+        let now = AttributeValue::N(crate::ttl::now_seconds().to_string());
+        condition = or(
+            condition,
+            Node::Compare(
+                Operand::Path(AttrPath::attribute(ttl)),
+                Comparison::Lt,
+                Operand::Value(now),
+            ),
+        );
+    }
     item.extend(owner_attributes::<E>(&owner));
     item.insert(
         table.entity_attribute.to_owned(),
@@ -160,11 +176,13 @@ pub(crate) fn claim_op<E: Entity>(unique: &UniqueSchema, item: &Item) -> Option<
 /// stored, or `None`) to `new` (as written, or `None` for a delete): claim each value `new`
 /// has, for `new`'s key (free, or already `old`'s or `new`'s), and release each value of
 /// `old` that `new` does not keep (if still `old`'s; a missing sentinel, as before a
-/// migration wrote them, is no obstacle).
+/// migration wrote them, is no obstacle), but those in `foreign`: sentinels found to be
+/// another item's (the value of an expired item, claimed again).
 pub(crate) fn sentinel_ops<E: Entity>(
     table_name: &str,
     old: Option<&Item>,
     new: Option<&Item>,
+    foreign: &[Item],
 ) -> Result<Vec<TransactOp>, Error> {
     let table = <E::Table as Table>::SCHEMA;
     let mut ops = Vec::new();
@@ -198,6 +216,9 @@ pub(crate) fn sentinel_ops<E: Entity>(
             let mut placeholders = Placeholders::default();
             let condition = condition.to_expression(&mut placeholders);
             let key = sentinel_key::<E>(unique, value);
+            if foreign.contains(&key) {
+                continue;
+            }
             let delete = SdkDelete::builder()
                 .table_name(table_name)
                 .set_key(Some(key.clone()))

@@ -33,14 +33,22 @@ pub(crate) async fn write_with_sentinels<E: Entity>(
     on_failure: impl Fn(&CancellationReason, Option<&Item>) -> Error,
 ) -> Result<Option<Item>, Error> {
     let mut stored = read(db, key).await?;
+    let mut foreign = Vec::new();
     let mut last = None;
     for _ in 0..ATTEMPTS {
-        let transaction = transaction::<E>(db, attempt(stored.as_ref())?, stored.as_ref())?;
+        let attempt = attempt(stored.as_ref())?;
+        let transaction = transaction::<E>(db, attempt, stored.as_ref(), &foreign)?;
         match transaction.send().await {
             Ok(()) => return Ok(stored),
             Err(Error::TransactionCanceled(cancelled)) => {
                 if let Some(error) = unique_failure::<E>(&cancelled) {
                     return Err(error);
+                }
+                if let Some(key) = foreign_release(&cancelled) {
+                    // Not this item's to release any more: leave it to its owner.
+                    foreign.push(key);
+                    last = Some(Error::TransactionCanceled(cancelled));
+                    continue;
                 }
                 let Some(reason) = item_failure(&cancelled) else {
                     return Err(Error::TransactionCanceled(cancelled));
@@ -62,13 +70,15 @@ pub(crate) async fn write_with_sentinels<E: Entity>(
     }))
 }
 
-/// The transaction of `attempt` and the sentinel writes it needs, with the item as `stored`.
+/// The transaction of `attempt` and the sentinel writes it needs, with the item as `stored`
+/// (releasing none of the `foreign` sentinels).
 pub(crate) fn transaction<'db, E: Entity>(
     db: &'db Db<E::Table>,
     attempt: Attempt,
     stored: Option<&Item>,
+    foreign: &[Item],
 ) -> Result<crate::op::transact::Transaction<'db, E::Table>, Error> {
-    let sentinels = sentinel_ops::<E>(db.table_name(), stored, attempt.new.as_ref())?;
+    let sentinels = sentinel_ops::<E>(db.table_name(), stored, attempt.new.as_ref(), foreign)?;
     Ok(sentinels
         .into_iter()
         .fold(db.transaction().push(attempt.op), |transaction, op| {
@@ -115,6 +125,19 @@ pub(crate) fn unique_failure<E: Entity>(cancelled: &TransactionCanceled) -> Opti
             owner_key,
         })
     })
+}
+
+/// The key of a sentinel a release found to be another item's.
+fn foreign_release(cancelled: &TransactionCanceled) -> Option<Item> {
+    cancelled
+        .reasons
+        .iter()
+        .find(|reason| {
+            reason.kind == WriteKind::Delete
+                && reason.entity == super::SENTINEL_ENTITY
+                && reason.code == CancellationCode::ConditionalCheckFailed
+        })
+        .map(sentinel_key_of)
 }
 
 /// The sentinel's key attributes, from the reason's key text.
