@@ -160,7 +160,7 @@ mod tests {
     fn unknown_settings_list_the_accepted_ones_and_suggest_the_nearest() {
         let message = ENTITY.unknown("schema_verison");
         assert!(
-            message.contains("`schema_version`, `pk`, `sk`, or index templates"),
+            message.contains("`schema_version`, `pk`, `sk`, `unique`, or index templates"),
             "{message}"
         );
         assert!(
