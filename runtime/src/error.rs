@@ -192,7 +192,7 @@ pub enum Error {
     },
     /// A stream record could not be read or decoded (boxed: it carries the record's key).
     #[error(transparent)]
-    Stream(Box<crate::stream::StreamError>),
+    Stream(Box<crate::stream::error::StreamError>),
 }
 
 impl Error {
@@ -228,7 +228,7 @@ impl Error {
     }
 
     /// The stream error, if this is one.
-    pub fn as_stream_error(&self) -> Option<&crate::stream::StreamError> {
+    pub fn as_stream_error(&self) -> Option<&crate::stream::error::StreamError> {
         match self {
             Error::Stream(error) => Some(error),
             _ => None,
@@ -311,8 +311,8 @@ impl<T> OptionalExt<T> for Result<T, Error> {
     }
 }
 
-impl From<crate::stream::StreamError> for Error {
-    fn from(error: crate::stream::StreamError) -> Self {
+impl From<crate::stream::error::StreamError> for Error {
+    fn from(error: crate::stream::error::StreamError) -> Self {
         Error::Stream(Box::new(error))
     }
 }

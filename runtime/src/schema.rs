@@ -42,8 +42,66 @@ pub struct TableSchema {
     /// The attribute DynamoDB's time to live reads (`ttl = "expires_at"`), if any.
     pub ttl_attribute: Option<&'static str>,
     /// The stream view (`stream = "new_and_old_images"`), if the table has a stream.
-    pub stream: Option<crate::stream::StreamViewType>,
+    pub stream: Option<StreamViewType>,
 }
+
+/// What each stream record carries besides the keys: DynamoDB's `StreamViewType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamViewType {
+    /// The item after and before the change.
+    NewAndOldImages,
+    /// The item after the change.
+    NewImage,
+    /// The item before the change.
+    OldImage,
+    /// Only the key attributes.
+    KeysOnly,
+}
+
+impl StreamViewType {
+    /// DynamoDB's name for it (`NEW_AND_OLD_IMAGES`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamViewType::NewAndOldImages => "NEW_AND_OLD_IMAGES",
+            StreamViewType::NewImage => "NEW_IMAGE",
+            StreamViewType::OldImage => "OLD_IMAGE",
+            StreamViewType::KeysOnly => "KEYS_ONLY",
+        }
+    }
+
+    pub(crate) fn sdk(self) -> aws_sdk_dynamodb::types::StreamViewType {
+        aws_sdk_dynamodb::types::StreamViewType::from(self.as_str())
+    }
+}
+
+impl std::fmt::Display for StreamViewType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an entity's TTL field is stored; referenced by generated schemas.
+#[derive(Debug, Clone, Copy)]
+pub struct TtlField {
+    /// The attribute (the table's TTL attribute).
+    pub attribute: &'static str,
+    /// The stored form of the value serde writes.
+    pub stored: fn(
+        aws_sdk_dynamodb::types::AttributeValue,
+    ) -> Result<Option<aws_sdk_dynamodb::types::AttributeValue>, String>,
+    /// The value serde reads, from the stored form.
+    pub read: fn(
+        aws_sdk_dynamodb::types::AttributeValue,
+    ) -> Result<aws_sdk_dynamodb::types::AttributeValue, String>,
+}
+
+impl PartialEq for TtlField {
+    fn eq(&self, other: &Self) -> bool {
+        self.attribute == other.attribute
+    }
+}
+
+impl Eq for TtlField {}
 
 /// Whether an index is global or local.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +259,7 @@ pub struct ManagedFields {
     /// Set on every put and update.
     pub updated_at: Option<ManagedTimestamp>,
     /// The expiry time DynamoDB's time to live reads (`#[dynamo(ttl)]`).
-    pub ttl: Option<crate::ttl::TtlField>,
+    pub ttl: Option<TtlField>,
 }
 
 /// A timestamp attribute and how to make "now" in the field's own type.

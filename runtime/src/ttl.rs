@@ -86,24 +86,7 @@ impl<T: TtlValue> TtlValue for Option<T> {
     }
 }
 
-/// How an entity's TTL field is stored; referenced by generated schemas.
-#[derive(Debug, Clone, Copy)]
-pub struct TtlField {
-    /// The attribute (the table's TTL attribute).
-    pub attribute: &'static str,
-    /// The stored form of the value serde writes.
-    pub stored: fn(AttributeValue) -> Result<Option<AttributeValue>, String>,
-    /// The value serde reads, from the stored form.
-    pub read: fn(AttributeValue) -> Result<AttributeValue, String>,
-}
-
-impl PartialEq for TtlField {
-    fn eq(&self, other: &Self) -> bool {
-        self.attribute == other.attribute
-    }
-}
-
-impl Eq for TtlField {}
+pub use crate::schema::TtlField;
 
 /// The field's stored form, as the derive refers to it.
 pub const fn ttl_field<T: TtlValue>(attribute: &'static str) -> TtlField {

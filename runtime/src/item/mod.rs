@@ -101,7 +101,7 @@ pub fn decode_as<E: Entity, T: serde::de::DeserializeOwned>(item: Item) -> Resul
 
 /// Replaces the TTL field as serde wrote it by DynamoDB's form, a number of epoch seconds (or
 /// nothing, for no expiry).
-fn store_ttl<E: Entity>(ttl: &crate::ttl::TtlField, item: &mut Item) -> Result<(), EncodeError> {
+fn store_ttl<E: Entity>(ttl: &crate::schema::TtlField, item: &mut Item) -> Result<(), EncodeError> {
     let Some(value) = item.remove(ttl.attribute) else {
         return Ok(());
     };

@@ -129,7 +129,7 @@ impl<'db, E: Entity> Delete<'db, E> {
             let mut condition = self.condition.clone();
             Condition::and_to(
                 &mut condition,
-                Condition::from_node(crate::unique::as_read::<E>(stored)),
+                Condition::from_node(super::as_read::as_read::<E>(stored)),
             );
             let delete = Delete {
                 db: self.db,

@@ -1,6 +1,7 @@
 //! Operations: each builder can show the exact request it will send (`params`) and send it.
 
 pub mod append;
+pub(crate) mod as_read;
 pub mod batch;
 pub mod delete;
 pub mod get;

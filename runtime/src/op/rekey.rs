@@ -9,15 +9,13 @@ use super::put::Put;
 use super::transact::{CancellationCode, TransactionCanceled};
 use super::{condition_failure, Expectations};
 use crate::error::Error;
-use crate::expr::condition::{Comparison, Node, Operand};
-use crate::expr::{AttrPath, Condition};
+use crate::expr::Condition;
 use crate::item::EncodeError;
 use crate::item::Item;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::wire::Request;
 use crate::Db;
-use aws_sdk_dynamodb::types::AttributeValue;
 use futures::FutureExt;
 
 impl<T: Table> Db<T> {
@@ -38,7 +36,8 @@ impl<T: Table> Db<T> {
             .primary_key()
             .map_err(EncodeError::from)
             .and_then(|key| {
-                let unchanged = unchanged_since_read::<E>(read.as_ref().map_err(Clone::clone)?);
+                let unchanged =
+                    super::as_read::unchanged_since_read::<E>(read.as_ref().map_err(Clone::clone)?);
                 Ok(self
                     .delete(key)
                     .only_if_exists()
@@ -57,40 +56,6 @@ impl<T: Table> Db<T> {
             retry: RetryPolicy::default(),
         }
     }
-}
-
-/// The condition that the stored item is still the one read: its version, its `updated_at`, or
-/// else every field as read (an absent one still absent).
-pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
-    let managed = E::SCHEMA.managed;
-    let same = |attribute: &'static str| match read.get(attribute) {
-        // Version 0 is an item written without the attribute.
-        Some(AttributeValue::N(zero)) if zero == "0" && managed.version == Some(attribute) => {
-            Node::NotExists(AttrPath::attribute(attribute))
-        }
-        Some(value) => Node::Compare(
-            Operand::Path(AttrPath::attribute(attribute)),
-            Comparison::Eq,
-            Operand::Value(value.clone()),
-        ),
-        None => Node::NotExists(AttrPath::attribute(attribute)),
-    };
-    if let Some(attribute) = managed.version {
-        return same(attribute);
-    }
-    if let Some(timestamp) = managed.updated_at {
-        return same(timestamp.attribute);
-    }
-    E::SCHEMA
-        .fields
-        .iter()
-        .map(|field| same(field.attribute))
-        .reduce(|all, next| Node::And(Box::new(all), Box::new(next)))
-        .unwrap_or_else(|| {
-            Node::Exists(AttrPath::attribute(
-                <E::Table as Table>::SCHEMA.partition_key,
-            ))
-        })
 }
 
 /// A move of one item to a new key; see [`Db::rekey`].

@@ -11,7 +11,7 @@
 //! `examples/stream.rs` does.
 
 mod change;
-mod error;
+pub(crate) mod error;
 #[cfg(feature = "aws_lambda_events")]
 pub mod lambda;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]

@@ -3,40 +3,7 @@
 
 use crate::schema::{NoStream, Table};
 
-/// What each stream record carries besides the keys: DynamoDB's `StreamViewType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StreamViewType {
-    /// The item after and before the change.
-    NewAndOldImages,
-    /// The item after the change.
-    NewImage,
-    /// The item before the change.
-    OldImage,
-    /// Only the key attributes.
-    KeysOnly,
-}
-
-impl StreamViewType {
-    /// DynamoDB's name for it (`NEW_AND_OLD_IMAGES`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StreamViewType::NewAndOldImages => "NEW_AND_OLD_IMAGES",
-            StreamViewType::NewImage => "NEW_IMAGE",
-            StreamViewType::OldImage => "OLD_IMAGE",
-            StreamViewType::KeysOnly => "KEYS_ONLY",
-        }
-    }
-
-    pub(crate) fn sdk(self) -> aws_sdk_dynamodb::types::StreamViewType {
-        aws_sdk_dynamodb::types::StreamViewType::from(self.as_str())
-    }
-}
-
-impl std::fmt::Display for StreamViewType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::schema::StreamViewType;
 
 mod sealed {
     pub trait Sealed {}

@@ -43,16 +43,3 @@ pub trait UniqueField<const F: usize> {
     note = "write `{Self}` with `db.put(..)`, `db.delete(..)` or `db.rekey(..)`: each keeps its unique values in a transaction of its own"
 )]
 pub trait NoUniqueValues {}
-
-/// The condition that the item is as `stored` says: absent, or unchanged since it was read.
-pub(crate) fn as_read<E: crate::Entity>(
-    stored: Option<&crate::Item>,
-) -> crate::expr::condition::Node {
-    use crate::expr::condition::Node;
-    match stored {
-        Some(item) => crate::op::rekey::unchanged_since_read::<E>(item),
-        None => Node::NotExists(crate::expr::AttrPath::attribute(
-            <E::Table as crate::Table>::SCHEMA.partition_key,
-        )),
-    }
-}

@@ -1,0 +1,53 @@
+//! The condition that an item is as it was read: what a write made from a read (a move, or a
+//! write that keeps unique values) is conditioned on, so that it never overwrites a change it
+//! did not see.
+
+use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::AttrPath;
+use crate::item::Item;
+use crate::schema::{Entity, Table};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+/// The condition that the stored item is still the one read: its version, its `updated_at`, or
+/// else every field as read (an absent one still absent).
+pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
+    let managed = E::SCHEMA.managed;
+    let same = |attribute: &'static str| match read.get(attribute) {
+        // Version 0 is an item written without the attribute.
+        Some(AttributeValue::N(zero)) if zero == "0" && managed.version == Some(attribute) => {
+            Node::NotExists(AttrPath::attribute(attribute))
+        }
+        Some(value) => Node::Compare(
+            Operand::Path(AttrPath::attribute(attribute)),
+            Comparison::Eq,
+            Operand::Value(value.clone()),
+        ),
+        None => Node::NotExists(AttrPath::attribute(attribute)),
+    };
+    if let Some(attribute) = managed.version {
+        return same(attribute);
+    }
+    if let Some(timestamp) = managed.updated_at {
+        return same(timestamp.attribute);
+    }
+    E::SCHEMA
+        .fields
+        .iter()
+        .map(|field| same(field.attribute))
+        .reduce(|all, next| Node::And(Box::new(all), Box::new(next)))
+        .unwrap_or_else(|| {
+            Node::Exists(AttrPath::attribute(
+                <E::Table as Table>::SCHEMA.partition_key,
+            ))
+        })
+}
+
+/// The condition that the item is as `stored` says: absent, or unchanged since it was read.
+pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>) -> Node {
+    match stored {
+        Some(item) => unchanged_since_read::<E>(item),
+        None => Node::NotExists(crate::expr::AttrPath::attribute(
+            <E::Table as crate::Table>::SCHEMA.partition_key,
+        )),
+    }
+}
