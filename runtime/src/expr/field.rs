@@ -93,6 +93,12 @@ impl<E, T, const F: usize> Field<E, T, F> {
         self
     }
 
+    /// Whether the item stores the field otherwise than serde writes it (a TTL field).
+    #[inline]
+    pub(crate) fn is_stored_otherwise(&self) -> bool {
+        self.stored.is_some()
+    }
+
     /// A value of the field, encoded by serde, in the form the item stores: `None` when it is
     /// stored as no attribute (a TTL of `None`).
     pub(crate) fn store(

@@ -49,7 +49,7 @@ impl<'db, E: Entity> Get<'db, E> {
 
     /// An expired item reads as [`Error::NotFound`]: the default, written out.
     pub fn hide_expired(mut self) -> Self {
-        self.expiry.attribute = <E::Table as crate::Table>::SCHEMA.ttl_attribute;
+        self.expiry = Expiry::hidden(<E::Table as crate::Table>::SCHEMA);
         self
     }
 

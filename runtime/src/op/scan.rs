@@ -75,7 +75,7 @@ impl<E: Entity> Scan<'_, E> {
 
     /// Leaves out items whose time to live has passed: the default, written out.
     pub fn hide_expired(mut self) -> Self {
-        self.expiry.attribute = <E::Table as Table>::SCHEMA.ttl_attribute;
+        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA);
         self
     }
 

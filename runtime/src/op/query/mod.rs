@@ -246,7 +246,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
 
     /// Leaves out items whose time to live has passed: the default, written out.
     pub fn hide_expired(mut self) -> Self {
-        self.expiry.attribute = <E::Table as Table>::SCHEMA.ttl_attribute;
+        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA);
         self
     }
 

@@ -106,17 +106,24 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 }
                 encoded
             };
+            let Some(encoded) = encoded else {
+                return;
+            };
+            if !field.is_stored_otherwise() {
+                parts
+                    .actions
+                    .push(Action::Set(field.path(), SetValue::Value(encoded)));
+                return;
+            }
             // A value stored as no attribute (a TTL of `None`) removes it.
-            let stored = encoded.and_then(|value| match field.store(value) {
-                Ok(stored) => Some(stored),
-                Err(error) => parts.keep_error(Err(error)).map(Some),
-            });
-            match stored {
-                Some(Some(value)) => parts
+            match field.store(encoded) {
+                Ok(Some(value)) => parts
                     .actions
                     .push(Action::Set(field.path(), SetValue::Value(value))),
-                Some(None) => parts.actions.push(Action::Remove(field.path())),
-                None => {}
+                Ok(None) => parts.actions.push(Action::Remove(field.path())),
+                Err(error) => {
+                    parts.keep_error(Err(error));
+                }
             }
         })
     }
