@@ -71,8 +71,8 @@ fn delta(change: &Change<Item, singletable::stream::NewAndOldImages>) -> Option<
     }
 }
 
-/// Applies one record to its team's count, once: returns whether it changed the count (false
-/// for a record applied before, or one that is not a ticket's).
+/// Applies a ticket's record to its team's count, once: returns whether it changed the count
+/// (false for a record applied before).
 async fn apply(db: &Db<App>, shard: &str, record: &Record<Item>) -> Result<bool, Error> {
     let Some((team, delta)) = delta(&record.change) else {
         return Ok(false);
@@ -122,17 +122,13 @@ async fn consume(
             let record = record
                 .as_ref()
                 .map_err(|error| Error::from(error.clone()))?;
-            let is_ticket = matches!(
-                record.key,
-                singletable::stream::CollectionKey {
-                    entity: "Ticket",
-                    ..
-                }
-            );
-            match (is_ticket, apply(db, &shard, record).await?) {
-                (true, true) => applied += 1,
-                (true, false) => duplicates += 1,
-                (false, _) => {}
+            if delta(&record.change).is_none() {
+                continue; // A count's own change.
+            }
+            if apply(db, &shard, record).await? {
+                applied += 1;
+            } else {
+                duplicates += 1;
             }
         }
         if crash_before_commit {

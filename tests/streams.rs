@@ -546,3 +546,51 @@ async fn a_table_without_a_stream_is_a_typed_error_for_a_reader() {
         other => panic!("expected NoStream, got {other:?}"),
     }
 }
+
+/// The Streams API's record of a TTL delete names DynamoDB's service principal (API reference,
+/// `Identity`); built here as the SDK parses it, since dynoxide's cannot be read
+/// (`Deviation::TtlIdentityUnreadable`) and moto writes none.
+#[test]
+fn a_streams_api_remove_by_the_dynamodb_service_principal_is_a_ttl_delete() {
+    use aws_sdk_dynamodbstreams::types::{
+        AttributeValue as StreamValue, Identity, OperationType, Record, StreamRecord,
+    };
+    use singletable::stream::{reader::raw, EventName};
+    let remove = |identity: Option<Identity>| {
+        Record::builder()
+            .event_id("e1")
+            .event_name(OperationType::Remove)
+            .dynamodb(
+                StreamRecord::builder()
+                    .keys("PK", StreamValue::S("TICKET#t1".into()))
+                    .sequence_number("42")
+                    .build(),
+            )
+            .set_user_identity(identity)
+            .build()
+    };
+    let identity = |principal: &str| {
+        Some(
+            Identity::builder()
+                .r#type("Service")
+                .principal_id(principal)
+                .build(),
+        )
+    };
+    let record = raw(remove(identity("dynamodb.amazonaws.com"))).unwrap();
+    assert!(record.by_ttl);
+    assert_eq!(record.event, EventName::Remove);
+    assert_eq!(record.sequence_number, "42");
+    assert_eq!(
+        record.keys.get("PK"),
+        Some(&aws_sdk_dynamodb::types::AttributeValue::S(
+            "TICKET#t1".into()
+        ))
+    );
+    assert!(!raw(remove(None)).unwrap().by_ttl);
+    assert!(
+        !raw(remove(identity("lambda.amazonaws.com")))
+            .unwrap()
+            .by_ttl
+    );
+}

@@ -100,6 +100,17 @@ async fn check_sentinels(db: &singletable::Db<App>) -> BTreeMap<String, String> 
     emails
 }
 
+/// Puts `item`, which must be refused for a taken value: the field and value it names.
+async fn refused<E: Entity<Table = T>, T: Table>(
+    db: &singletable::Db<T>,
+    item: &E,
+) -> (&'static str, String) {
+    match db.put(item).send().await {
+        Err(Error::Unique { field, value, .. }) => (field, value),
+        other => panic!("expected Error::Unique, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_taken_value_is_a_typed_error_and_writes_nothing() {
     let db = table().await;
@@ -145,12 +156,7 @@ async fn a_changed_value_moves_its_sentinel_and_frees_the_old_one() {
     db.put(&user("u1", "new@example.com")).send().await.unwrap();
     // The old value is free again, the new one is taken.
     db.put(&user("u2", "old@example.com")).send().await.unwrap();
-    let error = db
-        .put(&user("u3", "new@example.com"))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    refused(&db, &user("u3", "new@example.com")).await;
     let found = db
         .get_by_unique(User::EMAIL, "new@example.com")
         .await
@@ -183,10 +189,7 @@ async fn an_optional_value_is_unique_only_when_present() {
         phone: Some("+4712345678".into()),
         ..user("u4", "d@example.com")
     };
-    match db.put(&clash).send().await.unwrap_err() {
-        Error::Unique { field, .. } => assert_eq!(field, "phone"),
-        other => panic!("expected Error::Unique, got {other:?}"),
-    }
+    assert_eq!(refused(&db, &clash).await.0, "phone");
     // Nothing of the failed put was written, not even its free email.
     db.put(&user("u5", "d@example.com")).send().await.unwrap();
 }
@@ -204,18 +207,9 @@ async fn a_compound_value_is_unique_as_a_whole() {
         .send()
         .await
         .unwrap();
-    match db
-        .put(&page("p3", "acme", "pricing"))
-        .send()
-        .await
-        .unwrap_err()
-    {
-        Error::Unique { field, value, .. } => {
-            assert_eq!(field, "tenant+slug");
-            assert_eq!(value, r#"["acme","pricing"]"#);
-        }
-        other => panic!("expected Error::Unique, got {other:?}"),
-    }
+    let (field, value) = refused(&db, &page("p3", "acme", "pricing")).await;
+    assert_eq!(field, "tenant+slug");
+    assert_eq!(value, r#"["acme","pricing"]"#);
 }
 
 #[tokio::test]
@@ -233,12 +227,7 @@ async fn a_rekey_moves_the_values_with_the_item() {
         .await
         .unwrap();
     assert_eq!(found.id, "u9");
-    let error = db
-        .put(&user("u2", "ana@example.com"))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    refused(&db, &user("u2", "ana@example.com")).await;
     check_sentinels(&db).await;
 }
 
@@ -417,12 +406,7 @@ async fn the_claim_sweep_covers_existing_items_and_reports_duplicates() {
         .await
         .unwrap();
     assert_eq!((again.claimed, again.duplicates.len()), (2, 1), "{again:?}");
-    let error = db
-        .put(&user("u4", "b@example.com"))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    refused(&db, &user("u4", "b@example.com")).await;
 }
 
 #[derive(Table)]
@@ -455,8 +439,7 @@ async fn an_expired_items_value_is_free_again() {
     };
     db.put(&invite("i1", now - 60)).send().await.unwrap();
     db.put(&invite("i2", now + 3600)).send().await.unwrap();
-    let error = db.put(&invite("i3", now + 3600)).send().await.unwrap_err();
-    assert!(matches!(error, Error::Unique { .. }), "{error:?}");
+    refused(&db, &invite("i3", now + 3600)).await;
     let found = db.get_by_unique(Invite::CODE, "WELCOME").await.unwrap();
     assert_eq!(found.id, "i2");
     // Deleting the expired item (if the engine has not yet) leaves i2's sentinel alone.

@@ -187,6 +187,35 @@ impl<T: Table> Db<T> {
     pub fn client(&self) -> &aws_sdk_dynamodb::Client {
         &self.client
     }
+
+    /// The item at `key` as stored (`GetItem`): for the library's own items, and for items it
+    /// reads before deciding how to write them.
+    pub(crate) async fn raw_get(
+        &self,
+        key: crate::Item,
+        consistent: bool,
+    ) -> Result<Option<crate::Item>, crate::Error> {
+        Ok(self
+            .client
+            .get_item()
+            .table_name(self.table_name())
+            .set_key(Some(key))
+            .set_consistent_read(consistent.then_some(true))
+            .send()
+            .await?
+            .item)
+    }
+
+    /// Writes `item` as it is (`PutItem`): for the library's own items.
+    pub(crate) async fn raw_put(&self, item: crate::Item) -> Result<(), crate::Error> {
+        self.client
+            .put_item()
+            .table_name(self.table_name())
+            .set_item(Some(item))
+            .send()
+            .await?;
+        Ok(())
+    }
 }
 
 impl<T> Clone for Db<T> {

@@ -129,8 +129,7 @@ pub const fn assert_ttl_attribute(table: &TableSchema, entity: &str, field: &str
             .push(attribute)
             .push("\"` to its `#[dynamo(..)]`"),
     };
-    // ok: only ever evaluated in a constant the derive emits, over static schemas; the panic is
-    // the compile error, never a run-time one.
+    // ok: evaluated only in a constant the derive emits over static schemas: a compile error.
     panic!("{}", message.as_str());
 }
 

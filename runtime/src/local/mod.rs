@@ -80,9 +80,6 @@ pub enum Deviation {
     /// Expired items are never deleted: time to live is recorded but nothing acts on it, so
     /// the stream has no deletes by DynamoDB's service principal.
     NoTtlDeletes,
-    /// An `UpdateItem` that creates an item writes two `INSERT` stream records, the first with
-    /// only the key; DynamoDB writes one.
-    UpdateInsertsTwice,
     /// The `userIdentity` of a time-to-live delete's stream record is written with the field
     /// names of Lambda's events (`type`, `principalId`), not the Streams API's (`Type`,
     /// `PrincipalId`), so the SDK reads no identity and the delete looks like a request's.
@@ -135,7 +132,6 @@ impl Engine {
                 Deviation::NoIndexCapacity,
                 Deviation::NoTransactionCapacity,
                 Deviation::NoTtlDeletes,
-                Deviation::UpdateInsertsTwice,
             ],
         }
     }

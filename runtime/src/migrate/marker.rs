@@ -68,37 +68,17 @@ impl<T: Table> Db<T> {
 impl<T: Table> Migration<'_, T> {
     /// The record's primary key.
     pub fn key(&self) -> Item {
-        let table = T::SCHEMA;
         let partition = format!(
             "{}{}",
             crate::stream::record::LIBRARY_PARTITIONS[0],
             self.entity
         );
-        let sort = format!("V#{}", self.schema_version);
-        match table.sort_key {
-            Some(sort_key) => Item::from([
-                (table.partition_key.to_owned(), AttributeValue::S(partition)),
-                (sort_key.to_owned(), AttributeValue::S(sort)),
-            ]),
-            None => Item::from([(
-                table.partition_key.to_owned(),
-                AttributeValue::S(format!("{partition}#{sort}")),
-            )]),
-        }
+        crate::item::library_key(T::SCHEMA, partition, format!("V#{}", self.schema_version))
     }
 
     /// The record, if the migration was marked complete (a strongly consistent read).
     pub async fn record(&self) -> Result<Option<MigrationRecord>, Error> {
-        let output = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(self.key()))
-            .consistent_read(true)
-            .send()
-            .await?;
-        let Some(item) = output.item else {
+        let Some(item) = self.db.raw_get(self.key(), true).await? else {
             return Ok(None);
         };
         let text = |name: &str| match item.get(name) {
@@ -183,13 +163,7 @@ impl<T: Table> Migration<'_, T> {
                 AttributeValue::N(record.items.to_string()),
             ),
         ]);
-        self.db
-            .client()
-            .put_item()
-            .table_name(self.db.table_name())
-            .set_item(Some(item))
-            .send()
-            .await?;
+        self.db.raw_put(item).await?;
         Ok(record)
     }
 }

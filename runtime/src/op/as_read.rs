@@ -51,3 +51,16 @@ pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>) -> Node {
         )),
     }
 }
+
+/// `condition`, and that the item is as `stored` says.
+pub(crate) fn and_as_read<E: Entity>(
+    condition: &Option<crate::expr::Condition<E>>,
+    stored: Option<&Item>,
+) -> Option<crate::expr::Condition<E>> {
+    let mut condition = condition.clone();
+    crate::expr::Condition::and_to(
+        &mut condition,
+        crate::expr::Condition::from_node(as_read::<E>(stored)),
+    );
+    condition
+}

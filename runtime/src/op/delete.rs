@@ -11,7 +11,6 @@ use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
-use futures::FutureExt;
 use std::future::Future;
 
 impl<T: Table> Db<T> {
@@ -96,65 +95,19 @@ impl<'db, E: Entity> Delete<'db, E> {
     /// releases the item's sentinels (see [`crate::unique`]), after a consistent read of it.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
-        self.send_either(None, |_| Ok(()))
+        crate::unique::plain_or_with_sentinels(
+            self,
+            |_| Ok(()),
+            |delete, finish| delete.send_with(None, finish),
+        )
     }
 
     /// Sends the request; returns the item it deleted, if there was one (`ALL_OLD`).
     #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
-        self.send_either(Some(ReturnValue::AllOld), super::decode_old)
-    }
-
-    /// The plain request, or, for an entity with unique values, the transaction with its
-    /// sentinels (the item it deleted is the one read).
-    #[inline(always)]
-    fn send_either<T: 'db>(
-        self,
-        returning: Option<ReturnValue>,
-        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db {
-        if E::SCHEMA.unique.is_empty() {
-            futures::future::Either::Left(self.send_with(returning, finish))
-        } else {
-            futures::future::Either::Right(
-                async move { finish(self.send_with_sentinels().await?) }.boxed(),
-            )
-        }
-    }
-
-    /// [`crate::unique::write_with_sentinels`] of this delete.
-    async fn send_with_sentinels(self) -> Result<Option<crate::Item>, Error> {
-        let key = self.key.to_attributes();
-        let attempt = |stored: Option<&crate::Item>| {
-            let mut condition = self.condition.clone();
-            Condition::and_to(
-                &mut condition,
-                Condition::from_node(super::as_read::as_read::<E>(stored)),
-            );
-            let delete = Delete {
-                db: self.db,
-                key: self.key.clone(),
-                only_if_exists: self.only_if_exists,
-                condition,
-            };
-            Ok(crate::unique::Attempt {
-                op: delete.transact_op()?,
-                new: None,
-            })
-        };
-        let failed = |reason: &super::transact::CancellationReason, now: Option<&crate::Item>| {
-            condition_failure(
-                E::SCHEMA.name,
-                reason.key.clone(),
-                now,
-                Expectations {
-                    requires_existing: self.only_if_exists,
-                    version: None,
-                    version_max: None,
-                },
-            )
-        };
-        crate::unique::write_with_sentinels::<E>(self.db, &key, attempt, failed).await
+        crate::unique::plain_or_with_sentinels(self, super::decode_old, |delete, finish| {
+            delete.send_with(Some(ReturnValue::AllOld), finish)
+        })
     }
 
     /// The request, asking for `returning`.
@@ -253,5 +206,41 @@ impl<E: Entity + crate::unique::NoUniqueValues> super::transact::op::TransactWri
 {
     fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
         self.transact_op()
+    }
+}
+
+impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Delete<'db, E> {
+    fn db(&self) -> &'db Db<E::Table> {
+        self.db
+    }
+
+    fn key(&self) -> Result<crate::Item, Error> {
+        Ok(self.key.to_attributes())
+    }
+
+    fn attempt(&self, stored: Option<&crate::Item>) -> Result<crate::unique::Attempt, Error> {
+        let delete = Delete {
+            db: self.db,
+            key: self.key.clone(),
+            only_if_exists: self.only_if_exists,
+            condition: super::as_read::and_as_read(&self.condition, stored),
+        };
+        Ok(crate::unique::Attempt {
+            op: delete.transact_op()?,
+            new: None,
+        })
+    }
+
+    fn failed(
+        &self,
+        reason: &super::transact::CancellationReason,
+        now: Option<&crate::Item>,
+    ) -> Error {
+        let expectations = Expectations {
+            requires_existing: self.only_if_exists,
+            version: None,
+            version_max: None,
+        };
+        condition_failure(E::SCHEMA.name, reason.key.clone(), now, expectations)
     }
 }

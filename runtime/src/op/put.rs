@@ -195,69 +195,27 @@ impl<'db, E: Entity> Put<'db, E> {
         &self,
         stored: Option<&Item>,
     ) -> Result<super::transact::Transaction<'db, E::Table>, Error> {
+        use crate::unique::SentinelWrite;
         crate::unique::transaction::<E>(self.db, self.attempt(stored)?, stored, &[])
-    }
-
-    /// This put, conditioned on the item being as `stored` says.
-    fn attempt(&self, stored: Option<&Item>) -> Result<crate::unique::Attempt, Error> {
-        let mut condition = self.condition.clone();
-        Condition::and_to(
-            &mut condition,
-            Condition::from_node(super::as_read::as_read::<E>(stored)),
-        );
-        let put = Put {
-            db: self.db,
-            item: self.item.clone(),
-            only_if_absent: self.only_if_absent,
-            moving: self.moving,
-            condition,
-        };
-        Ok(crate::unique::Attempt {
-            new: Some(put.prepare()?.item),
-            op: put.transact_op()?,
-        })
     }
 
     /// Sends the request. For an entity with unique values, it is a transaction of the item
     /// and its sentinels (see [`crate::unique`]), after a consistent read of the item.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
-        self.send_either(None, |_| Ok(()))
+        crate::unique::plain_or_with_sentinels(
+            self,
+            |_| Ok(()),
+            |put, finish| put.send_with(None, finish),
+        )
     }
 
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
     #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
-        self.send_either(Some(ReturnValue::AllOld), super::decode_old)
-    }
-
-    /// The plain request, or, for an entity with unique values, the transaction with its
-    /// sentinels (the item it replaced is the one read).
-    #[inline(always)]
-    fn send_either<T: 'db>(
-        self,
-        returning: Option<ReturnValue>,
-        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db {
-        if E::SCHEMA.unique.is_empty() {
-            futures::future::Either::Left(self.send_with(returning, finish))
-        } else {
-            futures::future::Either::Right(
-                async move { finish(self.send_with_sentinels().await?) }.boxed(),
-            )
-        }
-    }
-
-    /// [`crate::unique::write_with_sentinels`] of this put.
-    async fn send_with_sentinels(self) -> Result<Option<Item>, Error> {
-        let item = self.item.clone()?;
-        let key = crate::unique::key_of::<E>(&item);
-        let expectations = self.prepare()?.expectations;
-        let attempt = |stored: Option<&Item>| self.attempt(stored);
-        let failed = |reason: &super::transact::CancellationReason, now: Option<&Item>| {
-            condition_failure(E::SCHEMA.name, reason.key.clone(), now, expectations)
-        };
-        crate::unique::write_with_sentinels::<E>(self.db, &key, attempt, failed).await
+        crate::unique::plain_or_with_sentinels(self, super::decode_old, |put, finish| {
+            put.send_with(Some(ReturnValue::AllOld), finish)
+        })
     }
 
     /// The request asking for `returning`, with what explains a failed condition.
@@ -379,5 +337,39 @@ impl<E: Entity> super::transact::op::sealed::Sealed for Put<'_, E> {}
 impl<E: Entity + crate::unique::NoUniqueValues> super::transact::op::TransactWrite for Put<'_, E> {
     fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
         self.transact_op()
+    }
+}
+
+impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
+    fn db(&self) -> &'db Db<E::Table> {
+        self.db
+    }
+
+    fn key(&self) -> Result<Item, Error> {
+        Ok(crate::unique::key_of::<E>(
+            self.item.as_ref().map_err(Clone::clone)?,
+        ))
+    }
+
+    fn attempt(&self, stored: Option<&Item>) -> Result<crate::unique::Attempt, Error> {
+        let put = Put {
+            db: self.db,
+            item: self.item.clone(),
+            only_if_absent: self.only_if_absent,
+            moving: self.moving,
+            condition: super::as_read::and_as_read(&self.condition, stored),
+        };
+        let op = put.transact_op()?;
+        // The item as written, from the write itself rather than a second preparation.
+        let new = op.write.put().map(|put| put.item().clone());
+        Ok(crate::unique::Attempt { op, new })
+    }
+
+    fn failed(&self, reason: &super::transact::CancellationReason, now: Option<&Item>) -> Error {
+        let expectations = self
+            .prepare()
+            .map(|prepared| prepared.expectations)
+            .unwrap_or_default();
+        condition_failure(E::SCHEMA.name, reason.key.clone(), now, expectations)
     }
 }

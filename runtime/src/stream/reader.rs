@@ -207,13 +207,7 @@ impl<T: Table> StreamReader<'_, T> {
             "finished".to_owned(),
             AttributeValue::Bool(batch.ends_shard),
         );
-        self.db
-            .client()
-            .put_item()
-            .table_name(self.db.table_name())
-            .set_item(Some(item))
-            .send()
-            .await?;
+        self.db.raw_put(item).await?;
         shard.committed = sequence;
         shard.finished = batch.ends_shard;
         Ok(())
@@ -377,17 +371,8 @@ impl<T: Table> StreamReader<'_, T> {
 
     /// The committed sequence number of `shard` and whether it is finished.
     async fn checkpoint(&self, shard: &str) -> Result<(Option<String>, bool), Error> {
-        let item = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(checkpoint_key::<T>(&self.consumer, shard)))
-            .consistent_read(true)
-            .send()
-            .await?
-            .item
-            .unwrap_or_default();
+        let key = checkpoint_key::<T>(&self.consumer, shard);
+        let item = self.db.raw_get(key, true).await?.unwrap_or_default();
         let sequence = match item.get("sequence_number") {
             Some(AttributeValue::S(sequence)) => Some(sequence.clone()),
             _ => None,
@@ -400,27 +385,11 @@ impl<T: Table> StreamReader<'_, T> {
 /// The key of `consumer`'s checkpoint of `shard`: `PK = "_STREAM#<consumer>"`,
 /// `SK = "SHARD#<shard>"` (or one partition key of both, in a table without a sort key).
 fn checkpoint_key<T: Table>(consumer: &str, shard: &str) -> Item {
-    let schema = T::SCHEMA;
-    let mut key = Item::new();
-    match schema.sort_key {
-        Some(sort_key) => {
-            key.insert(
-                schema.partition_key.to_owned(),
-                AttributeValue::S(format!("{CHECKPOINT_PARTITION}{consumer}")),
-            );
-            key.insert(
-                sort_key.to_owned(),
-                AttributeValue::S(format!("SHARD#{shard}")),
-            );
-        }
-        None => {
-            key.insert(
-                schema.partition_key.to_owned(),
-                AttributeValue::S(format!("{CHECKPOINT_PARTITION}{consumer}#SHARD#{shard}")),
-            );
-        }
-    }
-    key
+    crate::item::library_key(
+        T::SCHEMA,
+        format!("{CHECKPOINT_PARTITION}{consumer}"),
+        format!("SHARD#{shard}"),
+    )
 }
 
 fn read_error<E: std::error::Error + 'static, R: std::fmt::Debug>(
@@ -464,48 +433,4 @@ pub fn raw(record: SdkRecord) -> Result<RawRecord, StreamError> {
         old_image: item(change.old_image),
         by_ttl,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use aws_sdk_dynamodbstreams::types::{
-        AttributeValue as StreamValue, Identity, OperationType, StreamRecord,
-    };
-
-    fn remove(identity: Option<Identity>) -> SdkRecord {
-        SdkRecord::builder()
-            .event_id("e1")
-            .event_name(OperationType::Remove)
-            .dynamodb(
-                StreamRecord::builder()
-                    .keys("PK", StreamValue::S("TICKET#t1".into()))
-                    .sequence_number("42")
-                    .build(),
-            )
-            .set_user_identity(identity)
-            .build()
-    }
-
-    #[test]
-    fn a_remove_by_the_dynamodb_service_principal_is_a_ttl_delete() {
-        let ttl = Identity::builder()
-            .r#type("Service")
-            .principal_id("dynamodb.amazonaws.com")
-            .build();
-        let record = raw(remove(Some(ttl))).unwrap();
-        assert!(record.by_ttl);
-        assert_eq!(record.event, EventName::Remove);
-        assert_eq!(record.sequence_number, "42");
-        assert_eq!(
-            record.keys.get("PK"),
-            Some(&AttributeValue::S("TICKET#t1".into()))
-        );
-        assert!(!raw(remove(None)).unwrap().by_ttl);
-        let user = Identity::builder()
-            .r#type("Service")
-            .principal_id("lambda.amazonaws.com")
-            .build();
-        assert!(!raw(remove(Some(user))).unwrap().by_ttl);
-    }
 }

@@ -35,63 +35,56 @@ pub trait DeclaredStream: StreamView {
     const TYPE: StreamViewType;
 }
 
-impl sealed::Sealed for NoStream {}
-
-impl StreamView for NoStream {
-    type New<T> = ();
-    type Old<T> = ();
-
-    fn new_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<(), E> {
-        drop(decode);
-        Ok(())
-    }
-
-    fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<(), E> {
-        drop(decode);
-        Ok(())
-    }
-}
-
-macro_rules! views {
-    ($($(#[$doc:meta])* $name:ident = $value:ident, new: $new:tt, old: $old:tt;)*) => {$(
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name {}
-
+/// `StreamView` for a view type: `yes` where the view carries the image, `no` where not.
+macro_rules! images {
+    ($name:ident, new: $new:tt, old: $old:tt) => {
         impl sealed::Sealed for $name {}
 
-        impl DeclaredStream for $name {
-            const TYPE: StreamViewType = StreamViewType::$value;
-        }
-
         impl StreamView for $name {
-            type New<T> = views!(@image $new T);
-            type Old<T> = views!(@image $old T);
+            type New<T> = images!(@image $new T);
+            type Old<T> = images!(@image $old T);
 
             fn new_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::New<T>, E> {
-                views!(@decode $new decode)
+                images!(@decode $new decode)
             }
 
             fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::Old<T>, E> {
-                views!(@decode $old decode)
+                images!(@decode $old decode)
             }
         }
-    )*};
+    };
     (@image yes $t:ident) => { $t };
     (@image no $t:ident) => { () };
     (@decode yes $decode:ident) => { $decode() };
     (@decode no $decode:ident) => {{ drop($decode); Ok(()) }};
 }
 
+images!(NoStream, new: no, old: no);
+
+/// The four views a table can declare.
+macro_rules! views {
+    ($($(#[$doc:meta])* $name:ident, new: $new:tt, old: $old:tt;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {}
+
+        impl DeclaredStream for $name {
+            const TYPE: StreamViewType = StreamViewType::$name;
+        }
+
+        images!($name, new: $new, old: $old);
+    )*};
+}
+
 views! {
     /// `stream = "new_and_old_images"`: records carry the item before and after.
-    NewAndOldImages = NewAndOldImages, new: yes, old: yes;
+    NewAndOldImages, new: yes, old: yes;
     /// `stream = "new_image"`: records carry the item after the change.
-    NewImage = NewImage, new: yes, old: no;
+    NewImage, new: yes, old: no;
     /// `stream = "old_image"`: records carry the item before the change.
-    OldImage = OldImage, new: no, old: yes;
+    OldImage, new: no, old: yes;
     /// `stream = "keys_only"`: records carry only the keys, as typed keys.
-    KeysOnly = KeysOnly, new: no, old: no;
+    KeysOnly, new: no, old: no;
 }
 
 /// The stream view of table `T`, when it declares one.

@@ -45,13 +45,8 @@ impl<T: Table> Db<T> {
             key: crate::item::key_text::<T>(key),
         };
         let sentinel = self
-            .client()
-            .get_item()
-            .table_name(self.table_name())
-            .set_key(Some(sentinel_key.clone()))
-            .send()
+            .raw_get(sentinel_key.clone(), false)
             .await?
-            .item
             .ok_or_else(|| not_found(&sentinel_key))?;
         let schema = T::SCHEMA;
         let mut owner = Item::new();
@@ -62,13 +57,8 @@ impl<T: Table> Db<T> {
             owner.insert(sort.to_owned(), value.clone());
         }
         let item = self
-            .client()
-            .get_item()
-            .table_name(self.table_name())
-            .set_key(Some(owner.clone()))
-            .send()
+            .raw_get(owner.clone(), false)
             .await?
-            .item
             .ok_or_else(|| not_found(&owner))?;
         // The owner must still hold the value (a sentinel read before a change reached it
         // would otherwise name an item that no longer has it), and not have expired (every

@@ -76,19 +76,20 @@ fn owner_attributes<E: Entity>(owner: &Item) -> Item {
 
 /// `owner_pk = :pk [AND owner_sk = :sk]`: the sentinel points at `owner`.
 fn owned_by<E: Entity>(owner: &Item) -> Node {
-    owner_attributes::<E>(owner)
+    let table = <E::Table as Table>::SCHEMA;
+    let same = |attribute: &'static str, key: Option<&'static str>| {
+        let value = key.and_then(|key| owner.get(key)).cloned()?;
+        Some(Node::Compare(
+            Operand::Path(AttrPath::attribute(attribute)),
+            Comparison::Eq,
+            Operand::Value(value),
+        ))
+    };
+    let partition = same(OWNER_PARTITION, Some(table.partition_key));
+    let sort = same(OWNER_SORT, table.sort_key);
+    partition
         .into_iter()
-        .map(|(name, value)| {
-            Node::Compare(
-                Operand::Path(AttrPath::attribute(if name == OWNER_PARTITION {
-                    OWNER_PARTITION
-                } else {
-                    OWNER_SORT
-                })),
-                Comparison::Eq,
-                Operand::Value(value),
-            )
-        })
+        .chain(sort)
         .reduce(|all, next| Node::And(Box::new(all), Box::new(next)))
         .unwrap_or_else(|| Node::Exists(AttrPath::attribute(OWNER_PARTITION)))
 }
@@ -269,15 +270,18 @@ pub(crate) fn claimed<E: Entity>(
         let value = rest.strip_prefix(unique.name)?.strip_prefix('#')?;
         Some((unique, value.to_owned()))
     })?;
-    let owner = current.map(|sentinel| {
-        let text = |name: &str| match sentinel.get(name) {
-            Some(AttributeValue::S(text)) => text.clone(),
-            _ => String::new(),
-        };
-        KeyText {
-            partition: (table.partition_key, text(OWNER_PARTITION)),
-            sort: table.sort_key.map(|sort| (sort, text(OWNER_SORT))),
-        }
-    });
-    Some((unique.name, value, owner))
+    Some((unique.name, value, current.map(owner_of::<E>)))
+}
+
+/// The key of the item a sentinel names.
+pub(crate) fn owner_of<E: Entity>(sentinel: &Item) -> KeyText {
+    let table = <E::Table as Table>::SCHEMA;
+    let text = |name: &str| match sentinel.get(name) {
+        Some(AttributeValue::S(text)) => text.clone(),
+        _ => String::new(),
+    };
+    KeyText {
+        partition: (table.partition_key, text(OWNER_PARTITION)),
+        sort: table.sort_key.map(|sort| (sort, text(OWNER_SORT))),
+    }
 }

@@ -2,7 +2,7 @@
 //! sweep reads every item of the entity and claims its values, and reports the values two
 //! items share instead of choosing between them.
 
-use super::sentinel::{claim_op, claimed};
+use super::sentinel::{claim_op, owner_of};
 use crate::error::Error;
 use crate::item::KeyText;
 use crate::schema::{Entity, Table};
@@ -107,12 +107,10 @@ impl<E: Entity> ClaimUnique<'_, E> {
                         let Some(holder) = taken else {
                             return Err(error.into());
                         };
-                        let (field, value, holder) = claimed::<E>(&op.key, holder.as_ref())
-                            .unwrap_or((unique.name, String::new(), None));
                         report.duplicates.push(Duplicate {
-                            field,
-                            value,
-                            holder,
+                            field: unique.name,
+                            value: op.value,
+                            holder: holder.as_ref().map(owner_of::<E>),
                             item: crate::item::key_text::<E::Table>(&item),
                         });
                     }

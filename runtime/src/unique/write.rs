@@ -9,6 +9,8 @@ use crate::op::transact::{
 };
 use crate::schema::Entity;
 use crate::Db;
+use futures::FutureExt;
+use std::future::Future;
 
 /// How many times a write is tried when the item keeps changing between its read and its
 /// transaction.
@@ -22,52 +24,86 @@ pub(crate) struct Attempt {
     pub(crate) new: Option<Item>,
 }
 
-/// Reads the item at `key`, writes it as `attempt` says together with its sentinels, and tries
-/// again if the item changed in between; returns the item as it was before. A failure of the
-/// item's own condition with the item unchanged is `on_failure`'s error; a value another item
-/// holds is [`Error::Unique`].
-pub(crate) async fn write_with_sentinels<E: Entity>(
-    db: &Db<E::Table>,
-    key: &Item,
-    attempt: impl Fn(Option<&Item>) -> Result<Attempt, Error>,
-    on_failure: impl Fn(&CancellationReason, Option<&Item>) -> Error,
-) -> Result<Option<Item>, Error> {
-    let mut stored = read(db, key).await?;
-    let mut foreign = Vec::new();
-    let mut last = None;
-    for _ in 0..ATTEMPTS {
-        let attempt = attempt(stored.as_ref())?;
-        let transaction = transaction::<E>(db, attempt, stored.as_ref(), &foreign)?;
-        match transaction.send().await {
-            Ok(()) => return Ok(stored),
-            Err(Error::TransactionCanceled(cancelled)) => {
-                if let Some(error) = unique_failure::<E>(&cancelled) {
-                    return Err(error);
-                }
-                if let Some(key) = foreign_release(&cancelled) {
-                    // Not this item's to release any more: leave it to its owner.
-                    foreign.push(key);
-                    last = Some(Error::TransactionCanceled(cancelled));
-                    continue;
-                }
-                let Some(reason) = item_failure(&cancelled) else {
-                    return Err(Error::TransactionCanceled(cancelled));
-                };
-                let now = read(db, key).await?;
-                if now == stored {
-                    return Err(on_failure(reason, now.as_ref()));
-                }
-                // Changed since it was read: go again from what is there now.
-                stored = now;
-                last = Some(Error::TransactionCanceled(cancelled));
-            }
-            Err(error) => return Err(error),
-        }
+/// A write of one item of `E` (a put or a delete) that can be sent with its sentinels.
+pub(crate) trait SentinelWrite<'db, E: Entity>: Send + Sync + 'db {
+    /// Where it is sent.
+    fn db(&self) -> &'db Db<E::Table>;
+    /// The item's key.
+    fn key(&self) -> Result<Item, Error>;
+    /// The write, conditioned on the item being as `stored` says.
+    fn attempt(&self, stored: Option<&Item>) -> Result<Attempt, Error>;
+    /// What a failure of the write's own condition means, with the item unchanged (`now`).
+    fn failed(&self, reason: &CancellationReason, now: Option<&Item>) -> Error;
+}
+
+/// `plain(write, finish)` for an entity without unique values; otherwise the write with its
+/// sentinels, finished with the item as it was read.
+#[inline(always)]
+pub(crate) fn plain_or_with_sentinels<'db, E, W, T, F, P>(
+    write: W,
+    finish: F,
+    plain: impl FnOnce(W, F) -> P,
+) -> impl Future<Output = Result<T, Error>> + 'db
+where
+    E: Entity,
+    W: SentinelWrite<'db, E>,
+    T: 'db,
+    F: FnOnce(Option<Item>) -> Result<T, Error> + Send + 'db,
+    P: Future<Output = Result<T, Error>> + 'db,
+{
+    if E::SCHEMA.unique.is_empty() {
+        futures::future::Either::Left(plain(write, finish))
+    } else {
+        futures::future::Either::Right(
+            async move { finish(write_with_sentinels::<E>(&write).await?) }.boxed(),
+        )
     }
-    Err(last.unwrap_or(Error::Wait {
-        table: db.table_name().to_owned(),
-        message: "the item kept changing".to_owned(),
-    }))
+}
+
+/// Reads the item, sends `write` together with the sentinel writes it needs, and tries again
+/// if the item changed in between; returns the item as it was before. A failure of the item's
+/// own condition with the item unchanged is `write.failed(..)`; a value another item holds is
+/// [`Error::Unique`].
+pub(crate) async fn write_with_sentinels<'db, E: Entity>(
+    write: &impl SentinelWrite<'db, E>,
+) -> Result<Option<Item>, Error> {
+    let db = write.db();
+    let key = write.key()?;
+    // Strongly consistent: the transaction is conditioned on what it reads.
+    let mut stored = db.raw_get(key.clone(), true).await?;
+    let mut foreign = Vec::new();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let attempt = write.attempt(stored.as_ref())?;
+        let transaction = transaction::<E>(db, attempt, stored.as_ref(), &foreign)?;
+        let cancelled = match transaction.send().await {
+            Ok(()) => return Ok(stored),
+            Err(Error::TransactionCanceled(cancelled)) => cancelled,
+            Err(error) => return Err(error),
+        };
+        if let Some(error) = unique_failure::<E>(&cancelled) {
+            return Err(error);
+        }
+        let give_up = attempts == ATTEMPTS;
+        if let Some(key) = foreign_release(&cancelled).filter(|_| !give_up) {
+            // Not this item's to release any more: leave it to its owner.
+            foreign.push(key);
+            continue;
+        }
+        let Some(reason) = item_failure(&cancelled) else {
+            return Err(Error::TransactionCanceled(cancelled));
+        };
+        let now = db.raw_get(key.clone(), true).await?;
+        if now == stored {
+            return Err(write.failed(reason, now.as_ref()));
+        }
+        if give_up {
+            return Err(Error::TransactionCanceled(cancelled));
+        }
+        // Changed since it was read: go again from what is there now.
+        stored = now;
+    }
 }
 
 /// The transaction of `attempt` and the sentinel writes it needs, with the item as `stored`
@@ -84,19 +120,6 @@ pub(crate) fn transaction<'db, E: Entity>(
         .fold(db.transaction().push(attempt.op), |transaction, op| {
             transaction.push(op)
         }))
-}
-
-/// The item as stored, read strongly consistently (the transaction is conditioned on it).
-async fn read<T: crate::Table>(db: &Db<T>, key: &Item) -> Result<Option<Item>, Error> {
-    Ok(db
-        .client()
-        .get_item()
-        .table_name(db.table_name())
-        .set_key(Some(key.clone()))
-        .consistent_read(true)
-        .send()
-        .await?
-        .item)
 }
 
 /// The item's own write failed its condition (it is always the first operation).
