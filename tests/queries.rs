@@ -190,6 +190,38 @@ fn a_members_comments_newest_first() {
     );
 }
 
+/// DynamoDB's `Limit` is at least 1; a query asking for 0 is refused before sending, as a scan's is.
+#[tokio::test]
+async fn a_query_limit_of_zero_is_refused_before_sending() {
+    let db = common::offline();
+    let query = db.query(Comment::gsi2("ana")).limit(0);
+    let error = query.params().unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::OutOfRange {
+                parameter: "Limit",
+                value: 0,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "Limit must be between 1 and 2147483647, not 0"
+    );
+    // Every way of reading reports it, and none reaches the engine (the offline client has none).
+    assert!(matches!(
+        query.page(None).await,
+        Err(Error::OutOfRange { .. })
+    ));
+    assert!(matches!(query.count().await, Err(Error::OutOfRange { .. })));
+    // Above i32::MAX, DynamoDB's own type, is refused too rather than clamped.
+    let huge = db.query(Comment::gsi2("ana")).limit(u32::MAX).params();
+    assert!(matches!(huge, Err(Error::OutOfRange { .. })), "{huge:?}");
+}
+
 #[test]
 fn ranges_use_the_same_rendering_as_keys() {
     let db = common::offline();
@@ -551,6 +583,79 @@ fn indexes_on_plain_attributes_query_typed_values() {
     assert!(definitions
         .iter()
         .any(|d| d["AttributeName"] == "author" && d["AttributeType"] == "S"));
+}
+
+/// DynamoDB refuses an empty string as a key attribute of an index, and a key above its size
+/// limit, with a `ValidationException`. A plain attribute that keys an index is checked before
+/// sending, in puts and in updates, as rendered index keys are.
+#[test]
+fn index_key_attributes_are_checked_before_sending() {
+    let db = common::offline();
+    let review = |author: &str| Review {
+        id: "r1".into(),
+        author: author.into(),
+        score: 7,
+    };
+    let empty = db.put(&review("")).params().unwrap_err();
+    assert!(
+        matches!(
+            empty,
+            Error::Key(singletable::KeyError::EmptyIndexKey {
+                attribute: "author",
+                index: "GSI3"
+            })
+        ),
+        "{empty:?}"
+    );
+    assert_eq!(
+        empty.to_string(),
+        "`author` keys index GSI3 and is empty; DynamoDB refuses an empty key attribute \
+         (leave the attribute out to keep the item off the index)"
+    );
+    let updated = db
+        .update(Review::key("r1").unwrap())
+        .set(Review::AUTHOR, "")
+        .params()
+        .unwrap_err();
+    assert!(
+        matches!(
+            updated,
+            Error::Key(singletable::KeyError::EmptyIndexKey {
+                attribute: "author",
+                ..
+            })
+        ),
+        "{updated:?}"
+    );
+    let long = "a".repeat(2049);
+    for refused in [
+        db.put(&review(&long)).params().unwrap_err(),
+        db.update(Review::key("r1").unwrap())
+            .set(Review::AUTHOR, long.as_str())
+            .params()
+            .unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                refused,
+                Error::Key(singletable::KeyError::TooLong {
+                    size: 2049,
+                    max: 2048,
+                    role: "partition",
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+    }
+    // At the limit, both are sent.
+    let at_limit = "a".repeat(2048);
+    assert!(db.put(&review(&at_limit)).params().is_ok());
+    assert!(db
+        .update(Review::key("r1").unwrap())
+        .set(Review::AUTHOR, at_limit.as_str())
+        .params()
+        .is_ok());
 }
 
 #[tokio::test]

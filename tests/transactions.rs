@@ -1001,3 +1001,112 @@ append_race!(
     },
     |update: &NamedUpdate| update.name.clone()
 );
+
+/// An account whose balance only transactions change.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "ACCOUNT#{id}", sk = "ACCOUNT")]
+struct Account {
+    id: u32,
+    balance: i64,
+}
+
+/// Transactions racing on the same items: writers move money between three accounts, each
+/// transfer one `TransactWriteItems` of a guarded decrement and an increment. Judged against
+/// what the writers were told: the balances are the start plus every acknowledged transfer
+/// (none lost, none applied twice), and none went below zero.
+#[tokio::test]
+async fn transactions_racing_on_the_same_items_apply_exactly_the_acknowledged_ones() {
+    use std::sync::{Arc, Mutex};
+    const ACCOUNTS: u32 = 3;
+    const WRITERS: u64 = 6;
+    const TRANSFERS: usize = 30;
+    const START: i64 = 100;
+    let table = db().await;
+    let db = (*table).clone();
+    for id in 0..ACCOUNTS {
+        db.put(&Account { id, balance: START })
+            .send()
+            .await
+            .unwrap();
+    }
+    // (from, to, amount) of every transfer a writer was told succeeded.
+    let acknowledged = Arc::new(Mutex::new(Vec::new()));
+    let refused = Arc::new(Mutex::new(0usize));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (db, acknowledged, refused) = (db.clone(), acknowledged.clone(), refused.clone());
+            tokio::spawn(async move {
+                let mut rng = fastrand::Rng::with_seed(writer);
+                for _ in 0..TRANSFERS {
+                    let from = rng.u32(..ACCOUNTS);
+                    let to = (from + rng.u32(1..ACCOUNTS)) % ACCOUNTS;
+                    let amount = rng.i64(1..60);
+                    let sent = db
+                        .transaction()
+                        .with(
+                            db.update(Account::key(from).unwrap())
+                                .decrement(Account::BALANCE, amount)
+                                .condition(Account::BALANCE.ge(amount)),
+                        )
+                        .with(
+                            db.update(Account::key(to).unwrap())
+                                .increment(Account::BALANCE, amount),
+                        )
+                        .send()
+                        .await;
+                    match sent {
+                        Ok(_) => acknowledged.lock().unwrap().push((from, to, amount)),
+                        // Not enough money: nothing was written.
+                        Err(Error::TransactionCanceled(cancelled))
+                            if cancelled.reasons[0].code
+                                == CancellationCode::ConditionalCheckFailed =>
+                        {
+                            *refused.lock().unwrap() += 1
+                        }
+                        // Conflicts with another transaction, still after the library's
+                        // retries: nothing was written.
+                        Err(Error::TransactionCanceled(cancelled)) if cancelled.is_transient() => {}
+                        Err(error) => panic!("transfer: unexpected {error}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::timeout(std::time::Duration::from_secs(120), async {
+        for writer in writers {
+            writer.await.unwrap();
+        }
+    })
+    .await
+    .expect("the race ends within its bound");
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    let mut expected = [START; ACCOUNTS as usize];
+    for (from, to, amount) in &acknowledged {
+        expected[*from as usize] -= amount;
+        expected[*to as usize] += amount;
+    }
+    for id in 0..ACCOUNTS {
+        let account = db
+            .get(Account::key(id).unwrap())
+            .consistent()
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            account.balance,
+            expected[id as usize],
+            "account {id}: {} acknowledged transfers",
+            acknowledged.len()
+        );
+        assert!(account.balance >= 0, "account {id} went below zero");
+    }
+    eprintln!(
+        "{} transfers acknowledged, {} refused, of {}",
+        acknowledged.len(),
+        refused.lock().unwrap(),
+        WRITERS as usize * TRANSFERS
+    );
+    // The race was real: transfers went through, and some met an empty account.
+    assert!(acknowledged.len() >= TRANSFERS, "{}", acknowledged.len());
+    assert!(*refused.lock().unwrap() > 0, "no transfer was refused");
+}

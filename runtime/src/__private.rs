@@ -13,6 +13,7 @@ pub use crate::expr::state;
 pub use crate::expr::Field;
 pub use crate::managed::{now_value, Timestamp, VersionNumber};
 pub use crate::op::query::{primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart};
+pub use crate::schema::ExpiringTable;
 pub use crate::schema::{
     str_eq, FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp, ScalarAttribute,
     ScalarType, Versioned,

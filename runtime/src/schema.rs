@@ -205,6 +205,16 @@ scalar_attributes!(String: ulid::Ulid);
 )]
 pub trait Versioned: Entity {}
 
+/// A table with a TTL attribute (`ttl = ".."`): what choosing whether reads show expired items
+/// needs, so that on a table whose items never expire the choice does not compile instead of
+/// changing nothing. Implemented by the `Table` derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no TTL attribute, so none of its items expires and this choice would change nothing",
+    label = "`include_expired` and `hide_expired` need a table with `ttl = \"..\"`",
+    note = "declare `ttl = \"expires_at\"` on `{Self}` and `#[dynamo(ttl)]` on the entity's field, or leave the call out"
+)]
+pub trait ExpiringTable: Table {}
+
 /// An item type stored in a table, declared with `#[derive(singletable::Entity)]`.
 pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The table the entity lives in.

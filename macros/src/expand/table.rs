@@ -65,6 +65,10 @@ fn expand_table(table: &Table) -> TokenStream {
         ),
         None => (quote!(#st::None), quote!(#st::NoStream)),
     };
+    let expiring_impl = attrs
+        .ttl
+        .is_some()
+        .then(|| quote!(#[automatically_derived] impl #st::ExpiringTable for #ident {}));
     let sort_key_impl = if attrs.sk.is_some() {
         quote!(impl #st::HasSortKey for #ident {})
     } else {
@@ -153,6 +157,8 @@ fn expand_table(table: &Table) -> TokenStream {
 
             #[automatically_derived]
             #sort_key_impl
+
+            #expiring_impl
 
             #(#index_impls)*
         };

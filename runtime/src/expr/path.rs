@@ -61,6 +61,11 @@ impl AttrPath {
                 .all(|(mine, theirs)| mine == theirs)
     }
 
+    /// The attribute's name when the path is a top-level attribute, with nothing below it.
+    pub fn top_level(&self) -> Option<&str> {
+        self.nested.is_empty().then_some(&*self.root)
+    }
+
     /// The top-level attribute name.
     pub fn root(&self) -> &str {
         &self.root

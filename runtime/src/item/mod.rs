@@ -57,7 +57,7 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
         AttributeValue::N(E::SCHEMA.schema_version.to_string()),
     );
     entity.write_index_keys(&mut item)?;
-    check_index_key_sizes::<E>(&item)?;
+    check_index_keys::<E>(&item)?;
     check_item_size(&item, || key_text::<E::Table>(&item))?;
     Ok(item)
 }
@@ -287,34 +287,79 @@ pub fn check_item_size(item: &Item, key: impl FnOnce() -> KeyText) -> Result<(),
     Ok(())
 }
 
-/// Index key attributes have the table's key size limits (2048 bytes for a partition key,
-/// 1024 for a sort key); the derive renders them, so they are checked here before sending.
-pub(crate) fn check_index_key_sizes<E: Entity>(item: &Item) -> Result<(), crate::KeyError> {
-    for index in E::SCHEMA.indexes {
-        let keys = index
-            .index
+/// A key attribute of an index an entity writes, with the size limit of its role: the
+/// table's (2048 bytes for a partition key, 1024 for a sort key).
+pub(crate) struct IndexKeyAttribute {
+    index: &'static str,
+    name: &'static str,
+    max: usize,
+    role: &'static str,
+}
+
+/// The key attributes of every index `E` writes.
+fn index_key_attributes<E: Entity>() -> impl Iterator<Item = IndexKeyAttribute> {
+    E::SCHEMA.indexes.iter().flat_map(|index| {
+        let index = index.index;
+        let key = move |max: usize, role: &'static str| {
+            move |key: &crate::schema::KeyAttribute| IndexKeyAttribute {
+                index: index.name,
+                name: key.name,
+                max,
+                role,
+            }
+        };
+        index
             .partition_keys
             .iter()
-            .map(|key| (key.name, MAX_PARTITION_KEY_BYTES, "partition"))
-            .chain(
-                index
-                    .index
-                    .sort_keys
-                    .iter()
-                    .map(|key| (key.name, MAX_SORT_KEY_BYTES, "sort")),
-            );
-        for (name, max, role) in keys {
-            if let Some(AttributeValue::S(value)) = item.get(name) {
-                if value.len() > max {
-                    return Err(crate::KeyError::TooLong {
-                        key: value.clone(),
-                        size: value.len(),
-                        max,
-                        role,
-                    });
-                }
-            }
+            .map(key(MAX_PARTITION_KEY_BYTES, "partition"))
+            .chain(index.sort_keys.iter().map(key(MAX_SORT_KEY_BYTES, "sort")))
+    })
+}
+
+/// Whether DynamoDB takes `value` as index key attribute `key`: a string or binary must be
+/// neither empty nor above the limit. (Values of another type keep the item off the index.)
+fn check_index_key(key: &IndexKeyAttribute, value: &AttributeValue) -> Result<(), crate::KeyError> {
+    let bytes = match value {
+        AttributeValue::S(text) => text.as_bytes(),
+        AttributeValue::B(blob) => blob.as_ref(),
+        _ => return Ok(()),
+    };
+    if bytes.is_empty() {
+        return Err(crate::KeyError::EmptyIndexKey {
+            attribute: key.name,
+            index: key.index,
+        });
+    }
+    if bytes.len() > key.max {
+        return Err(crate::KeyError::TooLong {
+            key: String::from_utf8_lossy(bytes).into_owned(),
+            size: bytes.len(),
+            max: key.max,
+            role: key.role,
+        });
+    }
+    Ok(())
+}
+
+/// Checks the index key attributes of an item about to be written, which the derive renders
+/// or the entity holds, before sending.
+pub(crate) fn check_index_keys<E: Entity>(item: &Item) -> Result<(), crate::KeyError> {
+    for key in index_key_attributes::<E>() {
+        if let Some(value) = item.get(key.name) {
+            check_index_key(&key, value)?;
         }
+    }
+    Ok(())
+}
+
+/// Checks `value`, which an update writes to top-level attribute `attribute`, if that keys an
+/// index of `E`.
+pub(crate) fn check_index_key_write<E: Entity>(
+    attribute: &str,
+    value: &AttributeValue,
+) -> Result<(), crate::KeyError> {
+    for key in index_key_attributes::<E>().filter(|key| key.name == attribute) {
+        check_index_key(&key, value)?;
     }
     Ok(())
 }

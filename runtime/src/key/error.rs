@@ -68,6 +68,17 @@ pub enum KeyError {
         /// The template.
         template: &'static str,
     },
+    /// An index key attribute would be an empty string or binary, which DynamoDB refuses.
+    #[error(
+        "`{attribute}` keys index {index} and is empty; DynamoDB refuses an empty key attribute \
+         (leave the attribute out to keep the item off the index)"
+    )]
+    EmptyIndexKey {
+        /// The attribute.
+        attribute: &'static str,
+        /// The index it keys.
+        index: &'static str,
+    },
     /// A rendered key is longer than DynamoDB allows for its attribute.
     #[error("key {key:?} is {size} bytes; DynamoDB allows at most {max} bytes for a {role} key")]
     TooLong {

@@ -42,13 +42,19 @@ impl<'db, E: Entity> Get<'db, E> {
     /// Returns the item even if its time to live has passed. By default an expired item reads
     /// as [`Error::NotFound`]: DynamoDB deletes expired items only eventually, typically
     /// within two days, and a read in between would see an item that is gone.
-    pub fn include_expired(mut self) -> Self {
+    pub fn include_expired(mut self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         self.expiry.attribute = None;
         self
     }
 
     /// An expired item reads as [`Error::NotFound`]: the default, written out.
-    pub fn hide_expired(mut self) -> Self {
+    pub fn hide_expired(mut self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         self.expiry = Expiry::hidden(<E::Table as crate::Table>::SCHEMA);
         self
     }

@@ -55,6 +55,26 @@ pub(crate) trait SetSome: Sized {
 
 impl<Builder> SetSome for Builder {}
 
+/// `value` as the `i32` DynamoDB's parameter takes, if it is within `1..=max`.
+pub(crate) fn in_range(parameter: &'static str, value: u32, max: u32) -> Result<i32, Error> {
+    match i32::try_from(value) {
+        Ok(value) if (1..).contains(&value) && value.unsigned_abs() <= max => Ok(value),
+        _ => Err(Error::OutOfRange {
+            parameter,
+            value: value.into(),
+            min: 1,
+            max: max.into(),
+        }),
+    }
+}
+
+/// A read's `Limit`, which DynamoDB takes between 1 and `i32::MAX`.
+pub(crate) fn page_limit(limit: Option<u32>) -> Result<Option<i32>, Error> {
+    limit
+        .map(|items| in_range("Limit", items, i32::MAX.unsigned_abs()))
+        .transpose()
+}
+
 /// The item a write replaced or deleted (`ALL_OLD`), if there was one.
 fn decode_old<E: crate::Entity>(old: Option<Item>) -> Result<Option<E>, Error> {
     match old {

@@ -68,13 +68,24 @@ impl<T> Prepared<T> {
 impl<E: Entity> Scan<'_, E> {
     /// Returns items whose time to live has passed too; by default they are filtered out, as
     /// [`Query::include_expired`](crate::op::query::Query::include_expired) explains.
-    pub fn include_expired(mut self) -> Self {
+    pub fn include_expired(self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
+        self.showing_expired()
+    }
+
+    /// [`Self::include_expired`] for the library's own scans, which run on any table.
+    pub(crate) fn showing_expired(mut self) -> Self {
         self.expiry.attribute = None;
         self
     }
 
     /// Leaves out items whose time to live has passed: the default, written out.
-    pub fn hide_expired(mut self) -> Self {
+    pub fn hide_expired(mut self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA);
         self
     }
@@ -108,11 +119,8 @@ impl<E: Entity> Scan<'_, E> {
     }
 
     fn prepare(&self) -> Result<Prepared<E::Table>, Error> {
-        let segments = in_range("TotalSegments", self.segments, MAX_SEGMENTS)?;
-        let limit = self
-            .limit
-            .map(|items| in_range("Limit", items, i32::MAX.unsigned_abs()))
-            .transpose()?;
+        let segments = super::in_range("TotalSegments", self.segments, MAX_SEGMENTS)?;
+        let limit = super::page_limit(self.limit)?;
         let table = <E::Table as Table>::SCHEMA;
         // Other entities share the table; only this entity's items are ever returned.
         let user = user_node(self.filter.as_ref())?;
@@ -186,18 +194,6 @@ impl<E: Entity> Scan<'_, E> {
             Err(error) => vec![stream::once(async { Err(error) }).boxed()],
         };
         stream::select_all(segments)
-    }
-}
-
-fn in_range(parameter: &'static str, value: u32, max: u32) -> Result<i32, Error> {
-    match i32::try_from(value) {
-        Ok(value) if (1..).contains(&value) && value.unsigned_abs() <= max => Ok(value),
-        _ => Err(Error::OutOfRange {
-            parameter,
-            value: value.into(),
-            min: 1,
-            max: max.into(),
-        }),
     }
 }
 

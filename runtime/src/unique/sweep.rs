@@ -69,7 +69,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
         let mut items = Box::pin(
             self.db
                 .scan::<E>()
-                .include_expired()
+                .showing_expired()
                 .consistent()
                 .segments(self.segments)
                 .items(),

@@ -183,7 +183,10 @@ impl<E: Entity> BatchGet<'_, E> {
 
     /// Returns items whose time to live has passed too; by default they are left out, as
     /// [`Get::include_expired`](crate::op::get::Get::include_expired) explains.
-    pub fn include_expired(mut self) -> Self {
+    pub fn include_expired(mut self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         self.expiry.attribute = None;
         self
     }

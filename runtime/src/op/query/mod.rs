@@ -74,7 +74,7 @@ pub struct Query<'db, E: Entity, I, P, D = E> {
     sort: SortParts,
     range: Option<Range>,
     descending: bool,
-    limit: Option<i32>,
+    limit: Option<u32>,
     filter: Option<Condition<E>>,
     consistent: bool,
     /// Attributes to return (`ProjectionExpression`); empty for whole items.
@@ -231,21 +231,28 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 
     /// At most `limit` items are evaluated per request (DynamoDB applies it before filters).
+    /// DynamoDB takes 1 to `i32::MAX`; anything else is [`Error::OutOfRange`] when sent.
     pub fn limit(mut self, limit: u32) -> Self {
-        self.limit = Some(i32::try_from(limit).unwrap_or(i32::MAX));
+        self.limit = Some(limit);
         self
     }
 
     /// Returns items whose time to live has passed too. By default a query of a table with a
     /// TTL attribute leaves them out (a filter on the TTL attribute, `ttl >= now`), because
     /// DynamoDB deletes expired items only eventually, typically within two days.
-    pub fn include_expired(mut self) -> Self {
+    pub fn include_expired(mut self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         self.expiry.attribute = None;
         self
     }
 
     /// Leaves out items whose time to live has passed: the default, written out.
-    pub fn hide_expired(mut self) -> Self {
+    pub fn hide_expired(mut self) -> Self
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA);
         self
     }

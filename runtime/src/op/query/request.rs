@@ -63,6 +63,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             filter,
             projection,
             placeholders,
+            limit: crate::op::page_limit(self.limit)?,
             count,
         })
     }
@@ -151,6 +152,7 @@ pub(super) struct Prepared {
     pub(super) filter: Option<String>,
     pub(super) projection: Option<String>,
     pub(super) placeholders: Placeholders,
+    pub(super) limit: Option<i32>,
     pub(super) count: bool,
 }
 
@@ -176,7 +178,7 @@ impl Prepared {
                 query.descending.then_some(false),
                 QueryFluentBuilder::scan_index_forward,
             )
-            .set_some(query.limit, QueryFluentBuilder::limit)
+            .set_some(self.limit, QueryFluentBuilder::limit)
             .set_some(
                 query.consistent.then_some(true),
                 QueryFluentBuilder::consistent_read,

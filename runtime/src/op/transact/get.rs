@@ -59,10 +59,10 @@ impl TransactGetOutput {
     }
 
     /// The item of `slot` even if its time to live has passed.
-    pub fn take_including_expired<E: Entity>(
-        &mut self,
-        slot: &Slot<E>,
-    ) -> Result<Option<E>, Error> {
+    pub fn take_including_expired<E: Entity>(&mut self, slot: &Slot<E>) -> Result<Option<E>, Error>
+    where
+        E::Table: crate::schema::ExpiringTable,
+    {
         match self.items.get_mut(slot.position).and_then(Option::take) {
             Some(item) => Ok(Some(crate::item::decode(item)?)),
             None => Ok(None),

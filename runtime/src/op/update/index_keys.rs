@@ -175,31 +175,20 @@ pub(super) fn index_actions<E: Entity>(
     values: &Values<'_, E>,
     actions: &mut Vec<Action>,
 ) -> Result<bool, Error> {
-    // Same limits as the table's keys: 2048 bytes for a partition key, 1024 for a sort key.
     let partition = match index.index.kind {
         IndexKind::Global => Some(index.index.partition_key),
         // A local index shares the table's partition key, which never changes.
         IndexKind::Local => None,
     };
     let attributes = [
-        (
-            partition,
-            index.partition_key,
-            crate::item::MAX_PARTITION_KEY_BYTES,
-            "partition",
-        ),
-        (
-            index.index.sort_key,
-            index.sort_key,
-            crate::item::MAX_SORT_KEY_BYTES,
-            "sort",
-        ),
+        (partition, index.partition_key),
+        (index.index.sort_key, index.sort_key),
     ];
     let indexed = match &index.rule {
         Some(rule) => values.rule_holds(rule)?,
         None => true,
     };
-    for (attribute, template, max, role) in attributes {
+    for (attribute, template) in attributes {
         let (Some(attribute), Some(template)) = (attribute, template) else {
             continue;
         };
@@ -211,17 +200,9 @@ pub(super) fn index_actions<E: Entity>(
             actions.push(Action::Remove(path));
             continue;
         }
+        // Checked with the other index key writes (`item::check_index_key_write`).
         let rendered =
             template.render_with(usize::MAX, |_, context, out| values.render(context, out))?;
-        if rendered.len() > max {
-            return Err(KeyError::TooLong {
-                size: rendered.len(),
-                key: rendered,
-                max,
-                role,
-            }
-            .into());
-        }
         actions.push(Action::Set(
             path,
             SetValue::Value(AttributeValue::S(rendered)),

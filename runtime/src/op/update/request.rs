@@ -239,6 +239,15 @@ impl<'db, E: Entity> Parts<'db, E> {
             }
             .into());
         }
+        // Index keys, the plain attributes that key an index included, as a put checks them.
+        for action in &actions {
+            if let Action::Set(path, SetValue::Value(value) | SetValue::IfNotExists(value)) = action
+            {
+                if let Some(attribute) = path.top_level() {
+                    crate::item::check_index_key_write::<E>(attribute, value)?;
+                }
+            }
+        }
         // Checked on the whole list, the library's own actions included, before anything is sent.
         if let Some((first, second)) = update::overlapping(&actions) {
             return Err(UpdateError::OverlappingPaths {
