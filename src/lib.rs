@@ -40,6 +40,9 @@ pub use singletable_macros::KeyPart;
 #[doc = include_str!("../docs/derive/collection.md")]
 pub use singletable_macros::Collection;
 
+#[doc = include_str!("../docs/derive/projection.md")]
+pub use singletable_macros::Projection;
+
 #[doc = include_str!("../docs/derive/test.md")]
 pub use singletable_macros::test;
 
@@ -54,6 +57,7 @@ pub use singletable_runtime::{
     KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Request, RetryPolicy,
 };
 // The traits of the derives share their names, in the type namespace.
+pub use singletable_runtime::op::query::Projection;
 pub use singletable_runtime::{Entity, Table};
 
 // `local` and `testing` (feature `local`), however the runtime was built.

@@ -2,7 +2,7 @@
 
 use crate::attr::{self, EntityAttrs, TableAttrs};
 use crate::ctxt::Ctxt;
-use syn::{Data, DeriveInput, Fields, Ident, Type};
+use syn::{Data, DataStruct, DeriveInput, Fields, Ident, Type};
 
 /// A struct deriving `Entity`.
 pub struct Entity<'a> {
@@ -152,6 +152,68 @@ impl<'a> KeyPartEnum<'a> {
         Some(KeyPartEnum {
             ident: &input.ident,
             variants,
+        })
+    }
+}
+
+/// A struct deriving `Projection`: attributes of an entity that an index holds.
+pub struct ProjectionStruct<'a> {
+    pub ident: &'a Ident,
+    pub attrs: attr::ProjectionAttrs,
+    /// Each field serde reads, with the attribute it reads (serde's name for it).
+    pub fields: Vec<(&'a syn::Field, String)>,
+    /// A `#[serde(flatten)]` field, which reads attributes no one can list.
+    pub flattened: Vec<&'a syn::Field>,
+}
+
+impl<'a> ProjectionStruct<'a> {
+    pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let Data::Struct(DataStruct {
+            fields: Fields::Named(fields),
+            ..
+        }) = &input.data
+        else {
+            cx.error_spanned_by(
+                &input.ident,
+                "`Projection` is derived for a struct with named fields, one per attribute it reads, e.g. `struct TicketCard { status: Status, title: String }`",
+            );
+            return None;
+        };
+        if !input.generics.params.is_empty() {
+            cx.error_spanned_by(
+                &input.generics,
+                "`Projection` cannot be generic: it reads one entity's attributes from one index",
+            );
+        }
+        let rename_all = attr::serde_rename_all(&input.attrs);
+        let flattened = fields
+            .named
+            .iter()
+            .filter(|field| attr::serde_flag(&field.attrs, &["flatten"]))
+            .collect();
+        let fields = fields
+            .named
+            .iter()
+            .filter(|field| {
+                !attr::serde_flag(&field.attrs, &["flatten", "skip", "skip_deserializing"])
+            })
+            .filter_map(|field| {
+                let ident = field.ident.as_ref()?;
+                let rust_name = ident.to_string();
+                let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
+                let attribute =
+                    attr::serde_rename(&field.attrs).unwrap_or_else(|| match &rename_all {
+                        Some(rule) => attr::apply_rename_all(rule, rust_name, false),
+                        None => rust_name.to_owned(),
+                    });
+                Some((field, attribute))
+            })
+            .collect();
+        Some(ProjectionStruct {
+            ident: &input.ident,
+            attrs: attr::projection_attrs(cx, &input.attrs),
+            fields,
+            flattened,
         })
     }
 }

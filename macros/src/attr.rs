@@ -52,6 +52,16 @@ pub struct TableIndexAttr {
     /// One type per attribute (default `S`).
     pub pk_type: Vec<LitStr>,
     pub sk_type: Vec<LitStr>,
+    /// `projection = "keys_only"` (or `"all"`), or `projection = ["status", "title"]`.
+    pub projection: Option<ProjectionAttr>,
+}
+
+/// An index's `projection = ..` as written.
+pub enum ProjectionAttr {
+    /// `"all"` or `"keys_only"` (validated later).
+    Named(LitStr),
+    /// The attributes of an `INCLUDE` projection, with the setting's path for messages.
+    Include(Path, Vec<LitStr>),
 }
 
 /// `#[dynamo(...)]` on a `Table`.
@@ -98,6 +108,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                             sk: Vec::new(),
                             pk_type: Vec::new(),
                             sk_type: Vec::new(),
+                            projection: None,
                         };
                         meta.parse_nested_meta(|inner| {
                             let key = inner
@@ -111,6 +122,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                                 "sk" => set_names(cx, &inner, &mut index.sk),
                                 "pk_type" => set_names(cx, &inner, &mut index.pk_type),
                                 "sk_type" => set_names(cx, &inner, &mut index.sk_type),
+                                "projection" => set_projection(cx, &inner, &mut index.projection),
                                 _ => Err(inner.error(settings::TABLE_INDEX.unknown(&key))),
                             }
                         })?;
@@ -126,6 +138,49 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                     }
                     None => Err(meta.error(settings::TABLE.unknown(&key))),
                 },
+            }
+        });
+        if let Err(error) = result {
+            cx.syn_error(error);
+        }
+    }
+    out
+}
+
+/// `#[dynamo(entity = Ticket, index = gsi1)]` on a `Projection`.
+#[derive(Default)]
+pub struct ProjectionAttrs {
+    pub entity: Option<Path>,
+    /// The index slot as written, and what it names.
+    pub index: Option<(Ident, Option<Slot>)>,
+}
+
+pub fn projection_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ProjectionAttrs {
+    let mut out = ProjectionAttrs::default();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
+            match key.as_str() {
+                "entity" => {
+                    let path: Path = meta.value()?.parse()?;
+                    if out.entity.replace(path).is_some() {
+                        cx.error_spanned_by(&meta.path, "`entity` is given twice");
+                    }
+                    Ok(())
+                }
+                "index" => {
+                    let slot: Ident = meta.value()?.parse()?;
+                    let parsed = Slot::parse(&slot.to_string());
+                    if out.index.replace((slot, parsed)).is_some() {
+                        cx.error_spanned_by(&meta.path, "`index` is given twice");
+                    }
+                    Ok(())
+                }
+                _ => Err(meta.error(settings::PROJECTION.unknown(&key))),
             }
         });
         if let Err(error) = result {
@@ -395,6 +450,33 @@ fn set_names(cx: &mut Ctxt, meta: &ParseNestedMeta, names: &mut Vec<LitStr>) -> 
     Ok(())
 }
 
+fn set_projection(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    slot: &mut Option<ProjectionAttr>,
+) -> syn::Result<()> {
+    let value = meta.value()?;
+    let projection = if value.peek(syn::token::Bracket) {
+        let content;
+        syn::bracketed!(content in value);
+        let attributes = content
+            .parse_terminated(
+                |input: syn::parse::ParseStream| input.parse::<LitStr>(),
+                syn::Token![,],
+            )?
+            .into_iter()
+            .collect();
+        ProjectionAttr::Include(meta.path.clone(), attributes)
+    } else {
+        ProjectionAttr::Named(value.parse()?)
+    };
+    if slot.is_some() {
+        cx.error_spanned_by(&meta.path, "this setting is given twice");
+    }
+    *slot = Some(projection);
+    Ok(())
+}
+
 fn set_template(
     cx: &mut Ctxt,
     meta: &ParseNestedMeta,
@@ -429,6 +511,26 @@ pub fn serde_rename(attrs: &[Attribute]) -> Option<String> {
 /// `#[serde(rename_all = "...")]` on a container, if any.
 pub fn serde_rename_all(attrs: &[Attribute]) -> Option<String> {
     serde_string(attrs, "rename_all")
+}
+
+/// Whether a `#[serde(..)]` attribute holds one of the bare `words` (`flatten`, `skip`).
+pub fn serde_flag(attrs: &[Attribute], words: &[&str]) -> bool {
+    let mut found = false;
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+        // Other serde settings are serde's business; only look for the words.
+        let _ = attr.parse_nested_meta(|meta| {
+            let bare = meta.input.is_empty() || meta.input.peek(syn::Token![,]);
+            if bare && words.iter().any(|word| meta.path.is_ident(word)) {
+                found = true;
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|_| Ok(()))?;
+            }
+            Ok(())
+        });
+    }
+    found
 }
 
 fn serde_string(attrs: &[Attribute], wanted: &str) -> Option<String> {

@@ -41,6 +41,17 @@ pub fn derive_collection(input: TokenStream) -> TokenStream {
     expand::derive_collection(&input).into()
 }
 
+/// Declares the attributes of an entity read from a lean index (`projection = [..]` on the
+/// table's index): `#[derive(Projection, Deserialize)] #[dynamo(entity = Ticket, index = gsi1)]
+/// struct TicketCard { status: Status, title: String }`, read with
+/// `db.query(Ticket::gsi1(..)).select::<TicketCard>()`. A field the index does not hold does
+/// not compile.
+#[proc_macro_derive(Projection, attributes(dynamo))]
+pub fn derive_projection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_projection(&input).into()
+}
+
 /// A test with its own freshly created table on the local engine (in the spirit of
 /// `#[sqlx::test]`): `#[singletable::test] async fn works(db: Db<App>) { .. }`. The body may
 /// return `()` or a `Result<(), E>`. Needs the `local` feature of `singletable`.

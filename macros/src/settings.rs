@@ -62,8 +62,18 @@ pub const STREAM_VIEWS: Settings = Settings {
 /// Inside a table's `gsi1(..)`.
 pub const TABLE_INDEX: Settings = Settings {
     what: "index setting",
-    names: &["name", "pk", "sk", "pk_type", "sk_type"],
+    names: &["name", "pk", "sk", "pk_type", "sk_type", "projection"],
     patterns: None,
+};
+
+/// The named values of an index's `projection = "..."` (a list of attributes is the third).
+pub const PROJECTIONS: Settings = Settings {
+    what: "projection",
+    names: &["all", "keys_only"],
+    patterns: Some((
+        "a list of attributes such as `[\"status\", \"title\"]`",
+        &[],
+    )),
 };
 
 /// `#[dynamo(..)]` on a `#[derive(Entity)]` struct.
@@ -74,6 +84,13 @@ pub const ENTITY: Settings = Settings {
         "index templates such as `gsi1pk`, `gsi1sk`, `gsi1_when`, `lsi1sk`",
         &["gsi1pk", "gsi1sk", "gsi1_when", "lsi1sk"],
     )),
+};
+
+/// `#[dynamo(..)]` on a `#[derive(Projection)]` struct.
+pub const PROJECTION: Settings = Settings {
+    what: "projection setting",
+    names: &["entity", "index"],
+    patterns: None,
 };
 
 /// `#[dynamo(..)]` on a field.

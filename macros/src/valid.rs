@@ -1,9 +1,10 @@
 //! Cross-attribute rules, checked before expansion; every violation is reported.
 
-use crate::ast::{CollectionEnum, Entity, KeyPartEnum, Table};
-use crate::attr::Slot;
+use crate::ast::{CollectionEnum, Entity, KeyPartEnum, ProjectionStruct, Table};
+use crate::attr::{ProjectionAttr, Slot, TableIndexAttr};
 use crate::ctxt::{did_you_mean, Ctxt};
 use crate::template::Template;
+use syn::LitStr;
 
 impl Entity<'_> {
     pub fn validate(&self, cx: &mut Ctxt) {
@@ -249,6 +250,102 @@ impl Table<'_> {
                 }
                 _ => {}
             }
+            self.check_projection(cx, index);
+        }
+        // DynamoDB's limit, counting an attribute once per index that lists it.
+        let listed: usize = self
+            .attrs
+            .indexes
+            .iter()
+            .map(|index| match &index.projection {
+                Some(ProjectionAttr::Include(_, attributes)) => attributes.len(),
+                _ => 0,
+            })
+            .sum();
+        if listed > 100 {
+            if let Some(first) =
+                self.attrs
+                    .indexes
+                    .iter()
+                    .find_map(|index| match &index.projection {
+                        Some(ProjectionAttr::Include(path, _)) => Some(path),
+                        _ => None,
+                    })
+            {
+                cx.error_spanned_by(first, format!("the indexes list {listed} projected attributes; DynamoDB allows 100 in all (an attribute counts once per index)"));
+            }
+        }
+    }
+
+    fn check_projection(&self, cx: &mut Ctxt, index: &TableIndexAttr) {
+        match &index.projection {
+            Some(ProjectionAttr::Named(name))
+                if !crate::settings::PROJECTIONS
+                    .names
+                    .contains(&name.value().as_str()) =>
+            {
+                cx.error_spanned_by(name, crate::settings::PROJECTIONS.unknown(&name.value()));
+            }
+            None | Some(ProjectionAttr::Named(_)) => {}
+            Some(ProjectionAttr::Include(path, attributes)) => {
+                if attributes.is_empty() {
+                    cx.error_spanned_by(path, "list the attributes to project, or write `projection = \"keys_only\"` for none");
+                }
+                let keys: Vec<String> = [&self.attrs.pk, &self.attrs.sk]
+                    .into_iter()
+                    .flatten()
+                    .chain(&index.pk)
+                    .chain(&index.sk)
+                    .map(LitStr::value)
+                    .collect();
+                for (position, attribute) in attributes.iter().enumerate() {
+                    let name = attribute.value();
+                    if name.is_empty() {
+                        cx.error_spanned_by(attribute, "this name cannot be empty");
+                    } else if keys.contains(&name) {
+                        cx.error_spanned_by(attribute, format!("`{name}` is a key attribute, which every index holds; list only other attributes"));
+                    } else if attributes[..position]
+                        .iter()
+                        .any(|earlier| earlier.value() == name)
+                    {
+                        cx.error_spanned_by(attribute, format!("`{name}` is listed twice"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ProjectionStruct<'_> {
+    pub fn validate(&self, cx: &mut Ctxt) {
+        if self.attrs.entity.is_none() {
+            cx.error_spanned_by(
+                self.ident,
+                "name the entity and the index this projection reads: `#[dynamo(entity = Ticket, index = gsi1)]`",
+            );
+        }
+        match &self.attrs.index {
+            None if self.attrs.entity.is_some() => cx.error_spanned_by(
+                self.ident,
+                "name the index this projection reads: `#[dynamo(index = gsi1)]` (the slot the table declares it in)",
+            ),
+            Some((slot, None)) => cx.error_spanned_by(
+                slot,
+                format!("`{slot}` is not an index slot; indexes are `gsi1`..`gsi20` and `lsi1`..`lsi5`, as the table declares them"),
+            ),
+            _ => {}
+        }
+        for field in &self.flattened {
+            cx.error_spanned_by(
+                field,
+                "a projection cannot `#[serde(flatten)]` a field: the attributes it reads could not be checked against the index; list them as fields",
+            );
+        }
+        if self.fields.is_empty() && self.flattened.is_empty() {
+            cx.error_spanned_by(
+                self.ident,
+                "a projection reads at least one attribute; for keys alone, use the query's `IndexEntry` values as they are",
+            );
         }
     }
 }

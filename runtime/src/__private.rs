@@ -11,9 +11,16 @@ pub use crate::schema::{
 pub use crate::expr::field::Updatable;
 pub use crate::expr::state;
 pub use crate::expr::Field;
+pub use crate::item::decode_fields;
 pub use crate::managed::{now_value, Timestamp, VersionNumber};
 pub use crate::op::query::{primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart};
-pub use crate::schema::ExpiringTable;
+pub use crate::op::query::{Projection, ProjectionOf};
+pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
+
+/// Whether index `I` of table `T` holds attribute `name` (the `Projection` derive's check).
+pub const fn index_holds<T: DeclaresIndex<I>, I: index::IndexSlot>(name: &str) -> bool {
+    T::INDEX.holds(T::SCHEMA, name)
+}
 pub use crate::schema::{
     str_eq, FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp, ScalarAttribute,
     ScalarType, Versioned,

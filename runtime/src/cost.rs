@@ -4,7 +4,7 @@
 //! - a write consumes one write unit per started KB of the item (the larger of the old and
 //!   the new item; the estimate uses the size it knows, or the caller's hint);
 //! - each secondary index entry written or deleted is another write of the projected item
-//!   (every index here projects all attributes); an update that moves an item within an
+//!   (the whole item, or on a lean index its keys and listed attributes); an update that moves an item within an
 //!   index deletes the old entry and writes the new one: two index writes;
 //! - a read consumes one read unit per started 4 KB when strongly consistent, half when
 //!   eventually consistent;
@@ -55,7 +55,18 @@ pub fn put_estimate<T: crate::Table>(item: &crate::Item) -> Estimate {
             crate::schema::IndexKind::Local => index.sort_key,
         };
         if key.is_some_and(|key| item.contains_key(key)) {
-            estimate.write(units, format!("{} entry written", index.name));
+            // What the index holds of the item: all of it, or its keys and listed attributes.
+            let entry_size = crate::item::item_size(
+                &item
+                    .iter()
+                    .filter(|(name, _)| index.holds(T::SCHEMA, name))
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect(),
+            );
+            estimate.write(
+                write_units(entry_size),
+                format!("{} entry written ({entry_size} bytes)", index.name),
+            );
         }
     }
     if let Some(ttl) = T::SCHEMA

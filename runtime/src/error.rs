@@ -117,6 +117,9 @@ pub enum Error {
     /// An update that would leave an index stale.
     #[error(transparent)]
     Update(#[from] UpdateError),
+    /// A query its index cannot answer.
+    #[error(transparent)]
+    Query(#[from] crate::op::query::error::QueryError),
     /// The request would break a DynamoDB limit.
     #[error(transparent)]
     Limit(#[from] LimitError),
@@ -213,6 +216,7 @@ impl Error {
             Error::Transaction { .. } => "transaction",
             Error::TransactionCanceled { .. } => "transaction_canceled",
             Error::Update { .. } => "update",
+            Error::Query { .. } => "query",
             Error::Limit { .. } => "limit",
             Error::Build { .. } => "build",
             Error::Wait { .. } => "wait",

@@ -1,9 +1,9 @@
 //! The primary key of one item of an entity.
 
 use crate::item::KeyText;
-use crate::item::{Item, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+use crate::item::{key_text, DecodeError, Item, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::key::KeyError;
-use crate::schema::{Entity, Table};
+use crate::schema::{Entity, EntitySchema, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::borrow::Cow;
 use std::fmt;
@@ -35,6 +35,25 @@ impl<E: Entity> Key<E> {
             partition,
             sort,
             entity: PhantomData,
+        })
+    }
+
+    /// The key of an item whose key attributes fit `E`'s templates: a stream record's keys,
+    /// or an index entry's.
+    pub(crate) fn read(keys: &Item) -> Result<Key<E>, DecodeError> {
+        let key = || key_text::<E::Table>(keys);
+        let (partition, sort) =
+            fitting_key::<E::Table>(E::SCHEMA, keys).ok_or_else(|| DecodeError::KeyShape {
+                entity: E::SCHEMA.name,
+                key: key(),
+            })?;
+        Key::from_rendered(partition.into(), sort.map(Into::into)).map_err(|error| {
+            DecodeError::Attribute {
+                entity: E::SCHEMA.name,
+                key: key(),
+                attribute: <E::Table as Table>::SCHEMA.partition_key.to_owned(),
+                message: error.to_string(),
+            }
         })
     }
 
@@ -131,4 +150,27 @@ impl<E: Entity> fmt::Display for Key<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.text(), f)
     }
+}
+
+/// The partition and sort key texts of `keys`, when they fit `entity`'s templates.
+pub(crate) fn fitting_key<T: Table>(
+    entity: &EntitySchema,
+    keys: &Item,
+) -> Option<(String, Option<String>)> {
+    let text = |name: &str| match keys.get(name) {
+        Some(AttributeValue::S(text)) => Some(text.clone()),
+        _ => None,
+    };
+    let schema = T::SCHEMA;
+    let partition = text(schema.partition_key)?;
+    entity.partition_key.split(&partition).ok()?;
+    let sort = match (schema.sort_key, &entity.sort_key) {
+        (Some(name), Some(template)) => {
+            let sort = text(name)?;
+            template.split(&sort).ok()?;
+            Some(sort)
+        }
+        _ => None,
+    };
+    Some((partition, sort))
 }

@@ -7,6 +7,7 @@ use crate::Key;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
+use std::fmt;
 
 /// A DynamoDB table declared with `#[derive(singletable::Table)]`.
 pub trait Table: Send + Sync + 'static {
@@ -130,6 +131,8 @@ pub struct IndexSchema {
     pub partition_keys: &'static [KeyAttribute],
     /// Every sort key attribute with its type, in order: none, one, or up to four.
     pub sort_keys: &'static [KeyAttribute],
+    /// What the index holds besides the keys.
+    pub projection: IndexProjection,
 }
 
 impl IndexSchema {
@@ -137,7 +140,112 @@ impl IndexSchema {
     pub fn key_attributes(&self) -> impl Iterator<Item = &'static KeyAttribute> {
         self.partition_keys.iter().chain(self.sort_keys)
     }
+
+    /// Whether a read of the index returns attribute `name` of the items it holds: every
+    /// attribute of an `ALL` index; otherwise the table's and the index's key attributes, and
+    /// an `INCLUDE` index's listed ones.
+    pub const fn holds(&self, table: &TableSchema, name: &str) -> bool {
+        if matches!(self.projection, IndexProjection::All)
+            || str_eq(table.partition_key, name)
+            || matches!(table.sort_key, Some(sort) if str_eq(sort, name))
+        {
+            return true;
+        }
+        let mut position = 0;
+        while position < self.partition_keys.len() {
+            if str_eq(self.partition_keys[position].name, name) {
+                return true;
+            }
+            position += 1;
+        }
+        position = 0;
+        while position < self.sort_keys.len() {
+            if str_eq(self.sort_keys[position].name, name) {
+                return true;
+            }
+            position += 1;
+        }
+        match self.projection {
+            IndexProjection::Include(attributes) => {
+                position = 0;
+                while position < attributes.len() {
+                    if str_eq(attributes[position], name) {
+                        return true;
+                    }
+                    position += 1;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
 }
+
+/// What a secondary index holds of each item besides its keys (the table's `gsi1(projection =
+/// ..)`). DynamoDB cannot change it on an existing index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexProjection {
+    /// Every attribute (`ALL`, the default): reads return whole items, and every write of an
+    /// item writes all of it to the index too.
+    All,
+    /// The table's and the index's key attributes (`KEYS_ONLY`): reads return keys, which
+    /// [`Hydrate`](crate::op::query::Hydrate) turns into items.
+    KeysOnly,
+    /// The keys and these attributes (`INCLUDE`). The table's entity attribute, and its TTL
+    /// attribute if it declares one, are listed too, so that reads keep telling entities
+    /// apart and hiding expired items.
+    Include(&'static [&'static str]),
+}
+
+impl IndexProjection {
+    /// DynamoDB's `ProjectionType`.
+    pub fn projection_type(&self) -> &'static str {
+        match self {
+            IndexProjection::All => "ALL",
+            IndexProjection::KeysOnly => "KEYS_ONLY",
+            IndexProjection::Include(_) => "INCLUDE",
+        }
+    }
+
+    /// DynamoDB's `NonKeyAttributes`: an `INCLUDE` index's list.
+    pub fn non_key_attributes(&self) -> &'static [&'static str] {
+        match self {
+            IndexProjection::Include(attributes) => attributes,
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for IndexProjection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.projection_type())?;
+        if let IndexProjection::Include(attributes) = self {
+            // Sorted, as the live projection is, since DynamoDB keeps no order.
+            let mut sorted = attributes.to_vec();
+            sorted.sort_unstable();
+            write!(f, " [{}]", sorted.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// An index's projection as a type, which decides what its queries return: [`ProjectsAll`]
+/// entities, the other two [`IndexEntry`](crate::op::query::IndexEntry) values.
+pub trait ProjectionKind: Send + Sync + 'static {}
+
+/// `projection = "all"` as a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectsAll {}
+/// `projection = "keys_only"` as a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectsKeys {}
+/// `projection = [..]` as a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectsSome {}
+
+impl ProjectionKind for ProjectsAll {}
+impl ProjectionKind for ProjectsKeys {}
+impl ProjectionKind for ProjectsSome {}
 
 /// One key attribute of an index and its DynamoDB type (templates render strings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -521,6 +629,8 @@ pub trait DeclaresIndex<I: index::IndexSlot>: Table {
     const INDEX: &'static IndexSchema;
     /// [`WithSortKey`] or [`WithoutSortKey`].
     type SortKey;
+    /// [`ProjectsAll`], [`ProjectsKeys`] or [`ProjectsSome`].
+    type Projection: ProjectionKind;
 }
 
 #[doc(hidden)]
@@ -610,6 +720,7 @@ mod tests {
             sort_key: None,
             partition_keys: &[],
             sort_keys: &[],
+            projection: IndexProjection::All,
         }
     }
 

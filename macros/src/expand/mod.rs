@@ -3,6 +3,7 @@
 mod collection;
 mod entity;
 mod key_part;
+mod projection;
 mod queries;
 mod table;
 mod test;
@@ -12,5 +13,6 @@ mod update_state;
 pub use collection::derive_collection;
 pub use entity::derive_entity;
 pub use key_part::derive_key_part;
+pub use projection::derive_projection;
 pub use table::derive_table;
 pub use test::test;

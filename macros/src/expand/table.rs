@@ -2,7 +2,7 @@
 
 use super::tokens::private;
 use crate::ast::Table;
-use crate::attr::Slot;
+use crate::attr::{ProjectionAttr, Slot};
 use crate::ctxt::Ctxt;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -115,6 +115,29 @@ fn expand_table(table: &Table) -> TokenStream {
         } else {
             quote!(#st::WithSortKey)
         };
+        let (projection, projection_type) = match &index.projection {
+            Some(ProjectionAttr::Include(_, attributes)) => {
+                // The entity attribute and TTL attribute go along, so that reads of the index
+                // still tell entities apart and hide expired items.
+                let mut listed: Vec<String> = attributes.iter().map(syn::LitStr::value).collect();
+                for added in std::iter::once(&entity_attribute)
+                    .chain(attrs.ttl.as_ref().map(|ttl| ttl.value()).as_ref())
+                {
+                    if !listed.contains(added) {
+                        listed.push(added.clone());
+                    }
+                }
+                (
+                    quote!(#st::IndexProjection::Include(&[#(#listed),*])),
+                    quote!(#st::ProjectsSome),
+                )
+            }
+            Some(ProjectionAttr::Named(name)) if name.value() == "keys_only" => (
+                quote!(#st::IndexProjection::KeysOnly),
+                quote!(#st::ProjectsKeys),
+            ),
+            _ => (quote!(#st::IndexProjection::All), quote!(#st::ProjectsAll)),
+        };
         index_consts.push(quote! {
             const #index_const: #st::IndexSchema = #st::IndexSchema {
                 slot: #slot_name,
@@ -124,6 +147,7 @@ fn expand_table(table: &Table) -> TokenStream {
                 sort_key: #sort_key,
                 partition_keys: #partition_keys,
                 sort_keys: #sort_keys,
+                projection: #projection,
             };
         });
         index_names.push(index_const.clone());
@@ -132,6 +156,7 @@ fn expand_table(table: &Table) -> TokenStream {
             impl #st::DeclaresIndex<#st::index::#slot> for #ident {
                 const INDEX: &'static #st::IndexSchema = &#index_const;
                 type SortKey = #sort_key_marker;
+                type Projection = #projection_type;
             }
         });
     }

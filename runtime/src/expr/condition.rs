@@ -118,6 +118,41 @@ pub enum Node {
 }
 
 impl Node {
+    /// Calls `read` with every attribute path the condition reads.
+    pub fn for_each_path(&self, read: &mut impl FnMut(&AttrPath)) {
+        let operand = |operand: &Operand, read: &mut dyn FnMut(&AttrPath)| match operand {
+            Operand::Path(path) | Operand::Size(path) => read(path),
+            Operand::Value(_) => {}
+        };
+        match self {
+            Node::Compare(left, _, right) => {
+                operand(left, read);
+                operand(right, read);
+            }
+            Node::Between(value, low, high) => {
+                for each in [value, low, high] {
+                    operand(each, read);
+                }
+            }
+            Node::In(value, list) => {
+                operand(value, read);
+                for each in list {
+                    operand(each, read);
+                }
+            }
+            Node::BeginsWith(path, other) | Node::Contains(path, other) => {
+                read(path);
+                operand(other, read);
+            }
+            Node::Exists(path) | Node::NotExists(path) | Node::Type(path, _) => read(path),
+            Node::And(left, right) | Node::Or(left, right) => {
+                left.for_each_path(read);
+                right.for_each_path(read);
+            }
+            Node::Not(inner) => inner.for_each_path(read),
+        }
+    }
+
     /// Writes the expression text, drawing placeholders from `placeholders` (values move
     /// into them).
     pub fn render(mut self, placeholders: &mut Placeholders, out: &mut String) {

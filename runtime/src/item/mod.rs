@@ -91,6 +91,14 @@ pub fn decode<E: Entity>(mut item: Item) -> Result<E, DecodeError> {
 /// some of its attributes (a projection).
 pub fn decode_as<E: Entity, T: serde::de::DeserializeOwned>(item: Item) -> Result<T, DecodeError> {
     check_entity::<E>(&item)?;
+    decode_fields::<E, T>(item)
+}
+
+/// Reads `item`, known to be an item of entity `E` (by its entity attribute, or by its key on
+/// an index that does not hold that attribute), as `T`.
+pub fn decode_fields<E: Entity, T: serde::de::DeserializeOwned>(
+    item: Item,
+) -> Result<T, DecodeError> {
     // `T` may read the key attributes too, so they stay in the item; the key is copied for
     // messages.
     let key = key_text::<E::Table>(&item);

@@ -7,8 +7,7 @@ use crate::error::Error;
 use crate::schema::Table;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
-    GlobalSecondaryIndexUpdate, Projection, ProjectionType, ProvisionedThroughput,
-    ScalarAttributeType,
+    GlobalSecondaryIndexUpdate, ProvisionedThroughput, ScalarAttributeType,
 };
 use std::time::{Duration, Instant};
 
@@ -185,11 +184,7 @@ impl<T: Table> TableMigration<'_, T> {
             .set_key_schema(Some(crate::op::table::key_schema(
                 &crate::op::table::index_keys(index),
             )?))
-            .projection(
-                Projection::builder()
-                    .projection_type(ProjectionType::All)
-                    .build(),
-            );
+            .projection(crate::op::table::projection(index));
         if let Some((read, write)) = live.provisioned {
             // A provisioned table's indexes need their own capacity: the table's is the only
             // figure known to fit its traffic.

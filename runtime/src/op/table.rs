@@ -148,6 +148,18 @@ pub(crate) fn index_keys(index: &IndexSchema) -> Vec<(&'static str, bool)> {
         .collect()
 }
 
+/// The index's projection, as `CreateTable` and `UpdateTable` take it.
+pub(crate) fn projection(index: &IndexSchema) -> Projection {
+    let attributes = index.projection.non_key_attributes();
+    Projection::builder()
+        .projection_type(ProjectionType::from(index.projection.projection_type()))
+        .set_non_key_attributes(
+            (!attributes.is_empty())
+                .then(|| attributes.iter().map(|name| (*name).to_owned()).collect()),
+        )
+        .build()
+}
+
 /// The SDK's name for a key type.
 pub(crate) fn scalar_attribute_type(kind: ScalarType) -> ScalarAttributeType {
     match kind {
@@ -177,9 +189,6 @@ impl CreateTable {
 
     /// The request, as the SDK's input: what `send` sends and `params` prints.
     fn input(&self) -> Result<CreateTableInputBuilder, BuildError> {
-        let projection = Projection::builder()
-            .projection_type(ProjectionType::All)
-            .build();
         let mut input = CreateTableInputBuilder::default()
             .table_name(&self.table_name)
             .billing_mode(BillingMode::PayPerRequest)
@@ -201,7 +210,7 @@ impl CreateTable {
                     let index = GlobalSecondaryIndex::builder()
                         .index_name(index.name)
                         .set_key_schema(keys)
-                        .projection(projection.clone())
+                        .projection(projection(index))
                         .build()?;
                     input = input.global_secondary_indexes(index);
                 }
@@ -209,7 +218,7 @@ impl CreateTable {
                     let index = LocalSecondaryIndex::builder()
                         .index_name(index.name)
                         .set_key_schema(keys)
-                        .projection(projection.clone())
+                        .projection(projection(index))
                         .build()?;
                     input = input.local_secondary_indexes(index);
                 }

@@ -8,7 +8,6 @@ use crate::item::{key_text, DecodeError, Item, KeyText};
 use crate::op::query::Collection;
 use crate::schema::{Entity, EntitySchema, Table};
 use crate::Key;
-use aws_sdk_dynamodb::types::AttributeValue;
 
 /// What stream records decode into: one entity (its keys are a [`Key<E>`]) or a
 /// [`Collection`] (its keys are a [`CollectionKey`]).
@@ -40,20 +39,7 @@ impl<E: Entity> StreamTarget for E {
     }
 
     fn decode_key(keys: &Item) -> Result<Key<E>, DecodeError> {
-        let key = || key_text::<E::Table>(keys);
-        let (partition, sort) =
-            fitting_key::<E::Table>(E::SCHEMA, keys).ok_or_else(|| DecodeError::KeyShape {
-                entity: E::SCHEMA.name,
-                key: key(),
-            })?;
-        Key::from_rendered(partition.into(), sort.map(Into::into)).map_err(|error| {
-            DecodeError::Attribute {
-                entity: E::SCHEMA.name,
-                key: key(),
-                attribute: <E::Table as Table>::SCHEMA.partition_key.to_owned(),
-                message: error.to_string(),
-            }
-        })
+        Key::read(keys)
     }
 }
 
@@ -76,7 +62,7 @@ pub fn collection_key<C: Collection>(
     // The templates of a collection's entities are checked disjoint, so at most one fits.
     match entities
         .iter()
-        .find(|entity| fitting_key::<C::Table>(entity, keys).is_some())
+        .find(|entity| crate::primary_key::fitting_key::<C::Table>(entity, keys).is_some())
     {
         Some(entity) => Ok(CollectionKey {
             entity: entity.name,
@@ -87,26 +73,6 @@ pub fn collection_key<C: Collection>(
             key,
         }),
     }
-}
-
-/// The partition and sort key texts of `keys`, when they fit `entity`'s templates.
-fn fitting_key<T: Table>(entity: &EntitySchema, keys: &Item) -> Option<(String, Option<String>)> {
-    let text = |name: &str| match keys.get(name) {
-        Some(AttributeValue::S(text)) => Some(text.clone()),
-        _ => None,
-    };
-    let schema = T::SCHEMA;
-    let partition = text(schema.partition_key)?;
-    entity.partition_key.split(&partition).ok()?;
-    let sort = match (schema.sort_key, &entity.sort_key) {
-        (Some(name), Some(template)) => {
-            let sort = text(name)?;
-            template.split(&sort).ok()?;
-            Some(sort)
-        }
-        _ => None,
-    };
-    Some((partition, sort))
 }
 
 /// One change to an item, with the images the table's stream view carries: `T` where the view

@@ -94,11 +94,6 @@ impl fmt::Display for Plan {
                     f,
                     "  ! index {index} is declared but no entity writes keys for it"
                 )?,
-                Note::Projection { index, projection } => writeln!(
-                    f,
-                    "  ! index {index} projects {projection}, not ALL: items read from it may \
-                     not decode"
-                )?,
                 Note::UndeclaredTtl { attribute } => writeln!(
                     f,
                     "  ! time to live is on for {attribute}, which the table does not declare"

@@ -51,7 +51,8 @@ pub struct LiveIndex {
     pub backfilling: bool,
     /// DynamoDB's item count of the index (approximate).
     pub item_count: Option<i64>,
-    /// `ALL`, `KEYS_ONLY` or `INCLUDE`.
+    /// `ALL`, `KEYS_ONLY`, or `INCLUDE` with its attributes (`INCLUDE [status, title]`),
+    /// written as [`IndexProjection`](crate::schema::IndexProjection) displays.
     pub projection: Option<String>,
 }
 
@@ -107,10 +108,7 @@ impl LiveIndex {
                 .map(|status| status.as_str().to_owned()),
             backfilling: index.backfilling().unwrap_or(false),
             item_count: index.item_count(),
-            projection: index
-                .projection()
-                .and_then(|projection| projection.projection_type())
-                .map(|kind| kind.as_str().to_owned()),
+            projection: index.projection().and_then(projection_text),
         }
     }
 
@@ -123,10 +121,7 @@ impl LiveIndex {
             status: None,
             backfilling: false,
             item_count: index.item_count(),
-            projection: index
-                .projection()
-                .and_then(|projection| projection.projection_type())
-                .map(|kind| kind.as_str().to_owned()),
+            projection: index.projection().and_then(projection_text),
         }
     }
 }
@@ -251,4 +246,17 @@ impl LiveTable {
             .find(|(attribute, _)| attribute == name)
             .map(|(_, kind)| kind.as_str())
     }
+}
+
+/// A live projection in the text [`IndexProjection`](crate::schema::IndexProjection) displays,
+/// so that the declared one compares with it.
+fn projection_text(projection: &aws_sdk_dynamodb::types::Projection) -> Option<String> {
+    let kind = projection.projection_type()?.as_str();
+    let mut attributes = projection.non_key_attributes().to_vec();
+    attributes.sort_unstable();
+    Some(if attributes.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind} [{}]", attributes.join(", "))
+    })
 }

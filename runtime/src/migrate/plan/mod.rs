@@ -101,13 +101,6 @@ pub enum Note {
         /// The live view.
         view: String,
     },
-    /// An index that does not project every attribute, as singletable's do.
-    Projection {
-        /// The index.
-        index: String,
-        /// Its projection.
-        projection: String,
-    },
 }
 
 /// A difference no `UpdateTable` can fix; [`TableMigration::apply`] refuses to start.
@@ -157,6 +150,16 @@ pub enum Blocker {
         /// The live one, and its status.
         found: String,
     },
+    /// An index with the declared name projects other attributes: DynamoDB cannot change an
+    /// index's projection, so the new one needs a new index.
+    IndexProjection {
+        /// The index.
+        index: &'static str,
+        /// Declared (`KEYS_ONLY`, `INCLUDE [a, b]`, `ALL`).
+        expected: String,
+        /// Live.
+        found: String,
+    },
     /// The stream has another view: changing it means turning the stream off, which ends it
     /// for its consumers, and on again, which starts a new stream with a new ARN.
     StreamView {
@@ -174,6 +177,16 @@ impl fmt::Display for Blocker {
                 f,
                 "the table's key is {found}, the declaration's is {expected}: a different key \
                  needs a new table and a copy"
+            ),
+            Blocker::IndexProjection {
+                index,
+                expected,
+                found,
+            } => write!(
+                f,
+                "index {index} projects {found}, the declaration says {expected}: DynamoDB cannot \
+                 change an index's projection; declare it under a new index name (the plan \
+                 creates it and backfills it), move reads to it, then drop the old one"
             ),
             Blocker::LocalIndexMissing { index } => write!(
                 f,
@@ -365,11 +378,17 @@ impl Plan {
                 });
                 continue;
             }
-            if let Some(projection) = existing.projection.as_deref().filter(|p| *p != "ALL") {
-                plan.notes.push(Note::Projection {
-                    index: existing.name.clone(),
-                    projection: projection.to_owned(),
+            let projection = index.projection.to_string();
+            if existing.projection.as_deref() != Some(projection.as_str()) {
+                plan.blockers.push(Blocker::IndexProjection {
+                    index: index.name,
+                    expected: projection,
+                    found: existing
+                        .projection
+                        .clone()
+                        .unwrap_or_else(|| "nothing".to_owned()),
                 });
+                continue;
             }
             match existing.status.as_deref() {
                 Some("DELETING") => plan
@@ -530,9 +549,6 @@ impl Plan {
                 }
                 Note::IndexNotWritten { index } => {
                     json!({"note": "index_not_written", "index": index})
-                }
-                Note::Projection { index, projection } => {
-                    json!({"note": "projection", "index": index, "projection": projection})
                 }
                 Note::UndeclaredTtl { attribute } => {
                     json!({"note": "undeclared_ttl", "attribute": attribute})

@@ -1,5 +1,5 @@
 use super::*;
-use crate::schema::KeyAttribute;
+use crate::schema::{IndexProjection, KeyAttribute};
 
 static GSI1: IndexSchema = IndexSchema {
     slot: "gsi1",
@@ -15,6 +15,7 @@ static GSI1: IndexSchema = IndexSchema {
         name: "GSI1SK",
         kind: ScalarType::String,
     }],
+    projection: IndexProjection::All,
 };
 static GSI2: IndexSchema = IndexSchema {
     slot: "gsi2",
@@ -30,6 +31,7 @@ static GSI2: IndexSchema = IndexSchema {
         name: "GSI2SK",
         kind: ScalarType::Number,
     }],
+    projection: IndexProjection::All,
 };
 static INDEXES: [IndexSchema; 2] = [GSI1, GSI2];
 static SCHEMA: TableSchema = TableSchema {

@@ -37,6 +37,37 @@ pub trait Decode: Sized {
 
     /// Decodes one item.
     fn decode(item: Item) -> Result<Self, DecodeError>;
+
+    /// Whether items are told apart by [`Decode::belongs`] rather than by a filter, so that
+    /// counting them means reading them.
+    const BY_KEY: bool = false;
+
+    /// Whether `item` is one of those this decodes, when the query cannot filter on the entity
+    /// attribute (a lean index may not hold it): others are left out, as the filter would.
+    fn belongs(item: &Item) -> bool {
+        let _ = item;
+        true
+    }
+}
+
+/// A lean index's entries hold the keys, and the entity attribute only if the index projects
+/// it; so they are told apart by key: the templates of a table's entities cannot render each
+/// other's keys (the key-space check), so the keys that fit `E`'s templates are `E`'s.
+impl<E: Entity, T: super::entry::Projection<E>> Decode for super::entry::IndexEntry<E, T> {
+    const ONLY_ENTITY: Option<&'static str> = None;
+    const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
+    const NAME: &'static str = E::SCHEMA.name;
+    const BY_KEY: bool = true;
+
+    fn decode(item: Item) -> Result<Self, DecodeError> {
+        let key = crate::Key::read(&item)?;
+        let value = T::from_item(item)?;
+        Ok(super::entry::IndexEntry { key, value })
+    }
+
+    fn belongs(item: &Item) -> bool {
+        crate::primary_key::fitting_key::<E::Table>(E::SCHEMA, item).is_some()
+    }
 }
 
 impl<E: Entity> Decode for E {

@@ -1,6 +1,8 @@
 //! The indexes a query can read: the table's key, a global or a local secondary index.
 
-use crate::schema::index;
+use super::entry::IndexEntry;
+use crate::schema::{index, DeclaresIndex, Entity, ProjectionKind, Table};
+use crate::schema::{ProjectsAll, ProjectsKeys, ProjectsSome};
 
 /// Marks the table's own key as the queried "index".
 #[allow(non_camel_case_types)]
@@ -11,6 +13,41 @@ pub enum primary {}
 pub trait QueryIndex: 'static {}
 impl QueryIndex for primary {}
 impl<I: index::IndexSlot> QueryIndex for I {}
+
+/// What a query of this index of table `T` returns for entity `E`: entities, from the table
+/// and from indexes that project every attribute; [`IndexEntry`]
+/// values from lean ones (`KEYS_ONLY`, `INCLUDE`).
+pub trait IndexOf<T: Table>: QueryIndex {
+    /// The decoded item.
+    type Entry<E: Entity<Table = T>>;
+}
+
+impl<T: Table> IndexOf<T> for primary {
+    type Entry<E: Entity<Table = T>> = E;
+}
+
+impl<T: DeclaresIndex<I>, I: index::IndexSlot> IndexOf<T> for I
+where
+    T::Projection: ReadsAs,
+{
+    type Entry<E: Entity<Table = T>> = <T::Projection as ReadsAs>::Entry<E>;
+}
+
+/// What queries of an index with this projection return for entity `E`.
+pub trait ReadsAs: ProjectionKind {
+    /// The decoded item.
+    type Entry<E: Entity>;
+}
+
+impl ReadsAs for ProjectsAll {
+    type Entry<E: Entity> = E;
+}
+impl ReadsAs for ProjectsKeys {
+    type Entry<E: Entity> = IndexEntry<E>;
+}
+impl ReadsAs for ProjectsSome {
+    type Entry<E: Entity> = IndexEntry<E>;
+}
 
 /// Indexes that support strongly consistent reads.
 #[diagnostic::on_unimplemented(

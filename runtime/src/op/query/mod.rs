@@ -9,16 +9,21 @@
 
 pub(crate) mod cursor;
 mod decode;
+mod entry;
+pub mod error;
 mod indexes;
 mod key_condition;
+mod lean;
 mod page;
 mod read;
 mod request;
 
 pub use decode::{Collection, Decode, Projected};
-pub use indexes::{primary, ConsistentIndex, QueryIndex};
+pub use entry::{IndexEntry, Projection, ProjectionOf};
+pub use indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
 use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts};
 pub use key_condition::{Closed, PartitionKey, Parts, SortKeyPart};
+pub use lean::{Hydrate, Hydrated, LeanCost, WholeItems};
 pub use page::Page;
 
 pub use cursor::{Cursor, CursorError, CursorKey};
@@ -27,7 +32,7 @@ use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Node, Operand};
 use crate::expr::field::{to_value, FieldPath};
-use crate::expr::path::Projection;
+use crate::expr::path::Projection as ProjectionExpression;
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::EncodeError;
 use crate::item::Item;
@@ -46,10 +51,13 @@ use std::marker::PhantomData;
 
 impl<T: Table> Db<T> {
     /// A query on one partition of the table or an index.
-    pub fn query<E: Entity<Table = T>, I: QueryIndex>(
+    ///
+    /// Its items are `E`s, except on an index that projects only some attributes, whose items
+    /// are [`IndexEntry`] values: see [`Query::select`] and [`Query::hydrate`].
+    pub fn query<E: Entity<Table = T>, I: IndexOf<T>>(
         &self,
         partition: PartitionKey<E, I>,
-    ) -> Query<'_, E, I, Parts<0>> {
+    ) -> Query<'_, E, I, Parts<0>, I::Entry<E>> {
         Query {
             db: self,
             partition,
@@ -200,7 +208,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// Returns every item of the partition as collection `C` (an enum with one variant per
     /// entity, `#[derive(singletable::Collection)]`), decided by the entity attribute. Items
     /// of entities `C` does not know are reported in [`Page::errors`], never dropped.
-    pub fn collection<C: Collection<Table = E::Table> + Decode>(self) -> Query<'db, E, I, P, C> {
+    pub fn collection<C: Collection<Table = E::Table> + Decode>(self) -> Query<'db, E, I, P, C>
+    where
+        D: WholeItems,
+    {
         self.next(None)
     }
 
@@ -216,7 +227,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     pub fn project<T: serde::de::DeserializeOwned>(
         mut self,
         fields: &[AttrPath],
-    ) -> Query<'db, E, I, P, Projected<E, T>> {
+    ) -> Query<'db, E, I, P, Projected<E, T>>
+    where
+        D: WholeItems,
+    {
         let table = <E::Table as Table>::SCHEMA;
         self.projection = fields.to_vec();
         self.projection

@@ -26,6 +26,9 @@ impl<D: Decode> Page<D> {
         let mut items = Vec::new();
         let mut errors = Vec::new();
         for item in output.items.unwrap_or_default() {
+            if !D::belongs(&item) {
+                continue;
+            }
             match D::decode(item) {
                 Ok(entity) => items.push(entity),
                 Err(error) => errors.push(error),

@@ -213,8 +213,21 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Ok(all)
     }
 
-    /// The number of matching items (`Select = COUNT`, every page).
+    /// The number of matching items (`Select = COUNT`, every page). On a lean index, whose
+    /// entries are told apart by key, the entries are read and counted.
     pub async fn count(&self) -> Result<u64, Error> {
+        if D::BY_KEY {
+            let mut total = 0;
+            let mut cursor = None;
+            loop {
+                let page = self.page(cursor.as_ref()).await?;
+                total += (page.items.len() + page.errors.len()) as u64;
+                match page.cursor {
+                    Some(next) => cursor = Some(next),
+                    None => return Ok(total),
+                }
+            }
+        }
         let prepared = self.prepare(true)?;
         let mut pages = prepared.builder(self, None).into_paginator().send();
         let mut total = 0u64;

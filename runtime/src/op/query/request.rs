@@ -32,18 +32,22 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
             _ => None,
         };
+        let user = user_node(self.filter.as_ref())?;
+        if let (Some(index), Some(user)) = (self.partition.index, user) {
+            check_projected::<E>(index, user)?;
+        }
         let mut key_condition = KeyCondition { partition, sort };
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
         let mut filter = EntityFilter {
             attribute: table.entity_attribute,
             entity: D::ONLY_ENTITY,
-            user: user_node(self.filter.as_ref())?,
+            user,
             expiry,
         };
         let ([key_condition, filter, projection], placeholders) = crate::expr::shape::render([
             &mut key_condition,
             &mut filter,
-            &mut Projection(&self.projection),
+            &mut ProjectionExpression(&self.projection),
         ]);
         // An empty expression is left out of the request.
         let filter = (!filter.is_empty()).then_some(filter);
@@ -143,6 +147,29 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                 .then(|| Node::BeginsWith(AttrPath::attribute(attribute), value(prefix))));
         };
         range_condition(template, attribute, given, prefix, range).map(Some)
+    }
+}
+
+/// Refuses a filter on an attribute a lean index does not hold: every item would fail it.
+fn check_projected<E: Entity>(index: &IndexSchema, filter: &Node) -> Result<(), Error>
+where
+    E::Table: Table,
+{
+    let table = <E::Table as Table>::SCHEMA;
+    let mut missing = None;
+    filter.for_each_path(&mut |path| {
+        if missing.is_none() && !index.holds(table, path.root()) {
+            missing = Some(path.root().to_owned());
+        }
+    });
+    match missing {
+        Some(attribute) => Err(super::error::QueryError::NotProjected {
+            index: index.name,
+            attribute,
+            projection: index.projection.to_string(),
+        }
+        .into()),
+        None => Ok(()),
     }
 }
 

@@ -1,0 +1,85 @@
+//! `#[derive(Projection)]`: attributes of an entity read from one index, each checked at
+//! compile time against what the table declares the index holds.
+
+use super::tokens::{private, respan};
+use crate::ast::ProjectionStruct;
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::DeriveInput;
+
+pub fn derive_projection(input: &DeriveInput) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let parsed = ProjectionStruct::from_syn(&mut cx, input);
+    if let Some(parsed) = &parsed {
+        parsed.validate(&mut cx);
+    }
+    match parsed {
+        Some(parsed) if !cx.has_errors() => expand(&parsed),
+        // The errors, and the impls with nothing checked, so that the projection's uses
+        // report nothing more.
+        Some(parsed) => {
+            let mut tokens = cx.to_compile_errors();
+            tokens.extend(impls(&parsed, &[]));
+            tokens
+        }
+        None => cx.to_compile_errors(),
+    }
+}
+
+fn expand(parsed: &ProjectionStruct) -> TokenStream {
+    let st = private();
+    let (Some(entity), Some((slot, _))) = (&parsed.attrs.entity, &parsed.attrs.index) else {
+        return TokenStream::new();
+    };
+    let entity_name = quote!(#entity).to_string().replace(' ', "");
+    // One check per field, at the field, so the error points at what the index lacks.
+    let checks: Vec<TokenStream> = parsed
+        .fields
+        .iter()
+        .map(|(field, attribute)| {
+            let message = format!(
+                "`{attribute}` is not projected into index `{slot}` of `{entity_name}`'s table: add it to the index's `projection = [..]`, or read whole items with `.hydrate()`"
+            );
+            respan(
+                quote! {
+                    const _: () = ::core::assert!(
+                        #st::index_holds::<<#entity as #st::Entity>::Table, #st::index::#slot>(#attribute),
+                        #message
+                    );
+                },
+                field.span(),
+            )
+        })
+        .collect();
+    impls(parsed, &checks)
+}
+
+/// `Projection` and `ProjectionOf` for the struct, with `checks` beside them.
+fn impls(parsed: &ProjectionStruct, checks: &[TokenStream]) -> TokenStream {
+    let st = private();
+    let ident = parsed.ident;
+    let (Some(entity), Some((slot, Some(_)))) = (&parsed.attrs.entity, &parsed.attrs.index) else {
+        return TokenStream::new();
+    };
+    let slot = format_ident!("{}", slot.to_string(), span = slot.span());
+    let attributes = parsed.fields.iter().map(|(_, attribute)| attribute);
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #st::Projection<#entity> for #ident {
+                const ATTRIBUTES: &'static [&'static str] = &[#(#attributes),*];
+
+                fn from_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                    #st::decode_fields::<#entity, Self>(item)
+                }
+            }
+
+            #[automatically_derived]
+            impl #st::ProjectionOf<#entity, #st::index::#slot> for #ident {}
+
+            #(#checks)*
+        };
+    }
+}
