@@ -212,6 +212,170 @@ async fn a_compound_value_is_unique_as_a_whole() {
     assert_eq!(value, r#"["acme","pricing"]"#);
 }
 
+/// An update that sets a unique value moves its sentinel in the update's own transaction: the
+/// old value is released (if still this item's), the new one claimed, or the update refused.
+#[tokio::test]
+async fn an_update_of_a_unique_value_moves_its_sentinel() {
+    let db = table().await;
+    db.put(&user("u1", "old@example.com")).send().await.unwrap();
+    db.put(&user("u2", "taken@example.com"))
+        .send()
+        .await
+        .unwrap();
+    let updated = db
+        .update(User::key("u1").unwrap())
+        .set(User::EMAIL, "new@example.com")
+        .set(User::NAME, "Ana")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (updated.email.as_str(), updated.name.as_str()),
+        ("new@example.com", "Ana")
+    );
+    assert_eq!(
+        db.get_by_unique(User::EMAIL, "new@example.com")
+            .await
+            .unwrap()
+            .id,
+        "u1"
+    );
+    // The old value is free again.
+    db.put(&user("u3", "old@example.com")).send().await.unwrap();
+    check_sentinels(&db).await;
+
+    // A value another item holds refuses the whole update: nothing is written.
+    let error = db
+        .update(User::key("u1").unwrap())
+        .set(User::EMAIL, "taken@example.com")
+        .set(User::NAME, "Impostor")
+        .send()
+        .await
+        .unwrap_err();
+    match &error {
+        Error::Unique {
+            field, owner_key, ..
+        } => {
+            assert_eq!(*field, "email");
+            assert_eq!(
+                owner_key.as_ref().map(|key| key.partition.1.as_str()),
+                Some("USER#u2")
+            );
+        }
+        other => panic!("expected Error::Unique, got {other:?}"),
+    }
+    let unchanged = db.get(User::key("u1").unwrap()).send().await.unwrap();
+    assert_eq!(
+        (unchanged.email.as_str(), unchanged.name.as_str()),
+        ("new@example.com", "Ana")
+    );
+    check_sentinels(&db).await;
+
+    // An optional value: set claims it, `None` releases it.
+    db.update(User::key("u1").unwrap())
+        .set(User::PHONE, Some("+4711111111".to_owned()))
+        .send()
+        .await
+        .unwrap();
+    let clash = User {
+        phone: Some("+4711111111".into()),
+        ..user("u4", "d@example.com")
+    };
+    assert_eq!(refused(&db, &clash).await.0, "phone");
+    let old = db
+        .update(User::key("u1").unwrap())
+        .set(User::PHONE, None)
+        .send_returning_old()
+        .await
+        .unwrap();
+    assert_eq!(old.phone.as_deref(), Some("+4711111111"));
+    db.put(&clash).send().await.unwrap();
+
+    // It explains itself as the transaction it sends.
+    let explain = db
+        .update(User::key("u1").unwrap())
+        .set(User::EMAIL, "other@example.com")
+        .explain()
+        .unwrap();
+    assert_eq!(explain.request.operation, "TransactWriteItems");
+    assert_eq!(
+        explain.request.body["TransactItems"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    // An update of an item that is not there is NotFound, and claims nothing.
+    let missing = db
+        .update(User::key("nobody").unwrap())
+        .set(User::EMAIL, "ghost@example.com")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing:?}");
+    db.put(&user("u5", "ghost@example.com"))
+        .send()
+        .await
+        .unwrap();
+    check_sentinels(&db).await;
+}
+
+#[tokio::test]
+async fn an_update_of_part_of_a_compound_value_moves_the_whole_sentinel() {
+    let db = table().await;
+    let page = |id: &str, tenant: &str, slug: &str| Page {
+        id: id.into(),
+        tenant: tenant.into(),
+        slug: slug.into(),
+    };
+    db.put(&page("p1", "acme", "pricing")).send().await.unwrap();
+    db.put(&page("p2", "acme", "about")).send().await.unwrap();
+    db.update(Page::key("p1").unwrap())
+        .set(Page::SLUG, "plans")
+        .send()
+        .await
+        .unwrap();
+    // ("acme", "pricing") is free, ("acme", "plans") is p1's.
+    db.put(&page("p3", "acme", "pricing")).send().await.unwrap();
+    let (field, _) = refused(&db, &page("p4", "acme", "plans")).await;
+    assert_eq!(field, "tenant+slug");
+    let clash = db
+        .update(Page::key("p1").unwrap())
+        .set(Page::SLUG, "about")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(matches!(clash, Error::Unique { .. }), "{clash:?}");
+}
+
+/// A transaction the caller assembles cannot keep sentinels: an update of a unique value in
+/// one is refused before anything is sent.
+#[tokio::test]
+async fn a_unique_value_cannot_change_inside_a_hand_built_transaction() {
+    let db = table().await;
+    db.put(&user("u1", "a@example.com")).send().await.unwrap();
+    let error = db
+        .transaction()
+        .with(
+            db.update(User::key("u1").unwrap())
+                .set(User::EMAIL, "b@example.com"),
+        )
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("send the update on its own"),
+        "{error}"
+    );
+    // Other fields still update inside transactions.
+    db.transaction()
+        .with(db.update(User::key("u1").unwrap()).set(User::NAME, "Ana"))
+        .send()
+        .await
+        .unwrap();
+    check_sentinels(&db).await;
+}
+
 #[tokio::test]
 async fn a_rekey_moves_the_values_with_the_item() {
     let db = table().await;
@@ -274,7 +438,73 @@ async fn racing_writers_leave_one_owner_per_value_and_no_orphans() {
     assert_eq!(emails.len(), EMAILS, "every email has its one owner");
 }
 
-/// Creates, email changes and deletes of users with emails from a small pool, through a proxy
+/// 8 writers in flight at once, each moving its own user's email by update to emails from a
+/// pool the others draw from: every email ends with at most one owner and its sentinel, every
+/// user's email is the last one its writer was told it got, and refusals name a taken value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_updates_of_unique_values_keep_one_owner_each() {
+    const WRITERS: usize = 8;
+    const UPDATES_EACH: usize = 6;
+    const EMAILS: usize = 12;
+    let table = table().await;
+    let db = &*table;
+    for writer in 0..WRITERS {
+        let email = format!("e{writer}@example.com");
+        db.put(&user(&format!("w{writer}"), &email))
+            .send()
+            .await
+            .unwrap();
+    }
+    let writers = (0..WRITERS).map(|writer| async move {
+        let mut rng = fastrand::Rng::with_seed(writer as u64);
+        let mut current = format!("e{writer}@example.com");
+        let mut moves = 0;
+        for _ in 0..UPDATES_EACH {
+            let email = format!("e{}@example.com", rng.usize(..EMAILS));
+            let sent = db
+                .update(User::key(format!("w{writer}")).unwrap())
+                .set(User::EMAIL, email.as_str())
+                .send()
+                .await;
+            match sent {
+                Ok(updated) => {
+                    assert_eq!(updated.email, email);
+                    current = email;
+                    moves += 1;
+                }
+                Err(Error::Unique { value, .. }) => assert_eq!(value, email),
+                Err(other) => panic!("w{writer}: unexpected {other:?}"),
+            }
+        }
+        (writer, current, moves)
+    });
+    let outcomes = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        futures::future::join_all(writers),
+    )
+    .await
+    .expect("the race ends within its bound");
+    let emails = check_sentinels(db).await;
+    let owners: BTreeSet<&String> = emails.values().collect();
+    assert_eq!(
+        owners.len(),
+        emails.len(),
+        "an email has two owners: {emails:?}"
+    );
+    let mut moved = 0;
+    for (writer, current, moves) in outcomes {
+        assert_eq!(
+            emails.get(&format!("USER#w{writer}")),
+            Some(&current),
+            "w{writer}'s last acknowledged email"
+        );
+        moved += moves;
+    }
+    assert!(moved > 0, "no update went through");
+}
+
+/// Creates, email changes (by put and by update) and deletes of users with emails from a small
+/// pool, through a proxy
 /// that fails 8% of requests (throttling, 5xx, timeouts, dropped connections, responses lost
 /// after the write): each acknowledged write is in the table, each refused one left it as it
 /// was, and afterwards every email has one owner and every sentinel its user.
@@ -302,12 +532,22 @@ async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
             .await
             .optional()
             .unwrap();
-        let delete = rng.u8(0..5) == 0;
+        let choice = rng.u8(0..5);
+        let delete = choice == 0;
         let result = tokio::time::timeout(std::time::Duration::from_secs(60), async {
-            if delete {
-                faulty.delete(key()).send().await
-            } else {
-                faulty.put(&user(&id, &email)).send().await
+            match choice {
+                0 => faulty.delete(key()).send().await,
+                // An update changes the email of an existing user; of a missing one, nothing.
+                1 | 2 => match faulty
+                    .update(key())
+                    .set(User::EMAIL, email.as_str())
+                    .send()
+                    .await
+                {
+                    Err(error) if error.is_not_found() && before.is_none() => Ok(()),
+                    other => other.map(drop),
+                },
+                _ => faulty.put(&user(&id, &email)).send().await,
             }
         })
         .await
@@ -319,7 +559,8 @@ async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
             .await
             .optional()
             .unwrap();
-        let applied = if delete {
+        // A delete, or an update of a missing user, leaves no user.
+        let applied = if delete || (before.is_none() && (1..=2).contains(&choice)) {
             after.is_none()
         } else {
             after.as_ref().map(|user| user.email.as_str()) == Some(email.as_str())

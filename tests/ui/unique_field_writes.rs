@@ -19,10 +19,6 @@ async fn writes(db: &Db<App>, user: &User) {
     let _ = db.batch_write().put(user);
     // Nor can a transaction the user assembles.
     let _ = db.transaction().with(db.put(user));
-    // An update would leave the old value's sentinel behind.
-    let _ = db
-        .update(User::key("u1").unwrap())
-        .set(User::EMAIL, "new@example.com");
     // `name` is not unique, so it finds no one item.
     let _ = db.get_by_unique(User::NAME, "Ana");
 }

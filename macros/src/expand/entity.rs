@@ -624,30 +624,6 @@ fn expand_fields(
             });
             continue;
         }
-        let in_unique = field.unique.is_some()
-            || entity
-                .attrs
-                .unique
-                .iter()
-                .any(|fields| fields.iter().any(|unique| unique == field.ident));
-        if in_unique {
-            let explanation = format_ident!("__{}_{}_is_unique", ident, name);
-            let message = format!(
-                "`{name}` is unique: its value is kept by a sentinel item, which an update would leave behind"
-            );
-            let lower = ident.to_string().to_lowercase();
-            let note = format!(
-                "change it with `db.put(&{lower})`: the put moves the sentinel to the new value in the same transaction, or fails with `Error::Unique` if another `{ident}` has it"
-            );
-            updatable.push(quote! {
-                #[diagnostic::on_unimplemented(message = #message, label = "cannot update a unique field", note = #note)]
-                #[allow(non_camel_case_types)]
-                trait #explanation {}
-                #[automatically_derived]
-                impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
-            });
-            continue;
-        }
         if key_uses.is_empty() {
             updatable.push(quote! {
                 #[automatically_derived]

@@ -12,12 +12,19 @@
 //! Values are compared exactly as stored: normalise them (say, lower-case an email) before
 //! writing if two spellings should collide.
 //!
-//! Cost: a put or delete is a strongly consistent read of the item, then a transaction of the
-//! item and one write per value claimed or released, each counted twice (4 WCU for a small
-//! item with one unique value, against 1 for a plain put). A lookup
-//! (`Db::get_by_unique`) is two eventually consistent reads: the sentinel holds its owner's key,
-//! not a copy, so writes stay one item wide. Batch writes, transactions assembled by hand and
-//! updates of a unique field would write the item without its sentinels, and do not compile.
+//! An update that sets a unique value works the same way: the update, the release of the old
+//! value and the claim of the new one in one transaction, conditioned on the item as read; it
+//! returns the item as a consistent read finds it right after (a transaction returns none). A
+//! unique value changed by an amount (`add`, `append`) has no known new value and is refused.
+//!
+//! Cost: a put, update or delete is a strongly consistent read of the item, then a
+//! transaction of the item and one write per value claimed or released, each counted twice (4
+//! WCU for a small item with one unique value, against 1 for a plain put); an update of a
+//! unique value reads the item once more after. A lookup (`Db::get_by_unique`) is two
+//! eventually consistent reads: the sentinel holds its owner's key, not a copy, so writes stay
+//! one item wide. Batch writes and puts or deletes in transactions assembled by hand would
+//! write the item without its sentinels, and do not compile; an update of a unique value in
+//! such a transaction is [`UpdateError::UniqueInTransaction`](crate::op::update::UpdateError).
 
 mod lookup;
 mod sentinel;
@@ -28,7 +35,8 @@ pub use sweep::{ClaimReport, ClaimUnique, Duplicate};
 
 pub(crate) use sentinel::{key_of, sentinel_ops, SENTINEL_ENTITY};
 pub(crate) use write::{
-    plain_or_with_sentinels, transaction, unique_failure, Attempt, SentinelWrite,
+    plain_or_with_sentinels, transaction, unique_failure, write_with_sentinels, Attempt,
+    SentinelWrite,
 };
 
 /// An entity field that is `#[dynamo(unique)]`, so that [`Db::get_by_unique`](crate::Db::get_by_unique)

@@ -31,6 +31,26 @@ pub enum UpdateError {
         /// What the update did.
         operation: &'static str,
     },
+    /// A unique value changes by an amount or a position (`ADD`, increment, append), so its new
+    /// value, which its sentinel is keyed by, is unknown before the write.
+    #[error("`{field}` of {entity} is unique, so it must be changed with `set` (to a known value, whose sentinel the update claims), not by `{action}`")]
+    RelativeUniqueValue {
+        /// The entity.
+        entity: &'static str,
+        /// The unique value (field names joined by `+`).
+        field: &'static str,
+        /// The action, values elided.
+        action: String,
+    },
+    /// A unique value changes inside a transaction the caller assembles, which cannot hold
+    /// the sentinel writes (each item appears once, and the old value is read first).
+    #[error("this update of {entity} changes its unique `{field}`, whose sentinel a hand-built transaction cannot keep: send the update on its own, which moves the sentinel in its own transaction")]
+    UniqueInTransaction {
+        /// The entity.
+        entity: &'static str,
+        /// The unique value (field names joined by `+`).
+        field: &'static str,
+    },
     /// An action's operand is an empty set (an `ADD` or `DELETE` of no elements, or a set
     /// with none), which DynamoDB refuses; nothing was sent.
     #[error("this update of {entity} has `{action}` with an empty set, which DynamoDB refuses: leave the action out when there is nothing to add or delete")]

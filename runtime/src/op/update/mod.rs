@@ -12,6 +12,7 @@ use crate::schema::{Entity, FieldIndexes, Table};
 use crate::wire::Request;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use futures::future::{Either, FutureExt};
 use serde::Serialize;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -24,6 +25,7 @@ mod known;
 mod request;
 mod response;
 mod sets;
+mod unique;
 
 pub use error::UpdateError;
 
@@ -355,11 +357,16 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 }
 
 impl<'db, E: Entity, S> Update<'db, E, S> {
-    /// The request this operation sends.
+    /// The request this operation sends: for an update of a unique value, the transaction of
+    /// the update and the new value's sentinel (the old value's release, which depends on the
+    /// item as read, joins it when sent).
     pub fn params(&self) -> Result<Request, Error>
     where
         S: UpdateComplete,
     {
+        if self.parts.changes_unique().is_some() {
+            return self.parts.with_sentinels(None)?.params();
+        }
         self.parts.params()
     }
 
@@ -367,18 +374,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        let parts = &self.parts;
-        let mut prepared = parts.prepare()?;
-        let estimate = std::mem::take(&mut prepared.estimate);
-        let request = parts.builder(prepared, ReturnValue::AllNew);
-        Ok(super::transact::op::TransactOp {
-            kind: super::transact::kind::WriteKind::Update,
-            entity: E::SCHEMA.name,
-            key: parts.key.to_attributes(),
-            key_text: parts.key.text(),
-            write: super::transact::write::update(request.as_input())?,
-            estimate,
-        })
+        self.parts.transact_op_as_read(None)
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]).
@@ -386,6 +382,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
+        if self.parts.changes_unique().is_some() {
+            let mut explain = self.parts.with_sentinels(None)?.explain()?;
+            // The release of the old value's sentinel, a delete in the transaction.
+            explain
+                .estimate
+                .write(2.0, "release of the old value's sentinel (transactional)");
+            return Ok(explain);
+        }
         Ok(crate::cost::Explain {
             request: self.parts.params()?,
             estimate: self.parts.prepare()?.estimate,
@@ -393,12 +397,19 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// Sends the request; returns the item as it is after the update (`ALL_NEW`).
+    ///
+    /// An update of a unique value is a transaction of the update and the sentinel writes
+    /// (see [`crate::unique`]), after a consistent read of the item; the item it returns is
+    /// then read right after the transaction.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
         S: UpdateComplete,
     {
-        self.parts.send(ReturnValue::AllNew, Sent::decode)
+        if self.parts.changes_unique().is_some() {
+            return Either::Left(self.parts.send_with_sentinels(false).boxed());
+        }
+        Either::Right(self.parts.send(ReturnValue::AllNew, Sent::decode))
     }
 
     /// Sends the request; returns the item as it was before the update (`ALL_OLD`).
@@ -407,7 +418,10 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        self.parts.send(ReturnValue::AllOld, Sent::decode)
+        if self.parts.changes_unique().is_some() {
+            return Either::Left(self.parts.send_with_sentinels(true).boxed());
+        }
+        Either::Right(self.parts.send(ReturnValue::AllOld, Sent::decode))
     }
 
     /// Sends the request; returns only the attributes it changed, as they are now
@@ -420,18 +434,32 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
+        if self.parts.changes_unique().is_some() {
+            return Either::Left(
+                self.parts
+                    .send_with_sentinels_returning_updated(old)
+                    .boxed(),
+            );
+        }
         let returning = if old {
             ReturnValue::UpdatedOld
         } else {
             ReturnValue::UpdatedNew
         };
-        self.parts.send(returning, |_, item| Ok(item))
+        Either::Right(self.parts.send(returning, |_, item| Ok(item)))
     }
 }
 
 impl<E: Entity, S: UpdateComplete> crate::op::transact::op::sealed::Sealed for Update<'_, E, S> {}
 impl<E: Entity, S: UpdateComplete> crate::op::transact::op::TransactWrite for Update<'_, E, S> {
     fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
+        if let Some(unique) = self.parts.changes_unique() {
+            return Err(UpdateError::UniqueInTransaction {
+                entity: E::SCHEMA.name,
+                field: unique.name,
+            }
+            .into());
+        }
         self.transact_op()
     }
 }

@@ -120,10 +120,22 @@ impl<'db, E: Entity> Parts<'db, E> {
     }
 
     pub(super) fn prepare(&self) -> Result<Prepared, Error> {
+        self.prepare_as_read(None)
+    }
+
+    /// The request, also conditioned on the item being as `stored` says it was read (a write
+    /// that keeps unique values); `None` adds nothing.
+    pub(super) fn prepare_as_read(&self, stored: Option<&crate::Item>) -> Result<Prepared, Error> {
+        let as_read = stored.map(crate::op::as_read::unchanged_since_read::<E>);
+        let condition =
+            user_node(self.condition.as_ref()).map(|user| match (user.cloned(), as_read) {
+                (Some(user), Some(as_read)) => Some(Node::And(Box::new(user), Box::new(as_read))),
+                (user, as_read) => user.or(as_read),
+            });
         let inputs = Inputs {
             actions: self.actions.clone(),
             known: KnownValues::Copied(&self.known),
-            condition: user_node(self.condition.as_ref()).map(Option::<&Node>::cloned),
+            condition,
         };
         self.prepare_inputs(inputs, true)
     }

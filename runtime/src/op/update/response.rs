@@ -8,6 +8,19 @@ use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use futures::FutureExt;
 
+/// What an update's condition requires: an existing item, at `expected_version` if given,
+/// whose version can still be counted up.
+pub(super) fn expectations<E: Entity>(expected_version: Option<u64>) -> Expectations {
+    let managed = E::SCHEMA.managed;
+    Expectations {
+        requires_existing: true,
+        version: managed.version.zip(expected_version),
+        version_max: managed
+            .version
+            .map(|attribute| (attribute, managed.version_max)),
+    }
+}
+
 /// What a sent update keeps to read its response.
 pub(super) struct Sent<'db, E: Entity> {
     pub(super) db: &'db Db<E::Table>,
@@ -42,14 +55,7 @@ impl<E: Entity> Sent<'_, E> {
                         E::SCHEMA.name,
                         self.key.text(),
                         failure.item(),
-                        Expectations {
-                            requires_existing: true,
-                            version: E::SCHEMA.managed.version.zip(self.expected_version),
-                            version_max: E::SCHEMA
-                                .managed
-                                .version
-                                .map(|attribute| (attribute, E::SCHEMA.managed.version_max)),
-                        },
+                        expectations::<E>(self.expected_version),
                     ))
                 }
                 _ => Err(error.into()),

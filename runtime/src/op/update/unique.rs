@@ -1,0 +1,164 @@
+//! An update that changes a unique value: sent in one transaction with the sentinel writes it
+//! needs (the old value released if still this item's, the new one claimed), after a
+//! consistent read of the item, and conditioned on the item being as read.
+
+use super::error::UpdateError;
+use super::request::Parts;
+use crate::error::Error;
+use crate::expr::update::{Action, SetValue};
+use crate::item::Item;
+use crate::op::transact::{CancellationReason, TransactOp};
+use crate::schema::{Entity, UniqueSchema};
+use crate::unique::{Attempt, SentinelWrite};
+use crate::Db;
+use aws_sdk_dynamodb::types::ReturnValue;
+
+/// The unique value an action changes, if any: the first whose attributes include the
+/// action's top-level attribute.
+fn changed_value<E: Entity>(action: &Action) -> Option<&'static UniqueSchema> {
+    let attribute = action.path().root();
+    E::SCHEMA
+        .unique
+        .iter()
+        .find(|unique| unique.attributes.contains(&attribute))
+}
+
+// On the update's parts, not the typestate builder: what is sent no longer needs the state.
+impl<'db, E: Entity> Parts<'db, E> {
+    /// The first unique value this update changes, if any (none for an entity without).
+    pub(super) fn changes_unique(&self) -> Option<&'static UniqueSchema> {
+        if E::SCHEMA.unique.is_empty() {
+            return None;
+        }
+        self.actions.iter().find_map(changed_value::<E>)
+    }
+
+    /// The item as this update leaves it, for its sentinels: `stored` (or the bare key) with
+    /// the update's sets and removes of top-level attributes applied. A unique value changed
+    /// any other way has no known new value, so its sentinel cannot be claimed.
+    fn new_item(&self, stored: Option<&Item>) -> Result<Item, Error> {
+        let mut item = stored.cloned().unwrap_or_else(|| self.key.to_attributes());
+        for action in &self.actions {
+            let path = action.path();
+            let unique = changed_value::<E>(action);
+            match (action, path.top_level()) {
+                (Action::Set(_, SetValue::Value(value)), Some(attribute)) => {
+                    item.insert(attribute.to_owned(), value.clone());
+                }
+                (Action::Set(_, SetValue::IfNotExists(value)), Some(attribute)) => {
+                    item.entry(attribute.to_owned())
+                        .or_insert_with(|| value.clone());
+                }
+                (Action::Remove(_), Some(attribute)) => {
+                    item.remove(attribute);
+                }
+                _ => {
+                    if let Some(unique) = unique {
+                        return Err(UpdateError::RelativeUniqueValue {
+                            entity: E::SCHEMA.name,
+                            field: unique.name,
+                            action: action.to_string(),
+                        }
+                        .into());
+                    }
+                }
+            }
+        }
+        Ok(item)
+    }
+
+    /// Sends the update with its sentinels; returns the item as it was before (`old`) or as
+    /// a consistent read finds it right after the transaction (a transaction returns no
+    /// item).
+    pub(super) async fn send_with_sentinels(self, old: bool) -> Result<E, Error> {
+        let stored = crate::unique::write_with_sentinels::<E>(&self).await?;
+        let item = if old {
+            stored
+        } else {
+            self.db.raw_get(self.key.to_attributes(), true).await?
+        };
+        match item {
+            Some(item) => Ok(crate::item::decode(item)?),
+            None => Err(Error::NotFound {
+                entity: E::SCHEMA.name,
+                key: self.key.text(),
+            }),
+        }
+    }
+
+    /// [`Self::send_with_sentinels`], returning only the attributes the update changed, as
+    /// they were (`old`) or are now.
+    pub(super) async fn send_with_sentinels_returning_updated(
+        self,
+        old: bool,
+    ) -> Result<Item, Error> {
+        let changed: Vec<String> = self
+            .actions
+            .iter()
+            .map(|action| action.path().root().to_owned())
+            .collect();
+        let stored = crate::unique::write_with_sentinels::<E>(&self).await?;
+        let item = if old {
+            stored
+        } else {
+            self.db.raw_get(self.key.to_attributes(), true).await?
+        };
+        Ok(item
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(name, _)| changed.contains(name))
+            .collect())
+    }
+
+    /// The transaction this update is when the item is as `stored` says.
+    pub(super) fn with_sentinels(
+        &self,
+        stored: Option<&Item>,
+    ) -> Result<crate::op::transact::Transaction<'db, E::Table>, Error> {
+        crate::unique::transaction::<E>(self.db, self.attempt(stored)?, stored, &[])
+    }
+
+    /// The update's own write in a transaction, with `condition` joined to its own.
+    pub(super) fn transact_op_as_read(&self, stored: Option<&Item>) -> Result<TransactOp, Error> {
+        let parts = self;
+        let mut prepared = parts.prepare_as_read(stored)?;
+        let estimate = std::mem::take(&mut prepared.estimate);
+        let request = parts.builder(prepared, ReturnValue::AllNew);
+        Ok(TransactOp {
+            kind: crate::op::transact::WriteKind::Update,
+            entity: E::SCHEMA.name,
+            key: parts.key.to_attributes(),
+            key_text: parts.key.text(),
+            write: crate::op::transact::write::update(request.as_input())?,
+            estimate,
+        })
+    }
+}
+
+impl<'db, E: Entity> SentinelWrite<'db, E> for Parts<'db, E> {
+    fn db(&self) -> &'db Db<E::Table> {
+        self.db
+    }
+
+    fn key(&self) -> Result<Item, Error> {
+        Ok(self.key.to_attributes())
+    }
+
+    fn attempt(&self, stored: Option<&Item>) -> Result<Attempt, Error> {
+        // With no item, the update's own condition (the item exists) cancels the transaction.
+        let new = self.new_item(stored)?;
+        Ok(Attempt {
+            op: self.transact_op_as_read(stored)?,
+            new: Some(new),
+        })
+    }
+
+    fn failed(&self, reason: &CancellationReason, now: Option<&Item>) -> Error {
+        crate::op::condition_failure(
+            E::SCHEMA.name,
+            reason.key.clone(),
+            now,
+            super::response::expectations::<E>(self.expected_version),
+        )
+    }
+}
