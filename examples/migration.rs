@@ -7,7 +7,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use singletable::migrate::{ApplyEvent, Rate};
-use singletable::{Db, Entity, Table};
+use singletable::{schema_of, Db, Entity, Table};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -121,7 +121,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Today's code, on the same table.
     let db = Db::<Workspace>::new(client);
-    let entities = [Document::SCHEMA, Comment::SCHEMA];
+    let entities = [schema_of::<Document>(), schema_of::<Comment>()];
     println!(
         "\n{}",
         singletable::migrate::Design::new(TABLE, Workspace::SCHEMA, &entities)
@@ -206,14 +206,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 6. Verify: nothing behind, and the sweep covered the whole table; record it.
     let coverage = db
-        .coverage(Comment::SCHEMA)
+        .coverage(schema_of::<Comment>())
         .checkpoint(&checkpoint)
         .send()
         .await?;
     println!("{coverage}");
     if coverage.is_done() {
         let record = db
-            .migration(Comment::SCHEMA)
+            .migration(schema_of::<Comment>())
             .mark_complete(&coverage)
             .await?;
         println!("migration marked complete at {}", record.completed_at);

@@ -50,6 +50,7 @@ pub use singletable_runtime::{
     cost, error, expr, item, key, managed, migrate, op, retry, schema, ttl, unique, wire,
 };
 
+pub use singletable_runtime::schema::schema_of;
 #[doc = include_str!("../docs/streams.md")]
 pub use singletable_runtime::stream;
 pub use singletable_runtime::{

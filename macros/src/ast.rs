@@ -2,13 +2,19 @@
 
 use crate::attr::{self, EntityAttrs, TableAttrs};
 use crate::ctxt::Ctxt;
+use syn::ext::IdentExt;
 use syn::{Data, DataStruct, DeriveInput, Fields, Ident, Type};
 
 /// A struct deriving `Entity`.
 pub struct Entity<'a> {
     pub ident: &'a Ident,
     pub attrs: EntityAttrs,
+    /// The fields serde writes.
     pub fields: Vec<Field<'a>>,
+    /// Fields serde never writes (`skip`, `skip_serializing`), with the setting that says so.
+    pub unstored: Vec<(&'a Ident, syn::Path)>,
+    /// Container `#[serde(..)]` settings an entity cannot have, and why.
+    pub serde_refusals: Vec<(syn::Path, &'static str)>,
 }
 
 /// One named field.
@@ -21,6 +27,8 @@ pub struct Field<'a> {
     pub role: Option<(attr::FieldRole, syn::Path)>,
     /// `#[dynamo(unique)]`, where it says so.
     pub unique: Option<syn::Path>,
+    /// Its `#[serde(..)]` settings that matter to the derive.
+    pub serde: attr::SerdeField,
 }
 
 impl<'a> Entity<'a> {
@@ -48,10 +56,23 @@ impl<'a> Entity<'a> {
             );
         }
         let rename_all = attr::serde_rename_all(&input.attrs);
+        let mut unstored = Vec::new();
         let fields: Vec<Field> = fields
             .iter()
             .filter_map(|field| {
                 let ident = field.ident.as_ref()?;
+                let serde = attr::serde_field(&field.attrs);
+                if let Some(path) = serde.unstored.clone() {
+                    let dynamo = attr::field_attrs(cx, &field.attrs);
+                    if let Some(path) = dynamo.role.map(|(_, path)| path).or(dynamo.unique) {
+                        cx.error_spanned_by(
+                            path,
+                            format!("`{}` is `#[serde(skip)]`: it is never stored, so the library cannot keep it", ident.unraw()),
+                        );
+                    }
+                    unstored.push((ident, path));
+                    return None;
+                }
                 let rust_name = ident.to_string();
                 let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
                 let attribute =
@@ -66,18 +87,21 @@ impl<'a> Entity<'a> {
                     attribute,
                     role,
                     unique,
+                    serde,
                 })
             })
             .collect();
         Some(Entity {
             ident: &input.ident,
             attrs: attr::entity_attrs(cx, &input.attrs),
+            unstored,
+            serde_refusals: attr::serde_container_refusals(&input.attrs),
             fields,
         })
     }
 
     pub fn field(&self, name: &str) -> Option<&Field<'a>> {
-        self.fields.iter().find(|field| field.ident == name)
+        self.fields.iter().find(|field| field.ident.unraw() == name)
     }
 }
 

@@ -513,6 +513,106 @@ pub fn serde_rename_all(attrs: &[Attribute]) -> Option<String> {
     serde_string(attrs, "rename_all")
 }
 
+/// The `#[serde(..)]` settings of a field that change where or how it is stored, each with the
+/// tokens that wrote it (for errors spanned there).
+#[derive(Default)]
+pub struct SerdeField {
+    /// `skip` or `skip_serializing`: never written.
+    pub unstored: Option<Path>,
+    /// `skip_deserializing`: written, but never read back.
+    pub unread: Option<Path>,
+    pub skip_serializing_if: Option<Path>,
+    pub flatten: Option<Path>,
+    pub borrow: Option<Path>,
+    /// `with = ".."` or `serialize_with = ".."`: the stored form is that function's.
+    pub written_with: Option<(Path, String)>,
+    /// `rename(serialize = "a", deserialize = "b")` with two different names.
+    pub split_rename: Option<Path>,
+}
+
+/// The `#[serde(..)]` settings of a field that the derives must honour or refuse.
+pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
+    let mut out = SerdeField::default();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+        // Other settings are serde's business, and serde reports their mistakes.
+        let _ = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
+            let path = meta.path.clone();
+            match key.as_str() {
+                "skip" | "skip_serializing" => out.unstored = Some(path),
+                "skip_deserializing" => out.unread = Some(path),
+                "flatten" => out.flatten = Some(path),
+                "borrow" => {
+                    out.borrow = Some(path);
+                    if meta.input.peek(syn::Token![=]) {
+                        let _: Expr = meta.value()?.parse()?;
+                    }
+                }
+                "skip_serializing_if" => {
+                    out.skip_serializing_if = Some(path);
+                    let _: Expr = meta.value()?.parse()?;
+                }
+                "with" | "serialize_with" => {
+                    let value: LitStr = meta.value()?.parse()?;
+                    out.written_with = Some((path, value.value()));
+                }
+                "rename" if meta.input.peek(syn::token::Paren) => {
+                    let mut names = Vec::new();
+                    meta.parse_nested_meta(|inner| {
+                        let value: LitStr = inner.value()?.parse()?;
+                        names.push(value.value());
+                        Ok(())
+                    })?;
+                    if names.windows(2).any(|pair| pair[0] != pair[1]) {
+                        out.split_rename = Some(path);
+                    }
+                }
+                _ if meta.input.peek(syn::Token![=]) => {
+                    let _: Expr = meta.value()?.parse()?;
+                }
+                _ if meta.input.peek(syn::token::Paren) => {
+                    meta.parse_nested_meta(|_| Ok(()))?;
+                }
+                _ => {}
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// The container `#[serde(..)]` settings an entity cannot have, with the tokens that wrote
+/// them and why.
+pub fn serde_container_refusals(attrs: &[Attribute]) -> Vec<(Path, &'static str)> {
+    let mut refused = Vec::new();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+            let why = match key.as_str() {
+                "deny_unknown_fields" => Some("the item also holds the library's attributes (its keys, the entity and schema version attributes, index keys), which serde would refuse as unknown; validate fields yourself after reading"),
+                "tag" | "content" | "untagged" => Some("an entity is one struct, and the entity attribute already says what each item is; a tag would add an attribute the typed paths do not know"),
+                "transparent" => Some("an item is a map of attributes, one per field; a transparent struct is stored as its one field's value"),
+                "from" | "into" | "try_from" => Some("the derive stores the struct's own fields as the item's attributes, and typed paths and key templates point at them; a conversion would store another shape"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                refused.push((meta.path.clone(), why));
+            }
+            if meta.input.peek(syn::Token![=]) {
+                let _: Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|_| Ok(()))?;
+            }
+            Ok(())
+        });
+    }
+    refused
+}
+
 /// Whether a `#[serde(..)]` attribute holds one of the bare `words` (`flatten`, `skip`).
 pub fn serde_flag(attrs: &[Attribute], words: &[&str]) -> bool {
     let mut found = false;

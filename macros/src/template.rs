@@ -101,6 +101,8 @@ fn parse_field(inner: &str, source: &str) -> Result<Piece, String> {
         Some((name, width)) => (name.trim(), Some(width.trim())),
         None => (inner.trim(), None),
     };
+    // `{r#type}` and `{type}` both name the field `r#type`.
+    let name = name.strip_prefix("r#").unwrap_or(name);
     if name.is_empty() {
         return Err(format!(
             "empty `{{}}` in key template {source:?}; name a field, e.g. `{{id}}`"

@@ -27,6 +27,7 @@ impl Entity<'_> {
         }
         self.check_managed_fields(cx);
         self.check_unique(cx);
+        self.check_serde(cx);
         for index in &self.attrs.indexes {
             let slot = index.slot.name();
             let has_pk = index.pk.is_some() || !index.pk_attributes.is_empty();
@@ -100,7 +101,7 @@ impl Entity<'_> {
                 );
             }
             seen.push(*role);
-            let name = field.ident.to_string();
+            let name = syn::ext::IdentExt::unraw(field.ident).to_string();
             let templates = self.attrs.pk.iter().chain(&self.attrs.sk).chain(
                 self.attrs
                     .indexes
@@ -147,13 +148,78 @@ impl Entity<'_> {
         let names: Vec<String> = self
             .fields
             .iter()
-            .map(|field| field.ident.to_string())
+            .map(|field| syn::ext::IdentExt::unraw(field.ident).to_string())
             .collect();
         did_you_mean(name, names.iter().map(String::as_str))
     }
 
+    /// The serde settings an entity cannot have, and those its key fields cannot.
+    fn check_serde(&self, cx: &mut Ctxt) {
+        for (path, why) in &self.serde_refusals {
+            let setting = path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                path,
+                format!("`#[serde({setting})]` cannot be used on an entity: {why}"),
+            );
+        }
+        let templates: Vec<&Template> = [&self.attrs.pk, &self.attrs.sk]
+            .into_iter()
+            .flatten()
+            .chain(
+                self.attrs
+                    .indexes
+                    .iter()
+                    .flat_map(|index| index.pk.iter().chain(&index.sk)),
+            )
+            .collect();
+        for field in &self.fields {
+            let name = syn::ext::IdentExt::unraw(field.ident).to_string();
+            let serde = &field.serde;
+            if let Some(path) = &serde.flatten {
+                cx.error_spanned_by(path, format!("`#[serde(flatten)]` cannot be used on a field of an entity: the flattened struct's fields are stored as top-level attributes, which the typed path `{}::{}` and its updates would not reach; declare those fields on `{}` itself", self.ident, name.to_uppercase(), self.ident));
+            }
+            if let Some(path) = &serde.borrow {
+                cx.error_spanned_by(path, "an entity is read as an owned value (`DeserializeOwned`), so `#[serde(borrow)]` cannot apply; use an owned type such as `String`");
+            }
+            if let Some(path) = &serde.split_rename {
+                cx.error_spanned_by(path, format!("`{name}` would be written under one name and read under another, so an item would not read back what it wrote; give it one name (`#[serde(rename = \"..\")]`)"));
+            }
+            let Some(template) = templates
+                .iter()
+                .find(|template| template.fields().any(|used| used == name))
+            else {
+                continue;
+            };
+            let shown = template.literal.value();
+            if let Some(path) = &serde.skip_serializing_if {
+                cx.error_spanned_by(path, format!("`{name}` is part of the key template {shown:?}, but `skip_serializing_if` can leave its attribute out of the item, which would then not read back; key parts are always written, so remove it"));
+            }
+            if let Some(path) = &serde.unread {
+                cx.error_spanned_by(path, format!("`{name}` is part of the key template {shown:?}, but `skip_deserializing` reads it back as its default, so a read item would not render its own key; remove it"));
+            }
+        }
+    }
+
     fn check_template(&self, cx: &mut Ctxt, template: &Template) {
         for name in template.fields() {
+            if let Some((_, path)) = self
+                .unstored
+                .iter()
+                .find(|(ident, _)| syn::ext::IdentExt::unraw(*ident) == name)
+            {
+                cx.error_spanned_by(
+                    path,
+                    format!(
+                        "`{name}` is part of the key template {:?}, but `#[serde({})]` never stores it, so no read item could render its key; store it, or take it out of the template",
+                        template.literal.value(),
+                        path.get_ident().map(ToString::to_string).unwrap_or_default()
+                    ),
+                );
+                continue;
+            }
             if self.field(name).is_none() {
                 cx.error_spanned_by(
                     &template.literal,

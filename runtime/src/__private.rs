@@ -17,6 +17,12 @@ pub use crate::op::query::{primary, Closed, Collection, Decode, PartitionKey, Pa
 pub use crate::op::query::{Projection, ProjectionOf};
 pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
 
+/// What the derive generates, deprecated with the reason, in place of the typed path of a
+/// field no typed path can serve: one serde never stores, or stores in a form only its own
+/// function knows. Using it fails to compile, with the reason as the deprecation note.
+#[derive(Debug, Clone, Copy)]
+pub struct NoTypedPath;
+
 /// Whether index `I` of table `T` holds attribute `name` (the `Projection` derive's check).
 pub const fn index_holds<T: DeclaresIndex<I>, I: index::IndexSlot>(name: &str) -> bool {
     T::INDEX.holds(T::SCHEMA, name)

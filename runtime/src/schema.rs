@@ -294,6 +294,12 @@ macro_rules! scalar_attributes {
     ($kind:ident: $($ty:ty),*) => {$( impl ScalarAttribute for $ty { const TYPE: ScalarType = ScalarType::$kind; } )*};
 }
 scalar_attributes!(String: String);
+
+/// An optional index key attribute: `None` is no attribute, so the item is not in the index
+/// (a sparse index without a rule).
+impl<T: ScalarAttribute> ScalarAttribute for Option<T> {
+    const TYPE: ScalarType = T::TYPE;
+}
 scalar_attributes!(Number: u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 #[cfg(feature = "chrono")]
 scalar_attributes!(String: chrono::DateTime<chrono::Utc>, chrono::NaiveDate);
@@ -322,6 +328,13 @@ pub trait Versioned: Entity {}
     note = "declare `ttl = \"expires_at\"` on `{Self}` and `#[dynamo(ttl)]` on the entity's field, or leave the call out"
 )]
 pub trait ExpiringTable: Table {}
+
+/// The schema of entity `E`: [`Entity::SCHEMA`] under a name no field path can shadow (the
+/// derive gives a field `schema` the path `E::SCHEMA`), for migration plans and coverage:
+/// `db.table_migration(&[schema_of::<Comment>()])`.
+pub const fn schema_of<E: Entity>() -> &'static EntitySchema {
+    E::SCHEMA
+}
 
 /// An item type stored in a table, declared with `#[derive(singletable::Entity)]`.
 pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {

@@ -101,7 +101,7 @@ fn render_as(
     let st = private();
     let span = template.literal.span();
     let values = template.fields().map(|name| {
-        let field = Ident::new(name, span);
+        let field = super::tokens::field_ident(name, span);
         match receiver {
             Some(receiver) => respan(quote!(#st::key_part(&#receiver.#field)), span),
             None => respan(quote!(&#field), span),
@@ -365,7 +365,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             return None;
         };
         let attribute = &field.attribute;
-        let field_name = field.ident.to_string();
+        let field_name = syn::ext::IdentExt::unraw(field.ident).to_string();
         let entity_name = ident.to_string();
         Some(respan(
             quote!(const _: () = #st::assert_ttl_attribute(<#table as #st::Table>::SCHEMA, #entity_name, #field_name, #attribute);),
@@ -442,7 +442,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 #(#query_constructors)*
 
                 #[doc = #key_doc]
-                #[allow(clippy::too_many_arguments)]
+                #[allow(clippy::too_many_arguments, clippy::self_named_constructors)]
                 pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     #(#key_bindings)*
                     #st::Key::from_rendered(#pk_render_args, #sk_render_args)
@@ -583,9 +583,23 @@ fn expand_fields(
         let doc = format!(
             "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."
         );
-        let stored = match &field.role {
-            Some((FieldRole::Ttl, _)) => {
+        let written_with = field
+            .serde
+            .written_with
+            .as_ref()
+            .map(|(_, with)| with.as_str());
+        let stored = match (&field.role, written_with) {
+            (Some((FieldRole::Ttl, _)), _) => {
                 quote!(.stored_as_ttl(<#ident as #st::Entity>::SCHEMA))
+            }
+            (_, Some(with)) if is_set_module(with) => quote!(.stored_as_set()),
+            // Stored in a form only its own function knows: no typed path could write or
+            // compare it (puts and reads go through serde, and are right).
+            (_, Some(with)) => {
+                paths.push(no_typed_path(&name, &format!(
+                    "`{name}` is stored by `{with}`, in a form only it knows, so no typed path writes or compares it; write it with `db.put`"
+                )));
+                continue;
             }
             _ => TokenStream::new(),
         };
@@ -620,14 +634,14 @@ fn expand_fields(
                 #[allow(non_camel_case_types)]
                 trait #explanation {}
                 #[automatically_derived]
-                impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+                impl<__T: #explanation> #st::Updatable<#position, __T> for #ident {}
             });
             continue;
         }
         if key_uses.is_empty() {
             updatable.push(quote! {
                 #[automatically_derived]
-                impl<T> #st::Updatable<#position, T> for #ident {}
+                impl<__T> #st::Updatable<#position, __T> for #ident {}
             });
             continue;
         }
@@ -651,8 +665,42 @@ fn expand_fields(
             #[allow(non_camel_case_types)]
             trait #explanation {}
             #[automatically_derived]
-            impl<T: #explanation> #st::Updatable<#position, T> for #ident {}
+            impl<__T: #explanation> #st::Updatable<#position, __T> for #ident {}
         });
     }
+    for (ident, path) in &entity.unstored {
+        let name = syn::ext::IdentExt::unraw(*ident).to_string();
+        let setting = path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        paths.push(no_typed_path(
+            &name,
+            &format!("`{name}` is `#[serde({setting})]`: it is never stored, so no typed path reads, writes or compares it"),
+        ));
+    }
     (schemas, paths, updatable)
+}
+
+/// The deprecated stand-in for the typed path of field `name`, whose note says why it has none.
+fn no_typed_path(name: &str, why: &str) -> TokenStream {
+    let st = private();
+    let constant = format_ident!("{}", name.to_uppercase());
+    quote! {
+        #[doc(hidden)]
+        #[deprecated(note = #why)]
+        pub const #constant: #st::NoTypedPath = #st::NoTypedPath;
+    }
+}
+
+/// Whether `with = ".."` names one of `serde_dynamo`'s set modules, whose stored form (a
+/// DynamoDB set) the runtime writes from serde's list.
+fn is_set_module(with: &str) -> bool {
+    let module = with.trim_start_matches("::");
+    [
+        "serde_dynamo::string_set",
+        "serde_dynamo::number_set",
+        "serde_dynamo::binary_set",
+    ]
+    .contains(&module)
 }

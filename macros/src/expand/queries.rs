@@ -78,7 +78,11 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
             if parts[..step].contains(part) {
                 continue;
             }
-            let Some(position) = entity.fields.iter().position(|field| field.ident == part) else {
+            let Some(position) = entity
+                .fields
+                .iter()
+                .position(|field| syn::ext::IdentExt::unraw(field.ident) == part)
+            else {
                 continue;
             };
             let ty = entity.fields[position].ty;
@@ -100,7 +104,7 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
                 trait #check {}
                 impl #check for #st::Parts<#step> {}
                 #[automatically_derived]
-                impl<P: #check> #st::SortKeyPart<#ident, #marker, P> for #st::Field<#ident, #ty, #position> {
+                impl<__P: #check> #st::SortKeyPart<#ident, #marker, __P> for #st::Field<#ident, #ty, #position> {
                     type Next = #st::Parts<#next>;
                 }
             });
@@ -200,7 +204,7 @@ fn partition_constructor(
         });
     }
     let values = partition.fields().map(|field_name| {
-        let arg = Ident::new(field_name, partition.literal.span());
+        let arg = super::tokens::field_ident(field_name, partition.literal.span());
         quote!(&#arg)
     });
     let template = template_const(partition);

@@ -49,13 +49,13 @@ pub(super) fn expand_update_state(entity: &Entity) -> (TokenStream, TokenStream)
         }
     }
     let params: Vec<Ident> = (0..inputs.len())
-        .map(|position| format_ident!("A{}", position))
+        .map(|position| format_ident!("__A{}", position))
         .collect();
     let untouched = params.iter().map(|_| quote!(#st::state::Untouched));
     let initial = quote!(#state<#(#untouched),*>);
     let mut touches = Vec::new();
     for (position, field) in entity.fields.iter().enumerate() {
-        let name = field.ident.to_string();
+        let name = syn::ext::IdentExt::unraw(field.ident).to_string();
         let out = match inputs.iter().position(|input| *input == name) {
             Some(slot) => {
                 let states = params.iter().enumerate().map(|(index, param)| {

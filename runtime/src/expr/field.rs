@@ -93,6 +93,14 @@ impl<E, T, const F: usize> Field<E, T, F> {
         self
     }
 
+    /// Used by the derive, for a field written with `serde_dynamo`'s `string_set`,
+    /// `number_set` or `binary_set`: stored as a DynamoDB set (no attribute when empty).
+    #[doc(hidden)]
+    pub const fn stored_as_set(mut self) -> Self {
+        self.stored = Some(super::sets::stored_as_set);
+        self
+    }
+
     /// Whether the item stores the field otherwise than serde writes it (a TTL field).
     #[inline]
     pub(crate) fn is_stored_otherwise(&self) -> bool {
@@ -225,11 +233,17 @@ macro_rules! condition_methods {
         T: Serialize,
     {
         encoded(|| {
-            Ok(Node::Compare(
-                Operand::Path(self.path()),
-                comparison,
-                Operand::Value(self.operand_value(value.to_attribute()?)?),
-            ))
+            let value = self.operand_value(value.to_attribute()?)?;
+            // `None` is stored as no attribute: equal to it is absent, unequal is present.
+            Ok(match (comparison, value) {
+                (Comparison::Eq, AttributeValue::Null(_)) => Node::NotExists(self.path()),
+                (Comparison::Ne, AttributeValue::Null(_)) => Node::Exists(self.path()),
+                (comparison, value) => Node::Compare(
+                    Operand::Path(self.path()),
+                    comparison,
+                    Operand::Value(value),
+                ),
+            })
         })
     }
 

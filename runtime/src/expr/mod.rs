@@ -8,6 +8,7 @@ pub mod condition;
 pub mod field;
 pub mod path;
 mod placeholders;
+pub(crate) mod sets;
 pub(crate) mod shape;
 #[doc(hidden)]
 pub mod state;

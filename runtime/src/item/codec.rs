@@ -218,9 +218,13 @@ impl ser::SerializeStruct for StructSerializer {
         name: &'static str,
         value: &T,
     ) -> Result<(), CodecError> {
-        let value = serde_dynamo::to_attribute_value(value)
-            .map_err(|error| CodecError::at(name.to_owned(), error))?;
-        self.item.insert(name.to_owned(), value);
+        let value: aws_sdk_dynamodb::types::AttributeValue =
+            serde_dynamo::to_attribute_value(value)
+                .map_err(|error| CodecError::at(name.to_owned(), error))?;
+        // `None` is no attribute, as DynamoDB models absence (and sparse indexes need it).
+        if !value.is_null() {
+            self.item.insert(name.to_owned(), value);
+        }
         Ok(())
     }
 

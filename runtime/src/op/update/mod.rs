@@ -24,15 +24,14 @@ mod index_keys;
 mod known;
 mod request;
 mod response;
-mod sets;
 mod unique;
 
 pub use error::UpdateError;
 
+use crate::expr::sets::as_set;
 use known::Known;
 use request::Parts;
 use response::Sent;
-use sets::as_set;
 
 impl<T: Table> Db<T> {
     /// Updates the existing item with this key; a missing item is [`Error::NotFound`] (an
@@ -111,6 +110,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             let Some(encoded) = encoded else {
                 return;
             };
+            // `None` is stored as no attribute: setting it removes the attribute.
+            if matches!(encoded, AttributeValue::Null(_)) {
+                parts.actions.push(Action::Remove(field.path()));
+                return;
+            }
             if !field.is_stored_otherwise() {
                 parts
                     .actions
@@ -329,10 +333,19 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         let current: T = current.into_field();
         self.then::<Given, F>(|parts| {
             if let Some(encoded) = parts.encode(&current) {
+                // `None` is stored as no attribute: what is asserted is that it is absent.
+                let current_value = if encoded.is_null() {
+                    let absent =
+                        Condition::from_node(crate::expr::condition::Node::NotExists(field.path()));
+                    Condition::and_to(&mut parts.condition, absent);
+                    None
+                } else {
+                    Some((field.path(), encoded))
+                };
                 parts.known.push(Known {
                     field: field.name(),
                     value: Box::new(current),
-                    current: Some((field.path(), encoded)),
+                    current: current_value,
                 });
             }
         })

@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 /// serde writes Rust sets as lists; `ADD` and `DELETE` need DynamoDB sets (`SS`, `NS`, `BS`).
 /// Numbers and anything else pass through unchanged.
-pub(super) fn as_set(value: AttributeValue) -> AttributeValue {
+pub(crate) fn as_set(value: AttributeValue) -> AttributeValue {
     let AttributeValue::L(elements) = value else {
         return value;
     };
@@ -20,8 +20,19 @@ pub(super) fn as_set(value: AttributeValue) -> AttributeValue {
     }
 }
 
+/// The stored form of a field written with `serde_dynamo`'s `string_set`, `number_set` or
+/// `binary_set`, from serde's plain form (a list): a DynamoDB set, or no attribute for an empty
+/// one (DynamoDB stores no empty set).
+pub(crate) fn stored_as_set(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
+    match value {
+        AttributeValue::L(elements) if elements.is_empty() => Ok(None),
+        AttributeValue::Null(true) => Ok(None),
+        other => Ok(Some(as_set(other))),
+    }
+}
+
 /// The elements as one type, if there are some and all are of it.
-pub(super) fn all_of<'a, T: Clone + 'a>(
+pub(crate) fn all_of<'a, T: Clone + 'a>(
     elements: &'a [AttributeValue],
     as_type: impl Fn(&'a AttributeValue) -> Result<&'a T, &'a AttributeValue>,
 ) -> Option<Vec<T>> {
