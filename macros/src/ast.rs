@@ -54,6 +54,8 @@ impl<'a> Entity<'a> {
                 &input.generics,
                 "`Entity` cannot be generic: each entity is one concrete item shape in the table",
             );
+            // No stub either: it would name the type without its parameters.
+            return None;
         }
         let rename_all = attr::serde_rename_all(&input.attrs);
         let mut unstored = Vec::new();

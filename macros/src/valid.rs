@@ -220,6 +220,16 @@ impl Entity<'_> {
                 );
                 continue;
             }
+            if let Some(field) = self.field(name).filter(|field| is_option(field.ty)) {
+                cx.error_spanned_by(
+                    field.ty,
+                    format!(
+                        "`{name}` is an `Option`, but it is part of the key template {:?}, and a key is always written whole; make it a plain value, or key a plain-attribute index with it (`gsi1pk = {name}`), which a `None` leaves sparse",
+                        template.literal.value()
+                    ),
+                );
+                continue;
+            }
             if self.field(name).is_none() {
                 cx.error_spanned_by(
                     &template.literal,
@@ -448,4 +458,9 @@ impl CollectionEnum<'_> {
             cx.error_spanned_by(self.ident, "a collection needs at least one entity variant");
         }
     }
+}
+
+/// Whether a field's type is written `Option<..>` (however qualified).
+fn is_option(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|last| last.ident == "Option"))
 }
