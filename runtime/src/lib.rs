@@ -8,6 +8,7 @@ pub mod cost;
 mod db;
 pub mod error;
 pub mod expr;
+mod index_projection;
 pub mod item;
 pub mod key;
 mod key_space;
