@@ -12,8 +12,11 @@
 //! ```
 //!
 //! Subcommands: `plan`, `apply`, `backfill --entity X [--rate N | --write-units N]
-//! [--segments N] [--resume FILE] [--dry-run]`, `verify --entity X [--mark-complete]`,
-//! `describe`. Results go to stdout (as JSON with `--json`), progress and errors to stderr.
+//! [--segments N] [--resume FILE] [--dry-run]`, the same shared by many processes with
+//! `backfill --entity X --distributed NAME --worker [--segments N] [--lease SECONDS]` (one
+//! worker each, coordinated through lease items in the table), `status --entity X
+//! --distributed NAME` (each segment's owner and progress; exit 0 once all are done),
+//! `verify --entity X [--mark-complete]`, `describe`. Results go to stdout (as JSON with `--json`), progress and errors to stderr.
 //! Exit codes: 0 success (for `verify`: the migration is done), 1 failure (for `verify`: not
 //! done yet), 2 usage error, 130 interrupted (a stopped backfill, resumable from its
 //! checkpoint).
@@ -24,8 +27,8 @@ use futures::future::{BoxFuture, Either};
 use serde_json::{json, Value};
 use singletable_runtime::error::Error;
 use singletable_runtime::migrate::{
-    ApplyEvent, Design, MigrationError, PlanAction, ProgressCallback, Rate, StopSignal,
-    SweepOptions, SweepProgress, SweepReport,
+    ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, ProgressCallback, Rate,
+    StopSignal, SweepOptions, SweepProgress, SweepReport, WorkerReport,
 };
 use singletable_runtime::schema::{Entity, EntitySchema, Table};
 use singletable_runtime::Db;
@@ -56,10 +59,59 @@ fn sweep_of<T: Table, E: Entity<Table = T>>(
     Box::pin(async move { db.sweep::<E>().options(options).run().await })
 }
 
-/// One registered entity: its schema, and its typed backfill.
+/// What a distributed sweep's worker or status command is given.
+struct DistributedArgs {
+    name: String,
+    segments: Option<u32>,
+    page_size: u32,
+    rate: Option<Rate>,
+    lease: Duration,
+    worker: Option<String>,
+}
+
+/// The typed distributed sweep of one entity, as [`SweepFn`] is for a local one.
+fn distributed_of<T: Table, E: Entity<Table = T>>(
+    db: &Db<T>,
+    args: &DistributedArgs,
+) -> singletable_runtime::migrate::DistributedSweep<E> {
+    let mut sweep = db.sweep::<E>().page_size(args.page_size);
+    if let Some(segments) = args.segments {
+        sweep = sweep.segments(segments);
+    }
+    if let Some(rate) = args.rate {
+        sweep = sweep.rate(rate);
+    }
+    let mut distributed = sweep.distributed(args.name.clone()).lease(args.lease);
+    if let Some(worker) = &args.worker {
+        distributed = distributed.worker_id(worker.clone());
+    }
+    distributed
+}
+
+type WorkerFn<T> = fn(Db<T>, DistributedArgs) -> BoxFuture<'static, Result<WorkerReport, Error>>;
+type StatusFn<T> =
+    fn(Db<T>, DistributedArgs) -> BoxFuture<'static, Result<DistributedStatus, Error>>;
+
+fn worker_of<T: Table, E: Entity<Table = T>>(
+    db: Db<T>,
+    args: DistributedArgs,
+) -> BoxFuture<'static, Result<WorkerReport, Error>> {
+    Box::pin(async move { distributed_of::<T, E>(&db, &args).worker().await })
+}
+
+fn status_of<T: Table, E: Entity<Table = T>>(
+    db: Db<T>,
+    args: DistributedArgs,
+) -> BoxFuture<'static, Result<DistributedStatus, Error>> {
+    Box::pin(async move { distributed_of::<T, E>(&db, &args).status().await })
+}
+
+/// One registered entity: its schema, and its typed backfills.
 struct Registered<T> {
     schema: &'static EntitySchema,
     sweep: SweepFn<T>,
+    worker: WorkerFn<T>,
+    status: StatusFn<T>,
 }
 
 /// The entities stored in the table, registered by type so the CLI can decode and backfill
@@ -88,6 +140,8 @@ impl<T: Table> Entities<T> {
             self.entries.push(Registered {
                 schema: E::SCHEMA,
                 sweep: sweep_of::<T, E>,
+                worker: worker_of::<T, E>,
+                status: status_of::<T, E>,
             });
         }
         self
@@ -151,6 +205,15 @@ enum Command {
     /// Count an entity's items below its schema version; exit 0 only when none are and a
     /// sweep covered the whole table.
     Verify(VerifyArgs),
+    /// Show a distributed backfill's segments: each one's owner, lease and progress.
+    Status {
+        /// The entity.
+        #[arg(long)]
+        entity: String,
+        /// The distributed backfill's name.
+        #[arg(long, value_name = "NAME")]
+        distributed: String,
+    },
     /// Show the single-table design: each entity's keys on the table and every index.
     Describe,
 }
@@ -179,6 +242,19 @@ struct BackfillArgs {
     /// Only count the items that need a backfill; write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Share the backfill with other processes under this name, coordinated through lease
+    /// items in the table (with --worker).
+    #[arg(long, value_name = "NAME", requires = "worker", conflicts_with_all = ["resume", "dry_run"])]
+    distributed: Option<String>,
+    /// Run one worker of the distributed backfill until every segment is done.
+    #[arg(long, requires = "distributed")]
+    worker: bool,
+    /// Seconds a worker holds a segment between checkpoints (with --distributed).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    lease: f64,
+    /// This worker's id in the leases [default: a random one].
+    #[arg(long, value_name = "ID")]
+    worker_id: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -193,6 +269,10 @@ struct VerifyArgs {
     /// Parallel scan segments.
     #[arg(long, value_name = "N", default_value_t = 1)]
     segments: u32,
+    /// The distributed backfill whose state in the table records whether it covered the
+    /// whole table (instead of a checkpoint file).
+    #[arg(long, value_name = "NAME", conflicts_with = "checkpoint")]
+    distributed: Option<String>,
     /// When done, record completion in the table (apps check it with
     /// `Db::migration(..).is_complete()`).
     #[arg(long)]
@@ -313,6 +393,10 @@ where
             backfill(&db, &entities, backfill_args, &mut output).await
         }
         Command::Verify(verify_args) => verify(&db, &entities, verify_args, &mut output).await,
+        Command::Status {
+            entity,
+            distributed,
+        } => sweep_status(&db, &entities, &entity, distributed, &mut output).await,
         Command::Describe => {
             let design = Design::new(db.table_name(), T::SCHEMA, &entities.schemas());
             output.result(&design, design.to_json());
@@ -553,6 +637,28 @@ async fn backfill<T: Table>(
         (None, Some(units)) => Some(Rate::WriteUnitsPerSecond(units)),
         (None, None) => None,
     };
+    if let Some(name) = args.distributed.clone() {
+        let lease =
+            Duration::try_from_secs_f64(args.lease).map_err(|_| MigrationError::InvalidOption {
+                option: "lease",
+                message: format!("{} is not a number of seconds", args.lease),
+            })?;
+        let distributed = DistributedArgs {
+            name,
+            segments: args.segments,
+            page_size: args.page_size,
+            rate,
+            lease,
+            worker: args.worker_id.clone(),
+        };
+        let report = (entity.worker)(db.clone(), distributed).await?;
+        output.result(&report, report.to_json());
+        return Ok(if report.counts.failed > 0 {
+            EXIT_FAILURE
+        } else {
+            EXIT_OK
+        });
+    }
     let stop = StopSignal::new();
     let (progress, bar) = progress_reporter(output, args.dry_run);
     let options = SweepOptions {
@@ -630,6 +736,31 @@ async fn backfill<T: Table>(
     })
 }
 
+async fn sweep_status<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    entity: &str,
+    name: String,
+    output: &mut Output,
+) -> Result<u8, Error> {
+    let entity = find(entities, entity)?;
+    let args = DistributedArgs {
+        name,
+        segments: None,
+        page_size: 100,
+        rate: None,
+        lease: Duration::from_secs(30),
+        worker: None,
+    };
+    let status = (entity.status)(db.clone(), args).await?;
+    output.result(&status, status.to_json());
+    Ok(if status.is_done() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    })
+}
+
 async fn verify<T: Table>(
     db: &Db<T>,
     entities: &Entities<T>,
@@ -640,12 +771,12 @@ async fn verify<T: Table>(
     let checkpoint = args
         .checkpoint
         .unwrap_or_else(|| default_checkpoint(db.table_name(), entity.schema));
-    let coverage = db
-        .coverage(entity.schema)
-        .checkpoint(checkpoint)
-        .segments(args.segments)
-        .send()
-        .await?;
+    let mut check = db.coverage(entity.schema).segments(args.segments);
+    check = match args.distributed {
+        Some(name) => check.distributed(name),
+        None => check.checkpoint(checkpoint),
+    };
+    let coverage = check.send().await?;
     let mut text = coverage.to_string();
     let mut json = coverage.to_json();
     if args.mark_complete && coverage.is_done() {

@@ -35,6 +35,7 @@ mod apply;
 mod backfill;
 mod checkpoint;
 mod design;
+mod distributed;
 pub(crate) mod error;
 mod marker;
 mod plan;
@@ -48,6 +49,7 @@ pub use apply::{Applied, ApplyEvent, ApplyOptions};
 pub use backfill::{BackfillOutcome, Backfilled};
 pub use checkpoint::{Checkpoint, SegmentCheckpoint};
 pub use design::{Design, DesignRow};
+pub use distributed::{DistributedStatus, DistributedSweep, SegmentStatus, WorkerReport};
 pub use error::MigrationError;
 pub use marker::{Migration, MigrationRecord, MARKER_ENTITY};
 pub use plan::{

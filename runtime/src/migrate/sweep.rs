@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 
 /// Items read per `Scan` request by default: small pages keep the work redone after a crash
 /// small (a page is recorded in the checkpoint once all its items are done).
-const DEFAULT_PAGE_SIZE: u32 = 100;
+pub(super) const DEFAULT_PAGE_SIZE: u32 = 100;
 /// DynamoDB's limit on `TotalSegments`.
-const MAX_SEGMENTS: u32 = 1_000_000;
+pub(super) const MAX_SEGMENTS: u32 = 1_000_000;
 /// Failures kept for the report (all are counted).
 const MAX_FAILURES_KEPT: usize = 100;
 
@@ -381,6 +381,11 @@ impl<E: Entity> Sweep<E> {
         self
     }
 
+    /// The database and the options, for a sweep run another way.
+    pub(super) fn into_parts(self) -> (Db<E::Table>, SweepOptions) {
+        (self.db, self.options)
+    }
+
     /// Replaces every option at once.
     pub fn options(mut self, options: SweepOptions) -> Self {
         self.options = options;
@@ -394,7 +399,6 @@ impl<E: Entity> Sweep<E> {
     pub async fn run(self) -> Result<SweepReport, Error> {
         let started = Instant::now();
         let options = self.options;
-        let table = <E::Table as Table>::SCHEMA;
         let schema = E::SCHEMA;
         let table_name = self.db.table_name().to_owned();
         let page_size = options.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
@@ -474,32 +478,11 @@ impl<E: Entity> Sweep<E> {
             .map(|segment| segment.segment)
             .collect();
 
-        // Only this entity's items below its version: `_type = E AND (no _sv OR _sv < v)`.
-        let version = AttributeValue::N(schema.schema_version.to_string());
-        let version_path = || AttrPath::attribute(table.schema_version_attribute);
-        let filter = Node::And(
-            Box::new(Node::Compare(
-                Operand::Path(AttrPath::attribute(table.entity_attribute)),
-                Comparison::Eq,
-                Operand::Value(AttributeValue::S(schema.name.to_owned())),
-            )),
-            Box::new(Node::Or(
-                Box::new(Node::NotExists(version_path())),
-                Box::new(Node::Compare(
-                    Operand::Path(version_path()),
-                    Comparison::Lt,
-                    Operand::Value(version),
-                )),
-            )),
-        );
-        let mut placeholders = Placeholders::default();
-        let filter = filter.to_expression(&mut placeholders);
+        let filter = OldItems::of::<E>();
 
         let shared = Shared {
             db: self.db,
             filter,
-            names: placeholders.names(),
-            values: placeholders.values(),
             page_size,
             total_segments,
             dry_run: options.dry_run,
@@ -559,9 +542,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What every segment of one run shares.
 struct Shared<E: Entity> {
     db: Db<E::Table>,
-    filter: String,
-    names: Option<HashMap<String, String>>,
-    values: Option<HashMap<String, AttributeValue>>,
+    filter: OldItems,
     page_size: i32,
     total_segments: u32,
     dry_run: bool,
@@ -661,9 +642,9 @@ impl<E: Entity> Shared<E> {
                 .client()
                 .scan()
                 .table_name(self.db.table_name())
-                .filter_expression(&self.filter)
-                .set_expression_attribute_names(self.names.clone())
-                .set_expression_attribute_values(self.values.clone())
+                .filter_expression(&self.filter.expression)
+                .set_expression_attribute_names(self.filter.names.clone())
+                .set_expression_attribute_values(self.filter.values.clone())
                 .limit(self.page_size)
                 .set_segment(segment_number)
                 .set_total_segments(total)
@@ -693,45 +674,23 @@ impl<E: Entity> Shared<E> {
                     }
                     continue;
                 }
-                if let Some(limiter) = &self.limiter {
-                    limiter.before_write().await;
-                }
-                match self.db.backfill_item::<E>(raw.clone()).await {
-                    Ok(done) => {
-                        let record = |counts: &mut SweepCounts| match done.outcome {
-                            BackfillOutcome::Written {
-                                write_units,
-                                after_change,
-                            } => {
-                                counts.backfilled += 1;
-                                counts.after_change += u64::from(after_change);
-                                counts.write_units += write_units;
-                            }
-                            BackfillOutcome::ChangedConcurrently => {
-                                counts.changed_concurrently += 1
-                            }
-                            BackfillOutcome::Current => counts.already_current += 1,
-                        };
-                        record(&mut page);
-                        self.count(record);
-                        if let (Some(limiter), BackfillOutcome::Written { write_units, .. }) =
-                            (&self.limiter, done.outcome)
-                        {
-                            limiter.after_write(write_units);
-                        }
-                    }
-                    // The item itself is the problem: count it and go on.
-                    Err(
-                        error @ (Error::Decode(_)
-                        | Error::Key(_)
-                        | Error::Limit(_)
-                        | Error::Encode { .. }
-                        | Error::Migration(MigrationError::KeyChanged { .. })),
-                    ) => {
+                let mut item_counts = SweepCounts::default();
+                match backfill_counted::<E>(
+                    &self.db,
+                    raw.clone(),
+                    self.limiter.as_ref(),
+                    &mut item_counts,
+                )
+                .await?
+                {
+                    Some(error) => {
                         page.failed += 1;
                         self.fail(&raw, &error);
                     }
-                    Err(error) => return Err(error),
+                    None => {
+                        page.add(&item_counts);
+                        self.count(|counts| counts.add(&item_counts));
+                    }
                 }
             }
             {
@@ -749,5 +708,85 @@ impl<E: Entity> Shared<E> {
                 None => return Ok(()),
             }
         }
+    }
+}
+
+/// The scan filter of a sweep: only entity `E`'s items below its schema version, `_type = E
+/// AND (no _sv OR _sv < v)`.
+pub(super) struct OldItems {
+    pub(super) expression: String,
+    pub(super) names: Option<HashMap<String, String>>,
+    pub(super) values: Option<HashMap<String, AttributeValue>>,
+}
+
+impl OldItems {
+    pub(super) fn of<E: Entity>() -> OldItems {
+        let table = <E::Table as Table>::SCHEMA;
+        let schema = E::SCHEMA;
+        let version = AttributeValue::N(schema.schema_version.to_string());
+        let version_path = || AttrPath::attribute(table.schema_version_attribute);
+        let filter = Node::And(
+            Box::new(Node::Compare(
+                Operand::Path(AttrPath::attribute(table.entity_attribute)),
+                Comparison::Eq,
+                Operand::Value(AttributeValue::S(schema.name.to_owned())),
+            )),
+            Box::new(Node::Or(
+                Box::new(Node::NotExists(version_path())),
+                Box::new(Node::Compare(
+                    Operand::Path(version_path()),
+                    Comparison::Lt,
+                    Operand::Value(version),
+                )),
+            )),
+        );
+        let mut placeholders = Placeholders::default();
+        let expression = filter.to_expression(&mut placeholders);
+        OldItems {
+            expression,
+            names: placeholders.names(),
+            values: placeholders.values(),
+        }
+    }
+}
+
+/// Backfills one old item a sweep read, counting what happened into `counts`. An item that is
+/// itself the problem is returned, to be counted as failed; any other error ends the sweep.
+pub(super) async fn backfill_counted<E: Entity>(
+    db: &Db<E::Table>,
+    raw: Item,
+    limiter: Option<&Limiter>,
+    counts: &mut SweepCounts,
+) -> Result<Option<Error>, Error> {
+    if let Some(limiter) = limiter {
+        limiter.before_write().await;
+    }
+    match db.backfill_item::<E>(raw).await {
+        Ok(done) => {
+            match done.outcome {
+                BackfillOutcome::Written {
+                    write_units,
+                    after_change,
+                } => {
+                    counts.backfilled += 1;
+                    counts.after_change += u64::from(after_change);
+                    counts.write_units += write_units;
+                    if let Some(limiter) = limiter {
+                        limiter.after_write(write_units);
+                    }
+                }
+                BackfillOutcome::ChangedConcurrently => counts.changed_concurrently += 1,
+                BackfillOutcome::Current => counts.already_current += 1,
+            }
+            Ok(None)
+        }
+        Err(
+            error @ (Error::Decode(_)
+            | Error::Key(_)
+            | Error::Limit(_)
+            | Error::Encode { .. }
+            | Error::Migration(MigrationError::KeyChanged { .. })),
+        ) => Ok(Some(error)),
+        Err(error) => Err(error),
     }
 }

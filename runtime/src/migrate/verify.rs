@@ -186,6 +186,7 @@ pub struct Verify<'db, T> {
     db: &'db Db<T>,
     entity: &'static EntitySchema,
     checkpoint: Option<PathBuf>,
+    distributed: Option<String>,
     segments: u32,
 }
 
@@ -199,6 +200,7 @@ impl<T: Table> Db<T> {
             db: self,
             entity,
             checkpoint: None,
+            distributed: None,
             segments: 1,
         }
     }
@@ -208,6 +210,14 @@ impl<T: Table> Verify<'_, T> {
     /// The sweep's checkpoint file, which records whether it covered the whole table.
     pub fn checkpoint(mut self, path: impl Into<PathBuf>) -> Self {
         self.checkpoint = Some(path.into());
+        self
+    }
+
+    /// The distributed sweep whose state in the table records whether it covered the whole
+    /// table (see [`Sweep::distributed`](super::Sweep::distributed)); it counts only if it is
+    /// a sweep of this entity to its current schema version.
+    pub fn distributed(mut self, name: impl Into<String>) -> Self {
+        self.distributed = Some(name.into());
         self
     }
 
@@ -325,6 +335,9 @@ impl<T: Table> Verify<'_, T> {
         &self,
         marker: Option<&MigrationRecord>,
     ) -> Result<SweepCoverage, Error> {
+        if let Some(name) = &self.distributed {
+            return self.distributed_coverage(name, marker).await;
+        }
         let from_checkpoint = match &self.checkpoint {
             None => SweepCoverage::NotRecorded {
                 reason: "no checkpoint given".to_owned(),
@@ -368,6 +381,52 @@ impl<T: Table> Verify<'_, T> {
             },
         };
         Ok(match (from_checkpoint, marker) {
+            (SweepCoverage::Complete, _) => SweepCoverage::Complete,
+            (_, Some(_)) => SweepCoverage::RecordedInTable,
+            (other, None) => other,
+        })
+    }
+}
+
+impl<T: Table> Verify<'_, T> {
+    /// What the table records of distributed sweep `name`.
+    async fn distributed_coverage(
+        &self,
+        name: &str,
+        marker: Option<&MigrationRecord>,
+    ) -> Result<SweepCoverage, Error> {
+        let (plan, status) = super::distributed::read_status(self.db, name, 0).await?;
+        let text = |item: &crate::Item, attribute: &str| match item.get(attribute) {
+            Some(
+                aws_sdk_dynamodb::types::AttributeValue::S(text)
+                | aws_sdk_dynamodb::types::AttributeValue::N(text),
+            ) => text.clone(),
+            _ => String::new(),
+        };
+        let coverage = match plan {
+            None => SweepCoverage::NotRecorded {
+                reason: format!("no distributed sweep {name:?} in the table"),
+            },
+            Some(plan)
+                if text(&plan, "entity") != self.entity.name
+                    || text(&plan, "schema_version") != self.entity.schema_version.to_string() =>
+            {
+                SweepCoverage::NotRecorded {
+                    reason: format!(
+                        "the distributed sweep {name:?} is of {} to version {}",
+                        text(&plan, "entity"),
+                        text(&plan, "schema_version")
+                    ),
+                }
+            }
+            Some(_) if status.is_done() => SweepCoverage::Complete,
+            Some(_) => SweepCoverage::Partial {
+                segments_done: u32::try_from(status.segments.iter().filter(|s| s.done).count())
+                    .unwrap_or(u32::MAX),
+                total_segments: u32::try_from(status.segments.len()).unwrap_or(u32::MAX),
+            },
+        };
+        Ok(match (coverage, marker) {
             (SweepCoverage::Complete, _) => SweepCoverage::Complete,
             (_, Some(_)) => SweepCoverage::RecordedInTable,
             (other, None) => other,

@@ -7,8 +7,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The partition keys of the library's own items that live in partitions of their own:
 /// migration records (`_MIGRATION#<entity>`), stream checkpoints (`_STREAM#<consumer>`) and
-/// unique-value sentinels (`_UNIQUE#<entity>#<field>#<value>`).
-pub(crate) const LIBRARY_PARTITIONS: [&str; 3] = ["_MIGRATION#", "_STREAM#", "_UNIQUE#"];
+/// unique-value sentinels (`_UNIQUE#<entity>#<field>#<value>`) and distributed sweeps
+/// (`_SWEEP#<name>`).
+pub(crate) const LIBRARY_PARTITIONS: [&str; 4] = ["_MIGRATION#", "_STREAM#", "_UNIQUE#", "_SWEEP#"];
 
 /// The sort key suffix and entity attribute suffix of an append's latest pointer, which lives
 /// in its entity's partition (`SK = "<entity>#LATEST"`, entity attribute `<entity>#latest`).

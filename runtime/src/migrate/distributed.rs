@@ -1,0 +1,706 @@
+//! A sweep that spans many workers (processes, containers, Lambda invocations), coordinated
+//! through the table itself: a plan item and one lease item per segment, under
+//! `PK = "_SWEEP#<name>"`.
+//!
+//! A worker claims a segment whose lease is free or expired with a conditional write that
+//! also counts the lease up (the fencing token), scans it page by page, and after each page
+//! saves its checkpoint (the last evaluated key and the counts) and renews its lease, both
+//! conditioned on still holding that token. A worker that lost its lease (it paused past the
+//! expiry, and another took the segment over from the last checkpoint) has its next write
+//! refused and leaves the segment. Items are backfilled with the conditional writes of
+//! [`Db::backfill_item`](crate::Db::backfill_item), so a page read twice, by a worker that
+//! lost its lease and by the one that took over, writes nothing twice.
+
+use super::error::MigrationError;
+use super::rate::{Limiter, Rate};
+use super::sweep::{backfill_counted, OldItems, Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
+use crate::error::Error;
+use crate::item::Item;
+use crate::schema::{Entity, Table};
+use crate::Db;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The partition of a distributed sweep's items.
+pub(crate) const SWEEP_PARTITION: &str = crate::stream::record::LIBRARY_PARTITIONS[3];
+
+/// The lease a worker takes on a segment unless told otherwise.
+const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// A sweep shared by many workers; see [`Sweep::distributed`].
+#[must_use = "a sweep does nothing until a worker runs"]
+pub struct DistributedSweep<E: Entity> {
+    db: Db<E::Table>,
+    name: String,
+    segments: u32,
+    page_size: i32,
+    rate: Option<Rate>,
+    lease: Duration,
+    worker: String,
+    entity: PhantomData<fn() -> E>,
+}
+
+/// What one worker did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WorkerReport {
+    /// The worker's id.
+    pub worker: String,
+    /// The segments it finished.
+    pub finished: Vec<u32>,
+    /// Segments it left because another worker took them over after its lease expired.
+    pub leases_lost: u32,
+    /// What it did, over every segment it worked.
+    pub counts: SweepCounts,
+}
+
+/// Every segment of a distributed sweep, as the table records them; see
+/// [`DistributedSweep::status`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DistributedStatus {
+    /// The sweep's name.
+    pub name: String,
+    /// Each segment, in order.
+    pub segments: Vec<SegmentStatus>,
+}
+
+impl DistributedStatus {
+    /// Whether every segment read its last page.
+    pub fn is_done(&self) -> bool {
+        self.segments.iter().all(|segment| segment.done)
+    }
+
+    /// The counts over every segment.
+    pub fn counts(&self) -> SweepCounts {
+        let mut total = SweepCounts::default();
+        for segment in &self.segments {
+            total.add(&segment.counts);
+        }
+        total
+    }
+
+    /// The status as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "done": self.is_done(),
+            "counts": self.counts().to_json(),
+            "segments": self.segments.iter().map(|segment| serde_json::json!({
+                "segment": segment.segment,
+                "owner": segment.owner,
+                "lease_expires_ms": segment.lease_expires_ms,
+                "lease": segment.lease,
+                "done": segment.done,
+                "counts": segment.counts.to_json(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl fmt::Display for DistributedStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let done = self.segments.iter().filter(|segment| segment.done).count();
+        let counts = self.counts();
+        writeln!(
+            f,
+            "sweep {}: {done} of {} segments done, {} backfilled of {} old items",
+            self.name,
+            self.segments.len(),
+            counts.backfilled,
+            counts.old
+        )?;
+        let now = now_ms();
+        for segment in &self.segments {
+            let state = if segment.done {
+                "done".to_owned()
+            } else {
+                match (&segment.owner, segment.lease_expires_ms) {
+                    (Some(owner), Some(at)) if at >= now => {
+                        format!("held by {owner}, {} ms left", at - now)
+                    }
+                    (Some(owner), _) => format!("free (lease of {owner} expired)"),
+                    _ => "free".to_owned(),
+                }
+            };
+            writeln!(
+                f,
+                "  segment {:>4}: {state}; {} examined, {} backfilled, {} failed",
+                segment.segment,
+                segment.counts.examined,
+                segment.counts.backfilled,
+                segment.counts.failed
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl WorkerReport {
+    /// The report as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "worker": self.worker,
+            "finished": self.finished,
+            "leases_lost": self.leases_lost,
+            "counts": self.counts.to_json(),
+        })
+    }
+}
+
+impl fmt::Display for WorkerReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "worker {}: {} segments finished, {} leases lost to other workers; {} backfilled, \
+             {} changed concurrently, {} failed",
+            self.worker,
+            self.finished.len(),
+            self.leases_lost,
+            self.counts.backfilled,
+            self.counts.changed_concurrently,
+            self.counts.failed
+        )
+    }
+}
+
+/// A segment as the table records it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SegmentStatus {
+    /// The segment number.
+    pub segment: u32,
+    /// Its last owner (kept once done, for the record).
+    pub owner: Option<String>,
+    /// When its lease expires, in milliseconds since the Unix epoch.
+    pub lease_expires_ms: Option<u64>,
+    /// The fencing token: how many times the segment was claimed.
+    pub lease: u64,
+    /// Whether its last page was read.
+    pub done: bool,
+    /// What was done in it, as of its last checkpoint.
+    pub counts: SweepCounts,
+}
+
+impl<E: Entity> Sweep<E> {
+    /// This sweep as one shared by many workers under `name`: its plan and each segment's
+    /// lease and checkpoint live in the table, so any process that reaches the table can run
+    /// a worker ([`DistributedSweep::worker`]). The sweep's segment count (default 16), page
+    /// size and rate apply; a checkpoint file does not.
+    pub fn distributed(self, name: impl Into<String>) -> DistributedSweep<E> {
+        let (db, options) = self.into_parts();
+        DistributedSweep {
+            db,
+            name: name.into(),
+            segments: options.segments.unwrap_or(16),
+            page_size: i32::try_from(options.page_size.unwrap_or(DEFAULT_PAGE_SIZE))
+                .unwrap_or(i32::MAX),
+            rate: options.rate,
+            lease: DEFAULT_LEASE,
+            worker: format!("worker-{:016x}", fastrand::u64(..)),
+            entity: PhantomData,
+        }
+    }
+}
+
+impl<E: Entity> DistributedSweep<E> {
+    /// How long a claimed segment stays a worker's without a checkpoint (default 30 s); a
+    /// page must take less. A crashed worker's segment is taken over once it expires.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The worker's id in the leases (default a random one).
+    pub fn worker_id(mut self, worker: impl Into<String>) -> Self {
+        self.worker = worker.into();
+        self
+    }
+
+    /// Runs one worker until every segment is done: it claims free or expired segments,
+    /// sweeps each from its checkpoint, and waits for leases held by others to finish or
+    /// expire.
+    pub async fn worker(self) -> Result<WorkerReport, Error> {
+        self.check_options()?;
+        self.ensure_plan().await?;
+        let filter = OldItems::of::<E>();
+        let limiter = self.rate.map(Limiter::new);
+        let mut report = WorkerReport {
+            worker: self.worker.clone(),
+            finished: Vec::new(),
+            leases_lost: 0,
+            counts: SweepCounts::default(),
+        };
+        // Workers start at different segments, so they rarely race for the same claim.
+        let offset = fastrand::u32(..self.segments);
+        loop {
+            let statuses = self.status().await?.segments;
+            if statuses.iter().all(|status| status.done) {
+                return Ok(report);
+            }
+            let now = now_ms();
+            let free = (0..self.segments)
+                .map(|step| (offset + step) % self.segments)
+                .filter_map(|segment| statuses.get(segment as usize))
+                .find(|status| !status.done && status.lease_expires_ms.map_or(true, |at| at < now));
+            let Some(free) = free else {
+                // Every open segment is another worker's: wait for the first lease to end.
+                let next = statuses
+                    .iter()
+                    .filter(|status| !status.done)
+                    .filter_map(|status| status.lease_expires_ms)
+                    .min()
+                    .unwrap_or(now);
+                let wait = Duration::from_millis(next.saturating_sub(now).clamp(20, 1_000));
+                tokio::time::sleep(wait).await;
+                continue;
+            };
+            let Some(claimed) = self.claim(free.segment).await? else {
+                continue;
+            };
+            match self
+                .sweep_segment(claimed, &filter, limiter.as_ref(), &mut report.counts)
+                .await?
+            {
+                SegmentEnd::Finished(segment) => report.finished.push(segment),
+                SegmentEnd::LeaseLost => report.leases_lost += 1,
+            }
+        }
+    }
+
+    /// Every segment as the table records it, in segment order (an unclaimed segment has no
+    /// item yet and shows as free); the segment count is the plan's, once a worker wrote it.
+    pub async fn status(&self) -> Result<DistributedStatus, Error> {
+        let (_, status) = read_status(&self.db, &self.name, self.segments).await?;
+        Ok(status)
+    }
+
+    fn check_options(&self) -> Result<(), Error> {
+        if !(1..=super::sweep::MAX_SEGMENTS).contains(&self.segments) {
+            return Err(MigrationError::InvalidOption {
+                option: "segments",
+                message: format!(
+                    "must be between 1 and {}, not {}",
+                    super::sweep::MAX_SEGMENTS,
+                    self.segments
+                ),
+            }
+            .into());
+        }
+        if self.page_size < 1 {
+            return Err(MigrationError::InvalidOption {
+                option: "page size",
+                message: format!("must be between 1 and {}, not {}", i32::MAX, self.page_size),
+            }
+            .into());
+        }
+        if let Some(rate) = &self.rate {
+            rate.check()?;
+        }
+        if self.lease < Duration::from_millis(100) {
+            return Err(MigrationError::InvalidOption {
+                option: "lease",
+                message: format!("must be at least 100 ms, not {:?}", self.lease),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    fn library_key(&self, sort: String) -> Item {
+        library_key::<E::Table>(&self.name, sort)
+    }
+
+    fn segment_key(&self, segment: u32) -> Item {
+        self.library_key(segment_sort(segment))
+    }
+
+    /// Writes the plan if there is none, or checks that the one there is this sweep's.
+    async fn ensure_plan(&self) -> Result<(), Error> {
+        let schema = E::SCHEMA;
+        let mut plan = self.library_key("PLAN".to_owned());
+        for (name, value) in [
+            ("entity", AttributeValue::S(schema.name.to_owned())),
+            (
+                "schema_version",
+                AttributeValue::N(schema.schema_version.to_string()),
+            ),
+            ("segments", AttributeValue::N(self.segments.to_string())),
+        ] {
+            plan.insert(name.to_owned(), value);
+        }
+        let partition_key = <E::Table as Table>::SCHEMA.partition_key;
+        let written = self
+            .db
+            .client()
+            .put_item()
+            .table_name(self.db.table_name())
+            .set_item(Some(plan.clone()))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", partition_key)
+            .send()
+            .await;
+        match written {
+            Ok(_) => return Ok(()),
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+            Err(error) => return Err(error.into()),
+        }
+        let stored = self
+            .db
+            .raw_get(self.library_key("PLAN".to_owned()), true)
+            .await?
+            .unwrap_or_default();
+        let differs = ["entity", "schema_version", "segments"]
+            .into_iter()
+            .find(|name| stored.get(*name) != plan.get(*name));
+        match differs {
+            None => Ok(()),
+            Some(name) => Err(MigrationError::InvalidOption {
+                option: "distributed sweep",
+                message: format!(
+                    "the sweep {:?} in the table has another {name} ({}); workers of one sweep share its entity, schema version and segment count: use another name",
+                    self.name,
+                    stored.get(name).map(|value| format!("{value:?}")).unwrap_or_default()
+                ),
+            }
+            .into()),
+        }
+    }
+
+    /// Claims `segment` if it is not done and its lease is free or expired: the owner and
+    /// expiry set, and the fencing token counted up. `None` when another worker got it.
+    async fn claim(&self, segment: u32) -> Result<Option<Lease>, Error> {
+        let now = now_ms();
+        let output = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.segment_key(segment)))
+            .update_expression(
+                "SET #owner = :me, #expires = :expires, #segment = :segment, \
+                 #lease = if_not_exists(#lease, :zero) + :one",
+            )
+            .condition_expression(
+                "(attribute_not_exists(#done) OR #done = :false) \
+                 AND (attribute_not_exists(#expires) OR #expires < :now)",
+            )
+            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_names("#expires", "lease_expires")
+            .expression_attribute_names("#segment", "segment")
+            .expression_attribute_names("#lease", "lease")
+            .expression_attribute_names("#done", "done")
+            .expression_attribute_values(":me", AttributeValue::S(self.worker.clone()))
+            .expression_attribute_values(":expires", number(now + self.lease_ms()))
+            .expression_attribute_values(":segment", number(u64::from(segment)))
+            .expression_attribute_values(":zero", number(0))
+            .expression_attribute_values(":one", number(1))
+            .expression_attribute_values(":false", AttributeValue::Bool(false))
+            .expression_attribute_values(":now", number(now))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match written_or_refused(output)? {
+            Some(attributes) => Ok(Some(Lease {
+                segment,
+                token: count(&attributes, "lease"),
+                start_key: match attributes.get("start_key") {
+                    Some(AttributeValue::M(key)) => Some(key.clone()),
+                    _ => None,
+                },
+            })),
+            None => Ok(None),
+        }
+    }
+
+    /// Sweeps the claimed segment from its checkpoint, saving each page while the lease is
+    /// still this worker's.
+    async fn sweep_segment(
+        &self,
+        mut lease: Lease,
+        filter: &OldItems,
+        limiter: Option<&Limiter>,
+        total: &mut SweepCounts,
+    ) -> Result<SegmentEnd, Error> {
+        let segmented = self.segments > 1;
+        let segment_number = i32::try_from(lease.segment).ok().filter(|_| segmented);
+        let total_segments = i32::try_from(self.segments).ok().filter(|_| segmented);
+        loop {
+            let output = self
+                .db
+                .client()
+                .scan()
+                .table_name(self.db.table_name())
+                .filter_expression(&filter.expression)
+                .set_expression_attribute_names(filter.names.clone())
+                .set_expression_attribute_values(filter.values.clone())
+                .limit(self.page_size)
+                .set_segment(segment_number)
+                .set_total_segments(total_segments)
+                .set_exclusive_start_key(lease.start_key.clone())
+                .send()
+                .await?;
+            let mut page = SweepCounts {
+                examined: u64::try_from(output.scanned_count).unwrap_or_default(),
+                ..SweepCounts::default()
+            };
+            for raw in output.items.unwrap_or_default() {
+                page.old += 1;
+                let mut counts = SweepCounts::default();
+                match backfill_counted::<E>(&self.db, raw, limiter, &mut counts).await? {
+                    Some(_) => page.failed += 1,
+                    None => page.add(&counts),
+                }
+            }
+            let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
+            if !self.checkpoint(&lease, next_key.as_ref(), &page).await? {
+                return Ok(SegmentEnd::LeaseLost);
+            }
+            total.add(&page);
+            match next_key {
+                Some(key) => lease.start_key = Some(key),
+                None => return Ok(SegmentEnd::Finished(lease.segment)),
+            }
+        }
+    }
+
+    /// Saves a page's checkpoint and renews the lease (or marks the segment done), if the
+    /// lease is still this worker's token; `false` when it is not.
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        next_key: Option<&Item>,
+        page: &SweepCounts,
+    ) -> Result<bool, Error> {
+        let mut set = vec!["#expires = :expires"];
+        let mut remove = Vec::new();
+        let mut request = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(self.segment_key(lease.segment)));
+        request = request.expression_attribute_names("#start", "start_key");
+        match next_key {
+            Some(key) => {
+                set.push("#start = :start");
+                request =
+                    request.expression_attribute_values(":start", AttributeValue::M(key.clone()));
+            }
+            None => {
+                set.push("#done = :true");
+                remove.push("#start");
+                request = request
+                    .expression_attribute_names("#done", "done")
+                    .expression_attribute_values(":true", AttributeValue::Bool(true));
+            }
+        }
+        let counters = [
+            ("examined", page.examined),
+            ("old", page.old),
+            ("backfilled", page.backfilled),
+            ("after_change", page.after_change),
+            ("changed_concurrently", page.changed_concurrently),
+            ("already_current", page.already_current),
+            ("failed", page.failed),
+        ];
+        let mut add = Vec::new();
+        for (position, (name, value)) in counters.iter().enumerate() {
+            add.push(format!("#c{position} :c{position}"));
+            request = request
+                .expression_attribute_names(format!("#c{position}"), *name)
+                .expression_attribute_values(format!(":c{position}"), number(*value));
+        }
+        let mut expression = format!("SET {} ADD {}", set.join(", "), add.join(", "));
+        if !remove.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        }
+        let expires = if next_key.is_some() {
+            now_ms() + self.lease_ms()
+        } else {
+            // A done segment's lease ends with it.
+            now_ms()
+        };
+        let output = request
+            .update_expression(expression)
+            .condition_expression("#owner = :me AND #lease = :token")
+            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_names("#lease", "lease")
+            .expression_attribute_names("#expires", "lease_expires")
+            .expression_attribute_values(":me", AttributeValue::S(self.worker.clone()))
+            .expression_attribute_values(":token", number(lease.token))
+            .expression_attribute_values(":expires", number(expires))
+            .send()
+            .await;
+        Ok(written_or_refused(output)?.is_some())
+    }
+
+    fn lease_ms(&self) -> u64 {
+        u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A segment a worker holds: its fencing token and where its scan resumes.
+struct Lease {
+    segment: u32,
+    token: u64,
+    start_key: Option<Item>,
+}
+
+/// How a worker left a segment.
+enum SegmentEnd {
+    Finished(u32),
+    LeaseLost,
+}
+
+/// The attributes an update wrote, or `None` when its condition failed.
+fn written_or_refused(
+    output: Result<
+        aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
+        aws_sdk_dynamodb::error::SdkError<
+            UpdateItemError,
+            aws_sdk_dynamodb::config::http::HttpResponse,
+        >,
+    >,
+) -> Result<Option<Item>, Error> {
+    match output {
+        Ok(output) => Ok(Some(output.attributes.unwrap_or_default())),
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(UpdateItemError::is_conditional_check_failed_exception) =>
+        {
+            Ok(None)
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The plan item of sweep `name`, if a worker wrote it, and its segments as the table records
+/// them (`default_segments` of them when there is no plan yet).
+pub(crate) async fn read_status<T: Table>(
+    db: &Db<T>,
+    name: &str,
+    default_segments: u32,
+) -> Result<(Option<Item>, DistributedStatus), Error> {
+    let plan = db
+        .raw_get(library_key::<T>(name, "PLAN".to_owned()), true)
+        .await?;
+    let segments = plan
+        .as_ref()
+        .and_then(|plan| u32::try_from(count(plan, "segments")).ok())
+        .filter(|segments| *segments > 0)
+        .unwrap_or(default_segments);
+    let keys: Vec<Item> = (0..segments)
+        .map(|n| library_key::<T>(name, segment_sort(n)))
+        .collect();
+    let mut found: HashMap<u32, SegmentStatus> = HashMap::new();
+    for chunk in keys.chunks(crate::op::batch::MAX_GET_KEYS) {
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(chunk.to_vec()))
+                .consistent_read(true)
+                .build()?,
+        );
+        while let Some(request) = pending.take() {
+            let output = db
+                .client()
+                .batch_get_item()
+                .request_items(db.table_name(), request)
+                .send()
+                .await?;
+            for item in output
+                .responses
+                .and_then(|mut tables| tables.remove(db.table_name()))
+                .unwrap_or_default()
+            {
+                if let Some(status) = segment_status(&item) {
+                    found.insert(status.segment, status);
+                }
+            }
+            pending = output
+                .unprocessed_keys
+                .and_then(|mut tables| tables.remove(db.table_name()))
+                .filter(|left| !left.keys().is_empty());
+        }
+    }
+    let status = DistributedStatus {
+        name: name.to_owned(),
+        segments: (0..segments)
+            .map(|segment| {
+                found.remove(&segment).unwrap_or(SegmentStatus {
+                    segment,
+                    owner: None,
+                    lease_expires_ms: None,
+                    lease: 0,
+                    done: false,
+                    counts: SweepCounts::default(),
+                })
+            })
+            .collect(),
+    };
+    Ok((plan, status))
+}
+
+/// The key of one of sweep `name`'s items.
+fn library_key<T: Table>(name: &str, sort: String) -> Item {
+    crate::item::library_key(T::SCHEMA, format!("{SWEEP_PARTITION}{name}"), sort)
+}
+
+fn segment_sort(segment: u32) -> String {
+    format!("SEGMENT#{segment:07}")
+}
+
+/// A segment's status from its lease item; `None` for an item that is not one.
+fn segment_status(item: &Item) -> Option<SegmentStatus> {
+    let segment = u32::try_from(count(item, "segment")).ok()?;
+    let text = |name: &str| match item.get(name) {
+        Some(AttributeValue::S(text)) => Some(text.clone()),
+        _ => None,
+    };
+    Some(SegmentStatus {
+        segment,
+        owner: text("owner"),
+        lease_expires_ms: item
+            .get("lease_expires")
+            .map(|_| count(item, "lease_expires")),
+        lease: count(item, "lease"),
+        done: matches!(item.get("done"), Some(AttributeValue::Bool(true))),
+        counts: SweepCounts {
+            examined: count(item, "examined"),
+            old: count(item, "old"),
+            backfilled: count(item, "backfilled"),
+            after_change: count(item, "after_change"),
+            changed_concurrently: count(item, "changed_concurrently"),
+            already_current: count(item, "already_current"),
+            failed: count(item, "failed"),
+            write_units: 0.0,
+        },
+    })
+}
+
+/// A number attribute as a count; missing or malformed is zero (the items are the library's).
+fn count(item: &Item, name: &str) -> u64 {
+    match item.get(name) {
+        Some(AttributeValue::N(number)) => number.parse().unwrap_or_default(),
+        _ => 0,
+    }
+}
+
+fn number(value: u64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or_default()
+}

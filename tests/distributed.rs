@@ -1,0 +1,248 @@
+//! A backfill shared by several workers through lease items in the table: every old item ends
+//! backfilled, a killed worker's segment is taken over from its checkpoint, and a worker that
+//! lost its lease has its next checkpoint refused. Judged afterwards against the table.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
+use singletable::migrate::{Rate, SegmentStatus};
+use singletable::testing::TestTable;
+use singletable::{schema_of, Db, Entity, Item, Table};
+use std::time::Duration;
+
+#[derive(Table)]
+#[dynamo(
+    name = "distributed",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "ByAuthor", pk = "GSI1PK", sk = "GSI1SK")
+)]
+struct App;
+
+/// Version 2 adds the author index; the items below were written by version 1.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, schema_version = 2, pk = "COMMENT#{id}", sk = "COMMENT",
+         gsi1pk = "AUTHOR#{author}", gsi1sk = "COMMENT#{id}")]
+struct Comment {
+    id: u32,
+    author: String,
+}
+
+const ITEMS: u32 = 240;
+const SEGMENTS: u32 = 32;
+
+/// A table of `ITEMS` comments as version 1 wrote them: no index keys, schema version 1.
+async fn old_comments() -> TestTable<App> {
+    let db = singletable::testing::table::<App>().await.unwrap();
+    for id in 0..ITEMS {
+        let item = Item::from([
+            ("PK".into(), AttributeValue::S(format!("COMMENT#{id:010}"))),
+            ("SK".into(), AttributeValue::S("COMMENT".into())),
+            ("_type".into(), AttributeValue::S("Comment".into())),
+            ("_sv".into(), AttributeValue::N("1".into())),
+            ("id".into(), AttributeValue::N(id.to_string())),
+            ("author".into(), AttributeValue::S(format!("a{}", id % 7))),
+        ]);
+        db.client()
+            .put_item()
+            .table_name(db.table_name())
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+    }
+    db
+}
+
+/// Asserts every comment is at version 2 with its index keys, and returns the segments.
+async fn judge(db: &Db<App>, name: &str) -> Vec<SegmentStatus> {
+    let mut start = None;
+    let mut comments = 0;
+    loop {
+        let page = db
+            .client()
+            .scan()
+            .table_name(db.table_name())
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .unwrap();
+        for item in page.items() {
+            if item.get("_type") != Some(&AttributeValue::S("Comment".into())) {
+                continue;
+            }
+            comments += 1;
+            assert_eq!(
+                item.get("_sv"),
+                Some(&AttributeValue::N("2".into())),
+                "{item:?}"
+            );
+            assert!(item.contains_key("GSI1PK"), "{item:?}");
+        }
+        start = page.last_evaluated_key;
+        if start.is_none() {
+            break;
+        }
+    }
+    assert_eq!(comments, ITEMS);
+    // Coverage reads the sweep's state from the table: every item current, and the whole
+    // table swept.
+    let coverage = db
+        .coverage(schema_of::<Comment>())
+        .distributed(name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((coverage.items, coverage.behind), (u64::from(ITEMS), 0));
+    assert!(coverage.is_done(), "{coverage}");
+    let status = db
+        .sweep::<Comment>()
+        .distributed(name)
+        .status()
+        .await
+        .unwrap();
+    assert!(status.is_done(), "{status}");
+    assert_eq!(status.segments.len(), SEGMENTS as usize, "the plan's count");
+    status.segments
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn four_workers_share_the_segments_and_take_over_a_killed_one() {
+    let table = old_comments().await;
+    let db = (*table).clone();
+    let sweep = |worker: &str| {
+        db.sweep::<Comment>()
+            .segments(SEGMENTS)
+            .page_size(3)
+            .distributed("comments-v2")
+            .lease(Duration::from_millis(500))
+            .worker_id(worker)
+    };
+    // The worker to kill goes slowly, so it is killed in the middle of a segment.
+    let doomed = tokio::spawn(
+        db.sweep::<Comment>()
+            .segments(SEGMENTS)
+            .page_size(3)
+            .rate(Rate::ItemsPerSecond(20.0))
+            .distributed("comments-v2")
+            .lease(Duration::from_millis(500))
+            .worker_id("doomed")
+            .worker(),
+    );
+    let workers: Vec<_> = ["w1", "w2", "w3"]
+        .into_iter()
+        .map(|worker| tokio::spawn(sweep(worker).worker()))
+        .collect();
+    // Kill it once it has checkpointed some of a segment it still holds.
+    let status = sweep("observer");
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let statuses = status.status().await.unwrap().segments;
+            if statuses
+                .iter()
+                .any(|s| s.owner.as_deref() == Some("doomed") && !s.done && s.counts.old > 0)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the doomed worker made progress");
+    doomed.abort();
+    let mut reports = Vec::new();
+    for worker in workers {
+        let report = tokio::time::timeout(Duration::from_secs(120), worker)
+            .await
+            .expect("the workers end within their bound")
+            .unwrap()
+            .unwrap();
+        reports.push(report);
+    }
+    let statuses = judge(&db, "comments-v2").await;
+    // Every segment was finished by one of the live workers or, before it died, the doomed
+    // one; the doomed worker's last segment was taken over (its lease counted up again).
+    let finished: u32 = reports.iter().map(|r| r.finished.len() as u32).sum();
+    assert!(finished >= SEGMENTS - 2, "{reports:?}");
+    assert!(
+        statuses
+            .iter()
+            .any(|s| s.lease >= 2 && s.owner.as_deref() != Some("doomed")),
+        "a segment taken over: {statuses:?}"
+    );
+    // No item was written twice: the checkpointed counts never exceed the items.
+    let backfilled: u64 = statuses.iter().map(|s| s.counts.backfilled).sum();
+    assert!(backfilled <= u64::from(ITEMS), "{backfilled}");
+    assert!(backfilled >= u64::from(ITEMS) - 3 * 2, "{backfilled}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
+    let table = old_comments().await;
+    let db = (*table).clone();
+    // Pages of 6 at 10 items a second take 0.6 s, longer than the 250 ms lease.
+    let slow = tokio::spawn(
+        db.sweep::<Comment>()
+            .segments(4)
+            .page_size(6)
+            .rate(Rate::ItemsPerSecond(10.0))
+            .distributed("fenced")
+            .lease(Duration::from_millis(250))
+            .worker_id("slow")
+            .worker(),
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let fast = tokio::spawn(
+        db.sweep::<Comment>()
+            .segments(4)
+            .page_size(6)
+            .distributed("fenced")
+            .lease(Duration::from_millis(250))
+            .worker_id("fast")
+            .worker(),
+    );
+    let fast = tokio::time::timeout(Duration::from_secs(120), fast)
+        .await
+        .expect("the fast worker ends within its bound")
+        .unwrap()
+        .unwrap();
+    let slow = tokio::time::timeout(Duration::from_secs(120), slow)
+        .await
+        .expect("the slow worker ends within its bound")
+        .unwrap()
+        .unwrap();
+    assert!(slow.leases_lost >= 1, "{slow:?}");
+    assert!(!fast.finished.is_empty(), "{fast:?}");
+    let status = db
+        .sweep::<Comment>()
+        .segments(4)
+        .distributed("fenced")
+        .status()
+        .await
+        .unwrap();
+    assert!(status.is_done(), "{status}");
+    let statuses = status.segments;
+    // Only the worker holding the lease recorded each page: the counts add up to the items.
+    let old: u64 = statuses.iter().map(|s| s.counts.old).sum();
+    assert!(old <= u64::from(ITEMS), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn workers_of_one_sweep_must_agree_on_its_plan() {
+    let table = old_comments().await;
+    let db = (*table).clone();
+    db.sweep::<Comment>()
+        .segments(2)
+        .distributed("planned")
+        .worker()
+        .await
+        .unwrap();
+    let refused = db
+        .sweep::<Comment>()
+        .segments(3)
+        .distributed("planned")
+        .worker()
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("segments"), "{refused}");
+}
