@@ -75,13 +75,7 @@ impl<'a> Entity<'a> {
                     unstored.push((ident, path));
                     return None;
                 }
-                let rust_name = ident.to_string();
-                let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
-                let attribute =
-                    attr::serde_rename(&field.attrs).unwrap_or_else(|| match &rename_all {
-                        Some(rule) => attr::apply_rename_all(rule, rust_name, false),
-                        None => rust_name.to_owned(),
-                    });
+                let attribute = attr::serde_attribute_name(field, ident, rename_all.as_deref());
                 let attr::FieldAttrs { role, unique } = attr::field_attrs(cx, &field.attrs);
                 Some(Field {
                     ident,
@@ -225,13 +219,7 @@ impl<'a> ProjectionStruct<'a> {
             })
             .filter_map(|field| {
                 let ident = field.ident.as_ref()?;
-                let rust_name = ident.to_string();
-                let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
-                let attribute =
-                    attr::serde_rename(&field.attrs).unwrap_or_else(|| match &rename_all {
-                        Some(rule) => attr::apply_rename_all(rule, rust_name, false),
-                        None => rust_name.to_owned(),
-                    });
+                let attribute = attr::serde_attribute_name(field, ident, rename_all.as_deref());
                 Some((field, attribute))
             })
             .collect();

@@ -81,69 +81,55 @@ pub struct TableAttrs {
 
 pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
     let mut out = TableAttrs::default();
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(Ident::to_string)
-                .unwrap_or_default();
-            match key.as_str() {
-                "name" => set_once(cx, &meta, &mut out.name),
-                "pk" => set_once(cx, &meta, &mut out.pk),
-                "sk" => set_once(cx, &meta, &mut out.sk),
-                "entity_attribute" => set_once(cx, &meta, &mut out.entity_attribute),
-                "schema_version_attribute" => {
-                    set_once(cx, &meta, &mut out.schema_version_attribute)
-                }
-                "ttl" => set_once(cx, &meta, &mut out.ttl),
-                "stream" => set_once(cx, &meta, &mut out.stream),
-                _ => match Slot::parse(&key) {
-                    Some(slot) => {
-                        let mut index = TableIndexAttr {
-                            slot,
-                            slot_ident: meta.path.clone(),
-                            name: None,
-                            pk: Vec::new(),
-                            sk: Vec::new(),
-                            pk_type: Vec::new(),
-                            sk_type: Vec::new(),
-                            projection: None,
-                        };
-                        meta.parse_nested_meta(|inner| {
-                            let key = inner
-                                .path
-                                .get_ident()
-                                .map(Ident::to_string)
-                                .unwrap_or_default();
-                            match key.as_str() {
-                                "name" => set_once(cx, &inner, &mut index.name),
-                                "pk" => set_names(cx, &inner, &mut index.pk),
-                                "sk" => set_names(cx, &inner, &mut index.sk),
-                                "pk_type" => set_names(cx, &inner, &mut index.pk_type),
-                                "sk_type" => set_names(cx, &inner, &mut index.sk_type),
-                                "projection" => set_projection(cx, &inner, &mut index.projection),
-                                _ => Err(inner.error(settings::TABLE_INDEX.unknown(&key))),
-                            }
-                        })?;
-                        if out.indexes.iter().any(|known| known.slot == slot) {
-                            cx.error_spanned_by(
-                                &meta.path,
-                                format!("index `{key}` is declared twice"),
-                            );
-                        } else {
-                            out.indexes.push(index);
+    each_setting(cx, attrs, |cx, key, meta| {
+        let key = key.to_owned();
+        match key.as_str() {
+            "name" => set_once(cx, &meta, &mut out.name),
+            "pk" => set_once(cx, &meta, &mut out.pk),
+            "sk" => set_once(cx, &meta, &mut out.sk),
+            "entity_attribute" => set_once(cx, &meta, &mut out.entity_attribute),
+            "schema_version_attribute" => set_once(cx, &meta, &mut out.schema_version_attribute),
+            "ttl" => set_once(cx, &meta, &mut out.ttl),
+            "stream" => set_once(cx, &meta, &mut out.stream),
+            _ => match Slot::parse(&key) {
+                Some(slot) => {
+                    let mut index = TableIndexAttr {
+                        slot,
+                        slot_ident: meta.path.clone(),
+                        name: None,
+                        pk: Vec::new(),
+                        sk: Vec::new(),
+                        pk_type: Vec::new(),
+                        sk_type: Vec::new(),
+                        projection: None,
+                    };
+                    meta.parse_nested_meta(|inner| {
+                        let key = inner
+                            .path
+                            .get_ident()
+                            .map(Ident::to_string)
+                            .unwrap_or_default();
+                        match key.as_str() {
+                            "name" => set_once(cx, &inner, &mut index.name),
+                            "pk" => set_names(cx, &inner, &mut index.pk),
+                            "sk" => set_names(cx, &inner, &mut index.sk),
+                            "pk_type" => set_names(cx, &inner, &mut index.pk_type),
+                            "sk_type" => set_names(cx, &inner, &mut index.sk_type),
+                            "projection" => set_projection(cx, &inner, &mut index.projection),
+                            _ => Err(inner.error(settings::TABLE_INDEX.unknown(&key))),
                         }
-                        Ok(())
+                    })?;
+                    if out.indexes.iter().any(|known| known.slot == slot) {
+                        cx.error_spanned_by(&meta.path, format!("index `{key}` is declared twice"));
+                    } else {
+                        out.indexes.push(index);
                     }
-                    None => Err(meta.error(settings::TABLE.unknown(&key))),
-                },
-            }
-        });
-        if let Err(error) = result {
-            cx.syn_error(error);
+                    Ok(())
+                }
+                None => Err(meta.error(settings::TABLE.unknown(&key))),
+            },
         }
-    }
+    });
     out
 }
 
@@ -157,36 +143,27 @@ pub struct ProjectionAttrs {
 
 pub fn projection_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ProjectionAttrs {
     let mut out = ProjectionAttrs::default();
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(Ident::to_string)
-                .unwrap_or_default();
-            match key.as_str() {
-                "entity" => {
-                    let path: Path = meta.value()?.parse()?;
-                    if out.entity.replace(path).is_some() {
-                        cx.error_spanned_by(&meta.path, "`entity` is given twice");
-                    }
-                    Ok(())
+    each_setting(cx, attrs, |cx, key, meta| {
+        let key = key.to_owned();
+        match key.as_str() {
+            "entity" => {
+                let path: Path = meta.value()?.parse()?;
+                if out.entity.replace(path).is_some() {
+                    cx.error_spanned_by(&meta.path, "`entity` is given twice");
                 }
-                "index" => {
-                    let slot: Ident = meta.value()?.parse()?;
-                    let parsed = Slot::parse(&slot.to_string());
-                    if out.index.replace((slot, parsed)).is_some() {
-                        cx.error_spanned_by(&meta.path, "`index` is given twice");
-                    }
-                    Ok(())
-                }
-                _ => Err(meta.error(settings::PROJECTION.unknown(&key))),
+                Ok(())
             }
-        });
-        if let Err(error) = result {
-            cx.syn_error(error);
+            "index" => {
+                let slot: Ident = meta.value()?.parse()?;
+                let parsed = Slot::parse(&slot.to_string());
+                if out.index.replace((slot, parsed)).is_some() {
+                    cx.error_spanned_by(&meta.path, "`index` is given twice");
+                }
+                Ok(())
+            }
+            _ => Err(meta.error(settings::PROJECTION.unknown(&key))),
         }
-    }
+    });
     out
 }
 
@@ -229,95 +206,86 @@ pub struct EntityAttrs {
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs::default();
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(Ident::to_string)
-                .unwrap_or_default();
-            out.given.push(key.clone());
-            match key.as_str() {
-                "table" => {
-                    let path: Path = meta.value()?.parse()?;
-                    if out.table.replace(path).is_some() {
-                        cx.error_spanned_by(&meta.path, "`table` is given twice");
+    each_setting(cx, attrs, |cx, key, meta| {
+        let key = key.to_owned();
+        out.given.push(key.clone());
+        match key.as_str() {
+            "table" => {
+                let path: Path = meta.value()?.parse()?;
+                if out.table.replace(path).is_some() {
+                    cx.error_spanned_by(&meta.path, "`table` is given twice");
+                }
+                Ok(())
+            }
+            "name" => set_once(cx, &meta, &mut out.name),
+            "schema_version" => {
+                let version: syn::LitInt = meta.value()?.parse()?;
+                if version
+                    .base10_parse::<u32>()
+                    .map_or(true, |version| version == 0)
+                {
+                    cx.error_spanned_by(&version, "`schema_version` is a whole number from 1");
+                }
+                if out.schema_version.replace(version).is_some() {
+                    cx.error_spanned_by(&meta.path, "`schema_version` is given twice");
+                }
+                Ok(())
+            }
+            "pk" => set_template(cx, &meta, &mut out.pk),
+            "sk" => set_template(cx, &meta, &mut out.sk),
+            "unique" => {
+                let mut fields = Vec::new();
+                meta.parse_nested_meta(|inner| {
+                    match inner.path.get_ident() {
+                        Some(field) => fields.push(field.clone()),
+                        None => cx.error_spanned_by(&inner.path, "name a field of the entity"),
                     }
                     Ok(())
+                })?;
+                if fields.len() < 2 {
+                    cx.error_spanned_by(&meta.path, "`unique(..)` names two or more fields; mark a single field `#[dynamo(unique)]`");
                 }
-                "name" => set_once(cx, &meta, &mut out.name),
-                "schema_version" => {
-                    let version: syn::LitInt = meta.value()?.parse()?;
-                    if version
-                        .base10_parse::<u32>()
-                        .map_or(true, |version| version == 0)
-                    {
-                        cx.error_spanned_by(&version, "`schema_version` is a whole number from 1");
+                out.unique.push(fields);
+                Ok(())
+            }
+            _ => {
+                let Some((slot, part)) = index_key(&key) else {
+                    return Err(meta.error(settings::ENTITY.unknown(&key)));
+                };
+                let position = match out.indexes.iter().position(|index| index.slot == slot) {
+                    Some(position) => position,
+                    None => {
+                        out.indexes.push(EntityIndexAttr {
+                            slot,
+                            pk: None,
+                            sk: None,
+                            pk_attributes: Vec::new(),
+                            sk_attributes: Vec::new(),
+                            when: None,
+                            first_path: meta.path.clone(),
+                        });
+                        out.indexes.len() - 1
                     }
-                    if out.schema_version.replace(version).is_some() {
-                        cx.error_spanned_by(&meta.path, "`schema_version` is given twice");
+                };
+                let index = &mut out.indexes[position];
+                match part {
+                    IndexPart::Pk => {
+                        set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attributes)
                     }
-                    Ok(())
-                }
-                "pk" => set_template(cx, &meta, &mut out.pk),
-                "sk" => set_template(cx, &meta, &mut out.sk),
-                "unique" => {
-                    let mut fields = Vec::new();
-                    meta.parse_nested_meta(|inner| {
-                        match inner.path.get_ident() {
-                            Some(field) => fields.push(field.clone()),
-                            None => cx.error_spanned_by(&inner.path, "name a field of the entity"),
+                    IndexPart::Sk => {
+                        set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attributes)
+                    }
+                    IndexPart::When => {
+                        let rule = parse_when(&meta)?;
+                        if index.when.replace(rule).is_some() {
+                            cx.error_spanned_by(&meta.path, format!("`{key}` is given twice"));
                         }
                         Ok(())
-                    })?;
-                    if fields.len() < 2 {
-                        cx.error_spanned_by(&meta.path, "`unique(..)` names two or more fields; mark a single field `#[dynamo(unique)]`");
-                    }
-                    out.unique.push(fields);
-                    Ok(())
-                }
-                _ => {
-                    let Some((slot, part)) = index_key(&key) else {
-                        return Err(meta.error(settings::ENTITY.unknown(&key)));
-                    };
-                    let position = match out.indexes.iter().position(|index| index.slot == slot) {
-                        Some(position) => position,
-                        None => {
-                            out.indexes.push(EntityIndexAttr {
-                                slot,
-                                pk: None,
-                                sk: None,
-                                pk_attributes: Vec::new(),
-                                sk_attributes: Vec::new(),
-                                when: None,
-                                first_path: meta.path.clone(),
-                            });
-                            out.indexes.len() - 1
-                        }
-                    };
-                    let index = &mut out.indexes[position];
-                    match part {
-                        IndexPart::Pk => {
-                            set_index_key(cx, &meta, &mut index.pk, &mut index.pk_attributes)
-                        }
-                        IndexPart::Sk => {
-                            set_index_key(cx, &meta, &mut index.sk, &mut index.sk_attributes)
-                        }
-                        IndexPart::When => {
-                            let rule = parse_when(&meta)?;
-                            if index.when.replace(rule).is_some() {
-                                cx.error_spanned_by(&meta.path, format!("`{key}` is given twice"));
-                            }
-                            Ok(())
-                        }
                     }
                 }
             }
-        });
-        if let Err(error) = result {
-            cx.syn_error(error);
         }
-    }
+    });
     out.indexes.sort_by_key(|index| index.slot);
     out
 }
@@ -448,6 +416,28 @@ fn set_names(cx: &mut Ctxt, meta: &ParseNestedMeta, names: &mut Vec<LitStr>) -> 
     }
     *names = given;
     Ok(())
+}
+
+/// Calls `setting` with each `key = ..` of every `#[dynamo(..)]` in `attrs` and its value's
+/// parser; a parse error is collected, and the other attributes are still read.
+fn each_setting(
+    cx: &mut Ctxt,
+    attrs: &[Attribute],
+    mut setting: impl FnMut(&mut Ctxt, &str, ParseNestedMeta) -> syn::Result<()>,
+) {
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(Ident::to_string)
+                .unwrap_or_default();
+            setting(cx, &key, meta)
+        });
+        if let Err(error) = result {
+            cx.syn_error(error);
+        }
+    }
 }
 
 fn set_projection(
@@ -653,6 +643,17 @@ fn serde_string(attrs: &[Attribute], wanted: &str) -> Option<String> {
     found
 }
 
+/// The attribute serde writes field `ident` under: its `rename`, or the container's
+/// `rename_all` applied to its name.
+pub fn serde_attribute_name(field: &syn::Field, ident: &Ident, rename_all: Option<&str>) -> String {
+    let rust_name = ident.to_string();
+    let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
+    serde_rename(&field.attrs).unwrap_or_else(|| match rename_all {
+        Some(rule) => apply_rename_all(rule, rust_name, false),
+        None => rust_name.to_owned(),
+    })
+}
+
 /// Applies a serde `rename_all` rule to a Rust name.
 pub fn apply_rename_all(rule: &str, name: &str, is_variant: bool) -> String {
     let words = split_words(name, is_variant);
@@ -742,34 +743,25 @@ pub struct FieldAttrs {
 /// `#[dynamo(..)]` on a field.
 pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
     let mut out = FieldAttrs::default();
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("dynamo")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(Ident::to_string)
-                .unwrap_or_default();
-            let found = match key.as_str() {
-                "version" => FieldRole::Version,
-                "created_at" => FieldRole::CreatedAt,
-                "updated_at" => FieldRole::UpdatedAt,
-                "ttl" => FieldRole::Ttl,
-                "unique" => {
-                    if out.unique.replace(meta.path.clone()).is_some() {
-                        cx.error_spanned_by(&meta.path, "`unique` is given twice");
-                    }
-                    return Ok(());
+    each_setting(cx, attrs, |cx, key, meta| {
+        let key = key.to_owned();
+        let found = match key.as_str() {
+            "version" => FieldRole::Version,
+            "created_at" => FieldRole::CreatedAt,
+            "updated_at" => FieldRole::UpdatedAt,
+            "ttl" => FieldRole::Ttl,
+            "unique" => {
+                if out.unique.replace(meta.path.clone()).is_some() {
+                    cx.error_spanned_by(&meta.path, "`unique` is given twice");
                 }
-                _ => return Err(meta.error(settings::FIELD.unknown(&key))),
-            };
-            if out.role.replace((found, meta.path.clone())).is_some() {
-                cx.error_spanned_by(&meta.path, "a field can have one role only");
+                return Ok(());
             }
-            Ok(())
-        });
-        if let Err(error) = result {
-            cx.syn_error(error);
+            _ => return Err(meta.error(settings::FIELD.unknown(&key))),
+        };
+        if out.role.replace((found, meta.path.clone())).is_some() {
+            cx.error_spanned_by(&meta.path, "a field can have one role only");
         }
-    }
+        Ok(())
+    });
     out
 }
