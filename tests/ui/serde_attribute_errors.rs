@@ -39,7 +39,7 @@ pub struct Note {
 }
 
 #[derive(Entity, Serialize, Deserialize, Clone)]
-#[serde(from = "Note2", into = "Note2")]
+#[serde(try_from = "Note2", into = "Note2")]
 #[dynamo(table = App, pk = "MEMO#{id}", sk = "MEMO")]
 pub struct Memo {
     pub id: String,
@@ -50,10 +50,26 @@ pub struct Note2 {
     pub id: String,
 }
 
-impl From<Note2> for Memo {
-    fn from(note: Note2) -> Memo {
-        Memo { id: note.id }
+impl TryFrom<Note2> for Memo {
+    type Error = String;
+    fn try_from(note: Note2) -> Result<Memo, String> {
+        Ok(Memo { id: note.id })
     }
+}
+
+#[derive(Entity, Serialize, Deserialize)]
+#[serde(transparent)]
+#[dynamo(table = App, pk = "WRAP#{id}", sk = "WRAP")]
+pub struct Wrapped {
+    pub id: String,
+}
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "LABEL#{id}", sk = "LABEL")]
+pub struct Label {
+    pub id: String,
+    #[serde(borrow)]
+    pub text: std::borrow::Cow<'static, str>,
 }
 
 impl From<Memo> for Note2 {
