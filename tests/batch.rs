@@ -510,3 +510,122 @@ async fn batch_puts_stamp_updated_at_and_refuse_versioned_entities() {
         .unwrap();
     assert_eq!(output.written, 1);
 }
+
+/// Counts the library's requests in flight (a span per request, open from its start until its
+/// response is read), the most at once, and those finished.
+#[derive(Clone, Default)]
+struct InFlight(std::sync::Arc<std::sync::Mutex<(usize, usize, usize)>>);
+
+impl<S> tracing_subscriber::Layer<S> for InFlight
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attributes: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if attributes.metadata().target() == "singletable" {
+            let mut counts = self.0.lock().unwrap();
+            counts.0 += 1;
+            counts.1 = counts.1.max(counts.0);
+        }
+    }
+
+    fn on_close(&self, id: tracing::span::Id, context: tracing_subscriber::layer::Context<'_, S>) {
+        if context
+            .metadata(&id)
+            .is_some_and(|metadata| metadata.target() == "singletable")
+        {
+            let mut counts = self.0.lock().unwrap();
+            counts.0 -= 1;
+            counts.2 += 1;
+        }
+    }
+}
+
+/// `concurrency(n)` keeps up to n `BatchWriteItem` requests in flight, never more, and every
+/// item still lands once.
+#[test]
+fn batch_writes_keep_at_most_their_concurrency_in_flight() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let in_flight = InFlight::default();
+    let subscriber = tracing_subscriber::registry().with(in_flight.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let db = db().await;
+        let all = tickets(500);
+        let output = db
+            .batch_write()
+            .put_all(&all)
+            .concurrency(4)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((output.written, output.requests), (500, 20));
+        let read = db
+            .batch_get(all.iter().map(|ticket| Ticket::key(&ticket.id).unwrap()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.items.len(), 500);
+    });
+    let most = in_flight.0.lock().unwrap().1;
+    assert!((2..=4).contains(&most), "{most} requests in flight at once");
+}
+
+/// A stream of any length loads in bounded memory: the stream is read only as chunks are sent,
+/// so at most `concurrency` chunks (plus the one being cut) are read ahead of the writes.
+#[test]
+fn a_stream_loads_at_its_concurrency_reading_only_ahead_of_what_is_in_flight() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tracing_subscriber::layer::SubscriberExt;
+    let in_flight = InFlight::default();
+    let subscriber = tracing_subscriber::registry().with(in_flight.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let db = db().await;
+        let all = tickets(1000);
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let most_ahead = Arc::new(AtomicUsize::new(0));
+        let (counter, ahead, spans) = (pulled.clone(), most_ahead.clone(), in_flight.clone());
+        let finished_before = in_flight.0.lock().unwrap().2;
+        let items = futures::StreamExt::inspect(futures::stream::iter(all.clone()), move |_| {
+            let read = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            // Items read beyond those whose requests finished (each wrote a full chunk).
+            let finished = spans.0.lock().unwrap().2 - finished_before;
+            ahead.fetch_max(read.saturating_sub(finished * MAX_WRITES), Ordering::SeqCst);
+        });
+        let output = db.put_stream(items).concurrency(4).send().await.unwrap();
+        assert_eq!((output.written, output.requests), (1000, 40));
+        assert_eq!(pulled.load(Ordering::SeqCst), 1000);
+        // At most the 4 chunks in flight and the one being cut were ever read ahead.
+        let ahead = most_ahead.load(Ordering::SeqCst);
+        assert!(
+            ahead <= 5 * MAX_WRITES,
+            "{ahead} items read ahead of the writes"
+        );
+        assert!(
+            ahead > MAX_WRITES,
+            "the load ran requests side by side ({ahead})"
+        );
+        let read = db
+            .batch_get(all.iter().map(|ticket| Ticket::key(&ticket.id).unwrap()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.items.len(), 1000);
+    });
+    let most = in_flight.0.lock().unwrap().1;
+    assert!((2..=4).contains(&most), "{most} requests in flight at once");
+}
