@@ -511,54 +511,106 @@ async fn batch_puts_stamp_updated_at_and_refuse_versioned_entities() {
     assert_eq!(output.written, 1);
 }
 
-/// Counts the library's requests in flight (a span per request, open from its start until its
-/// response is read), the most at once, and those finished.
+/// The library's requests in flight on one table (a span per request, open from its start
+/// until its response is read), the most at once, and those finished.
 #[derive(Clone, Default)]
 struct InFlight(std::sync::Arc<std::sync::Mutex<(usize, usize, usize)>>);
 
-impl<S> tracing_subscriber::Layer<S> for InFlight
+/// Counts requests per table for every test of this binary: one global subscriber, since
+/// thread-local ones race with the other tests' threads over tracing's callsite cache.
+#[derive(Clone, Default)]
+struct ByTable(std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, InFlight>>>);
+
+/// The table a span is about, kept on the span for its close.
+struct SpanTable(String);
+
+struct TableField(Option<String>);
+
+impl tracing::field::Visit for TableField {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "aws.dynamodb.table_names" {
+            self.0 = Some(value.to_owned());
+        }
+    }
+
+    fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+}
+
+impl ByTable {
+    fn of(&self, table: &str) -> InFlight {
+        self.0
+            .lock()
+            .unwrap()
+            .entry(table.to_owned())
+            .or_default()
+            .clone()
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for ByTable
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {
     fn on_new_span(
         &self,
         attributes: &tracing::span::Attributes<'_>,
-        _: &tracing::span::Id,
-        _: tracing_subscriber::layer::Context<'_, S>,
+        id: &tracing::span::Id,
+        context: tracing_subscriber::layer::Context<'_, S>,
     ) {
-        if attributes.metadata().target() == "singletable" {
-            let mut counts = self.0.lock().unwrap();
-            counts.0 += 1;
-            counts.1 = counts.1.max(counts.0);
+        if attributes.metadata().target() != "singletable" {
+            return;
+        }
+        let mut table = TableField(None);
+        attributes.record(&mut table);
+        let Some(table) = table.0 else {
+            return;
+        };
+        let counts = self.of(&table);
+        let mut counts = counts.0.lock().unwrap();
+        counts.0 += 1;
+        counts.1 = counts.1.max(counts.0);
+        if let Some(span) = context.span(id) {
+            span.extensions_mut().insert(SpanTable(table));
         }
     }
 
     fn on_close(&self, id: tracing::span::Id, context: tracing_subscriber::layer::Context<'_, S>) {
-        if context
-            .metadata(&id)
-            .is_some_and(|metadata| metadata.target() == "singletable")
-        {
-            let mut counts = self.0.lock().unwrap();
-            counts.0 -= 1;
-            counts.2 += 1;
-        }
+        let Some(span) = context.span(&id) else {
+            return;
+        };
+        let Some(SpanTable(table)) = span.extensions_mut().remove::<SpanTable>() else {
+            return;
+        };
+        let counts = self.of(&table);
+        let mut counts = counts.0.lock().unwrap();
+        counts.0 -= 1;
+        counts.2 += 1;
     }
+}
+
+/// The requests in flight on `table`, counted from now on.
+fn in_flight(table: &str) -> InFlight {
+    use tracing_subscriber::layer::SubscriberExt;
+    static COUNTS: std::sync::OnceLock<ByTable> = std::sync::OnceLock::new();
+    let counts = COUNTS.get_or_init(|| {
+        let counts = ByTable::default();
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(counts.clone()),
+        )
+        .expect("no other global subscriber in this test binary");
+        counts
+    });
+    counts.of(table)
 }
 
 /// `concurrency(n)` keeps up to n `BatchWriteItem` requests in flight, never more, and every
 /// item still lands once.
 #[test]
 fn batch_writes_keep_at_most_their_concurrency_in_flight() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let in_flight = InFlight::default();
-    let subscriber = tracing_subscriber::registry().with(in_flight.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let most = runtime.block_on(async {
         let db = db().await;
+        let in_flight = in_flight(db.table_name());
         let all = tickets(500);
         let output = db
             .batch_write()
@@ -574,8 +626,9 @@ fn batch_writes_keep_at_most_their_concurrency_in_flight() {
             .await
             .unwrap();
         assert_eq!(read.items.len(), 500);
+        let most = in_flight.0.lock().unwrap().1;
+        most
     });
-    let most = in_flight.0.lock().unwrap().1;
     assert!((2..=4).contains(&most), "{most} requests in flight at once");
 }
 
@@ -585,16 +638,10 @@ fn batch_writes_keep_at_most_their_concurrency_in_flight() {
 fn a_stream_loads_at_its_concurrency_reading_only_ahead_of_what_is_in_flight() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use tracing_subscriber::layer::SubscriberExt;
-    let in_flight = InFlight::default();
-    let subscriber = tracing_subscriber::registry().with(in_flight.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let most = runtime.block_on(async {
         let db = db().await;
+        let in_flight = in_flight(db.table_name());
         let all = tickets(1000);
         let pulled = Arc::new(AtomicUsize::new(0));
         let most_ahead = Arc::new(AtomicUsize::new(0));
@@ -625,7 +672,8 @@ fn a_stream_loads_at_its_concurrency_reading_only_ahead_of_what_is_in_flight() {
             .await
             .unwrap();
         assert_eq!(read.items.len(), 1000);
+        let most = in_flight.0.lock().unwrap().1;
+        most
     });
-    let most = in_flight.0.lock().unwrap().1;
     assert!((2..=4).contains(&most), "{most} requests in flight at once");
 }
