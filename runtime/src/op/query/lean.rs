@@ -39,7 +39,8 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Query<'db, E, I, P, Ind
     /// Reads the whole items the index's entries point to, with `BatchGetItem` (chunks of
     /// [`MAX_GET_KEYS`](crate::op::batch::MAX_GET_KEYS), what DynamoDB leaves unprocessed
     /// resent), in the index's order. One page of the index costs one query plus one read of
-    /// each item; see [`Hydrate::explain`].
+    /// each item; see [`Hydrate::explain`]. Items are read as they are now: a global index is
+    /// eventually consistent, so an item changed since may no longer match the query's keys.
     pub fn hydrate(self) -> Hydrate<'db, E, I, P, T> {
         Hydrate {
             query: self,
