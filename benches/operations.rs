@@ -80,6 +80,9 @@ pub struct Ticket {
     pub created_at: i64,
     pub description: String,
     pub tags: Vec<String>,
+    /// Left out when `None`, as the library stores it, so that the hand-written side (plain
+    /// `serde_dynamo`, which writes `NULL`) sends the same item.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub estimate_hours: Option<f64>,
 }
 

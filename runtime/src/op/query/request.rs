@@ -33,8 +33,11 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             _ => None,
         };
         let user = user_node(self.filter.as_ref())?;
+        // Only a lean index can lack an attribute a filter reads.
         if let (Some(index), Some(user)) = (self.partition.index, user) {
-            check_projected::<E>(index, user)?;
+            if !matches!(index.projection, crate::schema::IndexProjection::All) {
+                check_projected::<E>(index, user)?;
+            }
         }
         let mut key_condition = KeyCondition { partition, sort };
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
