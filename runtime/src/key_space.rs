@@ -45,8 +45,7 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
 /// `Collection` can render the same key, with the message [`KeyError::Overlap`] prints.
 pub const fn assert_disjoint(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) {
     if let Some(overlap) = overlap(table, a, b) {
-        // ok: evaluated only in a constant the derive emits over static schemas: a compile error.
-        panic!("{}", overlap.message().as_str());
+        panic!("{}", overlap.message().as_str()); // ok: only const-evaluated over static schemas.
     }
 }
 

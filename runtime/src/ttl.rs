@@ -129,8 +129,7 @@ pub const fn assert_ttl_attribute(table: &TableSchema, entity: &str, field: &str
             .push(attribute)
             .push("\"` to its `#[dynamo(..)]`"),
     };
-    // ok: evaluated only in a constant the derive emits over static schemas: a compile error.
-    panic!("{}", message.as_str());
+    panic!("{}", message.as_str()); // ok: only const-evaluated over static schemas.
 }
 
 /// The current time in epoch seconds, as TTL counts it.
