@@ -84,7 +84,7 @@ async fn hand_written(db: &singletable::Db<Bulk>, count: u64) -> Duration {
         })
         .collect();
     for chunk in items.chunks(25) {
-        let mut requests: Vec<WriteRequest> = chunk
+        let requests: Vec<WriteRequest> = chunk
             .iter()
             .map(|item| {
                 WriteRequest::builder()
@@ -97,21 +97,26 @@ async fn hand_written(db: &singletable::Db<Bulk>, count: u64) -> Duration {
                     .build()
             })
             .collect();
-        while !requests.is_empty() {
-            let output = db
-                .client()
-                .batch_write_item()
-                .request_items(db.table_name(), requests)
-                .send()
-                .await
-                .expect("BatchWriteItem");
-            requests = output
-                .unprocessed_items
-                .and_then(|mut left| left.remove(db.table_name()))
-                .unwrap_or_default();
-        }
+        send_all(db, requests).await;
     }
     started.elapsed()
+}
+
+/// Sends `requests` in one `BatchWriteItem`, and again what comes back unprocessed.
+async fn send_all(db: &singletable::Db<Bulk>, mut requests: Vec<WriteRequest>) {
+    while !requests.is_empty() {
+        let output = db
+            .client()
+            .batch_write_item()
+            .request_items(db.table_name(), requests)
+            .send()
+            .await
+            .expect("BatchWriteItem");
+        requests = output
+            .unprocessed_items
+            .and_then(|mut left| left.remove(db.table_name()))
+            .unwrap_or_default();
+    }
 }
 
 /// Writes `count` records as version 1 wrote them (no index keys), for the sweep.
@@ -133,20 +138,7 @@ async fn old_records(db: &singletable::Db<Bulk>, count: u64) {
                 .build(),
         );
         if batch.len() == 25 {
-            let mut requests = std::mem::take(&mut batch);
-            while !requests.is_empty() {
-                let output = db
-                    .client()
-                    .batch_write_item()
-                    .request_items(db.table_name(), requests)
-                    .send()
-                    .await
-                    .expect("BatchWriteItem");
-                requests = output
-                    .unprocessed_items
-                    .and_then(|mut left| left.remove(db.table_name()))
-                    .unwrap_or_default();
-            }
+            send_all(db, std::mem::take(&mut batch)).await;
         }
     }
     assert!(batch.is_empty(), "the count is a multiple of 25");

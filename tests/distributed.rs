@@ -2,6 +2,8 @@
 //! backfilled, a killed worker's segment is taken over from its checkpoint, and a worker that
 //! lost its lease has its next checkpoint refused. Judged afterwards against the table.
 
+mod common;
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use singletable::migrate::{Rate, SegmentStatus};
@@ -55,34 +57,18 @@ async fn old_comments() -> TestTable<App> {
 
 /// Asserts every comment is at version 2 with its index keys, and returns the segments.
 async fn judge(db: &Db<App>, name: &str) -> Vec<SegmentStatus> {
-    let mut start = None;
     let mut comments = 0;
-    loop {
-        let page = db
-            .client()
-            .scan()
-            .table_name(db.table_name())
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .unwrap();
-        for item in page.items() {
-            if item.get("_type") != Some(&AttributeValue::S("Comment".into())) {
-                continue;
-            }
-            comments += 1;
-            assert_eq!(
-                item.get("_sv"),
-                Some(&AttributeValue::N("2".into())),
-                "{item:?}"
-            );
-            assert!(item.contains_key("GSI1PK"), "{item:?}");
+    for item in common::raw_items(db).await {
+        if item.get("_type") != Some(&AttributeValue::S("Comment".into())) {
+            continue;
         }
-        start = page.last_evaluated_key;
-        if start.is_none() {
-            break;
-        }
+        comments += 1;
+        assert_eq!(
+            item.get("_sv"),
+            Some(&AttributeValue::N("2".into())),
+            "{item:?}"
+        );
+        assert!(item.contains_key("GSI1PK"), "{item:?}");
     }
     assert_eq!(comments, ITEMS);
     // Coverage reads the sweep's state from the table: every item current, and the whole

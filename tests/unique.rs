@@ -1,6 +1,8 @@
 //! Unique values: sentinel items written, moved and removed in the item's own transactions,
 //! judged by reading the table raw afterwards.
 
+mod common;
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use singletable::{Entity, Error, Table};
@@ -43,28 +45,6 @@ async fn table() -> singletable::testing::TestTable<App> {
     singletable::testing::table::<App>().await.unwrap()
 }
 
-/// Every item in the table, raw.
-async fn raw_items(db: &singletable::Db<App>) -> Vec<singletable::Item> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let page = db
-            .client()
-            .scan()
-            .table_name(db.table_name())
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .unwrap();
-        items.extend(page.items.unwrap_or_default());
-        start = page.last_evaluated_key;
-        if start.is_none() {
-            return items;
-        }
-    }
-}
-
 fn text(item: &singletable::Item, name: &str) -> String {
     match item.get(name) {
         Some(AttributeValue::S(text)) => text.clone(),
@@ -75,7 +55,7 @@ fn text(item: &singletable::Item, name: &str) -> String {
 /// The sentinels in the table, as (value key, owner partition key), and the users' emails by
 /// their partition key; asserts every user has its sentinel and every sentinel its user.
 async fn check_sentinels(db: &singletable::Db<App>) -> BTreeMap<String, String> {
-    let items = raw_items(db).await;
+    let items = common::raw_items(db).await;
     let mut sentinels = BTreeMap::new();
     let mut emails = BTreeMap::new();
     for item in &items {

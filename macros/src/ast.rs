@@ -209,13 +209,14 @@ impl<'a> ProjectionStruct<'a> {
         let flattened = fields
             .named
             .iter()
-            .filter(|field| attr::serde_flag(&field.attrs, &["flatten"]))
+            .filter(|field| attr::serde_field(&field.attrs).flatten.is_some())
             .collect();
         let fields = fields
             .named
             .iter()
             .filter(|field| {
-                !attr::serde_flag(&field.attrs, &["flatten", "skip", "skip_deserializing"])
+                let serde = attr::serde_field(&field.attrs);
+                serde.flatten.is_none() && serde.unread.is_none()
             })
             .filter_map(|field| {
                 let ident = field.ident.as_ref()?;

@@ -533,7 +533,11 @@ pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
                 .unwrap_or_default();
             let path = meta.path.clone();
             match key.as_str() {
-                "skip" | "skip_serializing" => out.unstored = Some(path),
+                "skip" => {
+                    out.unstored = Some(path.clone());
+                    out.unread = Some(path);
+                }
+                "skip_serializing" => out.unstored = Some(path),
                 "skip_deserializing" => out.unread = Some(path),
                 "flatten" => out.flatten = Some(path),
                 "borrow" => {
@@ -601,26 +605,6 @@ pub fn serde_container_refusals(attrs: &[Attribute]) -> Vec<(Path, &'static str)
         });
     }
     refused
-}
-
-/// Whether a `#[serde(..)]` attribute holds one of the bare `words` (`flatten`, `skip`).
-pub fn serde_flag(attrs: &[Attribute], words: &[&str]) -> bool {
-    let mut found = false;
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
-        // Other serde settings are serde's business; only look for the words.
-        let _ = attr.parse_nested_meta(|meta| {
-            let bare = meta.input.is_empty() || meta.input.peek(syn::Token![,]);
-            if bare && words.iter().any(|word| meta.path.is_ident(word)) {
-                found = true;
-            } else if meta.input.peek(syn::Token![=]) {
-                let _: Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                meta.parse_nested_meta(|_| Ok(()))?;
-            }
-            Ok(())
-        });
-    }
-    found
 }
 
 fn serde_string(attrs: &[Attribute], wanted: &str) -> Option<String> {

@@ -56,13 +56,7 @@ pub fn put_estimate<T: crate::Table>(item: &crate::Item) -> Estimate {
         };
         if key.is_some_and(|key| item.contains_key(key)) {
             // What the index holds of the item: all of it, or its keys and listed attributes.
-            let entry_size = crate::item::item_size(
-                &item
-                    .iter()
-                    .filter(|(name, _)| index.holds(T::SCHEMA, name))
-                    .map(|(name, value)| (name.clone(), value.clone()))
-                    .collect(),
-            );
+            let entry_size = crate::item::held_size(item, |name| index.holds(T::SCHEMA, name));
             estimate.write(
                 write_units(entry_size),
                 format!("{} entry written ({entry_size} bytes)", index.name),

@@ -70,3 +70,25 @@ pub fn offline<T: singletable::Table>() -> singletable::Db<T> {
     );
     singletable::Db::new(client)
 }
+
+/// Every item in `db`'s table, raw, read consistently: what tests judge a run against.
+pub async fn raw_items<T: singletable::Table>(db: &singletable::Db<T>) -> Vec<singletable::Item> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let page = db
+            .client()
+            .scan()
+            .table_name(db.table_name())
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .unwrap();
+        items.extend(page.items.unwrap_or_default());
+        start = page.last_evaluated_key;
+        if start.is_none() {
+            return items;
+        }
+    }
+}

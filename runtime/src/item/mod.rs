@@ -231,7 +231,13 @@ pub(crate) fn holds_empty_set(value: &AttributeValue) -> bool {
 
 /// The size of an item as DynamoDB counts it: attribute names plus values.
 pub fn item_size(item: &Item) -> usize {
+    held_size(item, |_| true)
+}
+
+/// The size of the attributes of `item` that `held` keeps (an index entry's, say).
+pub(crate) fn held_size(item: &Item, held: impl Fn(&str) -> bool) -> usize {
     item.iter()
+        .filter(|(name, _)| held(name))
         .map(|(name, value)| name.len() + value_size(value))
         .sum()
 }

@@ -170,11 +170,9 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
         let table = <E::Table as Table>::SCHEMA;
         let item = crate::item::encode(sample)?;
         let item_bytes = crate::item::item_size(&item);
-        let entry: Item = item
-            .into_iter()
-            .filter(|(name, _)| index.map_or(true, |index| index.holds(table, name)))
-            .collect();
-        let entry_bytes = crate::item::item_size(&entry);
+        let entry_bytes = crate::item::held_size(&item, |name| {
+            index.map_or(true, |index| index.holds(table, name))
+        });
         let projection = index.map_or(crate::schema::IndexProjection::All, |index| {
             index.projection
         });

@@ -71,13 +71,7 @@ impl<'db, E: Entity> Parts<'db, E> {
     /// a consistent read finds it right after the transaction (a transaction returns no
     /// item).
     pub(super) async fn send_with_sentinels(self, old: bool) -> Result<E, Error> {
-        let stored = crate::unique::write_with_sentinels::<E>(&self).await?;
-        let item = if old {
-            stored
-        } else {
-            self.db.raw_get(self.key.to_attributes(), true).await?
-        };
-        match item {
+        match self.written(old).await? {
             Some(item) => Ok(crate::item::decode(item)?),
             None => Err(Error::NotFound {
                 entity: E::SCHEMA.name,
@@ -92,22 +86,24 @@ impl<'db, E: Entity> Parts<'db, E> {
         self,
         old: bool,
     ) -> Result<Item, Error> {
-        let changed: Vec<String> = self
-            .actions
-            .iter()
-            .map(|action| action.path().root().to_owned())
-            .collect();
-        let stored = crate::unique::write_with_sentinels::<E>(&self).await?;
-        let item = if old {
-            stored
-        } else {
-            self.db.raw_get(self.key.to_attributes(), true).await?
-        };
+        let item = self.written(old).await?.unwrap_or_default();
         Ok(item
-            .unwrap_or_default()
             .into_iter()
-            .filter(|(name, _)| changed.contains(name))
+            .filter(|(name, _)| {
+                self.actions
+                    .iter()
+                    .any(|action| action.path().root() == name)
+            })
             .collect())
+    }
+
+    /// Sends the transaction; the item as read before it (`old`), or read again after it.
+    async fn written(&self, old: bool) -> Result<Option<Item>, Error> {
+        let stored = crate::unique::write_with_sentinels::<E>(self).await?;
+        if old {
+            return Ok(stored);
+        }
+        self.db.raw_get(self.key.to_attributes(), true).await
     }
 
     /// The transaction this update is when the item is as `stored` says.
