@@ -3,8 +3,10 @@
 //! 1, 4 and 16 and by `put_stream` at 16, against a hand-written loop of `BatchWriteItem`
 //! calls; then a distributed sweep of as many old items by 1, 2 and 4 workers. Each run gets a
 //! fresh table. Every figure is timed from the records in memory to the last response, encoding
-//! included. Prints items per second and the process's resident memory after each run (which
-//! the engine's own tables, in the same process, dominate).
+//! included. Prints items per second, the process's resident memory after each run (which the
+//! engine's own tables, in the same process, dominate), and the run's peak heap: the most bytes
+//! allocated at once during the run above what was allocated when it started (the engine's
+//! allocations, in the same process, included).
 //!
 //! ```sh
 //! cargo bench --bench bulk
@@ -13,7 +15,55 @@
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use serde::{Deserialize, Serialize};
 use singletable::{testing, Entity, Item, Table};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// The system allocator, counting the bytes allocated now and the most at once.
+struct Counting;
+
+static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed to the system allocator unchanged; only counters are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let pointer = unsafe { System.alloc(layout) };
+        if !pointer.is_null() {
+            let now = ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        pointer
+    }
+
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(pointer, layout) };
+        ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let moved = unsafe { System.realloc(pointer, layout, size) };
+        if !moved.is_null() {
+            ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
+            let now = ALLOCATED.fetch_add(size, Ordering::Relaxed) + size;
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        moved
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Starts a run's peak: returns the bytes allocated now, and the peak restarts from them.
+fn start_peak() -> usize {
+    let now = ALLOCATED.load(Ordering::Relaxed);
+    PEAK.store(now, Ordering::Relaxed);
+    now
+}
 
 #[derive(Table)]
 #[dynamo(
@@ -52,10 +102,11 @@ fn resident_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-fn report(what: &str, items: u64, elapsed: Duration) {
+fn report(what: &str, items: u64, elapsed: Duration, heap_at_start: usize) {
     let rss = resident_mb().map_or_else(|| "?".to_owned(), |mb| format!("{mb:.0}"));
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(heap_at_start) as f64 / 1e6;
     println!(
-        "{what:<44} {items:>7} items in {:>7.2} s: {:>8.0} items/s, RSS {rss} MB",
+        "{what:<44} {items:>7} items in {:>7.2} s: {:>8.0} items/s, peak heap +{peak:.0} MB, RSS {rss} MB",
         elapsed.as_secs_f64(),
         items as f64 / elapsed.as_secs_f64()
     );
@@ -159,11 +210,13 @@ fn main() {
         println!("bulk writes and sweeps on {engine}, {count} items each");
         {
             let db = testing::table::<Bulk>().await.expect("a table");
+            let heap = start_peak();
             let elapsed = hand_written(&db, count).await;
-            report("hand-written BatchWriteItem loop", count, elapsed);
+            report("hand-written BatchWriteItem loop", count, elapsed, heap);
         }
         for concurrency in [1, 4, 16] {
             let db = testing::table::<Bulk>().await.expect("a table");
+            let heap = start_peak();
             let all: Vec<Record> = records(count).collect();
             let started = Instant::now();
             let output = db
@@ -178,10 +231,12 @@ fn main() {
                 &format!("batch_write, concurrency {concurrency}"),
                 count,
                 started.elapsed(),
+                heap,
             );
         }
         {
             let db = testing::table::<Bulk>().await.expect("a table");
+            let heap = start_peak();
             let started = Instant::now();
             let output = db
                 .put_stream(futures::stream::iter(records(count)))
@@ -190,11 +245,12 @@ fn main() {
                 .await
                 .expect("the load");
             assert_eq!(output.written as u64, count);
-            report("put_stream, concurrency 16", count, started.elapsed());
+            report("put_stream, concurrency 16", count, started.elapsed(), heap);
         }
         for workers in [1, 2, 4] {
             let db = testing::table::<Bulk>().await.expect("a table");
             old_records(&db, count).await;
+            let heap = start_peak();
             let started = Instant::now();
             let running: Vec<_> = (0..workers)
                 .map(|worker| {
@@ -221,6 +277,7 @@ fn main() {
                 &format!("distributed sweep, {workers} workers"),
                 count,
                 started.elapsed(),
+                heap,
             );
         }
     });

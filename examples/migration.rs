@@ -6,8 +6,8 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
-use singletable::migrate::{ApplyEvent, Rate};
-use singletable::{schema_of, Db, Entity, Table};
+use singletable::migrate::ApplyEvent;
+use singletable::{schema_of, Db, Entity, Rate, Table};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -47,7 +47,7 @@ pub use singletable_macros::Projection;
 pub use singletable_macros::test;
 
 pub use singletable_runtime::{
-    cost, error, expr, item, key, managed, migrate, op, retry, schema, ttl, unique, wire,
+    cost, error, expr, item, key, managed, migrate, op, rate, retry, schema, ttl, unique, wire,
 };
 
 pub use singletable_runtime::schema::schema_of;
@@ -55,7 +55,7 @@ pub use singletable_runtime::schema::schema_of;
 pub use singletable_runtime::stream;
 pub use singletable_runtime::{
     Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,
-    KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Request, RetryPolicy,
+    KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Rate, Request, RetryPolicy,
 };
 // The traits of the derives share their names, in the type namespace.
 pub use singletable_runtime::op::query::Projection;

@@ -677,3 +677,23 @@ fn a_stream_loads_at_its_concurrency_reading_only_ahead_of_what_is_in_flight() {
     });
     assert!((2..=4).contains(&most), "{most} requests in flight at once");
 }
+
+/// A batch write and a stream load are futures a task can own: they run in `tokio::spawn`
+/// (this failed to compile while chunks were mapped by a closure taking a slice).
+#[tokio::test]
+async fn batch_writes_run_in_spawned_tasks() {
+    let table = db().await;
+    let db: singletable::Db<App> = table.clone();
+    let batch = tokio::spawn(async move {
+        let tickets = tickets(30);
+        db.batch_write().put_all(&tickets).send().await
+    });
+    let db: singletable::Db<App> = table.clone();
+    let stream = tokio::spawn(async move {
+        let more = tickets(60).split_off(30);
+        db.put_stream(futures::stream::iter(more)).send().await
+    });
+    assert_eq!(batch.await.unwrap().unwrap().written, 30);
+    assert_eq!(stream.await.unwrap().unwrap().written, 30);
+    assert_eq!(common::raw_items(&table).await.len(), 60);
+}

@@ -6,9 +6,9 @@ mod common;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
-use singletable::migrate::{Rate, SegmentStatus};
+use singletable::migrate::SegmentStatus;
 use singletable::testing::TestTable;
-use singletable::{schema_of, Db, Entity, Item, Table};
+use singletable::{schema_of, Db, Entity, Item, Rate, Table};
 use std::time::Duration;
 
 #[derive(Table)]

@@ -24,10 +24,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use singletable::local::{Deviation, Engine};
 use singletable::migrate::{
-    ApplyEvent, BackfillOutcome, Checkpoint, MigrationError, PlanAction, Rate, SweepCoverage,
+    ApplyEvent, BackfillOutcome, Checkpoint, MigrationError, PlanAction, SweepCoverage,
 };
 use singletable::testing::TestTable;
-use singletable::{Db, Entity, Error, Item, Table};
+use singletable::{Db, Entity, Error, Item, Rate, Table};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -1054,4 +1054,68 @@ async fn stopped_and_resumed() {
     assert_eq!(all.examined, 203, "{second}");
     assert_eq!(all.failed, 0, "{second}");
     let _ = std::fs::remove_file(&checkpoint);
+}
+
+/// A rate-limited sweep through a proxy that throttles a third of its writes, with the SDK's
+/// retries off so that every throttle reaches the sweep: it lowers its rate (reported in its
+/// progress), sends each throttled write again, and backfills every item.
+#[tokio::test]
+async fn a_throttled_sweep_lowers_its_rate_and_backfills_every_item() {
+    tokio::time::timeout(TIMEOUT, throttled_sweep())
+        .await
+        .unwrap();
+}
+
+async fn throttled_sweep() {
+    use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+    let (old, _) = old_workspace(60, 0).await;
+    let plan = FaultPlan::new(7, 0.33)
+        .with_kinds([
+            Fault::before(FaultKind::ProvisionedThroughputExceeded),
+            Fault::before(FaultKind::Throttling),
+        ])
+        .without_sdk_retries();
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let db = Db::<Workspace>::new(client).with_table_name(old.table_name());
+    let lowest = Arc::new(Mutex::new(f64::MAX));
+    // Scans are throttled too, and a sweep does not resend a throttled read (the SDK's
+    // retries would): run it again until it gets through; each run finds only the items
+    // still old.
+    let mut runs = 0;
+    let report = loop {
+        runs += 1;
+        let seen = lowest.clone();
+        let report = db
+            .sweep::<Comment>()
+            .page_size(20)
+            .rate(Rate::ItemsPerSecond(400.0))
+            .on_progress(move |snapshot| {
+                let rate = snapshot
+                    .rate
+                    .expect("a rate-limited sweep reports its rate");
+                let mut lowest = seen.lock().unwrap();
+                *lowest = lowest.min(rate);
+                ControlFlow::Continue(())
+            })
+            .run()
+            .await;
+        match report {
+            Err(error) if error.is_throttling() && runs < 30 => continue,
+            report => break report,
+        }
+    };
+    let report = report.unwrap();
+    assert!(report.complete, "{report}");
+    assert_eq!(report.this_run.failed, 0, "{report}");
+    assert!(stats.report().injected_total() > 0);
+    let lowest = *lowest.lock().unwrap();
+    assert!(
+        lowest < 400.0,
+        "the rate was never lowered (lowest {lowest})"
+    );
+    let plain = new_code(&old);
+    assert_eq!(
+        plain.coverage(Comment::SCHEMA).send().await.unwrap().behind,
+        0
+    );
 }

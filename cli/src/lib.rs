@@ -11,7 +11,7 @@
 //! # }
 //! ```
 //!
-//! Subcommands: `plan`, `apply`, `backfill --entity X [--rate N | --write-units N]
+//! Subcommands: `plan`, `apply`, `backfill --entity X [--rate N | --write-units N | --capacity-share F]
 //! [--segments N] [--resume FILE] [--dry-run]`, the same shared by many processes with
 //! `backfill --entity X --distributed NAME --worker [--segments N] [--lease SECONDS]` (one
 //! worker each, coordinated through lease items in the table), `status --entity X
@@ -27,11 +27,11 @@ use futures::future::{BoxFuture, Either};
 use serde_json::{json, Value};
 use singletable_runtime::error::Error;
 use singletable_runtime::migrate::{
-    ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, ProgressCallback, Rate,
+    ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, ProgressCallback,
     StopSignal, SweepOptions, SweepProgress, SweepReport, WorkerReport,
 };
 use singletable_runtime::schema::{Entity, EntitySchema, Table};
-use singletable_runtime::Db;
+use singletable_runtime::{Db, Rate};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
@@ -229,6 +229,10 @@ struct BackfillArgs {
     /// At most this many write capacity units per second (instead of --rate).
     #[arg(long, value_name = "UNITS", conflicts_with = "rate")]
     write_units: Option<f64>,
+    /// At most this share (0 to 1) of the table's provisioned write capacity (instead of
+    /// --rate or --write-units).
+    #[arg(long, value_name = "SHARE", conflicts_with_all = ["rate", "write_units"])]
+    capacity_share: Option<f64>,
     /// Parallel scan segments (default 1; a resumed sweep keeps its own).
     #[arg(long, value_name = "N")]
     segments: Option<u32>,
@@ -632,10 +636,11 @@ async fn backfill<T: Table>(
         .resume
         .clone()
         .unwrap_or_else(|| default_checkpoint(db.table_name(), entity.schema));
-    let rate = match (args.rate, args.write_units) {
-        (Some(items), _) => Some(Rate::ItemsPerSecond(items)),
-        (None, Some(units)) => Some(Rate::WriteUnitsPerSecond(units)),
-        (None, None) => None,
+    let rate = match (args.rate, args.write_units, args.capacity_share) {
+        (Some(items), _, _) => Some(Rate::ItemsPerSecond(items)),
+        (None, Some(units), _) => Some(Rate::WriteUnitsPerSecond(units)),
+        (None, None, Some(share)) => Some(Rate::ShareOfCapacity(share)),
+        (None, None, None) => None,
     };
     if let Some(name) = args.distributed.clone() {
         let lease =

@@ -123,6 +123,9 @@ pub enum Error {
     /// The request would break a DynamoDB limit.
     #[error(transparent)]
     Limit(#[from] LimitError),
+    /// A write rate that cannot be held.
+    #[error(transparent)]
+    Rate(#[from] crate::rate::RateError),
     /// A request could not be built (a required field was missing).
     #[error("request could not be built: {0}")]
     Build(#[from] aws_sdk_dynamodb::error::BuildError),
@@ -218,6 +221,7 @@ impl Error {
             Error::Update { .. } => "update",
             Error::Query { .. } => "query",
             Error::Limit { .. } => "limit",
+            Error::Rate { .. } => "rate",
             Error::Build { .. } => "build",
             Error::Wait { .. } => "wait",
             Error::Service { .. } => "service",
@@ -237,6 +241,13 @@ impl Error {
             Error::Stream(error) => Some(error),
             _ => None,
         }
+    }
+
+    /// Whether DynamoDB throttled the request (`ProvisionedThroughputExceededException`,
+    /// `ThrottlingException`, `RequestLimitExceeded`) after the SDK's own retries: the request
+    /// was not applied, and sending it again later may succeed.
+    pub fn is_throttling(&self) -> bool {
+        matches!(self, Error::Service(error) if crate::retry::is_throttling(error))
     }
 
     /// Whether this is [`Error::NotFound`].

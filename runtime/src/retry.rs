@@ -118,6 +118,19 @@ pub(crate) fn lost_in_transit<E>(
     }
 }
 
+/// Whether DynamoDB refused a request for throughput: the table's or an index's capacity, the
+/// account's request rate, or on-demand throttling. The request was not applied.
+pub(crate) fn is_throttling(error: &impl aws_sdk_dynamodb::error::ProvideErrorMetadata) -> bool {
+    matches!(
+        error.code(),
+        Some(
+            "ProvisionedThroughputExceededException"
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
+        )
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::RetryPolicy;

@@ -12,10 +12,10 @@
 //! lost its lease and by the one that took over, writes nothing twice.
 
 use super::error::MigrationError;
-use super::rate::{Limiter, Rate};
 use super::sweep::{backfill_counted, OldItems, Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use crate::error::Error;
 use crate::item::Item;
+use crate::rate::{Limiter, Rate};
 use crate::schema::{Entity, Table};
 use crate::Db;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -56,6 +56,9 @@ pub struct WorkerReport {
     pub leases_lost: u32,
     /// What it did, over every segment it worked.
     pub counts: SweepCounts,
+    /// The write rate it held at the end, per second, in its [`Rate`]'s unit; `None` without
+    /// a rate.
+    pub rate: Option<f64>,
 }
 
 /// Every segment of a distributed sweep, as the table records them; see
@@ -96,6 +99,7 @@ impl DistributedStatus {
                 "lease_expires_ms": segment.lease_expires_ms,
                 "lease": segment.lease,
                 "done": segment.done,
+                "rate": segment.rate,
                 "counts": segment.counts.to_json(),
             })).collect::<Vec<_>>(),
         })
@@ -127,9 +131,13 @@ impl fmt::Display for DistributedStatus {
                     _ => "free".to_owned(),
                 }
             };
+            let rate = segment
+                .rate
+                .map(|rate| format!(", at {rate:.1}/s"))
+                .unwrap_or_default();
             writeln!(
                 f,
-                "  segment {:>4}: {state}; {} examined, {} backfilled, {} failed",
+                "  segment {:>4}: {state}; {} examined, {} backfilled, {} failed{rate}",
                 segment.segment,
                 segment.counts.examined,
                 segment.counts.backfilled,
@@ -184,6 +192,9 @@ pub struct SegmentStatus {
     pub done: bool,
     /// What was done in it, as of its last checkpoint.
     pub counts: SweepCounts,
+    /// The write rate its owner held at its last checkpoint, per second, in the sweep's
+    /// [`Rate`]'s unit; `None` without a rate.
+    pub rate: Option<f64>,
 }
 
 impl<E: Entity> Sweep<E> {
@@ -228,18 +239,23 @@ impl<E: Entity> DistributedSweep<E> {
         self.check_options()?;
         self.ensure_plan().await?;
         let filter = OldItems::of::<E>();
-        let limiter = self.rate.map(Limiter::new);
+        let limiter = match self.rate {
+            Some(rate) => Some(self.db.limiter(rate).await?),
+            None => None,
+        };
         let mut report = WorkerReport {
             worker: self.worker.clone(),
             finished: Vec::new(),
             leases_lost: 0,
             counts: SweepCounts::default(),
+            rate: None,
         };
         // Workers start at different segments, so they rarely race for the same claim.
         let offset = fastrand::u32(..self.segments);
         loop {
             let statuses = self.status().await?.segments;
             if statuses.iter().all(|status| status.done) {
+                report.rate = limiter.as_ref().map(Limiter::held);
                 return Ok(report);
             }
             let now = now_ms();
@@ -460,7 +476,11 @@ impl<E: Entity> DistributedSweep<E> {
                 }
             }
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
-            if !self.checkpoint(&lease, next_key.as_ref(), &page).await? {
+            let rate = limiter.map(Limiter::held);
+            if !self
+                .checkpoint(&lease, next_key.as_ref(), &page, rate)
+                .await?
+            {
                 return Ok(SegmentEnd::LeaseLost);
             }
             total.add(&page);
@@ -478,6 +498,7 @@ impl<E: Entity> DistributedSweep<E> {
         lease: &Lease,
         next_key: Option<&Item>,
         page: &SweepCounts,
+        rate: Option<f64>,
     ) -> Result<bool, Error> {
         let mut set = vec!["#expires = :expires"];
         let mut remove = Vec::new();
@@ -488,6 +509,13 @@ impl<E: Entity> DistributedSweep<E> {
             .table_name(self.db.table_name())
             .set_key(Some(self.segment_key(lease.segment)));
         request = request.expression_attribute_names("#start", "start_key");
+        if let Some(rate) = rate {
+            // The rate the worker holds, for `status` to show beside its progress.
+            set.push("#rate = :rate");
+            request = request
+                .expression_attribute_names("#rate", "write_rate")
+                .expression_attribute_values(":rate", AttributeValue::N(format!("{rate:.1}")));
+        }
         match next_key {
             Some(key) => {
                 set.push("#start = :start");
@@ -642,6 +670,7 @@ pub(crate) async fn read_status<T: Table>(
                     lease: 0,
                     done: false,
                     counts: SweepCounts::default(),
+                    rate: None,
                 })
             })
             .collect(),
@@ -673,6 +702,10 @@ fn segment_status(item: &Item) -> Option<SegmentStatus> {
             .map(|_| count(item, "lease_expires")),
         lease: count(item, "lease"),
         done: matches!(item.get("done"), Some(AttributeValue::Bool(true))),
+        rate: match item.get("write_rate") {
+            Some(AttributeValue::N(rate)) => rate.parse().ok(),
+            _ => None,
+        },
         counts: SweepCounts {
             examined: count(item, "examined"),
             old: count(item, "old"),

@@ -39,7 +39,6 @@ mod distributed;
 pub(crate) mod error;
 mod marker;
 mod plan;
-mod rate;
 mod schema_version;
 mod sweep;
 mod time;
@@ -56,7 +55,6 @@ pub use plan::{
     BackfillHint, Blocker, IndexChange, LiveIndex, LiveTable, Note, Plan, PlanAction,
     TableMigration,
 };
-pub use rate::Rate;
 pub use schema_version::item_schema_version;
 pub use sweep::{
     ProgressCallback, StopSignal, Sweep, SweepCounts, SweepFailure, SweepOptions, SweepProgress,

@@ -1,16 +1,17 @@
 //! The sweep: a paginated, parallel-segment scan over an entity's old items that backfills
 //! each one, throttled, resumable from a checkpoint, with progress reports and a dry run.
 
-use super::backfill::BackfillOutcome;
+use super::backfill::{BackfillOutcome, Backfilled};
 use super::checkpoint::Checkpoint;
 use super::error::MigrationError;
 use super::plan::LiveTable;
-use super::rate::{Limiter, Rate};
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};
 use crate::item::KeyText;
 use crate::item::{self, Item};
+use crate::rate::{Limiter, Rate, Unit};
+use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -149,6 +150,9 @@ pub struct SweepProgress {
     pub table_items: Option<u64>,
     /// Whether this is a dry run.
     pub dry_run: bool,
+    /// The write rate the sweep holds now, per second, in its [`Rate`]'s unit (writes, or
+    /// write units): the ceiling, or less after DynamoDB throttled. `None` without a rate.
+    pub rate: Option<f64>,
 }
 
 /// An item the sweep could not backfill.
@@ -479,6 +483,10 @@ impl<E: Entity> Sweep<E> {
             .collect();
 
         let filter = OldItems::of::<E>();
+        let limiter = match options.rate {
+            Some(rate) => Some(self.db.limiter(rate).await?),
+            None => None,
+        };
 
         let shared = Shared {
             db: self.db,
@@ -492,7 +500,7 @@ impl<E: Entity> Sweep<E> {
             this_run: Mutex::new(SweepCounts::default()),
             failures: Mutex::new(Vec::new()),
             stop: options.stop.clone().unwrap_or_default(),
-            limiter: options.rate.map(Limiter::new),
+            limiter,
             progress: options.progress.clone(),
             started,
             table_items: live.item_count.and_then(|count| u64::try_from(count).ok()),
@@ -588,6 +596,7 @@ impl<E: Entity> Shared<E> {
             elapsed: self.started.elapsed(),
             table_items: self.table_items,
             dry_run: self.dry_run,
+            rate: self.limiter.as_ref().map(Limiter::held),
         };
         if progress(&snapshot).is_break() {
             self.stop.stop();
@@ -758,10 +767,11 @@ pub(super) async fn backfill_counted<E: Entity>(
     limiter: Option<&Limiter>,
     counts: &mut SweepCounts,
 ) -> Result<Option<Error>, Error> {
-    if let Some(limiter) = limiter {
-        limiter.before_write().await;
-    }
-    match db.backfill_item::<E>(raw).await {
+    let done = match limiter {
+        Some(limiter) => backfill_paced::<E>(db, raw, limiter).await,
+        None => db.backfill_item::<E>(raw).await,
+    };
+    match done {
         Ok(done) => {
             match done.outcome {
                 BackfillOutcome::Written {
@@ -771,9 +781,6 @@ pub(super) async fn backfill_counted<E: Entity>(
                     counts.backfilled += 1;
                     counts.after_change += u64::from(after_change);
                     counts.write_units += write_units;
-                    if let Some(limiter) = limiter {
-                        limiter.after_write(write_units);
-                    }
                 }
                 BackfillOutcome::ChangedConcurrently => counts.changed_concurrently += 1,
                 BackfillOutcome::Current => counts.already_current += 1,
@@ -788,5 +795,38 @@ pub(super) async fn backfill_counted<E: Entity>(
             | Error::Migration(MigrationError::KeyChanged { .. })),
         ) => Ok(Some(error)),
         Err(error) => Err(error),
+    }
+}
+
+/// Backfills one item at the limiter's pace. A throttled write lowers the rate and is sent
+/// again, under [`RetryPolicy::default`], rather than ending the sweep.
+async fn backfill_paced<E: Entity>(
+    db: &Db<E::Table>,
+    raw: Item,
+    limiter: &Limiter,
+) -> Result<Backfilled<E>, Error> {
+    let policy = RetryPolicy::default();
+    let mut attempt = 0;
+    loop {
+        limiter.acquire(1.0).await;
+        attempt += 1;
+        match db.backfill_item::<E>(raw.clone()).await {
+            Ok(done) => {
+                if let (Unit::WriteUnits, BackfillOutcome::Written { write_units, .. }) =
+                    (limiter.unit(), &done.outcome)
+                {
+                    limiter.settle(1.0, *write_units);
+                }
+                return Ok(done);
+            }
+            Err(error) if error.is_throttling() => {
+                limiter.throttled();
+                if attempt >= policy.attempts() {
+                    return Err(error);
+                }
+                policy.sleep_before(attempt).await;
+            }
+            Err(error) => return Err(error),
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `CreateTable` from a [`Table`] declaration, and "create if missing".
 
 use crate::error::Error;
+use crate::rate::{Limiter, Rate};
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
 use crate::stream::StreamViewType;
 use crate::wire::{describe, Request};
@@ -88,6 +89,27 @@ impl<T: Table> Db<T> {
             self.enable_ttl(attribute).await?;
         }
         Ok(true)
+    }
+
+    /// The limiter that holds `rate` on this table; `DescribeTable` tells the provisioned
+    /// capacity when the rate is a share of it.
+    pub(crate) async fn limiter(&self, rate: Rate) -> Result<Limiter, Error> {
+        rate.check()?;
+        let provisioned = if rate.needs_capacity() {
+            let described = self
+                .client()
+                .describe_table()
+                .table_name(self.table_name())
+                .send()
+                .await?;
+            described
+                .table()
+                .and_then(|table| table.provisioned_throughput())
+                .and_then(|throughput| throughput.write_capacity_units())
+        } else {
+            None
+        };
+        Ok(Limiter::new(rate, self.table_name(), provisioned)?)
     }
 
     /// `UpdateTimeToLive`: DynamoDB deletes items once the number of epoch seconds in

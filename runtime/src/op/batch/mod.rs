@@ -3,6 +3,7 @@
 //! unprocessed when the policy gives up, returned to the caller rather than dropped.
 
 pub(crate) mod output;
+mod pace;
 mod stream;
 
 pub use output::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
@@ -11,6 +12,7 @@ pub use stream::PutStream;
 use crate::error::Error;
 use crate::item::{self, Item};
 use crate::item::{DecodeError, KeyText};
+use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
@@ -20,7 +22,7 @@ use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
-use aws_sdk_dynamodb::types::{KeysAndAttributes, WriteRequest};
+use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity, WriteRequest};
 use futures::{FutureExt, StreamExt};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -68,6 +70,7 @@ impl<T: Table> Db<T> {
             error: None,
             retry: RetryPolicy::default(),
             concurrency: 1,
+            rate: None,
         }
     }
 }
@@ -308,6 +311,7 @@ pub struct BatchWrite<'db, T: Table> {
     retry: RetryPolicy,
     /// Requests in flight at once.
     concurrency: usize,
+    rate: Option<Rate>,
 }
 
 /// Why an entity could not be added to a batch write; kept until `params` or `send`.
@@ -390,6 +394,15 @@ impl<T: Table> BatchWrite<'_, T> {
         keys.into_iter().fold(self, |batch, key| batch.delete(key))
     }
 
+    /// Writes no faster than `rate`, across the requests in flight. The rate adapts: it halves
+    /// when DynamoDB leaves writes unprocessed or throttles a request (which is then resent
+    /// under the retry policy, as unprocessed writes are), and climbs back while it does not.
+    /// Each request asks DynamoDB for the capacity it consumed, to charge the budget.
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.rate = Some(rate);
+        self
+    }
+
     /// How to resend unprocessed writes; [`RetryPolicy::default`] unless set.
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
@@ -448,19 +461,24 @@ impl<T: Table> BatchWrite<'_, T> {
                     .iter()
                     .map(UnprocessedWrite::to_request)
                     .collect::<Result<Vec<_>, _>>()?;
-                let request = self.request_of(writes);
+                let request = self.request_of(writes, self.rate.is_some());
                 Ok(describe::request("BatchWriteItem", request.as_input()))
             })
             .collect()
     }
 
-    /// The request for `writes`: what is sent, and what `params` prints.
-    fn request_of(&self, writes: Vec<WriteRequest>) -> BatchWriteItemFluentBuilder {
+    /// The request for `writes`: what is sent, and what `params` prints. A paced write asks
+    /// for at least the total capacity consumed, which its limiter is charged.
+    fn request_of(&self, writes: Vec<WriteRequest>, paced: bool) -> BatchWriteItemFluentBuilder {
+        let capacity = self
+            .db
+            .return_consumed_capacity()
+            .or(paced.then_some(ReturnConsumedCapacity::Total));
         self.db
             .client()
             .batch_write_item()
             .request_items(self.db.table_name(), writes)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
+            .set_return_consumed_capacity(capacity)
     }
 
     /// Sends the requests, a chunk at a time or [`concurrency`](Self::concurrency) at once,
@@ -470,10 +488,29 @@ impl<T: Table> BatchWrite<'_, T> {
     /// and what was not.
     pub async fn send(self) -> Result<BatchWriteOutput, Error> {
         self.check()?;
+        let limiter = match self.rate {
+            Some(rate) => Some(self.db.limiter(rate).await?),
+            None => None,
+        };
+        self.send_paced(limiter.as_ref()).await
+    }
+
+    /// [`BatchWrite::send`], at the pace of `limiter` (shared with other writes, as a
+    /// [`PutStream`]'s chunks share one).
+    pub(crate) async fn send_paced(
+        self,
+        limiter: Option<&Limiter>,
+    ) -> Result<BatchWriteOutput, Error> {
+        self.check()?;
         let failed = std::sync::atomic::AtomicBool::new(false);
         let this = &self;
-        let chunks = self.writes.chunks(MAX_WRITES).map(|chunk| {
+        let slices: Vec<&[UnprocessedWrite]> = self.writes.chunks(MAX_WRITES).collect();
+        // Mapped from indices, not from the slices themselves: a closure taking a reference,
+        // kept across an await, makes the future not `Send` (rustc's "FnOnce is not general
+        // enough"), and a batch write must be able to run in `tokio::spawn`.
+        let chunks = (0..slices.len()).map(|index| {
             let failed = &failed;
+            let chunk = slices.get(index).copied().unwrap_or_default();
             async move {
                 if failed.load(std::sync::atomic::Ordering::SeqCst) {
                     return Ok(Err(chunk));
@@ -488,7 +525,8 @@ impl<T: Table> BatchWrite<'_, T> {
                         })
                     })
                     .collect::<Result<Vec<_>, Error>>()?;
-                let driven = drive(pending, &this.retry, |writes| this.request(writes)).await;
+                let driven =
+                    drive(pending, &this.retry, |writes| this.request(writes, limiter)).await;
                 if driven.error.is_some() {
                     failed.store(true, std::sync::atomic::Ordering::SeqCst);
                 }
@@ -514,6 +552,7 @@ impl<T: Table> BatchWrite<'_, T> {
                 Err(chunk) => not_sent.extend(chunk.iter().cloned()),
             }
         }
+        output.rate = limiter.map(Limiter::held);
         match first_error {
             None => Ok(output),
             Some(error) => {
@@ -526,33 +565,87 @@ impl<T: Table> BatchWrite<'_, T> {
         }
     }
 
-    async fn request(&self, writes: Vec<WriteRequest>) -> Result<Response, Error> {
+    async fn request(
+        &self,
+        writes: Vec<WriteRequest>,
+        limiter: Option<&Limiter>,
+    ) -> Result<Response, Error> {
+        let Some(limiter) = limiter else {
+            return self
+                .request_once(writes, false)
+                .await
+                .map(|(response, _)| response);
+        };
+        let reserved = pace::reservation::<T>(limiter.unit(), &writes);
+        limiter.acquire(reserved).await;
+        let count = writes.len();
+        let keys: Vec<KeyText> = writes.iter().filter_map(write_key::<T>).collect();
+        match self.request_once(writes, true).await {
+            Ok((response, consumed)) => {
+                let done = count.saturating_sub(response.unprocessed.len());
+                limiter.settle(
+                    reserved,
+                    pace::cost(limiter.unit(), reserved, count, done, consumed),
+                );
+                if !response.unprocessed.is_empty() {
+                    limiter.throttled();
+                }
+                Ok(response)
+            }
+            // Throttled whole: nothing was written, so every write is unprocessed, and is
+            // resent under the retry policy like writes DynamoDB leaves unprocessed.
+            Err(error) if error.is_throttling() => {
+                limiter.settle(reserved, 0.0);
+                limiter.throttled();
+                Ok(Response {
+                    items: Vec::new(),
+                    unprocessed: keys,
+                })
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Sends `writes` once: what DynamoDB left unprocessed, and the capacity it reported.
+    async fn request_once(
+        &self,
+        writes: Vec<WriteRequest>,
+        paced: bool,
+    ) -> Result<(Response, Option<f64>), Error> {
         let table = self.db.table_name();
         let span = crate::trace::span(Operation::BatchWriteItem, table, "", || None, None);
-        let request = self.request_of(writes).send().boxed();
+        let request = self.request_of(writes, paced).send().boxed();
         let output = self
             .db
             .send_traced(span, request, |output| output.consumed_capacity())
             .await?;
+        let consumed = output
+            .consumed_capacity
+            .as_ref()
+            .and_then(|reported| reported.iter().map(|entry| entry.capacity_units).sum());
         let unprocessed = output
             .unprocessed_items
             .and_then(|mut unprocessed| unprocessed.remove(table))
             .unwrap_or_default()
             .iter()
-            .filter_map(|write| {
-                let key = write
-                    .put_request
-                    .as_ref()
-                    .map(|put| &put.item)
-                    .or_else(|| write.delete_request.as_ref().map(|delete| &delete.key))?;
-                Some(item::key_text::<T>(key))
-            })
+            .filter_map(write_key::<T>)
             .collect();
-        Ok(Response {
+        let response = Response {
             items: Vec::new(),
             unprocessed,
-        })
+        };
+        Ok((response, consumed))
     }
+}
+
+/// The key of the item a write request writes or deletes.
+fn write_key<T: Table>(write: &WriteRequest) -> Option<KeyText> {
+    let key = write
+        .put_request
+        .as_ref()
+        .map(|put| &put.item)
+        .or_else(|| write.delete_request.as_ref().map(|delete| &delete.key))?;
+    Some(item::key_text::<T>(key))
 }
 
 #[cfg(test)]

@@ -62,6 +62,9 @@ pub struct BatchWriteOutput {
     /// Operations not done: still unprocessed when the retry policy gave up or, in
     /// [`Error::BatchWrite`](crate::Error::BatchWrite), also those whose request failed or was never sent.
     pub unprocessed: Vec<UnprocessedWrite>,
+    /// With a [`rate`](super::BatchWrite::rate), the rate the write held at the end, per
+    /// second in the rate's unit: its ceiling, or less if DynamoDB throttled it lately.
+    pub rate: Option<f64>,
 }
 
 impl BatchWriteOutput {

@@ -3,6 +3,7 @@
 
 use super::{BatchWriteOutput, MAX_WRITES};
 use crate::error::Error;
+use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::unique::NoUniqueValues;
@@ -25,6 +26,7 @@ impl<T: Table> Db<T> {
             items,
             concurrency: 1,
             retry: RetryPolicy::default(),
+            rate: None,
             entity: PhantomData,
         }
     }
@@ -37,6 +39,7 @@ pub struct PutStream<'db, E: Entity, S> {
     items: S,
     concurrency: usize,
     retry: RetryPolicy,
+    rate: Option<Rate>,
     entity: PhantomData<fn() -> E>,
 }
 
@@ -44,6 +47,13 @@ impl<E: Entity + NoUniqueValues, S: Stream<Item = E>> PutStream<'_, E, S> {
     /// Keeps up to `requests` requests in flight (default 1); `0` counts as 1.
     pub fn concurrency(mut self, requests: usize) -> Self {
         self.concurrency = requests.max(1);
+        self
+    }
+
+    /// Writes no faster than `rate`, across the requests in flight, adapting to throttling as
+    /// [`BatchWrite::rate`](super::BatchWrite::rate) does; one limiter paces the whole load.
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.rate = Some(rate);
         self
     }
 
@@ -58,12 +68,20 @@ impl<E: Entity + NoUniqueValues, S: Stream<Item = E>> PutStream<'_, E, S> {
     /// written and lists what was read but not written.
     pub async fn send(self) -> Result<BatchWriteOutput, Error> {
         let (db, retry) = (self.db, self.retry);
+        let limiter = match self.rate {
+            Some(rate) => Some(db.limiter(rate).await?),
+            None => None,
+        };
+        let limiter = limiter.as_ref();
         let failed = AtomicBool::new(false);
         let chunks = self
             .items
             .chunks(MAX_WRITES)
             .take_while(|_| std::future::ready(!failed.load(Ordering::SeqCst)))
-            .map(|chunk| async move { db.batch_write().put_all(&chunk).retry(retry).send().await })
+            .map(|chunk| async move {
+                let batch = db.batch_write().put_all(&chunk).retry(retry);
+                batch.send_paced(limiter).await
+            })
             .buffer_unordered(self.concurrency);
         futures::pin_mut!(chunks);
         let mut output = BatchWriteOutput::default();
@@ -82,6 +100,7 @@ impl<E: Entity + NoUniqueValues, S: Stream<Item = E>> PutStream<'_, E, S> {
                 first_error.get_or_insert(error);
             }
         }
+        output.rate = limiter.map(Limiter::held);
         match first_error {
             None => Ok(output),
             Some(source) => Err(Error::BatchWrite {

@@ -306,7 +306,7 @@ impl<'db, T: Table> Transaction<'db, T> {
                         return Err(ambiguous(Error::from(error).to_string()));
                     }
                 }
-                Some(service) if service.is_provisioned_throughput_exceeded_exception() || service.is_request_limit_exceeded() || service.is_throttling_exception() => {
+                Some(service) if crate::retry::is_throttling(service) => {
                     if !retry {
                         let error = Error::from(error);
                         return Err(if maybe_applied { ambiguous(error.to_string()) } else { error });

@@ -90,14 +90,7 @@ impl<E: Entity> Sent<'_, E> {
                         message: error.to_string(),
                     })
                 }
-                Err(error)
-                    if attempt < policy.attempts()
-                        && error.as_service_error().is_some_and(|service| {
-                            service.is_provisioned_throughput_exceeded_exception()
-                                || service.is_request_limit_exceeded()
-                                || service.is_throttling_exception()
-                        }) =>
-                {
+                Err(error) if attempt < policy.attempts() && crate::retry::is_throttling(error) => {
                     policy.sleep_before(attempt).await;
                     attempt += 1;
                 }

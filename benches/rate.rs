@@ -1,0 +1,188 @@
+//! How a bulk load holds a write budget: `put_stream` at `Rate::WriteUnitsPerSecond(500)`,
+//! eight requests in flight, on the engine `SINGLETABLE_ENGINE` chooses (dynoxide by default)
+//! behind the fault proxy. For a stretch in the middle the proxy leaves part of half the
+//! requests unprocessed, as DynamoDB does when a table runs out of capacity; the limiter halves
+//! its rate and climbs back afterwards. The write units per second are measured from the
+//! `ConsumedCapacity` DynamoDB reports, over the last second, every 250 ms.
+//!
+//! Prints the series as CSV and draws it to `benches/plots/rate.svg`.
+//!
+//! ```sh
+//! cargo bench --bench rate
+//! ```
+
+use futures::StreamExt;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+use singletable::{testing, Db, Entity, Rate, Table};
+use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+use std::time::{Duration, Instant};
+
+#[derive(Table)]
+#[dynamo(
+    name = "rate",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
+pub struct Bench;
+
+#[derive(Entity, Serialize, Deserialize, Clone)]
+#[dynamo(table = Bench, pk = "ITEM#{id}", sk = "ITEM", gsi1pk = "GROUP#{group}", gsi1sk = "ITEM#{id}")]
+pub struct Record {
+    pub id: u64,
+    pub group: u32,
+    pub payload: String,
+}
+
+const BUDGET: f64 = 500.0;
+const RUN: Duration = Duration::from_secs(30);
+/// When the proxy starts and stops leaving writes unprocessed.
+const THROTTLED: (Duration, Duration) = (Duration::from_secs(10), Duration::from_secs(15));
+const SAMPLE: Duration = Duration::from_millis(250);
+const WINDOW: Duration = Duration::from_secs(1);
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let series = runtime.block_on(run());
+    println!("seconds,write_units_per_second,throttled");
+    for (at, rate, throttled) in &series {
+        println!("{at:.2},{rate:.1},{}", u8::from(*throttled));
+    }
+    let steady: Vec<f64> = series
+        .iter()
+        .filter(|(at, _, _)| *at >= 2.0 && *at < THROTTLED.0.as_secs_f64())
+        .map(|(_, rate, _)| *rate)
+        .collect();
+    let mean = steady.iter().sum::<f64>() / steady.len().max(1) as f64;
+    let peak = series.iter().map(|(_, rate, _)| *rate).fold(0.0, f64::max);
+    println!("steady 2-10 s: mean {mean:.0} WCU/s; peak over any second {peak:.0} WCU/s; budget {BUDGET}");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/plots/rate.svg");
+    plot(&series, path).expect("the plot");
+    println!("plot: {path}");
+}
+
+/// Runs the load and samples it: (seconds since the start, write units per second over the
+/// last second, whether the proxy was throttling).
+async fn run() -> Vec<(f64, f64, bool)> {
+    let table = testing::table::<Bench>().await.expect("a table");
+    let plan = FaultPlan::new(500, 0.5)
+        .with_kinds([Fault::before(FaultKind::Unprocessed)])
+        .with_attempt_timeout(Duration::from_secs(5));
+    let (client, stats) = fault::client(plan).await.expect("the proxy");
+    stats.set_paused(true);
+    let db = Db::<Bench>::new(client)
+        .with_table_name(table.table_name())
+        .track_capacity();
+    let started = Instant::now();
+    let records = futures::stream::iter(0u64..).map(|id| Record {
+        id,
+        group: (id % 97) as u32,
+        payload: format!(
+            "payload of record {id}, about a hundred bytes long to be typical of small items"
+        ),
+    });
+    let until = started + RUN;
+    let records = records.take_while(move |_| std::future::ready(Instant::now() < until));
+    let load = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            db.put_stream(records)
+                .concurrency(8)
+                .rate(Rate::WriteUnitsPerSecond(BUDGET))
+                .send()
+                .await
+        })
+    };
+    let mut consumed: Vec<(Duration, f64)> = vec![(Duration::ZERO, 0.0)];
+    let mut series = Vec::new();
+    let mut next = started + SAMPLE;
+    while next <= until {
+        tokio::time::sleep_until(next.into()).await;
+        let at = next - started;
+        let throttled = at >= THROTTLED.0 && at < THROTTLED.1;
+        stats.set_paused(!throttled);
+        let units = db
+            .consumed()
+            .map_or(0.0, |consumed| consumed.capacity_units);
+        consumed.push((at, units));
+        if let Some((then, earlier)) = consumed.iter().rev().find(|(then, _)| at - *then >= WINDOW)
+        {
+            let rate = (units - earlier) / (at - *then).as_secs_f64();
+            series.push((at.as_secs_f64(), rate, throttled));
+        }
+        next += SAMPLE;
+    }
+    let output = load.await.expect("the load").expect("the load succeeded");
+    println!(
+        "{} records written in {} requests; {} faults injected; rate held at the end {:?}",
+        output.written,
+        output.requests,
+        stats.report().injected_total(),
+        output.rate
+    );
+    series
+}
+
+fn plot(series: &[(f64, f64, bool)], path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (800, 360)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let top = series
+        .iter()
+        .map(|(_, rate, _)| *rate)
+        .fold(BUDGET, f64::max)
+        * 1.15;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "put_stream at Rate::WriteUnitsPerSecond(500), 8 requests in flight",
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(52)
+        .build_cartesian_2d(0.0..RUN.as_secs_f64(), 0.0..top)?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc("write units per second (last second)")
+        .draw()?;
+    let (from, to) = (THROTTLED.0.as_secs_f64(), THROTTLED.1.as_secs_f64());
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(from, 0.0), (to, top)],
+            RGBColor(255, 225, 200).filled(),
+        )))?
+        .label("half the requests partly unprocessed")
+        .legend(|(x, y)| {
+            Rectangle::new(
+                [(x, y - 5), (x + 14, y + 5)],
+                RGBColor(255, 225, 200).filled(),
+            )
+        });
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, BUDGET), (RUN.as_secs_f64(), BUDGET)],
+            RED.stroke_width(1),
+        ))?
+        .label("budget")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], RED));
+    chart
+        .draw_series(LineSeries::new(
+            series.iter().map(|(at, rate, _)| (*at, *rate)),
+            BLUE.stroke_width(2),
+        ))?
+        .label("measured (ConsumedCapacity)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLUE.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
