@@ -113,6 +113,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                 type Table = #table;
                 const ENTITIES: &'static [&'static str] = &[#(#names),*];
 
+                #[inline]
                 fn decode_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
                     let found = #st::entity_name::<#table>(&item);
                     #(#arms)*
@@ -126,6 +127,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                 const ENTITIES: &'static [&'static str] = <Self as #st::Collection>::ENTITIES;
                 const NAME: &'static str = #name;
 
+                #[inline]
                 fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
                     <Self as #st::Collection>::decode_item(item)
                 }
@@ -136,10 +138,12 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                 type Table = #table;
                 type Key = #st::CollectionKey;
 
+                #[inline]
                 fn decode_image(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
                     <Self as #st::Collection>::decode_item(item)
                 }
 
+                #[inline]
                 fn decode_key(keys: &#st::Item) -> #st::Result<#st::CollectionKey, #st::DecodeError> {
                     #st::collection_key::<Self>(keys, &[#(<#schemas as #st::Entity>::SCHEMA),*])
                 }

@@ -418,10 +418,14 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     schema_version: #schema_version,
                 };
 
+                // Inline, as the other generated functions are generic: compiled where they
+                // are used, and not at all for entities a crate declares but never writes.
+                #[inline]
                 fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     #st::Key::from_rendered(#pk_render_self, #sk_render_self)
                 }
 
+                #[inline]
                 fn write_index_keys(&self, item: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
                     #(#index_writes)*
                     #st::Ok(())

@@ -72,6 +72,7 @@ fn expand(parsed: &KeyPartEnum) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #st::KeyPart for #ident {
+            #[inline]
             fn render_part(&self, _: #st::PartContext, out: &mut #st::String) -> #st::Result<(), #st::KeyError> {
                 out.push_str(match self { #(#render_arms),* });
                 #st::Ok(())
@@ -82,6 +83,7 @@ fn expand(parsed: &KeyPartEnum) -> TokenStream {
         impl #st::KeyField for #ident {
             type Borrowed = Self;
 
+            #[inline]
             fn parse_part(text: &str, _: #st::Option<u8>) -> #st::Result<Self, #st::PartError> {
                 match text {
                     #(#parse_arms,)*
