@@ -682,8 +682,11 @@ fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
     // Only under `cargo bench` (criterion's own test mode, `cargo test --benches`, runs each
-    // bench once and has no `--bench` argument).
-    if std::env::args().any(|argument| argument == "--bench") {
+    // bench once and has no `--bench` argument), and not with `NO_PAIRED` set, so that a
+    // profiler run of one bench (`--profile-time`) sees that bench alone.
+    if std::env::args().any(|argument| argument == "--bench")
+        && std::env::var_os("NO_PAIRED").is_none()
+    {
         paired_ratios();
     }
 }
