@@ -24,9 +24,10 @@ pub enum Rate {
     WriteUnitsPerSecond(f64),
     /// This share (above 0, at most 1) of the table's provisioned write capacity, read from
     /// `DescribeTable` when the work starts: `ShareOfCapacity(0.25)` on a table of 400 WCU is
-    /// 100 write units per second. (Index writes draw on each index's own capacity; the share
-    /// is of the table's.) An on-demand table has no capacity to share: give it
-    /// [`Rate::WriteUnitsPerSecond`].
+    /// 100 write units per second. The limiter is charged the units of the table and its
+    /// indexes together (each index has capacity of its own), so with indexes written the
+    /// table itself gets less than the share: the budget errs on the application's side. An
+    /// on-demand table has no capacity to share: give it [`Rate::WriteUnitsPerSecond`].
     ShareOfCapacity(f64),
 }
 
@@ -92,6 +93,11 @@ const FLOOR: f64 = 0.01;
 /// Throttles closer together than this are one event: requests in flight when the table
 /// throttled each report it, and the rate halves once for all of them.
 const DECREASE_SPACING: Duration = Duration::from_millis(500);
+/// The longest a waiting write sleeps before it looks again: the rate may have risen since.
+const RECHECK: Duration = Duration::from_millis(100);
+/// How much idle time is saved up, in seconds at the rate held: enough to make up for a timer
+/// that wakes a writer late, too little for a burst.
+const SLACK: f64 = 0.01;
 
 /// Holds a [`Rate`] for one writer (a sweep, a worker, a bulk write), shared by its tasks.
 #[derive(Debug)]
@@ -105,10 +111,11 @@ pub(crate) struct Limiter {
 struct State {
     /// The rate held now, per second.
     rate: f64,
-    /// When `rate` was last brought up to date.
+    /// When `rate` and `backlog` were last brought up to date.
     updated: Instant,
-    /// The earliest moment the next write may start.
-    next: Option<Instant>,
+    /// What the writes let through have cost and the rate has not yet paid off (items or
+    /// write units): the next write goes when it is paid. Below zero by at most [`SLACK`].
+    backlog: f64,
     /// The last decrease.
     lowered: Option<Instant>,
 }
@@ -141,7 +148,7 @@ impl Limiter {
             state: Mutex::new(State {
                 rate: ceiling,
                 updated: Instant::now(),
-                next: None,
+                backlog: 0.0,
                 lowered: None,
             }),
         })
@@ -156,50 +163,41 @@ impl Limiter {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Brings the rate up to date: the additive increase since the last update.
+    /// Brings the state up to date: the backlog paid off at the rate held, then the additive
+    /// increase since the last update.
     fn refresh(&self, state: &mut State, now: Instant) {
         let elapsed = now.saturating_duration_since(state.updated).as_secs_f64();
+        state.backlog = (state.backlog - state.rate * elapsed).max(-state.rate * SLACK);
         state.rate = (state.rate + self.ceiling * INCREASE_PER_SECOND * elapsed).min(self.ceiling);
         state.updated = now;
     }
 
-    fn interval(rate: f64, amount: f64) -> Duration {
-        Duration::try_from_secs_f64(amount / rate).unwrap_or(Duration::MAX)
-    }
-
     /// Waits for the turn of a write of `amount` (items or write units, as the limiter
-    /// counts), reserving it at the rate held now. Idle time is not saved up: no bursts.
+    /// counts): until what earlier writes cost is paid off at the rate held, which a waiting
+    /// write looks at again every [`RECHECK`], so a rate that climbs lets it go sooner. Idle
+    /// time is not saved up: no bursts.
     pub(crate) async fn acquire(&self, amount: f64) {
-        let now = Instant::now();
-        let start = {
-            let mut state = self.lock();
-            self.refresh(&mut state, now);
-            let start = state.next.map_or(now, |next| next.max(now));
-            state.next = start.checked_add(Self::interval(state.rate, amount));
-            start
-        };
-        if start > now {
-            tokio::time::sleep(start - now).await;
+        loop {
+            let wait = {
+                let mut state = self.lock();
+                self.refresh(&mut state, Instant::now());
+                // A microsecond's worth counts as paid: rounding never keeps a write waiting.
+                if state.backlog <= state.rate * 1e-6 {
+                    state.backlog += amount;
+                    return;
+                }
+                Duration::try_from_secs_f64(state.backlog / state.rate).unwrap_or(RECHECK)
+            };
+            tokio::time::sleep(wait.min(RECHECK)).await;
         }
     }
 
-    /// Corrects a reservation of `reserved` by what the write turned out to cost: more delays
-    /// the next write, less brings it forward (never before now).
+    /// Corrects a write's reservation of `reserved` by what it turned out to cost: more
+    /// delays the writes after it, less lets them go sooner.
     pub(crate) fn settle(&self, reserved: f64, cost: f64) {
         let mut state = self.lock();
-        let rate = state.rate;
-        if let Some(next) = state.next {
-            let correction = Self::interval(rate, (cost - reserved).abs());
-            state.next = if cost >= reserved {
-                next.checked_add(correction)
-            } else {
-                Some(
-                    next.checked_sub(correction)
-                        .unwrap_or(next)
-                        .max(Instant::now()),
-                )
-            };
-        }
+        self.refresh(&mut state, Instant::now());
+        state.backlog = (state.backlog + cost - reserved).max(-state.rate * SLACK);
     }
 
     /// DynamoDB throttled a write: halves the rate, once per burst of throttles.
@@ -269,6 +267,26 @@ mod tests {
         limiter.settle(25.0, 1.0);
         limiter.acquire(1.0).await;
         assert!(started.elapsed() < Duration::from_millis(1500));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_write_goes_sooner_when_the_rate_climbs() {
+        let limiter = limiter(Rate::ItemsPerSecond(1000.0));
+        {
+            // Lowered to 10 a second, with 10 writes unpaid: a second's wait at that rate.
+            let mut state = limiter.lock();
+            state.rate = 10.0;
+            state.backlog = 10.0;
+        }
+        let started = Instant::now();
+        let raise = async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            limiter.lock().rate = 1000.0;
+        };
+        tokio::join!(limiter.acquire(1.0), raise);
+        // It looked again after the rise instead of keeping the turn it had at 10 a second.
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_millis(800), "{elapsed:?}");
     }
 
     #[test]
