@@ -166,12 +166,15 @@ async fn four_workers_share_the_segments_and_take_over_a_killed_one() {
 async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
     let table = old_comments().await;
     let db = (*table).clone();
-    // Pages of 6 at 10 items a second take 0.6 s, longer than the 250 ms lease.
+    // Pages of 6 at 4 items a second take 1.5 s, six times the 250 ms lease, and the slow
+    // worker's segment would take it about 13 s: the fast worker is done with the other three
+    // long before, even on a loaded machine (at 10 items a second, a CI run once saw the slow
+    // worker finish first), and takes the slow one's over.
     let slow = tokio::spawn(
         db.sweep::<Comment>()
             .segments(4)
             .page_size(6)
-            .rate(Rate::ItemsPerSecond(10.0))
+            .rate(Rate::ItemsPerSecond(4.0))
             .distributed("fenced")
             .lease(Duration::from_millis(250))
             .worker_id("slow")

@@ -445,23 +445,15 @@ impl<E: Entity> DistributedSweep<E> {
         limiter: Option<&Limiter>,
         total: &mut SweepCounts,
     ) -> Result<SegmentEnd, Error> {
-        let segmented = self.segments > 1;
-        let segment_number = i32::try_from(lease.segment).ok().filter(|_| segmented);
-        let total_segments = i32::try_from(self.segments).ok().filter(|_| segmented);
         loop {
-            let output = self
-                .db
-                .client()
-                .scan()
-                .table_name(self.db.table_name())
-                .filter_expression(&filter.expression)
-                .set_expression_attribute_names(filter.names.clone())
-                .set_expression_attribute_values(filter.values.clone())
-                .limit(self.page_size)
-                .set_segment(segment_number)
-                .set_total_segments(total_segments)
-                .set_exclusive_start_key(lease.start_key.clone())
-                .send()
+            let output = filter
+                .page(
+                    &self.db,
+                    self.page_size,
+                    (lease.segment, self.segments),
+                    lease.start_key.clone(),
+                    limiter,
+                )
                 .await?;
             let mut page = SweepCounts {
                 examined: u64::try_from(output.scanned_count).unwrap_or_default(),

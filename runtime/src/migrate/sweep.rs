@@ -14,6 +14,7 @@ use crate::rate::{Limiter, Rate, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::Db;
+use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -637,28 +638,19 @@ impl<E: Entity> Shared<E> {
             .segments
             .get(segment as usize)
             .and_then(|progress| progress.start_key.clone());
-        let segmented = self.total_segments > 1;
-        let segment_number = i32::try_from(segment).ok().filter(|_| segmented);
-        let total = i32::try_from(self.total_segments)
-            .ok()
-            .filter(|_| segmented);
         loop {
             if self.stop.is_stopped() {
                 return Ok(());
             }
             let output = self
-                .db
-                .client()
-                .scan()
-                .table_name(self.db.table_name())
-                .filter_expression(&self.filter.expression)
-                .set_expression_attribute_names(self.filter.names.clone())
-                .set_expression_attribute_values(self.filter.values.clone())
-                .limit(self.page_size)
-                .set_segment(segment_number)
-                .set_total_segments(total)
-                .set_exclusive_start_key(start_key.clone())
-                .send()
+                .filter
+                .page(
+                    &self.db,
+                    self.page_size,
+                    (segment, self.total_segments),
+                    start_key.clone(),
+                    self.limiter.as_ref(),
+                )
                 .await?;
             let examined = u64::try_from(output.scanned_count).unwrap_or_default();
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
@@ -729,6 +721,48 @@ pub(super) struct OldItems {
 }
 
 impl OldItems {
+    /// One page of old items of segment `segment.0` of `segment.1`, from after `start_key`.
+    /// With a limiter, a throttled read lowers the sweep's rate and is sent again under
+    /// [`RetryPolicy::default`], as a throttled write is.
+    pub(super) async fn page<T: Table>(
+        &self,
+        db: &Db<T>,
+        page_size: i32,
+        (segment, total_segments): (u32, u32),
+        start_key: Option<Item>,
+        limiter: Option<&Limiter>,
+    ) -> Result<ScanOutput, Error> {
+        let segmented = total_segments > 1;
+        let request = db
+            .client()
+            .scan()
+            .table_name(db.table_name())
+            .filter_expression(&self.expression)
+            .set_expression_attribute_names(self.names.clone())
+            .set_expression_attribute_values(self.values.clone())
+            .limit(page_size)
+            .set_segment(i32::try_from(segment).ok().filter(|_| segmented))
+            .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
+            .set_exclusive_start_key(start_key);
+        let Some(limiter) = limiter else {
+            return Ok(request.send().await?);
+        };
+        let policy = RetryPolicy::default();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let error = match request.clone().send().await {
+                Ok(output) => return Ok(output),
+                Err(error) => Error::from(error),
+            };
+            if !error.is_throttling() || attempt >= policy.attempts() {
+                return Err(error);
+            }
+            limiter.throttled();
+            policy.sleep_before(attempt).await;
+        }
+    }
+
     pub(super) fn of<E: Entity>() -> OldItems {
         let table = <E::Table as Table>::SCHEMA;
         let schema = E::SCHEMA;
