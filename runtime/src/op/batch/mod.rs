@@ -82,17 +82,20 @@ struct Pending<M, R> {
     meta: M,
 }
 
-/// What one batch request returned: items read, and the keys DynamoDB left unprocessed.
-struct Response {
+/// What one batch request returned: items read, and the requests DynamoDB left unprocessed,
+/// each with its item's key. They come back whole in the answer, and are resent from it: the
+/// requests sent need no copy kept.
+struct Response<R> {
     items: Vec<Item>,
-    unprocessed: Vec<KeyText>,
+    unprocessed: Vec<(KeyText, R)>,
 }
 
 /// The result of sending one chunk until it is done or the policy gives up.
-struct Driven<M, R> {
+struct Driven<M> {
     items: Vec<Item>,
     done: usize,
-    left: Vec<Pending<M, R>>,
+    /// What is not done, in the order given.
+    left: Vec<M>,
     requests: usize,
     error: Option<Error>,
 }
@@ -101,14 +104,13 @@ struct Driven<M, R> {
 /// `policy` says, until nothing is left or the attempts run out. A failed request ends it,
 /// with everything not yet done in `left`.
 async fn drive<M, R, F, Fut>(
-    mut pending: Vec<Pending<M, R>>,
+    pending: Vec<Pending<M, R>>,
     policy: &RetryPolicy,
     mut send: F,
-) -> Driven<M, R>
+) -> Driven<M>
 where
-    R: Clone,
     F: FnMut(Vec<R>) -> Fut,
-    Fut: Future<Output = Result<Response, Error>>,
+    Fut: Future<Output = Result<Response<R>, Error>>,
 {
     let mut driven = Driven {
         items: Vec::new(),
@@ -117,22 +119,33 @@ where
         requests: 0,
         error: None,
     };
+    let (mut waiting, mut requests): (Vec<(KeyText, M)>, Vec<R>) = pending
+        .into_iter()
+        .map(|entry| ((entry.key, entry.meta), entry.request))
+        .unzip();
     let mut attempt = 0;
-    while !pending.is_empty() && attempt < policy.attempts() {
+    while !requests.is_empty() && attempt < policy.attempts() {
         policy.sleep_before(attempt).await;
         attempt += 1;
         driven.requests += 1;
-        let requests = pending.iter().map(|entry| entry.request.clone()).collect();
-        match send(requests).await {
+        match send(std::mem::take(&mut requests)).await {
             Ok(response) => {
                 driven.items.extend(response.items);
                 // Keys are unique within a batch (deduplicated or rejected), so a key
-                // names exactly one pending request.
-                let (left, done): (Vec<_>, Vec<_>) = pending
-                    .into_iter()
-                    .partition(|entry| response.unprocessed.contains(&entry.key));
+                // names exactly one waiting operation.
+                let (left, done): (Vec<_>, Vec<_>) = waiting.into_iter().partition(|(key, _)| {
+                    response
+                        .unprocessed
+                        .iter()
+                        .any(|(unprocessed, _)| unprocessed == key)
+                });
                 driven.done += done.len();
-                pending = left;
+                waiting = left;
+                requests = response
+                    .unprocessed
+                    .into_iter()
+                    .map(|(_, request)| request)
+                    .collect();
             }
             Err(error) => {
                 driven.error = Some(error);
@@ -140,7 +153,7 @@ where
             }
         }
     }
-    driven.left = pending;
+    driven.left = waiting.into_iter().map(|(_, meta)| meta).collect();
     driven
 }
 
@@ -266,14 +279,12 @@ impl<E: Entity> BatchGet<'_, E> {
                     Err(error) => output.errors.push(error),
                 }
             }
-            output
-                .unprocessed
-                .extend(driven.left.into_iter().map(|entry| entry.meta));
+            output.unprocessed.extend(driven.left);
         }
         Ok(output)
     }
 
-    async fn request(&self, keys: Vec<Item>) -> Result<Response, Error> {
+    async fn request(&self, keys: Vec<Item>) -> Result<Response<Item>, Error> {
         let table = self.db.table_name();
         let span = crate::trace::span(
             Operation::BatchGetItem,
@@ -294,7 +305,12 @@ impl<E: Entity> BatchGet<'_, E> {
         let unprocessed = output
             .unprocessed_keys
             .and_then(|mut unprocessed| unprocessed.remove(table))
-            .map(|keys| keys.keys.iter().map(item::key_text::<E::Table>).collect())
+            .map(|keys| {
+                keys.keys
+                    .into_iter()
+                    .map(|key| (item::key_text::<E::Table>(&key), key))
+                    .collect()
+            })
             .unwrap_or_default();
         Ok(Response { items, unprocessed })
     }
@@ -542,9 +558,7 @@ impl<T: Table> BatchWrite<'_, T> {
                 Ok(driven) => {
                     output.written += driven.done;
                     output.requests += driven.requests;
-                    output
-                        .unprocessed
-                        .extend(driven.left.into_iter().map(|entry| entry.meta.clone()));
+                    output.unprocessed.extend(driven.left.into_iter().cloned());
                     if let Some(error) = driven.error {
                         first_error.get_or_insert(error);
                     }
@@ -569,7 +583,7 @@ impl<T: Table> BatchWrite<'_, T> {
         &self,
         writes: Vec<WriteRequest>,
         limiter: Option<&Limiter>,
-    ) -> Result<Response, Error> {
+    ) -> Result<Response<WriteRequest>, Error> {
         let Some(limiter) = limiter else {
             return self
                 .request_once(writes, false)
@@ -579,7 +593,11 @@ impl<T: Table> BatchWrite<'_, T> {
         let reserved = pace::reservation::<T>(limiter.unit(), &writes);
         limiter.acquire(reserved).await;
         let count = writes.len();
-        let keys: Vec<KeyText> = writes.iter().filter_map(write_key::<T>).collect();
+        // Kept to resend if the whole request is throttled, which returns none of them.
+        let sent: Vec<(KeyText, WriteRequest)> = writes
+            .iter()
+            .filter_map(|write| Some((write_key::<T>(write)?, write.clone())))
+            .collect();
         match self.request_once(writes, true).await {
             Ok((response, consumed)) => {
                 let done = count.saturating_sub(response.unprocessed.len());
@@ -599,7 +617,7 @@ impl<T: Table> BatchWrite<'_, T> {
                 limiter.throttled();
                 Ok(Response {
                     items: Vec::new(),
-                    unprocessed: keys,
+                    unprocessed: sent,
                 })
             }
             Err(error) => Err(error),
@@ -611,7 +629,7 @@ impl<T: Table> BatchWrite<'_, T> {
         &self,
         writes: Vec<WriteRequest>,
         paced: bool,
-    ) -> Result<(Response, Option<f64>), Error> {
+    ) -> Result<(Response<WriteRequest>, Option<f64>), Error> {
         let table = self.db.table_name();
         let span = crate::trace::span(Operation::BatchWriteItem, table, "", || None, None);
         let request = self.request_of(writes, paced).send().boxed();
@@ -627,8 +645,8 @@ impl<T: Table> BatchWrite<'_, T> {
             .unprocessed_items
             .and_then(|mut unprocessed| unprocessed.remove(table))
             .unwrap_or_default()
-            .iter()
-            .filter_map(write_key::<T>)
+            .into_iter()
+            .filter_map(|write| Some((write_key::<T>(&write)?, write)))
             .collect();
         let response = Response {
             items: Vec::new(),
@@ -695,7 +713,7 @@ mod tests {
             };
             ready(Ok::<_, Error>(Response {
                 items: Vec::new(),
-                unprocessed: left.into_iter().map(key).collect(),
+                unprocessed: left.into_iter().map(|n| (key(n), n)).collect(),
             }))
         }));
         assert_eq!(sent, vec![vec![0, 1, 2, 3, 4], vec![1, 3], vec![3]]);
@@ -711,7 +729,11 @@ mod tests {
         let driven = futures::executor::block_on(drive(pending(4), &no_delay(3), |requests| {
             calls += 1;
             // Always leaves the last two.
-            let left = requests.into_iter().filter(|n| *n >= 2).map(key).collect();
+            let left = requests
+                .into_iter()
+                .filter(|n| *n >= 2)
+                .map(|n| (key(n), n))
+                .collect();
             ready(Ok::<_, Error>(Response {
                 items: Vec::new(),
                 unprocessed: left,
@@ -720,8 +742,7 @@ mod tests {
         assert_eq!(calls, 3);
         assert_eq!(driven.requests, 3);
         assert_eq!(driven.done, 2);
-        let left: Vec<usize> = driven.left.iter().map(|entry| entry.meta).collect();
-        assert_eq!(left, vec![2, 3]);
+        assert_eq!(driven.left, vec![2, 3]);
     }
 
     #[test]
@@ -732,7 +753,7 @@ mod tests {
             ready(if calls == 1 {
                 Ok(Response {
                     items: Vec::new(),
-                    unprocessed: vec![key(2)],
+                    unprocessed: vec![(key(2), 2)],
                 })
             } else {
                 Err(Error::Wait {
@@ -750,7 +771,7 @@ mod tests {
     #[test]
     fn nothing_to_send_sends_nothing() {
         let driven = futures::executor::block_on(drive(pending(0), &no_delay(8), |_| {
-            ready(Err::<Response, _>(Error::Wait {
+            ready(Err::<Response<usize>, _>(Error::Wait {
                 table: "t".into(),
                 message: "must not be called".into(),
             }))
@@ -769,7 +790,7 @@ mod tests {
         let driven = drive(pending(1), &policy, |_| {
             ready(Ok::<_, Error>(Response {
                 items: Vec::new(),
-                unprocessed: vec![key(0)],
+                unprocessed: vec![(key(0), 0)],
             }))
         })
         .await;
