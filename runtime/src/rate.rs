@@ -229,7 +229,7 @@ mod tests {
     use super::*;
 
     fn limiter(rate: Rate) -> Limiter {
-        Limiter::new(rate, "t", None).unwrap()
+        Limiter::new(rate, "t", None).unwrap() // ok: test rates are valid constants
     }
 
     #[tokio::test]
@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn a_share_of_capacity_needs_provisioned_capacity() {
-        let held = Limiter::new(Rate::ShareOfCapacity(0.25), "t", Some(400)).unwrap();
+        let held = Limiter::new(Rate::ShareOfCapacity(0.25), "t", Some(400)).unwrap(); // ok: constant input
         assert_eq!(held.held(), 100.0);
         assert_eq!(held.unit(), Unit::WriteUnits);
         for on_demand in [None, Some(0)] {
