@@ -2,7 +2,7 @@
 //! file atomically (write to a temporary file, then rename) after every page.
 
 use super::error::MigrationError;
-use super::sweep::SweepCounts;
+use super::sweep::report::SweepCounts;
 use super::time::unix_now;
 use crate::error::Error;
 use crate::item::Item;

@@ -12,7 +12,8 @@
 //! lost its lease and by the one that took over, writes nothing twice.
 
 use super::error::MigrationError;
-use super::sweep::{backfill_counted, OldItems, Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
+use super::old_items::{backfill_counted, OldItems};
+use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use crate::error::Error;
 use crate::item::Item;
 use crate::rate::{Limiter, Rate};

@@ -38,6 +38,7 @@ mod design;
 mod distributed;
 pub(crate) mod error;
 mod marker;
+mod old_items;
 mod plan;
 mod schema_version;
 mod sweep;

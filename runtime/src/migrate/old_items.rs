@@ -1,0 +1,170 @@
+//! The items a backfill looks for (an entity's items below its schema version), read a page
+//! at a time, and the backfill of each one: shared by the sweep and the distributed worker.
+
+use super::backfill::{BackfillOutcome, Backfilled};
+use super::error::MigrationError;
+use super::sweep::report::SweepCounts;
+use crate::error::Error;
+use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::{AttrPath, Placeholders};
+use crate::item::Item;
+use crate::rate::{Limiter, Unit};
+use crate::retry::RetryPolicy;
+use crate::schema::{Entity, Table};
+use crate::Db;
+use aws_sdk_dynamodb::operation::scan::ScanOutput;
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// The scan filter of a sweep: only entity `E`'s items below its schema version, `_type = E
+/// AND (no _sv OR _sv < v)`.
+pub(super) struct OldItems {
+    pub(super) expression: String,
+    pub(super) names: Option<HashMap<String, String>>,
+    pub(super) values: Option<HashMap<String, AttributeValue>>,
+}
+
+impl OldItems {
+    /// One page of old items of segment `segment.0` of `segment.1`, from after `start_key`.
+    /// With a limiter, a throttled read lowers the sweep's rate and is sent again under
+    /// [`RetryPolicy::default`], as a throttled write is.
+    pub(super) async fn page<T: Table>(
+        &self,
+        db: &Db<T>,
+        page_size: i32,
+        (segment, total_segments): (u32, u32),
+        start_key: Option<Item>,
+        limiter: Option<&Limiter>,
+    ) -> Result<ScanOutput, Error> {
+        let segmented = total_segments > 1;
+        let request = db
+            .client()
+            .scan()
+            .table_name(db.table_name())
+            .filter_expression(&self.expression)
+            .set_expression_attribute_names(self.names.clone())
+            .set_expression_attribute_values(self.values.clone())
+            .limit(page_size)
+            .set_segment(i32::try_from(segment).ok().filter(|_| segmented))
+            .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
+            .set_exclusive_start_key(start_key);
+        let Some(limiter) = limiter else {
+            return Ok(request.send().await?);
+        };
+        let policy = RetryPolicy::default();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let error = match request.clone().send().await {
+                Ok(output) => return Ok(output),
+                Err(error) => Error::from(error),
+            };
+            if !error.is_throttling() || attempt >= policy.attempts() {
+                return Err(error);
+            }
+            limiter.throttled();
+            policy.sleep_before(attempt).await;
+        }
+    }
+
+    pub(super) fn of<E: Entity>() -> OldItems {
+        let table = <E::Table as Table>::SCHEMA;
+        let schema = E::SCHEMA;
+        let version = AttributeValue::N(schema.schema_version.to_string());
+        let version_path = || AttrPath::attribute(table.schema_version_attribute);
+        let filter = Node::And(
+            Box::new(Node::Compare(
+                Operand::Path(AttrPath::attribute(table.entity_attribute)),
+                Comparison::Eq,
+                Operand::Value(AttributeValue::S(schema.name.to_owned())),
+            )),
+            Box::new(Node::Or(
+                Box::new(Node::NotExists(version_path())),
+                Box::new(Node::Compare(
+                    Operand::Path(version_path()),
+                    Comparison::Lt,
+                    Operand::Value(version),
+                )),
+            )),
+        );
+        let mut placeholders = Placeholders::default();
+        let expression = filter.to_expression(&mut placeholders);
+        OldItems {
+            expression,
+            names: placeholders.names(),
+            values: placeholders.values(),
+        }
+    }
+}
+
+/// Backfills one old item a sweep read, counting what happened into `counts`. An item that is
+/// itself the problem is returned, to be counted as failed; any other error ends the sweep.
+pub(super) async fn backfill_counted<E: Entity>(
+    db: &Db<E::Table>,
+    raw: Item,
+    limiter: Option<&Limiter>,
+    counts: &mut SweepCounts,
+) -> Result<Option<Error>, Error> {
+    let done = match limiter {
+        Some(limiter) => backfill_paced::<E>(db, raw, limiter).await,
+        None => db.backfill_item::<E>(raw).await,
+    };
+    match done {
+        Ok(done) => {
+            match done.outcome {
+                BackfillOutcome::Written {
+                    write_units,
+                    after_change,
+                } => {
+                    counts.backfilled += 1;
+                    counts.after_change += u64::from(after_change);
+                    counts.write_units += write_units;
+                }
+                BackfillOutcome::ChangedConcurrently => counts.changed_concurrently += 1,
+                BackfillOutcome::Current => counts.already_current += 1,
+            }
+            Ok(None)
+        }
+        Err(
+            error @ (Error::Decode(_)
+            | Error::Key(_)
+            | Error::Limit(_)
+            | Error::Encode { .. }
+            | Error::Migration(MigrationError::KeyChanged { .. })),
+        ) => Ok(Some(error)),
+        Err(error) => Err(error),
+    }
+}
+
+/// Backfills one item at the limiter's pace. A throttled write lowers the rate and is sent
+/// again, under [`RetryPolicy::default`], rather than ending the sweep.
+async fn backfill_paced<E: Entity>(
+    db: &Db<E::Table>,
+    raw: Item,
+    limiter: &Limiter,
+) -> Result<Backfilled<E>, Error> {
+    let policy = RetryPolicy::default();
+    let mut attempt = 0;
+    loop {
+        limiter.acquire(1.0).await;
+        attempt += 1;
+        match db.backfill_item::<E>(raw.clone()).await {
+            Ok(done) => {
+                if let (Unit::WriteUnits, BackfillOutcome::Written { write_units, .. }) =
+                    (limiter.unit(), &done.outcome)
+                {
+                    limiter.settle(1.0, *write_units);
+                }
+                return Ok(done);
+            }
+            Err(error) if error.is_throttling() => {
+                limiter.throttled();
+                if attempt >= policy.attempts() {
+                    return Err(error);
+                }
+                policy.sleep_before(attempt).await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
