@@ -105,3 +105,22 @@ async fn reported_consumption_is_tracked_and_matches_the_estimate_where_the_engi
     db.get(Ticket::key("1").unwrap()).send().await.unwrap();
     assert_eq!(db.consumed().unwrap().requests, 2);
 }
+
+#[test]
+fn the_units_a_paced_batch_reserves_per_put_are_the_estimates() {
+    let long_title = "x".repeat(2500);
+    for (ticket, units) in [
+        (Ticket::new("1", 7, Status::Open, "x"), 2.0),
+        (Ticket::new("2", 7, Status::Closed, "x"), 1.0),
+        // About 2.5 KB: three units in the table and in GSI1's entry, which holds it all.
+        (Ticket::new("3", 7, Status::Open, &long_title), 6.0),
+    ] {
+        let item = singletable::item::encode(&ticket).unwrap();
+        let estimate = singletable::cost::put_estimate::<App>(&item);
+        assert_eq!(estimate.write_units, units, "{estimate:?}");
+        assert_eq!(
+            singletable::cost::put_write_units::<App>(&item),
+            estimate.write_units
+        );
+    }
+}

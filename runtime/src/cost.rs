@@ -45,10 +45,39 @@ pub const ASSUMED_ITEM_BYTES: usize = WRITE_UNIT_BYTES;
 
 /// The estimate of writing `item` whole: the table write plus one write per index entry.
 pub fn put_estimate<T: crate::Table>(item: &crate::Item) -> Estimate {
-    let size = crate::item::item_size(item);
-    let units = write_units(size);
     let mut estimate = Estimate::default();
-    estimate.write(units, format!("table write of a {size}-byte item"));
+    for_each_put_write::<T>(item, |units, write| {
+        let reason = match write {
+            PutWrite::Table { size } => format!("table write of a {size}-byte item"),
+            PutWrite::IndexEntry { index, size } => format!("{index} entry written ({size} bytes)"),
+            PutWrite::Expiry { attribute } => format!(
+                "its expiry ({attribute}): DynamoDB's time to live deletes it free of charge"
+            ),
+        };
+        estimate.write(units, reason);
+    });
+    estimate
+}
+
+/// The write units of [`put_estimate`] alone: what a paced batch reserves per put, without
+/// writing out the reasons.
+pub fn put_write_units<T: crate::Table>(item: &crate::Item) -> f64 {
+    let mut units = 0.0;
+    for_each_put_write::<T>(item, |each, _| units += each);
+    units
+}
+
+/// One part of writing an item whole, as [`for_each_put_write`] reports it.
+enum PutWrite {
+    Table { size: usize },
+    IndexEntry { index: &'static str, size: usize },
+    Expiry { attribute: &'static str },
+}
+
+/// Calls `write` with the units and the nature of each part of writing `item` whole.
+fn for_each_put_write<T: crate::Table>(item: &crate::Item, mut write: impl FnMut(f64, PutWrite)) {
+    let size = crate::item::item_size(item);
+    write(write_units(size), PutWrite::Table { size });
     for index in T::SCHEMA.indexes {
         let key = match index.kind {
             crate::schema::IndexKind::Global => Some(index.partition_key),
@@ -56,24 +85,23 @@ pub fn put_estimate<T: crate::Table>(item: &crate::Item) -> Estimate {
         };
         if key.is_some_and(|key| item.contains_key(key)) {
             // What the index holds of the item: all of it, or its keys and listed attributes.
-            let entry_size = crate::item::held_size(item, |name| index.holds(T::SCHEMA, name));
-            estimate.write(
-                write_units(entry_size),
-                format!("{} entry written ({entry_size} bytes)", index.name),
+            let size = crate::item::held_size(item, |name| index.holds(T::SCHEMA, name));
+            write(
+                write_units(size),
+                PutWrite::IndexEntry {
+                    index: index.name,
+                    size,
+                },
             );
         }
     }
-    if let Some(ttl) = T::SCHEMA
+    if let Some(attribute) = T::SCHEMA
         .ttl_attribute
         .filter(|ttl| item.contains_key(*ttl))
     {
         // The delete of an expired item is DynamoDB's own (Time to Live, developer guide).
-        estimate.write(
-            0.0,
-            format!("its expiry ({ttl}): DynamoDB's time to live deletes it free of charge"),
-        );
+        write(0.0, PutWrite::Expiry { attribute });
     }
-    estimate
 }
 
 /// An estimate of the capacity an operation consumes, with how it was reached.

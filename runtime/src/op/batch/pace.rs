@@ -14,7 +14,7 @@ pub(super) fn reservation<T: Table>(unit: Unit, writes: &[WriteRequest]) -> f64 
         Unit::WriteUnits => writes
             .iter()
             .map(|write| match &write.put_request {
-                Some(put) => cost::put_estimate::<T>(&put.item).write_units,
+                Some(put) => cost::put_write_units::<T>(&put.item),
                 None => 1.0,
             })
             .sum(),
