@@ -3,7 +3,10 @@
 //! increase, multiplicative decrease, as TCP shares a link).
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// Tokio's clock, which the waits sleep on: the same as the system's, except in tests that
+// pause it, where it makes the limiter's timing exact.
+use tokio::time::Instant;
 
 /// How fast a sweep or a bulk write may go, so it leaves the table's capacity to the
 /// application.
@@ -232,7 +235,19 @@ mod tests {
         Limiter::new(rate, "t", None).unwrap() // ok: test rates are valid constants
     }
 
-    #[tokio::test]
+    /// Time here is tokio's, paused: it moves only when every task waits on a timer, and then
+    /// straight to the next deadline, so what the limiter waits is exact, however loaded the
+    /// machine (tokio's timers have a millisecond's resolution, rounded up).
+    fn assert_waited(started: Instant, expected_ms: u64) {
+        let elapsed = started.elapsed();
+        let expected = Duration::from_millis(expected_ms);
+        assert!(
+            elapsed >= expected && elapsed <= expected + Duration::from_millis(2),
+            "waited {elapsed:?}, expected {expected:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn writes_are_spaced_at_the_rate() {
         let limiter = limiter(Rate::ItemsPerSecond(50.0));
         let started = Instant::now();
@@ -240,36 +255,32 @@ mod tests {
             limiter.acquire(1.0).await;
         }
         // Five intervals of 20 ms after the first write, which goes at once.
-        let elapsed = started.elapsed();
-        assert!(elapsed >= Duration::from_millis(95), "{elapsed:?}");
-        assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+        assert_waited(started, 100);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn expensive_writes_delay_the_next_one() {
         let limiter = limiter(Rate::WriteUnitsPerSecond(100.0));
-        // Timed from before the first write, which the delay counts from: timed from after
-        // it, a slow machine's pause in between shortened what the test saw.
         let started = Instant::now();
         limiter.acquire(1.0).await;
         limiter.settle(1.0, 11.0);
         limiter.acquire(1.0).await;
         // 11 units at 100 per second.
-        assert!(started.elapsed() >= Duration::from_millis(110));
+        assert_waited(started, 110);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_cheaper_write_than_reserved_brings_the_next_forward() {
         let limiter = limiter(Rate::WriteUnitsPerSecond(10.0));
         let started = Instant::now();
         limiter.acquire(25.0).await;
-        // Reserved 2.5 s, cost 0.1 s: the next write waits no more than that.
+        // Reserved 2.5 s, cost 0.1 s: the next write waits that 0.1 s.
         limiter.settle(25.0, 1.0);
         limiter.acquire(1.0).await;
-        assert!(started.elapsed() < Duration::from_millis(1500));
+        assert_waited(started, 100);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_waiting_write_goes_sooner_when_the_rate_climbs() {
         let limiter = limiter(Rate::ItemsPerSecond(1000.0));
         {
@@ -284,9 +295,9 @@ mod tests {
             limiter.lock().rate = 1000.0;
         };
         tokio::join!(limiter.acquire(1.0), raise);
-        // It looked again after the rise instead of keeping the turn it had at 10 a second.
-        let elapsed = started.elapsed();
-        assert!(elapsed < Duration::from_millis(800), "{elapsed:?}");
+        // It looks again every 100 ms: at 200 ms, the first look after the rise, the backlog
+        // is paid at 1000 a second, instead of the turn it had at 10 a second (1 s).
+        assert_waited(started, 200);
     }
 
     #[test]
