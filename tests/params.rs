@@ -45,6 +45,14 @@ struct Event {
     at: u64,
 }
 
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "CUSTOMER#{id}", sk = "CUSTOMER")]
+struct Customer {
+    id: String,
+    #[dynamo(unique)]
+    email: String,
+}
+
 /// The bodies the SDK transmitted, with their operation (from `X-Amz-Target`).
 #[derive(Debug, Clone, Default)]
 struct Capture(Arc<Mutex<Vec<(String, serde_json::Value)>>>);
@@ -308,4 +316,37 @@ async fn creating_a_table_sends_what_params_prints() {
         .send()
         .await
         .unwrap();
+}
+
+/// A write of an entity with unique values is a transaction sent after a consistent read of
+/// the item. For a new item, `params()` prints that transaction as it is sent: the item and
+/// its value's sentinel. (For an item that exists, the release of its old value's sentinel,
+/// known only from the item as read, joins the transaction when it is sent; `params()` says
+/// so.)
+#[tokio::test]
+async fn a_new_item_with_a_unique_value_sends_the_transaction_params_prints() {
+    let (_table, db, capture) = setup().await;
+    let customer = Customer {
+        id: "c1".into(),
+        email: "ada@example.com".into(),
+    };
+    let put = db.put(&customer);
+    let printed = put.params().unwrap();
+    put.send().await.unwrap();
+    let mut sent = capture.take();
+    let operations: Vec<&str> = sent
+        .iter()
+        .map(|(operation, _)| operation.as_str())
+        .collect();
+    assert_eq!(operations, ["GetItem", "TransactWriteItems"], "{sent:#?}");
+    let (operation, mut body) = sent.remove(1);
+    let mut printed_body = printed.body.clone();
+    // A transaction's idempotency token is made when it is sent.
+    for body in [&mut body, &mut printed_body] {
+        body.as_object_mut().unwrap().remove("ClientRequestToken");
+    }
+    assert_eq!(operation, printed.operation);
+    assert_eq!(body, printed_body, "params() is the transaction sent");
+    let items = body["TransactItems"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "the item and its sentinel: {body:#}");
 }
