@@ -122,8 +122,9 @@ pub struct SweepProgress {
     pub table_items: Option<u64>,
     /// Whether this is a dry run.
     pub dry_run: bool,
-    /// The write rate the sweep holds now, per second, in its [`Rate`]'s unit (writes, or
-    /// write units): the ceiling, or less after DynamoDB throttled. `None` without a rate.
+    /// The write rate the sweep holds now, per second, in its [`Rate`](crate::rate::Rate)'s
+    /// unit (writes, or write units): the ceiling, or less after DynamoDB throttled. `None`
+    /// without a rate.
     pub rate: Option<f64>,
 }
 
