@@ -1,8 +1,8 @@
 //! The sweep: a paginated, parallel-segment scan over an entity's old items that backfills
 //! each one, throttled, resumable from a checkpoint, with progress reports and a dry run.
 //!
-//! This file holds the sweep's options and its start; `run` the work its segments share, and
-//! `report` what it tells the caller.
+//! This file holds the sweep's options and its start; `run.rs` holds the work its segments
+//! share, and `report.rs` what the sweep tells its caller.
 
 pub(super) mod report;
 mod run;
@@ -34,6 +34,7 @@ pub(super) const MAX_SEGMENTS: u32 = 1_000_000;
 /// Called with the sweep's progress after every item and page; return
 /// `ControlFlow::Break(())` to stop the sweep (it can be resumed from its checkpoint).
 pub type ProgressCallback = Arc<dyn Fn(&SweepProgress) -> ControlFlow<()> + Send + Sync>;
+
 /// How a sweep runs; see [`Sweep`] for each option.
 #[derive(Clone, Default)]
 pub struct SweepOptions {
