@@ -350,3 +350,59 @@ async fn a_new_item_with_a_unique_value_sends_the_transaction_params_prints() {
     let items = body["TransactItems"].as_array().unwrap();
     assert_eq!(items.len(), 2, "the item and its sentinel: {body:#}");
 }
+
+/// An update of a unique value of an existing item sends, after its consistent read, the
+/// transaction `params()` prints with what only the item as read tells: the release of the old
+/// value's sentinel, and the condition that the item is still as read.
+#[tokio::test]
+async fn an_update_of_a_unique_value_sends_what_params_prints_and_the_old_values_release() {
+    let (_table, db, capture) = setup().await;
+    let customer = Customer {
+        id: "c1".into(),
+        email: "ada@example.com".into(),
+    };
+    db.put(&customer).send().await.unwrap();
+    capture.take();
+    let update = db
+        .update(Customer::key("c1").unwrap())
+        .set(Customer::EMAIL, "lovelace@example.com");
+    let printed = update.params().unwrap();
+    update.send().await.unwrap();
+    let sent = capture.take();
+    let transaction = sent
+        .iter()
+        .find(|(operation, _)| operation == "TransactWriteItems")
+        .map(|(_, body)| body)
+        .unwrap_or_else(|| panic!("a transaction is sent: {sent:#?}"));
+    assert_eq!(printed.operation, "TransactWriteItems");
+    let sent_items = transaction["TransactItems"].as_array().unwrap();
+    let printed_items = printed.body["TransactItems"].as_array().unwrap();
+    assert_eq!(
+        printed_items.len(),
+        2,
+        "the update and the new value's claim"
+    );
+    assert_eq!(
+        sent_items.len(),
+        3,
+        "and the old value's release: {transaction:#}"
+    );
+    // The update itself: the same key and changes; its condition gains the item as read.
+    let (sent_update, printed_update) = (&sent_items[0]["Update"], &printed_items[0]["Update"]);
+    for field in ["TableName", "Key", "UpdateExpression"] {
+        assert_eq!(sent_update[field], printed_update[field], "{field}");
+    }
+    // The new value's claim, exactly as printed.
+    assert!(
+        sent_items.contains(&printed_items[1]),
+        "{:#} in {transaction:#}",
+        printed_items[1]
+    );
+    // The release: a delete of the sentinel that the put above claimed.
+    let release = sent_items
+        .iter()
+        .find(|item| item.get("Delete").is_some())
+        .unwrap_or_else(|| panic!("a release is sent: {transaction:#}"));
+    let released = release["Delete"]["Key"].to_string();
+    assert!(released.contains("ada@example.com"), "{released}");
+}

@@ -130,8 +130,9 @@ fn claim<E: Entity>(
     let owner = key_of::<E>(new);
     let free = Node::NotExists(AttrPath::attribute(table.partition_key));
     let mut condition = or(free, owned_by::<E>(&owner));
-    if let Some(old) = moving_from {
-        condition = or(condition, owned_by::<E>(&key_of::<E>(old)));
+    // Only a move has an old key to name; an update's is the same key, named once.
+    if let Some(old) = moving_from.map(key_of::<E>).filter(|old| *old != owner) {
+        condition = or(condition, owned_by::<E>(&old));
     }
     let key = sentinel_key::<E>(unique, &value);
     let mut item = key.clone();
