@@ -78,6 +78,8 @@ def baseline(revision):
     home = ROOT / "target" / "layouts-baseline"
     tree = home / commit[:12]
     if not tree.exists():
+        # A worktree deleted with target/ is still registered until pruned.
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=True)
         subprocess.run(
             ["git", "worktree", "add", "--detach", str(tree), commit],
             cwd=ROOT, check=True, capture_output=True,

@@ -111,6 +111,34 @@ async fn setup() -> (TestTable<Shop>, Db<Shop>, Capture) {
     (table, db, capture)
 }
 
+fn customer(email: &str) -> Customer {
+    Customer {
+        id: "c1".into(),
+        email: email.into(),
+    }
+}
+
+/// The one request in `sent`.
+#[track_caller]
+fn only(sent: Vec<(String, serde_json::Value)>) -> (String, serde_json::Value) {
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    sent.into_iter().next().unwrap()
+}
+
+/// A sent request less its client request token, which is made when it is sent; asserts that
+/// it had one.
+#[track_caller]
+fn without_token(
+    (operation, mut body): (String, serde_json::Value),
+) -> (String, serde_json::Value) {
+    let token = body.as_object_mut().unwrap().remove("ClientRequestToken");
+    assert!(
+        token.is_some_and(|token| token.is_string()),
+        "a token is sent"
+    );
+    (operation, body)
+}
+
 fn order(id: &str, status: Status) -> Order {
     Order {
         id: id.into(),
@@ -255,16 +283,6 @@ async fn transactions_send_what_params_prints() {
 #[tokio::test]
 async fn appends_and_rekeys_send_what_params_prints_with_their_token() {
     let (_table, db, capture) = setup().await;
-    let without_token = |sent: Vec<(String, serde_json::Value)>| {
-        assert_eq!(sent.len(), 1, "{sent:#?}");
-        let (operation, mut body) = sent.into_iter().next().unwrap();
-        let token = body.as_object_mut().unwrap().remove("ClientRequestToken");
-        assert!(
-            token.is_some_and(|token| token.is_string()),
-            "a token is sent"
-        );
-        (operation, body)
-    };
     let event = Event {
         customer: "c1".into(),
         at: 100,
@@ -273,7 +291,7 @@ async fn appends_and_rekeys_send_what_params_prints_with_their_token() {
     let printed = append.params().unwrap();
     append.send().await.unwrap();
     assert_eq!(
-        without_token(capture.take()),
+        without_token(only(capture.take())),
         (printed.operation.to_owned(), printed.body)
     );
 
@@ -294,7 +312,7 @@ async fn appends_and_rekeys_send_what_params_prints_with_their_token() {
     let printed = rekey.params().unwrap();
     rekey.send().await.unwrap();
     assert_eq!(
-        without_token(capture.take()),
+        without_token(only(capture.take())),
         (printed.operation.to_owned(), printed.body)
     );
 }
@@ -326,11 +344,7 @@ async fn creating_a_table_sends_what_params_prints() {
 #[tokio::test]
 async fn a_new_item_with_a_unique_value_sends_the_transaction_params_prints() {
     let (_table, db, capture) = setup().await;
-    let customer = Customer {
-        id: "c1".into(),
-        email: "ada@example.com".into(),
-    };
-    let put = db.put(&customer);
+    let put = db.put(&customer("ada@example.com"));
     let printed = put.params().unwrap();
     put.send().await.unwrap();
     let mut sent = capture.take();
@@ -339,14 +353,9 @@ async fn a_new_item_with_a_unique_value_sends_the_transaction_params_prints() {
         .map(|(operation, _)| operation.as_str())
         .collect();
     assert_eq!(operations, ["GetItem", "TransactWriteItems"], "{sent:#?}");
-    let (operation, mut body) = sent.remove(1);
-    let mut printed_body = printed.body.clone();
-    // A transaction's idempotency token is made when it is sent.
-    for body in [&mut body, &mut printed_body] {
-        body.as_object_mut().unwrap().remove("ClientRequestToken");
-    }
+    let (operation, body) = without_token(sent.remove(1));
     assert_eq!(operation, printed.operation);
-    assert_eq!(body, printed_body, "params() is the transaction sent");
+    assert_eq!(body, printed.body, "params() is the transaction sent");
     let items = body["TransactItems"].as_array().unwrap();
     assert_eq!(items.len(), 2, "the item and its sentinel: {body:#}");
 }
@@ -357,11 +366,7 @@ async fn a_new_item_with_a_unique_value_sends_the_transaction_params_prints() {
 #[tokio::test]
 async fn an_update_of_a_unique_value_sends_what_params_prints_and_the_old_values_release() {
     let (_table, db, capture) = setup().await;
-    let customer = Customer {
-        id: "c1".into(),
-        email: "ada@example.com".into(),
-    };
-    db.put(&customer).send().await.unwrap();
+    db.put(&customer("ada@example.com")).send().await.unwrap();
     capture.take();
     let update = db
         .update(Customer::key("c1").unwrap())
@@ -387,11 +392,24 @@ async fn an_update_of_a_unique_value_sends_what_params_prints_and_the_old_values
         3,
         "and the old value's release: {transaction:#}"
     );
-    // The update itself: the same key and changes; its condition gains the item as read.
+    // The update itself: the same key and changes; its condition gains the item as read (the
+    // old email), which params() cannot know.
     let (sent_update, printed_update) = (&sent_items[0]["Update"], &printed_items[0]["Update"]);
     for field in ["TableName", "Key", "UpdateExpression"] {
         assert_eq!(sent_update[field], printed_update[field], "{field}");
     }
+    let as_read = serde_json::json!({ "S": "ada@example.com" });
+    let values = |update: &serde_json::Value| -> Vec<serde_json::Value> {
+        update["ExpressionAttributeValues"]
+            .as_object()
+            .map(|values| values.values().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert!(values(sent_update).contains(&as_read), "{sent_update:#}");
+    assert!(
+        !values(printed_update).contains(&as_read),
+        "{printed_update:#}"
+    );
     // The new value's claim, exactly as printed.
     assert!(
         sent_items.contains(&printed_items[1]),
