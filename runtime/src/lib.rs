@@ -12,6 +12,7 @@ mod index_projection;
 pub mod item;
 pub mod key;
 mod key_space;
+mod library;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod managed;

@@ -189,25 +189,6 @@ fn value_text(value: Option<AttributeValue>) -> String {
     }
 }
 
-/// The key of one of the library's own items (a migration record, a stream checkpoint):
-/// `PK = partition`, `SK = sort`, or `PK = "<partition>#<sort>"` in a table without a sort key.
-pub(crate) fn library_key(
-    table: &crate::schema::TableSchema,
-    partition: String,
-    sort: String,
-) -> Item {
-    match table.sort_key {
-        Some(sort_key) => Item::from([
-            (table.partition_key.to_owned(), AttributeValue::S(partition)),
-            (sort_key.to_owned(), AttributeValue::S(sort)),
-        ]),
-        None => Item::from([(
-            table.partition_key.to_owned(),
-            AttributeValue::S(format!("{partition}#{sort}")),
-        )]),
-    }
-}
-
 /// The primary key of a raw item, for messages; missing or non-string parts are shown as such.
 pub fn key_text<T: Table>(item: &Item) -> KeyText {
     let schema = T::SCHEMA;

@@ -16,6 +16,7 @@ use super::old_items::{backfill_counted, OldItems};
 use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use crate::error::Error;
 use crate::item::Item;
+use crate::library::DISTRIBUTED_SWEEP;
 use crate::rate::{Limiter, Rate};
 use crate::schema::{Entity, Table};
 use crate::Db;
@@ -25,9 +26,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// The partition of a distributed sweep's items.
-pub(crate) const SWEEP_PARTITION: &str = crate::stream::record::LIBRARY_PARTITIONS[3];
 
 /// The lease a worker takes on a segment unless told otherwise.
 const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -340,7 +338,12 @@ impl<E: Entity> DistributedSweep<E> {
     async fn ensure_plan(&self) -> Result<(), Error> {
         let schema = E::SCHEMA;
         let mut plan = self.library_key("PLAN".to_owned());
+        let table = <E::Table as Table>::SCHEMA;
         for (name, value) in [
+            (
+                table.entity_attribute,
+                DISTRIBUTED_SWEEP.entity_attribute(""),
+            ),
             ("entity", AttributeValue::S(schema.name.to_owned())),
             (
                 "schema_version",
@@ -350,7 +353,7 @@ impl<E: Entity> DistributedSweep<E> {
         ] {
             plan.insert(name.to_owned(), value);
         }
-        let partition_key = <E::Table as Table>::SCHEMA.partition_key;
+        let partition_key = table.partition_key;
         let written = self
             .db
             .client()
@@ -403,12 +406,14 @@ impl<E: Entity> DistributedSweep<E> {
             .set_key(Some(self.segment_key(segment)))
             .update_expression(
                 "SET #owner = :me, #expires = :expires, #segment = :segment, \
-                 #lease = if_not_exists(#lease, :zero) + :one",
+                 #lease = if_not_exists(#lease, :zero) + :one, #entity = :entity",
             )
             .condition_expression(
                 "(attribute_not_exists(#done) OR #done = :false) \
                  AND (attribute_not_exists(#expires) OR #expires < :now)",
             )
+            .expression_attribute_names("#entity", <E::Table as Table>::SCHEMA.entity_attribute)
+            .expression_attribute_values(":entity", DISTRIBUTED_SWEEP.entity_attribute(""))
             .expression_attribute_names("#owner", "owner")
             .expression_attribute_names("#expires", "lease_expires")
             .expression_attribute_names("#segment", "segment")
@@ -673,7 +678,7 @@ pub(crate) async fn read_status<T: Table>(
 
 /// The key of one of sweep `name`'s items.
 fn library_key<T: Table>(name: &str, sort: String) -> Item {
-    crate::item::library_key(T::SCHEMA, format!("{SWEEP_PARTITION}{name}"), sort)
+    crate::library::record_key(T::SCHEMA, &DISTRIBUTED_SWEEP, name, sort)
 }
 
 fn segment_sort(segment: u32) -> String {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 /// The entity attribute of completion records: no entity has it, so entity scans and queries
 /// never return them.
-pub const MARKER_ENTITY: &str = crate::stream::record::LIBRARY_ENTITIES[0];
+pub const MARKER_ENTITY: &str = crate::library::MIGRATION_MARKER.tag();
 
 /// A completed migration, as recorded in the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,12 +68,12 @@ impl<T: Table> Db<T> {
 impl<T: Table> Migration<'_, T> {
     /// The record's primary key.
     pub fn key(&self) -> Item {
-        let partition = format!(
-            "{}{}",
-            crate::stream::record::LIBRARY_PARTITIONS[0],
-            self.entity
-        );
-        crate::item::library_key(T::SCHEMA, partition, format!("V#{}", self.schema_version))
+        crate::library::record_key(
+            T::SCHEMA,
+            &crate::library::MIGRATION_MARKER,
+            self.entity,
+            format!("V#{}", self.schema_version),
+        )
     }
 
     /// The record, if the migration was marked complete (a strongly consistent read).

@@ -22,12 +22,6 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodbstreams::error::DisplayErrorContext;
 use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
 
-/// The entity attribute of checkpoint items: no entity has it, so reads of entities never
-/// return them, and stream consumers skip their records.
-pub const CHECKPOINT_ENTITY: &str = super::record::LIBRARY_ENTITIES[1];
-/// The start of a checkpoint's partition key.
-const CHECKPOINT_PARTITION: &str = super::record::LIBRARY_PARTITIONS[1];
-
 /// Records asked for per `GetRecords` (DynamoDB's maximum is 1000).
 const PAGE_RECORDS: i32 = 1000;
 
@@ -129,7 +123,10 @@ impl<T: Table> StreamReader<'_, T> {
                 continue;
             }
             let (records, next) = self.read_page(position).await?;
-            let shard = &mut self.shards[position];
+            let read_some = !records.is_empty();
+            let Some(shard) = self.shards.get_mut(position) else {
+                break;
+            };
             let ends_shard = next.is_none();
             shard.iterator = next;
             let last_sequence_number = records
@@ -146,7 +143,8 @@ impl<T: Table> StreamReader<'_, T> {
                 })
                 .collect();
             // A page of only the library's own records (this reader's checkpoints among them)
-            // is passed over without a batch, so that committing never feeds itself.
+            // is passed over without a batch, so that committing never feeds itself; the
+            // shard is read on, as more may follow it. Only an empty page is its current end.
             if !records.is_empty() || ends_shard {
                 self.caught_up = false;
                 return Ok(Batch {
@@ -156,7 +154,9 @@ impl<T: Table> StreamReader<'_, T> {
                     ends_shard,
                 });
             }
-            position += 1;
+            if !read_some {
+                position += 1;
+            }
         }
         self.caught_up = true;
         Ok(Batch {
@@ -167,7 +167,8 @@ impl<T: Table> StreamReader<'_, T> {
         })
     }
 
-    /// Whether the last [`poll`](Self::poll) found no new records in any readable shard.
+    /// Whether the last [`poll`](Self::poll) read every readable shard to its current end and
+    /// found nothing to deliver (the library's own records are passed over, not delivered).
     pub fn is_caught_up(&self) -> bool {
         self.caught_up
     }
@@ -195,7 +196,7 @@ impl<T: Table> StreamReader<'_, T> {
         let schema = T::SCHEMA;
         item.insert(
             schema.entity_attribute.to_owned(),
-            AttributeValue::S(CHECKPOINT_ENTITY.to_owned()),
+            crate::library::STREAM_CHECKPOINT.entity_attribute(""),
         );
         if let Some(sequence) = &sequence {
             item.insert(
@@ -385,9 +386,10 @@ impl<T: Table> StreamReader<'_, T> {
 /// The key of `consumer`'s checkpoint of `shard`: `PK = "_STREAM#<consumer>"`,
 /// `SK = "SHARD#<shard>"` (or one partition key of both, in a table without a sort key).
 fn checkpoint_key<T: Table>(consumer: &str, shard: &str) -> Item {
-    crate::item::library_key(
+    crate::library::record_key(
         T::SCHEMA,
-        format!("{CHECKPOINT_PARTITION}{consumer}"),
+        &crate::library::STREAM_CHECKPOINT,
+        consumer,
         format!("SHARD#{shard}"),
     )
 }

@@ -3,21 +3,6 @@
 
 use crate::item::Item;
 use crate::schema::TableSchema;
-use aws_sdk_dynamodb::types::AttributeValue;
-
-/// The partition keys of the library's own items that live in partitions of their own:
-/// migration records (`_MIGRATION#<entity>`), stream checkpoints (`_STREAM#<consumer>`) and
-/// unique-value sentinels (`_UNIQUE#<entity>#<field>#<value>`) and distributed sweeps
-/// (`_SWEEP#<name>`).
-pub(crate) const LIBRARY_PARTITIONS: [&str; 4] = ["_MIGRATION#", "_STREAM#", "_UNIQUE#", "_SWEEP#"];
-
-/// The sort key suffix and entity attribute suffix of an append's latest pointer, which lives
-/// in its entity's partition (`SK = "<entity>#LATEST"`, entity attribute `<entity>#latest`).
-pub(crate) const POINTER_SORT_SUFFIX: &str = "#LATEST";
-pub(crate) const POINTER_ENTITY_SUFFIX: &str = "#latest";
-
-/// The entity attributes of the library's items that are no entity's.
-pub(crate) const LIBRARY_ENTITIES: [&str; 3] = ["_migration", "_stream_checkpoint", "_unique"];
 
 /// What happened to the item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,22 +55,11 @@ impl RawRecord {
     /// checkpoint, an append's latest pointer), which consumers never see. An image tells by
     /// its entity attribute; a keys-only record by the key.
     pub fn is_library_item(&self, table: &TableSchema) -> bool {
-        let text = |item: &Item, name: &str| match item.get(name) {
-            Some(AttributeValue::S(text)) => Some(text.clone()),
-            _ => None,
-        };
-        if let Some(image) = self.new_image.as_ref().or(self.old_image.as_ref()) {
-            return text(image, table.entity_attribute).is_some_and(|entity| {
-                LIBRARY_ENTITIES.contains(&entity.as_str())
-                    || entity.ends_with(POINTER_ENTITY_SUFFIX)
-            });
-        }
-        let partition = text(&self.keys, table.partition_key).unwrap_or_default();
-        let sort = table.sort_key.and_then(|name| text(&self.keys, name));
-        LIBRARY_PARTITIONS
-            .iter()
-            .any(|prefix| partition.starts_with(prefix))
-            || sort.is_some_and(|sort| sort.ends_with(POINTER_SORT_SUFFIX))
+        let image = self.new_image.as_ref().or(self.old_image.as_ref());
+        image
+            .and_then(|image| crate::library::kind_of_item(table, image))
+            .or_else(|| crate::library::kind_of_key(table, &self.keys))
+            .is_some()
     }
 
     /// Whether a `userIdentity` of this type and principal is DynamoDB's time to live.

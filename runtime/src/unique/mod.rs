@@ -12,8 +12,13 @@
 //! Values are compared exactly as stored: normalise them (say, lower-case an email) before
 //! writing if two spellings should collide.
 //!
-//! An update that sets a unique value works the same way: the update, the release of the old
-//! value and the claim of the new one in one transaction, conditioned on the item as read; it
+//! A sentinel carries its owner's expiry (the TTL attribute), so that a value is held exactly
+//! as long as its owner lives, and every write that changes the expiry rewrites the item's
+//! sentinels with it.
+//!
+//! An update that sets a unique value, or the expiry, works the same way: the update, the
+//! release of the old value and the claim of the new one (or the claims again, with the new
+//! expiry) in one transaction, conditioned on the item as read; it
 //! returns the item as a consistent read finds it right after (a transaction returns none). A
 //! unique value changed by an amount (`add`, `append`) has no known new value and is refused.
 //!

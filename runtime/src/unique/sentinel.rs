@@ -12,10 +12,12 @@ use aws_sdk_dynamodb::types::{
     TransactWriteItem,
 };
 
-/// The entity attribute of sentinels: no entity has it.
-pub(crate) const SENTINEL_ENTITY: &str = crate::stream::record::LIBRARY_ENTITIES[2];
+use crate::library::UNIQUE_SENTINEL;
+
+/// The entity attribute of sentinels, which transaction reasons name.
+pub(crate) const SENTINEL_ENTITY: &str = UNIQUE_SENTINEL.tag();
 /// The start of a sentinel's partition key.
-pub(crate) const SENTINEL_PARTITION: &str = crate::stream::record::LIBRARY_PARTITIONS[2];
+const SENTINEL_PARTITION: &str = UNIQUE_SENTINEL.partition_prefix();
 /// Attributes of a sentinel: its owner's key, and the value.
 pub(crate) const OWNER_PARTITION: &str = "owner_pk";
 pub(crate) const OWNER_SORT: &str = "owner_sk";
@@ -155,7 +157,7 @@ fn claim<E: Entity>(
     item.extend(owner_attributes::<E>(&owner));
     item.insert(
         table.entity_attribute.to_owned(),
-        AttributeValue::S(SENTINEL_ENTITY.to_owned()),
+        UNIQUE_SENTINEL.entity_attribute(""),
     );
     item.insert(VALUE.to_owned(), AttributeValue::S(value.clone()));
     let mut placeholders = Placeholders::default();

@@ -25,10 +25,10 @@ use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Field, Placeholders};
 use crate::item::Item;
 use crate::item::{EncodeError, KeyText};
+use crate::library::APPEND_POINTER;
 use crate::op::query::{primary, PartitionKey};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, HasSortKey, Table};
-use crate::stream::record::{POINTER_ENTITY_SUFFIX, POINTER_SORT_SUFFIX};
 use crate::wire::Request;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -236,6 +236,11 @@ pub struct Append<'db, E: Entity, V> {
 }
 
 /// The pointer's key: the partition and `<Entity>#LATEST`.
+/// The pointer's sort key, `<entity>#LATEST`.
+fn pointer_sort<E: Entity>() -> String {
+    APPEND_POINTER.sort_key(E::SCHEMA.name)
+}
+
 fn pointer_key<E: Entity>(partition: &str) -> Item {
     let table = <E::Table as Table>::SCHEMA;
     let mut key = Item::new();
@@ -244,10 +249,7 @@ fn pointer_key<E: Entity>(partition: &str) -> Item {
         AttributeValue::S(partition.to_owned()),
     );
     if let Some(sort) = table.sort_key {
-        key.insert(
-            sort.to_owned(),
-            AttributeValue::S(format!("{}{POINTER_SORT_SUFFIX}", E::SCHEMA.name)),
-        );
+        key.insert(sort.to_owned(), AttributeValue::S(pointer_sort::<E>()));
     }
     key
 }
@@ -266,9 +268,7 @@ fn pointer_op<E: Entity>(
         entity: E::SCHEMA.name,
         key_text: KeyText {
             partition: (table.partition_key, partition.to_owned()),
-            sort: table
-                .sort_key
-                .map(|name| (name, format!("{}{POINTER_SORT_SUFFIX}", E::SCHEMA.name))),
+            sort: table.sort_key.map(|name| (name, pointer_sort::<E>())),
         },
         key: write.key().clone(),
         write: TransactWriteItem::builder().update(write).build(),
@@ -299,10 +299,7 @@ fn pointer_update<E: Entity>(
         ),
         Action::Set(
             AttrPath::attribute(table.entity_attribute),
-            SetValue::Value(AttributeValue::S(format!(
-                "{}{POINTER_ENTITY_SUFFIX}",
-                E::SCHEMA.name
-            ))),
+            SetValue::Value(APPEND_POINTER.entity_attribute(E::SCHEMA.name)),
         ),
     ];
     let update = update::render(actions.into(), &mut placeholders);

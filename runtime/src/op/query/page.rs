@@ -3,7 +3,7 @@
 use super::cursor::{Cursor, CursorKey, Fingerprint, Position};
 use super::decode::Decode;
 use crate::item::DecodeError;
-use crate::schema::IndexSchema;
+use crate::schema::{IndexSchema, TableSchema};
 
 /// One page of a query.
 #[derive(Debug)]
@@ -17,8 +17,10 @@ pub struct Page<E> {
 }
 
 impl<D: Decode> Page<D> {
-    /// Decodes a response's items, keeping the ones that fail as errors.
+    /// Decodes a response's items, keeping the ones that fail as errors; the library's own
+    /// items (an append pointer in a collection's partition) are no one's, and left out.
     pub(super) fn from_output(
+        table: &TableSchema,
         output: aws_sdk_dynamodb::operation::query::QueryOutput,
         index: Option<&'static IndexSchema>,
         seal: Option<(std::sync::Arc<CursorKey>, Fingerprint)>,
@@ -26,7 +28,7 @@ impl<D: Decode> Page<D> {
         let mut items = Vec::new();
         let mut errors = Vec::new();
         for item in output.items.unwrap_or_default() {
-            if !D::belongs(&item) {
+            if !D::belongs(&item) || crate::library::kind_of_item(table, &item).is_some() {
                 continue;
             }
             match D::decode(item) {

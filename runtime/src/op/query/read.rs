@@ -31,7 +31,12 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let sent = crate::op::sent(request, QueryFluentBuilder::send, move |output| {
             let output = output?;
             db.record(output.consumed_capacity());
-            Ok(Page::from_output(output, index, seal?))
+            Ok(Page::from_output(
+                <E::Table as Table>::SCHEMA,
+                output,
+                index,
+                seal?,
+            ))
         });
         db.traced(span, sent)
     }
@@ -155,7 +160,12 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                         };
                         let output = output?;
                         db.record(output.consumed_capacity());
-                        Ok(Some(Page::from_output(output, index, seal.clone())))
+                        Ok(Some(Page::from_output(
+                            <E::Table as Table>::SCHEMA,
+                            output,
+                            index,
+                            seal.clone(),
+                        )))
                     });
                     match next.await.transpose()? {
                         // The last page: stop without asking the paginator, which would

@@ -51,6 +51,16 @@ pub enum UpdateError {
         /// The unique value (field names joined by `+`).
         field: &'static str,
     },
+    /// The expiry of an entity with unique values changes inside a transaction the caller
+    /// assembles: the sentinels of its values carry the item's expiry, so that a value is
+    /// held exactly as long as its owner, and such a transaction cannot hold their writes.
+    #[error("this update of {entity} changes its expiry `{field}`, which the sentinels of its unique values carry, and a hand-built transaction cannot rewrite them: send the update on its own, which rewrites them in its own transaction")]
+    ExpiryInTransaction {
+        /// The entity.
+        entity: &'static str,
+        /// The TTL attribute.
+        field: &'static str,
+    },
     /// An action's operand is an empty set (an `ADD` or `DELETE` of no elements, or a set
     /// with none), which DynamoDB refuses; nothing was sent.
     #[error("this update of {entity} has `{action}` with an empty set, which DynamoDB refuses: leave the action out when there is nothing to add or delete")]

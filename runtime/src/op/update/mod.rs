@@ -377,7 +377,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        if self.parts.changes_unique().is_some() {
+        if self.parts.rewrites_sentinels().is_some() {
             return self.parts.with_sentinels(None)?.params();
         }
         self.parts.params()
@@ -395,7 +395,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        if self.parts.changes_unique().is_some() {
+        if self.parts.rewrites_sentinels().is_some() {
             let mut explain = self.parts.with_sentinels(None)?.explain()?;
             // The release of the old value's sentinel, a delete in the transaction.
             explain
@@ -419,7 +419,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        if self.parts.changes_unique().is_some() {
+        if self.parts.rewrites_sentinels().is_some() {
             return Either::Left(self.parts.send_with_sentinels(false).boxed());
         }
         Either::Right(self.parts.send(ReturnValue::AllNew, Sent::decode))
@@ -431,7 +431,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        if self.parts.changes_unique().is_some() {
+        if self.parts.rewrites_sentinels().is_some() {
             return Either::Left(self.parts.send_with_sentinels(true).boxed());
         }
         Either::Right(self.parts.send(ReturnValue::AllOld, Sent::decode))
@@ -447,7 +447,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     where
         S: UpdateComplete,
     {
-        if self.parts.changes_unique().is_some() {
+        if self.parts.rewrites_sentinels().is_some() {
             return Either::Left(
                 self.parts
                     .send_with_sentinels_returning_updated(old)
@@ -466,12 +466,8 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 impl<E: Entity, S: UpdateComplete> crate::op::transact::op::sealed::Sealed for Update<'_, E, S> {}
 impl<E: Entity, S: UpdateComplete> crate::op::transact::op::TransactWrite for Update<'_, E, S> {
     fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
-        if let Some(unique) = self.parts.changes_unique() {
-            return Err(UpdateError::UniqueInTransaction {
-                entity: E::SCHEMA.name,
-                field: unique.name,
-            }
-            .into());
+        if let Some(error) = self.parts.rewrites_sentinels() {
+            return Err(error.into());
         }
         self.transact_op()
     }

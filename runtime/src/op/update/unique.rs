@@ -25,12 +25,27 @@ fn changed_value<E: Entity>(action: &Action) -> Option<&'static UniqueSchema> {
 
 // On the update's parts, not the typestate builder: what is sent no longer needs the state.
 impl<'db, E: Entity> Parts<'db, E> {
-    /// The first unique value this update changes, if any (none for an entity without).
-    pub(super) fn changes_unique(&self) -> Option<&'static UniqueSchema> {
+    /// Why this update rewrites its item's sentinels, if it does, as the error a hand-built
+    /// transaction (which cannot hold them) gets: it changes a unique value, or the expiry
+    /// every sentinel of the item carries (none for an entity without unique values).
+    pub(super) fn rewrites_sentinels(&self) -> Option<UpdateError> {
         if E::SCHEMA.unique.is_empty() {
             return None;
         }
-        self.actions.iter().find_map(changed_value::<E>)
+        if let Some(unique) = self.actions.iter().find_map(changed_value::<E>) {
+            return Some(UpdateError::UniqueInTransaction {
+                entity: E::SCHEMA.name,
+                field: unique.name,
+            });
+        }
+        let ttl = E::SCHEMA.managed.ttl?;
+        self.actions
+            .iter()
+            .any(|action| action.path().root() == ttl.attribute)
+            .then_some(UpdateError::ExpiryInTransaction {
+                entity: E::SCHEMA.name,
+                field: ttl.attribute,
+            })
     }
 
     /// The item as this update leaves it, for its sentinels: `stored` (or the bare key) with
