@@ -252,3 +252,122 @@ async fn a_page_of_library_records_does_not_end_a_drain() {
         "one drain delivers the put behind the sentinels: {records:?}"
     );
 }
+
+/// A table with a TTL and a `keys_only` index: the index projects the TTL and entity
+/// attributes too, so that reads of it can hide expired entries.
+#[derive(Table)]
+#[dynamo(
+    name = "expiring",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    gsi1(
+        name = "ByUser",
+        pk = "GSI1PK",
+        sk = "GSI1SK",
+        projection = "keys_only"
+    )
+)]
+struct Expiring;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Expiring, pk = "SESSION#{id}", sk = "SESSION",
+         gsi1pk = "USER#{user}", gsi1sk = "SESSION#{id}")]
+struct Session {
+    id: String,
+    user: String,
+    #[dynamo(ttl)]
+    expires_at: u64,
+}
+
+/// Case 3: a keys-only index on a table with a TTL never returns or counts an expired item.
+#[tokio::test]
+async fn a_keys_only_index_on_a_table_with_a_ttl_hides_expired_entries() {
+    let db = singletable::testing::table::<Expiring>().await.unwrap();
+    let now = now_seconds();
+    for (id, expires_at) in [
+        ("live1", now + 3600),
+        ("live2", now + 3600),
+        ("gone", now - 60),
+    ] {
+        db.put(&Session {
+            id: id.into(),
+            user: "u1".into(),
+            expires_at,
+        })
+        .send()
+        .await
+        .unwrap();
+    }
+    let entries = db
+        .query(Session::gsi1("u1".to_owned()))
+        .all()
+        .await
+        .unwrap();
+    let ids: Vec<String> = entries
+        .iter()
+        .map(|entry| entry.key.partition().to_owned())
+        .collect();
+    assert_eq!(ids, ["SESSION#live1", "SESSION#live2"]);
+    assert_eq!(
+        db.query(Session::gsi1("u1".to_owned()))
+            .count()
+            .await
+            .unwrap(),
+        2
+    );
+    // Asked to, the index still shows the expired entry DynamoDB has not deleted yet (an
+    // engine that has deleted it shows none).
+    let all = db
+        .query(Session::gsi1("u1".to_owned()))
+        .include_expired()
+        .count()
+        .await
+        .unwrap();
+    assert!((2..=3).contains(&all), "{all}");
+    // The index is created as an INCLUDE of the two attributes.
+    let described = db
+        .client()
+        .describe_table()
+        .table_name(db.table_name())
+        .send()
+        .await
+        .unwrap();
+    let index = &described.table().unwrap().global_secondary_indexes()[0];
+    let projection = index.projection().unwrap();
+    assert_eq!(projection.projection_type().unwrap().as_str(), "INCLUDE");
+    let mut attributes = projection.non_key_attributes().to_vec();
+    attributes.sort();
+    assert_eq!(attributes, ["_type", "expires_at"]);
+}
+
+/// `Hydrate::entries` given one key twice, far enough apart to be read in two chunks, returns
+/// its item once and does not call it missing.
+#[tokio::test]
+async fn hydrating_a_key_given_twice_reports_it_once_and_not_missing() {
+    let db = singletable::testing::table::<Expiring>().await.unwrap();
+    let expires_at = now_seconds() + 3600;
+    for id in 0..150 {
+        db.put(&Session {
+            id: format!("{id:03}"),
+            user: "u1".into(),
+            expires_at,
+        })
+        .send()
+        .await
+        .unwrap();
+    }
+    let query = db.query(Session::gsi1("u1".to_owned()));
+    let mut entries = query.all().await.unwrap();
+    assert_eq!(entries.len(), 150);
+    entries.push(entries[0].clone());
+    let hydrated = db
+        .query(Session::gsi1("u1".to_owned()))
+        .hydrate()
+        .entries(entries)
+        .await
+        .unwrap();
+    assert!(hydrated.missing.is_empty(), "{:?}", hydrated.missing);
+    assert_eq!(hydrated.items.len(), 150);
+    assert_eq!(hydrated.items[0].id, "000");
+}

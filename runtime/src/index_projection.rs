@@ -11,7 +11,9 @@ pub enum IndexProjection {
     /// item writes all of it to the index too.
     All,
     /// The table's and the index's key attributes (`KEYS_ONLY`): reads return keys, which
-    /// [`Hydrate`](crate::op::query::Hydrate) turns into items.
+    /// [`Hydrate`](crate::op::query::Hydrate) turns into items. On a table with a TTL the
+    /// derive declares `keys_only` as an `Include` of the entity and TTL attributes instead,
+    /// so that reads can hide expired entries.
     KeysOnly,
     /// The keys and these attributes (`INCLUDE`). The table's entity attribute, and its TTL
     /// attribute if it declares one, are listed too, so that reads keep telling entities

@@ -132,10 +132,22 @@ fn expand_table(table: &Table) -> TokenStream {
                     quote!(#st::ProjectsSome),
                 )
             }
-            Some(ProjectionAttr::Named(name)) if name.value() == "keys_only" => (
-                quote!(#st::IndexProjection::KeysOnly),
-                quote!(#st::ProjectsKeys),
-            ),
+            // With a TTL, the entries must hold the expiry for reads to hide expired items, so
+            // the index projects it and the entity attribute (an INCLUDE index); queries of it
+            // still read keys.
+            Some(ProjectionAttr::Named(name)) if name.value() == "keys_only" => match &attrs.ttl {
+                Some(ttl) => {
+                    let ttl = ttl.value();
+                    (
+                        quote!(#st::IndexProjection::Include(&[#entity_attribute, #ttl])),
+                        quote!(#st::ProjectsKeys),
+                    )
+                }
+                None => (
+                    quote!(#st::IndexProjection::KeysOnly),
+                    quote!(#st::ProjectsKeys),
+                ),
+            },
             _ => (quote!(#st::IndexProjection::All), quote!(#st::ProjectsAll)),
         };
         index_consts.push(quote! {

@@ -120,7 +120,7 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
     }
 
     /// The whole items of `entries` read earlier from this index (a page the caller kept), in
-    /// their order.
+    /// their order; an entry given twice gives its item once, at its first position.
     pub async fn entries(
         &self,
         entries: impl IntoIterator<Item = IndexEntry<E, T>>,
@@ -152,10 +152,16 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
             errors: output.errors,
             cursor: None,
         };
+        // A key given twice was read once (the batch reads each key once): its item is placed
+        // at its first position.
+        let mut placed = std::collections::HashSet::with_capacity(keys.len());
         for key in keys {
             match found.remove(&key) {
-                Some(item) => hydrated.items.push(item),
-                None if hydrated.unprocessed.contains(&key) => {}
+                Some(item) => {
+                    hydrated.items.push(item);
+                    placed.insert(key);
+                }
+                None if placed.contains(&key) || hydrated.unprocessed.contains(&key) => {}
                 None => hydrated.missing.push(key),
             }
         }
