@@ -371,3 +371,37 @@ async fn hydrating_a_key_given_twice_reports_it_once_and_not_missing() {
     assert_eq!(hydrated.items.len(), 150);
     assert_eq!(hydrated.items[0].id, "000");
 }
+
+#[derive(singletable::KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Seat {
+    Window,
+    Aisle,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "BOOKING#{id}", sk = "BOOKING", unique(flight, seat))]
+struct Booking {
+    id: String,
+    flight: u32,
+    seat: Seat,
+}
+
+/// Case 2: a unique value of a key part type (an enum, and an integer, together) has one
+/// encoding: the same value twice is refused, and found by lookup.
+#[tokio::test]
+async fn a_compound_unique_value_of_key_parts_is_unique() {
+    let db = table().await;
+    let booking = |id: &str, seat| Booking {
+        id: id.into(),
+        flight: 7,
+        seat,
+    };
+    db.put(&booking("b1", Seat::Window)).send().await.unwrap();
+    db.put(&booking("b2", Seat::Aisle)).send().await.unwrap();
+    let again = db.put(&booking("b3", Seat::Window)).send().await;
+    assert!(
+        matches!(&again, Err(Error::Unique { field: "flight+seat", value, .. }) if value == r#"["7","window"]"#),
+        "{again:?}"
+    );
+}

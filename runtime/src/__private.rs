@@ -41,6 +41,9 @@ pub use crate::stream::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamVie
 pub use crate::ttl::{assert_ttl_attribute, ttl_field, TtlField, TtlValue};
 pub use crate::unique::{NoUniqueValues, UniqueField};
 
+/// Checked for each unique field: its type has one canonical encoding.
+pub fn assert_unique_value<T: crate::unique::UniqueValue + ?Sized>(_: &T) {}
+
 /// Whether key attribute number `position` is named `name` (usable in constants).
 pub const fn key_name_is(keys: &[KeyAttribute], position: usize, name: &str) -> bool {
     position < keys.len() && str_eq(keys[position].name, name)

@@ -372,7 +372,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             path.span(),
         ))
     });
-    let (unique_schemas, unique_impls) = expand_unique(entity);
+    let (unique_schemas, unique_impls) = expand_unique(entity, &mut checks);
     let versioned = entity
         .fields
         .iter()
@@ -463,15 +463,25 @@ fn expand_entity(entity: &Entity) -> TokenStream {
 
 /// The unique values' schemas, and the traits that say which operations they allow: a lookup
 /// by each unique field, and batch writes only without any.
-fn expand_unique(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
+/// Each unique field's type is checked to have one canonical encoding, spanned at its
+/// `unique` (or its name in `unique(a, b)`).
+fn expand_unique(
+    entity: &Entity,
+    checks: &mut Vec<TokenStream>,
+) -> (Vec<TokenStream>, TokenStream) {
     let st = private();
     let ident = entity.ident;
     let mut schemas = Vec::new();
     let mut impls = Vec::new();
     for (position, field) in entity.fields.iter().enumerate() {
-        if field.unique.is_none() {
+        let Some(unique) = &field.unique else {
             continue;
-        }
+        };
+        let member = field.ident;
+        checks.push(respan(
+            quote!(#st::assert_unique_value(&__item.#member);),
+            unique.span(),
+        ));
         let name = field.ident.to_string();
         let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
         let attribute = &field.attribute;
@@ -485,6 +495,15 @@ fn expand_unique(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
         });
     }
     for fields in &entity.attrs.unique {
+        for name in fields {
+            if let Some(field) = entity.field(&name.to_string()) {
+                let member = respan(field.ident, name.span());
+                checks.push(respan(
+                    quote!(#st::assert_unique_value(&__item.#member);),
+                    name.span(),
+                ));
+            }
+        }
         let names: Vec<String> = fields.iter().map(ToString::to_string).collect();
         let name = names.join("+");
         let attributes = names

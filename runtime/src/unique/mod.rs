@@ -44,6 +44,22 @@ pub(crate) use write::{
     SentinelWrite,
 };
 
+/// Types a unique value may have: those with one canonical encoding, so that equal values
+/// always key the same sentinel. They are the key part types (strings, integers, booleans,
+/// times and dates, uuid and ulid, `#[derive(KeyPart)]` enums and your own
+/// [`KeyPart`](crate::KeyPart)s), and an `Option` of one (unique only when present).
+/// A struct, map or list has no such encoding (a map's entries have no order), so it cannot
+/// be unique: make the value a key part, or mark its fields `unique(a, b)`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a unique value: its encoding is not canonical, so equal values could key different sentinels",
+    label = "`#[dynamo(unique)]` needs a string, integer, boolean, key part or an `Option` of one",
+    note = "unique values are keys: use a key part type (a `String`, an integer, a `#[derive(KeyPart)]` enum), or list the struct's fields as `unique(a, b)` on the entity"
+)]
+pub trait UniqueValue {}
+
+impl<T: crate::KeyPart + ?Sized> UniqueValue for T {}
+impl<T: crate::KeyPart> UniqueValue for Option<T> {}
+
 /// An entity field that is `#[dynamo(unique)]`, so that [`Db::get_by_unique`](crate::Db::get_by_unique)
 /// can look an item up by it. Implemented by the `Entity` derive.
 #[diagnostic::on_unimplemented(

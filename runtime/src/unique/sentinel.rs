@@ -24,27 +24,61 @@ pub(crate) const OWNER_SORT: &str = "owner_sk";
 pub(crate) const VALUE: &str = "value";
 
 /// The value of `unique` in `item` as text, or `None` when the item has none (an absent or
-/// `NULL` attribute: an `Option` field is unique only when present). One attribute gives its
-/// own text; several give a JSON array of theirs, so that no two combinations read alike.
+/// `NULL` attribute: an `Option` field is unique only when present). One scalar attribute
+/// gives its own text; several give a JSON array of theirs, so that no two combinations read
+/// alike. The derive admits only types of one canonical encoding; a document value (a custom
+/// key part serde writes as a map) is written canonically too, its entries and set members
+/// sorted, so that equal values always key the same sentinel.
 pub(crate) fn value_text(unique: &UniqueSchema, item: &Item) -> Option<String> {
     let mut parts = Vec::with_capacity(unique.attributes.len());
     for attribute in unique.attributes {
         let text = match item.get(*attribute)? {
-            AttributeValue::S(text) | AttributeValue::N(text) => text.clone(),
-            AttributeValue::Bool(flag) => flag.to_string(),
-            AttributeValue::B(bytes) => bytes
-                .as_ref()
-                .iter()
-                .map(|byte| format!("{byte:02x}"))
-                .collect(),
             AttributeValue::Null(_) => return None,
-            other => format!("{other:?}"),
+            AttributeValue::S(text) | AttributeValue::N(text) => text.clone(),
+            other => match canonical(other) {
+                serde_json::Value::String(text) => text,
+                document => document.to_string(),
+            },
         };
         parts.push(text);
     }
     match parts.as_slice() {
         [one] => Some(one.clone()),
         _ => serde_json::to_string(&parts).ok(),
+    }
+}
+
+/// `value` as JSON with one form per value: maps by sorted key, sets sorted.
+fn canonical(value: &AttributeValue) -> serde_json::Value {
+    use serde_json::Value;
+    let hex = |bytes: &aws_smithy_types::Blob| -> String {
+        bytes
+            .as_ref()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    };
+    let sorted = |mut texts: Vec<String>| {
+        texts.sort_unstable();
+        Value::from(texts)
+    };
+    match value {
+        AttributeValue::S(text) | AttributeValue::N(text) => Value::from(text.as_str()),
+        AttributeValue::Bool(flag) => Value::from(flag.to_string()),
+        AttributeValue::B(bytes) => Value::from(hex(bytes)),
+        AttributeValue::L(items) => Value::from(items.iter().map(canonical).collect::<Vec<_>>()),
+        AttributeValue::M(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|(name, value)| (name.clone(), canonical(value)))
+                .collect::<std::collections::BTreeMap<_, _>>()
+                .into_iter()
+                .collect(),
+        ),
+        AttributeValue::Ss(texts) | AttributeValue::Ns(texts) => sorted(texts.clone()),
+        AttributeValue::Bs(blobs) => sorted(blobs.iter().map(hex).collect()),
+        // `NULL`, and variants a later SDK adds.
+        _ => Value::Null,
     }
 }
 
@@ -286,5 +320,46 @@ pub(crate) fn owner_of<E: Entity>(sentinel: &Item) -> KeyText {
     KeyText {
         partition: (table.partition_key, text(OWNER_PARTITION)),
         sort: table.sort_key.map(|sort| (sort, text(OWNER_SORT))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(value: AttributeValue) -> Option<String> {
+        let unique = UniqueSchema {
+            name: "external",
+            attributes: &["external"],
+        };
+        value_text(&unique, &Item::from([("external".to_owned(), value)]))
+    }
+
+    #[test]
+    fn a_document_value_has_one_text_whatever_the_order_of_its_entries() {
+        let entries = [("region", "eu"), ("provider", "okta"), ("subject", "42")];
+        let map = |order: &[usize]| {
+            AttributeValue::M(
+                order
+                    .iter()
+                    .map(|&n| {
+                        (
+                            entries[n].0.to_owned(),
+                            AttributeValue::S(entries[n].1.to_owned()),
+                        )
+                    })
+                    .collect(),
+            )
+        };
+        let expected = r#"{"provider":"okta","region":"eu","subject":"42"}"#;
+        for order in [[0, 1, 2], [2, 1, 0], [1, 0, 2]] {
+            assert_eq!(text(map(&order)).as_deref(), Some(expected));
+        }
+        let set = |members: &[&str]| {
+            AttributeValue::Ss(members.iter().map(|m| (*m).to_owned()).collect())
+        };
+        assert_eq!(text(set(&["b", "a"])), text(set(&["a", "b"])));
+        assert_eq!(text(AttributeValue::Bool(true)).as_deref(), Some("true"));
+        assert_eq!(text(AttributeValue::Null(true)), None);
     }
 }
