@@ -405,3 +405,102 @@ async fn a_compound_unique_value_of_key_parts_is_unique() {
         "{again:?}"
     );
 }
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "PROFILE#{id}", sk = "PROFILE")]
+struct Profile {
+    id: String,
+    name: String,
+    #[dynamo(created_at)]
+    created_at: u64,
+    #[dynamo(updated_at)]
+    updated_at: u64,
+}
+
+/// A clock the test moves: milliseconds since the epoch.
+fn clock(
+    db: &singletable::Db<Composed>,
+) -> (
+    singletable::Db<Composed>,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+) {
+    let millis = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1_800_000_000_000));
+    let read = millis.clone();
+    let db = db.clone().with_clock(move || {
+        UNIX_EPOCH + Duration::from_millis(read.load(std::sync::atomic::Ordering::SeqCst))
+    });
+    (db, millis)
+}
+
+/// Case 6: `created_at` is the time of the write that created the item, whichever write that
+/// was, and a put that replaces the item keeps it; one clock read per write, so a new item's
+/// two times are equal and `updated_at` is never before `created_at`.
+#[tokio::test]
+async fn created_at_is_the_first_writes_time_and_a_replacing_put_keeps_it() {
+    let table = table().await;
+    let (db, millis) = clock(&table);
+    let set = |at: u64| millis.store(at, std::sync::atomic::Ordering::SeqCst);
+    let stored = |id: &'static str| {
+        let db = db.clone();
+        async move { db.get(Profile::key(id).unwrap()).send().await.unwrap() }
+    };
+    let form = |id: &str, name: &str| Profile {
+        id: id.into(),
+        name: name.into(),
+        // A placeholder, as a value built from a form carries.
+        created_at: 946_684_800_000,
+        updated_at: 0,
+    };
+    set(1_800_000_000_000);
+    db.put(&form("p1", "first"))
+        .only_if_absent()
+        .send()
+        .await
+        .unwrap();
+    db.put(&form("p2", "first")).send().await.unwrap();
+    for id in ["p1", "p2"] {
+        let profile = stored(id).await;
+        assert_eq!(
+            (profile.created_at, profile.updated_at),
+            (1_800_000_000_000, 1_800_000_000_000),
+            "{profile:?}"
+        );
+    }
+    set(1_800_000_005_000);
+    db.put(&form("p1", "second")).send().await.unwrap();
+    let replaced = stored("p1").await;
+    assert_eq!(replaced.name, "second");
+    assert_eq!(
+        (replaced.created_at, replaced.updated_at),
+        (1_800_000_000_000, 1_800_000_005_000)
+    );
+    // A replacing put that carries the stored time goes in one request, and keeps it too.
+    set(1_800_000_006_000);
+    db.put(&replaced).send().await.unwrap();
+    let again = stored("p1").await;
+    assert_eq!(
+        (again.created_at, again.updated_at),
+        (1_800_000_000_000, 1_800_000_006_000)
+    );
+    // A caller's condition that fails is still the caller's failure.
+    let refused = db
+        .put(&form("p1", "third"))
+        .condition(Profile::NAME.eq("nobody".to_owned()))
+        .send()
+        .await;
+    assert!(
+        matches!(refused, Err(Error::ConditionFailed { .. })),
+        "{refused:?}"
+    );
+    set(1_800_000_009_000);
+    let updated = db
+        .update(Profile::key("p2").unwrap())
+        .set(Profile::NAME, "renamed".to_owned())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (updated.created_at, updated.updated_at),
+        (1_800_000_000_000, 1_800_000_009_000)
+    );
+}

@@ -53,6 +53,15 @@ struct Customer {
     email: String,
 }
 
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: String,
+    text: String,
+    #[dynamo(created_at)]
+    created_at: u64,
+}
+
 /// The bodies the SDK transmitted, with their operation (from `X-Amz-Target`).
 #[derive(Debug, Clone, Default)]
 struct Capture(Arc<Mutex<Vec<(String, serde_json::Value)>>>);
@@ -423,4 +432,48 @@ async fn an_update_of_a_unique_value_sends_what_params_prints_and_the_old_values
         .unwrap_or_else(|| panic!("a release is sent: {transaction:#}"));
     let released = release["Delete"]["Key"].to_string();
     assert!(released.contains("ada@example.com"), "{released}");
+}
+
+/// A put that keeps `created_at` sends what `params()` prints first (a creation, stamped now,
+/// conditioned on no item); over an item, it sends that, then the same item keeping the stored
+/// time, conditioned on it.
+#[tokio::test]
+async fn a_put_that_keeps_created_at_sends_what_params_prints_first() {
+    let (_table, db, capture) = setup().await;
+    let db =
+        db.with_clock(|| std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000));
+    let note = |text: &str| Note {
+        id: "n1".into(),
+        text: text.into(),
+        created_at: 0,
+    };
+    let put = db.put(&note("first"));
+    let printed = put.params().unwrap();
+    assert_eq!(
+        printed.body["Item"]["created_at"],
+        serde_json::json!({"N": "1800000000000"})
+    );
+    assert_eq!(
+        printed.body["ConditionExpression"],
+        "attribute_not_exists(#n0)"
+    );
+    put.send().await.unwrap();
+    capture.assert_sent(&printed);
+
+    let put = db.put(&note("second"));
+    let printed = put.params().unwrap();
+    put.send().await.unwrap();
+    let sent = capture.take();
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    assert_eq!(sent[0].1, printed.body, "params() is what was sent first");
+    let kept = &sent[1].1;
+    assert_eq!(kept["Item"]["text"], serde_json::json!({"S": "second"}));
+    assert_eq!(
+        kept["Item"]["created_at"],
+        serde_json::json!({"N": "1800000000000"})
+    );
+    assert_eq!(
+        kept["ConditionExpression"],
+        "attribute_exists(#n0) AND #n1 = :v0"
+    );
 }

@@ -12,7 +12,7 @@ pub use crate::expr::field::Updatable;
 pub use crate::expr::state;
 pub use crate::expr::Field;
 pub use crate::item::decode_fields;
-pub use crate::managed::{now_value, Timestamp, VersionNumber};
+pub use crate::managed::{timestamp_value, Timestamp, VersionNumber};
 pub use crate::op::query::{primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart};
 pub use crate::op::query::{Projection, ProjectionOf};
 pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};

@@ -5,6 +5,7 @@ use crate::schema::Table;
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// A handle to the DynamoDB table declared by `T`: the entry point of every operation.
 ///
@@ -19,8 +20,13 @@ pub struct Db<T> {
     cursor_key: Option<Arc<CursorKey>>,
     /// Tracing spans may record error messages, which can quote attribute values.
     trace_values: bool,
+    /// The time its writes stamp and its reads compare expiry with; the system clock unless set.
+    clock: Option<Clock>,
     table: PhantomData<fn() -> T>,
 }
+
+/// A clock a [`Db`] reads instead of the system's (see [`Db::with_clock`]).
+type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
 
 /// Capacity units DynamoDB reported as consumed by a [`Db`]'s requests (see
 /// [`Db::track_capacity`]).
@@ -51,7 +57,35 @@ impl<T: Table> Db<T> {
             capacity: None,
             cursor_key: None,
             trace_values: false,
+            clock: None,
             table: PhantomData,
+        }
+    }
+
+    /// The same handle, reading the time from `clock` rather than the system: the time
+    /// `created_at` and `updated_at` stamp, and the time reads and unique-value claims
+    /// compare expiry with. For tests that move time on (an expiry passing) without waiting;
+    /// DynamoDB's own deletion of expired items still runs on its own clock.
+    ///
+    /// ```
+    /// use singletable_runtime::{schema::Table, Db};
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// fn an_hour_ahead<T: Table>(db: Db<T>) -> Db<T> {
+    ///     db.with_clock(|| SystemTime::now() + Duration::from_secs(3600))
+    /// }
+    /// ```
+    pub fn with_clock(mut self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+
+    /// The time now, by this handle's clock: read once per write, so that every time a write
+    /// stamps is the same.
+    pub fn now(&self) -> SystemTime {
+        match &self.clock {
+            Some(clock) => clock(),
+            None => SystemTime::now(),
         }
     }
 
@@ -226,6 +260,7 @@ impl<T> Clone for Db<T> {
             capacity: self.capacity.clone(),
             cursor_key: self.cursor_key.clone(),
             trace_values: self.trace_values,
+            clock: self.clock.clone(),
             table: PhantomData,
         }
     }

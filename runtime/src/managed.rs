@@ -4,6 +4,7 @@ use crate::expr::field::to_value;
 use crate::item::EncodeError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
+use std::time::SystemTime;
 
 /// Integer types a `#[dynamo(version)]` field may have.
 #[diagnostic::on_unimplemented(
@@ -30,39 +31,38 @@ version_numbers!(u16, u32, u64, i32, i64);
     message = "a timestamp field must be `chrono::DateTime<Utc>` (feature `chrono`) or `i64`/`u64` milliseconds since the Unix epoch, not `{Self}`"
 )]
 pub trait Timestamp: Serialize {
-    /// The current time.
-    fn now() -> Self;
+    /// `time` in this type.
+    fn at(time: SystemTime) -> Self;
 }
 
-fn epoch_millis() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+fn epoch_millis(time: SystemTime) -> u128 {
+    time.duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis())
         .unwrap_or_default()
 }
 
 impl Timestamp for u64 {
-    fn now() -> Self {
-        u64::try_from(epoch_millis()).unwrap_or(u64::MAX)
+    fn at(time: SystemTime) -> Self {
+        u64::try_from(epoch_millis(time)).unwrap_or(u64::MAX)
     }
 }
 
 impl Timestamp for i64 {
-    fn now() -> Self {
-        i64::try_from(epoch_millis()).unwrap_or(i64::MAX)
+    fn at(time: SystemTime) -> Self {
+        i64::try_from(epoch_millis(time)).unwrap_or(i64::MAX)
     }
 }
 
 #[cfg(feature = "chrono")]
 impl Timestamp for chrono::DateTime<chrono::Utc> {
-    fn now() -> Self {
-        chrono::Utc::now()
+    fn at(time: SystemTime) -> Self {
+        time.into()
     }
 }
 
-/// The current time as a `T` attribute value; referenced by generated schemas.
-pub fn now_value<T: Timestamp>() -> Result<AttributeValue, EncodeError> {
-    to_value(&T::now())
+/// `time` as a `T` attribute value; referenced by generated schemas.
+pub fn timestamp_value<T: Timestamp>(time: SystemTime) -> Result<AttributeValue, EncodeError> {
+    to_value(&T::at(time))
 }
 
 /// Reads a version attribute (a missing one is version 0: the item was never written).

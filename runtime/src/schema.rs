@@ -330,13 +330,15 @@ pub struct ManagedFields {
     pub ttl: Option<TtlField>,
 }
 
-/// A timestamp attribute and how to make "now" in the field's own type.
+/// A timestamp attribute and how to write a time in the field's own type.
 #[derive(Debug, Clone, Copy)]
 pub struct ManagedTimestamp {
     /// The attribute.
     pub attribute: &'static str,
-    /// The current time as the field's attribute value.
-    pub now: fn() -> Result<aws_sdk_dynamodb::types::AttributeValue, crate::EncodeError>,
+    /// A time as the field's attribute value.
+    pub at: fn(
+        std::time::SystemTime,
+    ) -> Result<aws_sdk_dynamodb::types::AttributeValue, crate::EncodeError>,
 }
 
 impl PartialEq for ManagedTimestamp {

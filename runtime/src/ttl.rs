@@ -132,10 +132,9 @@ pub const fn assert_ttl_attribute(table: &TableSchema, entity: &str, field: &str
     panic!("{}", message.as_str()); // ok: only const-evaluated over static schemas.
 }
 
-/// The current time in epoch seconds, as TTL counts it.
-pub(crate) fn now_seconds() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+/// `time` in epoch seconds, as TTL counts it (a time before the epoch is 0).
+pub(crate) fn epoch_seconds(time: std::time::SystemTime) -> i64 {
+    time.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
         })
@@ -157,12 +156,15 @@ pub(crate) struct Expiry {
 }
 
 impl Expiry {
-    /// Hiding expired items of `table`, as of now.
-    pub(crate) fn hidden(table: &TableSchema) -> Expiry {
-        // The clock is read only for a table with a TTL attribute: every read builds one.
+    /// Hiding expired items of `table`, as of `now` (a clock read only for a table with a
+    /// TTL attribute: every read builds one).
+    pub(crate) fn hidden(
+        table: &TableSchema,
+        now: impl FnOnce() -> std::time::SystemTime,
+    ) -> Expiry {
         Expiry {
             attribute: table.ttl_attribute,
-            now: table.ttl_attribute.map_or(0, |_| now_seconds()),
+            now: table.ttl_attribute.map_or(0, |_| epoch_seconds(now())),
         }
     }
 

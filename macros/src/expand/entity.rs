@@ -536,7 +536,7 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
         let attribute = &field.attribute;
         let ty = field.ty;
         let name = respan(field.ident, path.span());
-        let timestamp = quote!(#st::Some(#st::ManagedTimestamp { attribute: #attribute, now: #st::now_value::<#ty> }));
+        let timestamp = quote!(#st::Some(#st::ManagedTimestamp { attribute: #attribute, at: #st::timestamp_value::<#ty> }));
         match role {
             FieldRole::Version => {
                 version = quote!(#st::Some(#attribute));

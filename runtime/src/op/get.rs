@@ -17,7 +17,7 @@ impl<T: crate::Table> Db<T> {
             db: self,
             key,
             consistent: false,
-            expiry: Expiry::hidden(T::SCHEMA),
+            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
         }
     }
 }
@@ -55,7 +55,7 @@ impl<'db, E: Entity> Get<'db, E> {
     where
         E::Table: crate::schema::ExpiringTable,
     {
-        self.expiry = Expiry::hidden(<E::Table as crate::Table>::SCHEMA);
+        self.expiry = Expiry::hidden(<E::Table as crate::Table>::SCHEMA, || self.db.now());
         self
     }
 

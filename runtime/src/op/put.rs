@@ -16,6 +16,10 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use futures::FutureExt;
 use std::future::Future;
 
+/// How many times a put that keeps `created_at` is sent when the stored item keeps changing
+/// between its attempts.
+const ATTEMPTS: usize = 5;
+
 impl<T: Table> Db<T> {
     /// Writes an item, replacing any item with the same key unless told otherwise.
     pub fn put<'db, E: Entity<Table = T>>(&'db self, entity: &E) -> Put<'db, E> {
@@ -24,9 +28,34 @@ impl<T: Table> Db<T> {
             item: crate::item::encode(entity),
             only_if_absent: false,
             moving: false,
+            created: Created::Unknown,
             condition: None,
         }
     }
+}
+
+/// The `created_at` a put writes instead of the value's.
+enum CreatedAt {
+    /// This write's time.
+    Now,
+    /// The stored item's.
+    Stored(AttributeValue),
+}
+
+/// What a put knows of the stored item's `created_at`, which decides the one it writes.
+#[derive(Debug, Clone, PartialEq)]
+enum Created {
+    /// Nothing yet: a put that creates (`only_if_absent`, version 0) stamps its own time; one
+    /// that may replace learns the stored one first (see [`Put::send_keeping_created_at`]).
+    Unknown,
+    /// There is no item (or the put is conditioned on there being none): stamped now.
+    Absent,
+    /// The stored item has this `created_at` (`None`: the attribute is missing), which the
+    /// put keeps, conditioned on it.
+    Stored(Option<AttributeValue>),
+    /// As read by a write conditioned on the whole item as read (which keeps unique values):
+    /// this one is kept, or, with no item, the put's own time.
+    AsRead(Option<Option<AttributeValue>>),
 }
 
 /// A `PutItem` of one entity; see [`Db::put`].
@@ -37,6 +66,8 @@ pub struct Put<'db, E: Entity> {
     only_if_absent: bool,
     /// The put is the new half of a move ([`Db::rekey`]): a creation time is kept, not set.
     moving: bool,
+    /// What is known of the stored `created_at`.
+    created: Created,
     condition: Option<Condition<E>>,
 }
 
@@ -74,6 +105,23 @@ impl<'db, E: Entity> Put<'db, E> {
 
     fn prepare(&self) -> Result<Prepared, Error> {
         self.prepare_item(self.item.clone()?)
+    }
+
+    /// The `created_at` this put writes, when not the one the value carries: a put that
+    /// creates stamps its own time, one that replaces keeps the stored time. A put in a
+    /// hand-built transaction cannot learn the stored time, and writes the value's; so does a
+    /// put over an item written before the field existed.
+    fn created_at_written(&self, creates: bool) -> Option<CreatedAt> {
+        if creates {
+            return Some(CreatedAt::Now);
+        }
+        match &self.created() {
+            Created::Unknown | Created::Stored(None) | Created::AsRead(Some(None)) => None,
+            Created::Absent | Created::AsRead(None) => Some(CreatedAt::Now),
+            Created::Stored(Some(stored)) | Created::AsRead(Some(Some(stored))) => {
+                Some(CreatedAt::Stored(stored.clone()))
+            }
+        }
     }
 
     /// Prepares the request around `item` (the encoded entity, cloned for `params`, moved by
@@ -115,20 +163,47 @@ impl<'db, E: Entity> Put<'db, E> {
                 expectations.version = Some((attribute, expected));
             }
         }
-        let creates = !self.moving
-            && (self.only_if_absent
+        // One clock read per write: `created_at` and `updated_at` of a new item are equal.
+        let now = self.db.now();
+        if let Some(timestamp) = managed.updated_at {
+            item.insert(timestamp.attribute.to_owned(), (timestamp.at)(now)?);
+        }
+        let mut created_check = None;
+        if let Some(timestamp) = managed.created_at.filter(|_| !self.moving) {
+            let attribute = timestamp.attribute;
+            let creates = self.only_if_absent
                 || expectations
                     .version
-                    .is_some_and(|(_, version)| version == 0));
-        if let Some(timestamp) = managed.updated_at {
-            item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
-        }
-        if let Some(timestamp) = managed.created_at.filter(|_| creates) {
-            item.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
+                    .is_some_and(|(_, version)| version == 0);
+            match self.created_at_written(creates) {
+                Some(CreatedAt::Now) => {
+                    item.insert(attribute.to_owned(), (timestamp.at)(now)?);
+                }
+                Some(CreatedAt::Stored(stored)) => {
+                    item.insert(attribute.to_owned(), stored);
+                }
+                None => {}
+            }
+            created_check = match &self.created() {
+                _ if creates => None,
+                Created::Unknown | Created::AsRead(_) => None,
+                Created::Absent => Some(no_item()),
+                Created::Stored(stored) => Some(Node::And(
+                    Box::new(Node::Exists(AttrPath::attribute(table.partition_key))),
+                    Box::new(match stored {
+                        Some(value) => Node::Compare(
+                            Operand::Path(AttrPath::attribute(attribute)),
+                            Comparison::Eq,
+                            Operand::Value(value.clone()),
+                        ),
+                        None => Node::NotExists(AttrPath::attribute(attribute)),
+                    }),
+                )),
+            };
         }
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
-        let mut built = [absent, version_check];
+        let mut built = [absent, version_check, created_check];
         let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
             .chain(user.map(ConditionPart::User));
         let condition = render_all(parts, &mut placeholders);
@@ -230,10 +305,104 @@ impl<'db, E: Entity> Put<'db, E> {
         Ok((self.builder(prepared, returning), sent))
     }
 
+    /// Whether this put must learn the stored `created_at` before it writes: it has one to
+    /// keep, and may replace an item.
+    fn keeps_created_at(&self) -> bool {
+        E::SCHEMA.managed.created_at.is_some()
+            && !self.moving
+            && !self.only_if_absent
+            && self.created == Created::Unknown
+    }
+
+    /// What this put's request assumes of the stored `created_at`.
+    fn created(&self) -> Created {
+        if self.keeps_created_at() {
+            self.first_created()
+        } else {
+            self.created.clone()
+        }
+    }
+
+    /// What the first request of a put that keeps `created_at` assumes: no item, or, for a
+    /// versioned put (which replaces), the time the value carries.
+    fn first_created(&self) -> Created {
+        if E::SCHEMA.managed.version.is_none() {
+            return Created::Absent;
+        }
+        let carried = E::SCHEMA.managed.created_at.and_then(|timestamp| {
+            let item = self.item.as_ref().ok()?;
+            item.get(timestamp.attribute).cloned()
+        });
+        Created::Stored(carried)
+    }
+
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    /// Always inlined, with the request built out of line, as [`super::sent`] explains.
     #[inline(always)]
     fn send_with<T: 'db>(
+        self,
+        returning: Option<ReturnValue>,
+        finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
+    ) -> impl Future<Output = Result<T, Error>> + 'db {
+        if self.keeps_created_at() {
+            return futures::future::Either::Left(
+                async move { finish(self.send_keeping_created_at(returning).await?) }.boxed(),
+            );
+        }
+        futures::future::Either::Right(self.send_once(returning, finish))
+    }
+
+    /// Sends a put that may replace an item whose `created_at` it keeps: first as a creation
+    /// (stamped now, if there is no item), then, told the stored item by the failed condition,
+    /// keeping its time (if it is still the same); a versioned put, which knows it replaces,
+    /// starts with the time the value carries. A condition failure with the stored time as
+    /// expected is the caller's own condition failing.
+    async fn send_keeping_created_at(
+        self,
+        returning: Option<ReturnValue>,
+    ) -> Result<Option<Item>, Error> {
+        let Some(timestamp) = E::SCHEMA.managed.created_at else {
+            return self.send_once(returning, Ok).await;
+        };
+        let attribute = timestamp.attribute;
+        let mut created = self.first_created();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let put = Put {
+                db: self.db,
+                item: self.item.clone(),
+                only_if_absent: false,
+                moving: false,
+                created: created.clone(),
+                condition: self.condition.clone(),
+            };
+            let sent = put.send_once(returning.clone(), Ok).await;
+            let stored = match &sent {
+                Err(Error::ConditionFailed { current, .. }) if attempts < ATTEMPTS => {
+                    current.as_deref().map(|item| item.get(attribute).cloned())
+                }
+                _ => return sent,
+            };
+            created = match (created, stored) {
+                // There is an item now: keep its time.
+                (Created::Absent, Some(stored)) => Created::Stored(stored),
+                // The item is gone: create it.
+                (Created::Stored(_), None) => Created::Absent,
+                // Its time moved on: keep the new one.
+                (Created::Stored(expected), Some(stored)) if expected != stored => {
+                    Created::Stored(stored)
+                }
+                // As expected: the caller's condition failed.
+                _ => return sent,
+            };
+        }
+    }
+
+    /// Sends the request once, asking for `returning`, and `finish`es the attributes
+    /// returned. Always inlined, with the request built out of line, as [`super::sent`]
+    /// explains.
+    #[inline(always)]
+    fn send_once<T: 'db>(
         self,
         returning: Option<ReturnValue>,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
@@ -357,6 +526,12 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
             item: self.item.clone(),
             only_if_absent: self.only_if_absent,
             moving: self.moving,
+            created: Created::AsRead(stored.map(|stored| {
+                E::SCHEMA
+                    .managed
+                    .created_at
+                    .and_then(|timestamp| stored.get(timestamp.attribute).cloned())
+            })),
             condition: super::as_read::and_as_read(&self.condition, stored),
         };
         let op = put.transact_op()?;

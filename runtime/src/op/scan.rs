@@ -29,7 +29,7 @@ impl<T: Table> Db<T> {
             segments: 1,
             limit: None,
             consistent: false,
-            expiry: Expiry::hidden(T::SCHEMA),
+            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
         }
     }
 }
@@ -86,7 +86,7 @@ impl<E: Entity> Scan<'_, E> {
     where
         E::Table: crate::schema::ExpiringTable,
     {
-        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA);
+        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now());
         self
     }
 

@@ -64,7 +64,7 @@ impl<T: Table> Db<T> {
         // would otherwise name an item that no longer has it), and not have expired (every
         // read treats an expired item as gone).
         if super::sentinel::value_text(unique, &item).as_deref() != Some(text.as_str())
-            || crate::ttl::Expiry::hidden(T::SCHEMA).has_expired(&item)
+            || crate::ttl::Expiry::hidden(T::SCHEMA, || self.now()).has_expired(&item)
         {
             return Err(not_found(&owner));
         }

@@ -160,6 +160,7 @@ fn claim<E: Entity>(
     unique: &UniqueSchema,
     new: &Item,
     moving_from: Option<&Item>,
+    now: i64,
 ) -> Option<ClaimOp> {
     let table = <E::Table as Table>::SCHEMA;
     let value = value_text(unique, new)?;
@@ -178,7 +179,7 @@ fn claim<E: Entity>(
         if let Some(expires) = new.get(ttl) {
             item.insert(ttl.to_owned(), expires.clone());
         }
-        let now = AttributeValue::N(crate::ttl::now_seconds().to_string());
+        let now = AttributeValue::N(now.to_string());
         condition = or(
             condition,
             Node::Compare(
@@ -205,9 +206,10 @@ fn claim<E: Entity>(
     })
 }
 
-/// The claim of `unique`'s value in `item` for `item` itself (see [`claim`]).
-pub(crate) fn claim_op<E: Entity>(unique: &UniqueSchema, item: &Item) -> Option<ClaimOp> {
-    claim::<E>(unique, item, None)
+/// The claim of `unique`'s value in `item` for `item` itself, with expiry compared to `now`
+/// in epoch seconds (see [`claim`]).
+pub(crate) fn claim_op<E: Entity>(unique: &UniqueSchema, item: &Item, now: i64) -> Option<ClaimOp> {
+    claim::<E>(unique, item, None, now)
 }
 
 /// The writes that keep the sentinels of an item of `E` right when it goes from `old` (as
@@ -217,16 +219,18 @@ pub(crate) fn claim_op<E: Entity>(unique: &UniqueSchema, item: &Item) -> Option<
 /// migration wrote them, is no obstacle), but those in `foreign`: sentinels found to be
 /// another item's (the value of an expired item, claimed again).
 pub(crate) fn sentinel_ops<E: Entity>(
-    table_name: &str,
+    db: &crate::Db<E::Table>,
     old: Option<&Item>,
     new: Option<&Item>,
     foreign: &[Item],
 ) -> Result<Vec<TransactOp>, Error> {
     let table = <E::Table as Table>::SCHEMA;
+    let table_name = db.table_name();
+    let now = crate::ttl::epoch_seconds(db.now());
     let mut ops = Vec::new();
     for unique in E::SCHEMA.unique {
         let after = new.and_then(|item| value_text(unique, item));
-        if let Some(claim) = new.and_then(|new| claim::<E>(unique, new, old)) {
+        if let Some(claim) = new.and_then(|new| claim::<E>(unique, new, old, now)) {
             let put = SdkPut::builder()
                 .table_name(table_name)
                 .set_item(Some(claim.item))

@@ -78,7 +78,9 @@ impl<E: Entity> ClaimUnique<'_, E> {
             let item = crate::item::encode(&entity?)?;
             report.items += 1;
             for unique in E::SCHEMA.unique {
-                let Some(op) = claim_op::<E>(unique, &item) else {
+                let Some(op) =
+                    claim_op::<E>(unique, &item, crate::ttl::epoch_seconds(self.db.now()))
+                else {
                     continue;
                 };
                 let sent = self

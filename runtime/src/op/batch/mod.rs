@@ -53,7 +53,7 @@ impl<T: Table> Db<T> {
             keys,
             consistent: false,
             retry: RetryPolicy::default(),
-            expiry: Expiry::hidden(T::SCHEMA),
+            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
         }
     }
 
@@ -362,7 +362,10 @@ impl<T: Table> BatchWrite<'_, T> {
         }
         let encoded = item::encode(entity).and_then(|mut encoded| {
             if let Some(timestamp) = managed.updated_at {
-                encoded.insert(timestamp.attribute.to_owned(), (timestamp.now)()?);
+                encoded.insert(
+                    timestamp.attribute.to_owned(),
+                    (timestamp.at)(self.db.now())?,
+                );
             }
             Ok(encoded)
         });

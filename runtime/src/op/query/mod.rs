@@ -68,7 +68,7 @@ impl<T: Table> Db<T> {
             filter: None,
             consistent: false,
             projection: Vec::new(),
-            expiry: Expiry::hidden(T::SCHEMA),
+            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
             state: PhantomData,
         }
     }
@@ -267,7 +267,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         E::Table: crate::schema::ExpiringTable,
     {
-        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA);
+        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now());
         self
     }
 

@@ -135,7 +135,7 @@ impl<T: Table> TransactGet<'_, T> {
         items.resize(self.keys.len(), None);
         Ok(TransactGetOutput {
             items,
-            expiry: Expiry::hidden(T::SCHEMA),
+            expiry: Expiry::hidden(T::SCHEMA, || self.db.now()),
         })
     }
 }

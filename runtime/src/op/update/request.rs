@@ -241,7 +241,7 @@ impl<'db, E: Entity> Parts<'db, E> {
         if let Some(timestamp) = managed.updated_at {
             actions.push(Action::Set(
                 AttrPath::attribute(timestamp.attribute),
-                SetValue::Value((timestamp.now)()?),
+                SetValue::Value((timestamp.at)(self.db.now())?),
             ));
         }
         if let Some(action) = actions.iter().find(|action| operand_is_empty_set(action)) {
