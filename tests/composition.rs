@@ -504,3 +504,88 @@ async fn created_at_is_the_first_writes_time_and_a_replacing_put_keeps_it() {
         (1_800_000_000_000, 1_800_000_009_000)
     );
 }
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "LEASE#{id}", sk = "LEASE")]
+struct Lease {
+    id: String,
+    holder: String,
+    #[dynamo(ttl)]
+    expires_at: u64,
+}
+
+/// An expired item DynamoDB has not deleted yet is absent to writes as it is to reads: a put
+/// `only_if_absent` creates over it, and an update or a delete `only_if_exists` finds nothing,
+/// for an entity with unique values as for one without. The library's clock is moved past the
+/// expiry; the engine's is not, so the item is still stored.
+#[tokio::test]
+async fn an_expired_item_is_absent_to_writes_as_to_reads() {
+    let table = table().await;
+    let expires_at = now_seconds() + 3600;
+    table
+        .put(&Lease {
+            id: "l1".into(),
+            holder: "a".into(),
+            expires_at,
+        })
+        .send()
+        .await
+        .unwrap();
+    table
+        .put(&invite("i1", "LATER", Some(expires_at)))
+        .send()
+        .await
+        .unwrap();
+    let later = SystemTime::now() + Duration::from_secs(7200);
+    let db = table.clone().with_clock(move || later);
+    assert!(
+        raw(&db, "LEASE#l1", "LEASE").await.is_some(),
+        "still stored"
+    );
+    let got = db.get(Lease::key("l1").unwrap()).send().await;
+    assert!(matches!(got, Err(Error::NotFound { .. })), "{got:?}");
+    let updated = db
+        .update(Lease::key("l1").unwrap())
+        .set(Lease::HOLDER, "b".to_owned())
+        .send()
+        .await;
+    assert!(
+        matches!(updated, Err(Error::NotFound { .. })),
+        "{updated:?}"
+    );
+    let deleted = db
+        .delete(Lease::key("l1").unwrap())
+        .only_if_exists()
+        .send()
+        .await;
+    assert!(
+        matches!(deleted, Err(Error::NotFound { .. })),
+        "{deleted:?}"
+    );
+    let fresh = Lease {
+        id: "l1".into(),
+        holder: "c".into(),
+        expires_at: now_seconds() + 9000,
+    };
+    db.put(&fresh).only_if_absent().send().await.unwrap();
+    assert_eq!(
+        db.get(Lease::key("l1").unwrap()).send().await.unwrap(),
+        fresh
+    );
+    // With unique values: the same, through the item's transaction with its sentinels.
+    let updated = db
+        .update(Invite::key("i1").unwrap())
+        .set(Invite::EXPIRES_AT, Some(now_seconds() + 9000))
+        .send()
+        .await;
+    assert!(
+        matches!(updated, Err(Error::NotFound { .. })),
+        "{updated:?}"
+    );
+    let renewed = invite("i1", "LATER", Some(now_seconds() + 9000));
+    db.put(&renewed).only_if_absent().send().await.unwrap();
+    assert_eq!(
+        db.get_by_unique(Invite::CODE, "LATER").await.unwrap(),
+        renewed
+    );
+}

@@ -6,8 +6,20 @@
 //! reference). Reads of a table with a TTL attribute therefore hide expired items themselves:
 //! `get` reports an expired item as not found, and queries and scans filter them out, unless
 //! asked with `include_expired()`.
+//!
+//! Writes agree with reads: an expired item is absent to their conditions too. A put
+//! `only_if_absent` (or of a version 0) creates over it, an update or a delete
+//! `only_if_exists` of it is [`Error::NotFound`](crate::Error::NotFound), and a write that keeps
+//! unique values treats it as gone. "Expired" is DynamoDB's rule, a number of epoch seconds
+//! below now, judged by the [`Db`](crate::Db)'s clock ([`Db::with_clock`](crate::Db::with_clock)).
+//!
+//! DynamoDB never deletes an item whose TTL is more than five years in the past (it takes such
+//! a value for a mistake). Reads hide it all the same, since its writer declared it gone: read
+//! it with `include_expired()`, and delete it, or set a new expiry, if it should live.
 
 use crate::const_text::ConstText;
+use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::AttrPath;
 use crate::schema::{str_eq, TableSchema};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -146,7 +158,7 @@ pub(crate) fn epoch_seconds(time: std::time::SystemTime) -> i64 {
 /// one its writer declared gone, and DynamoDB only deletes it eventually, so returning it would
 /// be a stale read that depends on when DynamoDB's background process ran. A read that wants
 /// to see them anyway (an audit, or a cleanup job) asks with `include_expired()`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Expiry {
     /// The TTL attribute, when the table has one and reads hide expired items.
     pub(crate) attribute: Option<&'static str>,
@@ -166,6 +178,38 @@ impl Expiry {
             attribute: table.ttl_attribute,
             now: table.ttl_attribute.map_or(0, |_| epoch_seconds(now())),
         }
+    }
+
+    /// The condition that the item is there and has not expired: what a write that needs an
+    /// item (an update, a delete `only_if_exists`) requires, so that it agrees with reads,
+    /// which call an expired item not found.
+    pub(crate) fn present(&self, table: &TableSchema) -> Node {
+        let exists = Node::Exists(AttrPath::attribute(table.partition_key));
+        match self.expired() {
+            Some(expired) => Node::And(Box::new(exists), Box::new(Node::Not(Box::new(expired)))),
+            None => exists,
+        }
+    }
+
+    /// The condition that there is no item, or an expired one: what a write that creates (a
+    /// put `only_if_absent`) requires, since an expired item is gone to reads.
+    pub(crate) fn absent(&self, table: &TableSchema) -> Node {
+        let missing = Node::NotExists(AttrPath::attribute(table.partition_key));
+        match self.expired() {
+            Some(expired) => Node::Or(Box::new(missing), Box::new(expired)),
+            None => missing,
+        }
+    }
+
+    /// `ttl < :now`, DynamoDB's rule as a condition (false for a missing attribute or one of
+    /// another type, which never expire).
+    fn expired(&self) -> Option<Node> {
+        let attribute = self.attribute?;
+        Some(Node::Compare(
+            Operand::Path(AttrPath::attribute(attribute)),
+            Comparison::Lt,
+            Operand::Value(AttributeValue::N(self.now.to_string())),
+        ))
     }
 
     /// Whether `item` has expired: DynamoDB's rule, a TTL attribute holding a number of epoch

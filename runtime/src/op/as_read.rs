@@ -42,13 +42,15 @@ pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
         })
 }
 
-/// The condition that the item is as `stored` says: absent, or unchanged since it was read.
-pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>) -> Node {
+/// The condition that the item is as `stored` says: absent (or expired by `expiry`, which is
+/// absent to reads), or unchanged since it was read.
+pub(crate) fn as_read<E: crate::Entity>(
+    stored: Option<&crate::Item>,
+    expiry: crate::ttl::Expiry,
+) -> Node {
     match stored {
         Some(item) => unchanged_since_read::<E>(item),
-        None => Node::NotExists(crate::expr::AttrPath::attribute(
-            <E::Table as crate::Table>::SCHEMA.partition_key,
-        )),
+        None => expiry.absent(<E::Table as crate::Table>::SCHEMA),
     }
 }
 
@@ -56,11 +58,12 @@ pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>) -> Node {
 pub(crate) fn and_as_read<E: Entity>(
     condition: &Option<crate::expr::Condition<E>>,
     stored: Option<&Item>,
+    expiry: crate::ttl::Expiry,
 ) -> Option<crate::expr::Condition<E>> {
     let mut condition = condition.clone();
     crate::expr::Condition::and_to(
         &mut condition,
-        crate::expr::Condition::from_node(as_read::<E>(stored)),
+        crate::expr::Condition::from_node(as_read::<E>(stored, expiry)),
     );
     condition
 }

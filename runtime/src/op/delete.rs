@@ -2,8 +2,8 @@
 
 use super::{condition_failure, Expectations, SetSome};
 use crate::error::Error;
-use crate::expr::condition::{render_all, user_node, ConditionPart, Node};
-use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::expr::condition::{render_all, user_node, ConditionPart};
+use crate::expr::{Condition, Placeholders};
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
 use crate::wire::{describe, Request};
@@ -20,6 +20,7 @@ impl<T: Table> Db<T> {
             db: self,
             key,
             only_if_exists: false,
+            expiry: crate::ttl::Expiry::hidden(T::SCHEMA, || self.now()),
             condition: None,
         }
     }
@@ -31,6 +32,8 @@ pub struct Delete<'db, E: Entity> {
     db: &'db Db<E::Table>,
     key: Key<E>,
     only_if_exists: bool,
+    /// An expired item is absent to the delete, as to reads: `only_if_exists` needs a live one.
+    expiry: crate::ttl::Expiry,
     condition: Option<Condition<E>>,
 }
 
@@ -47,11 +50,24 @@ impl<'db, E: Entity> Delete<'db, E> {
         self
     }
 
+    /// The expiry this delete judges the item by.
+    pub(crate) fn expiry(&self) -> crate::ttl::Expiry {
+        self.expiry
+    }
+
+    /// What the delete's condition requires, to explain its failure.
+    fn expectations(&self) -> Expectations {
+        Expectations {
+            requires_existing: self.only_if_exists,
+            version: None,
+            version_max: None,
+            expiry: self.expiry,
+        }
+    }
+
     fn expression(&self) -> Result<(Option<String>, Placeholders), Error> {
         let table = <E::Table as Table>::SCHEMA;
-        let mut exists = self
-            .only_if_exists
-            .then(|| Node::Exists(AttrPath::attribute(table.partition_key)));
+        let mut exists = self.only_if_exists.then(|| self.expiry.present(table));
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
         let parts =
@@ -167,11 +183,7 @@ impl<'db, E: Entity> Delete<'db, E> {
                             E::SCHEMA.name,
                             self.key.text(),
                             failure.item(),
-                            Expectations {
-                                requires_existing: self.only_if_exists,
-                                version: None,
-                                version_max: None,
-                            },
+                            self.expectations(),
                         ))
                     }
                     _ => Err(error.into()),
@@ -223,7 +235,8 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Delete<'db, E> {
             db: self.db,
             key: self.key.clone(),
             only_if_exists: self.only_if_exists,
-            condition: super::as_read::and_as_read(&self.condition, stored),
+            expiry: self.expiry,
+            condition: super::as_read::and_as_read(&self.condition, stored, self.expiry),
         };
         Ok(crate::unique::Attempt {
             op: delete.transact_op()?,
@@ -236,11 +249,6 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Delete<'db, E> {
         reason: &super::transact::CancellationReason,
         now: Option<&crate::Item>,
     ) -> Error {
-        let expectations = Expectations {
-            requires_existing: self.only_if_exists,
-            version: None,
-            version_max: None,
-        };
-        condition_failure(E::SCHEMA.name, reason.key.clone(), now, expectations)
+        condition_failure(E::SCHEMA.name, reason.key.clone(), now, self.expectations())
     }
 }

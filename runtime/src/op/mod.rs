@@ -94,6 +94,8 @@ pub struct Expectations {
     /// The write counts the version up, so it fails on an item at this largest version
     /// (attribute, version).
     pub version_max: Option<(&'static str, u64)>,
+    /// Items expired by this rule are absent to the write, as to reads.
+    pub(crate) expiry: crate::ttl::Expiry,
 }
 
 /// Maps a conditional check failure to what went wrong: a version that moved on, a missing
@@ -104,6 +106,8 @@ pub(crate) fn condition_failure(
     current: Option<&Item>,
     expectations: Expectations,
 ) -> Error {
+    // An expired item is absent to writes as to reads.
+    let current = current.filter(|item| !expectations.expiry.has_expired(item));
     if let Some((attribute, max)) = expectations.version_max {
         let found = crate::managed::version_of(current.and_then(|item| item.get(attribute)));
         if found >= max {

@@ -129,11 +129,19 @@ impl<'db, E: Entity> Put<'db, E> {
     fn prepare_item(&self, mut item: Item) -> Result<Prepared, Error> {
         let table = <E::Table as Table>::SCHEMA;
         let managed = E::SCHEMA.managed;
-        let no_item = || Node::NotExists(AttrPath::attribute(table.partition_key));
+        // One clock read per write: `created_at` and `updated_at` of a new item are equal, and
+        // expiry is judged at the same time.
+        let now = self.db.now();
+        let expiry = crate::ttl::Expiry::hidden(table, || now);
+        // An expired item is absent to a put, as to reads.
+        let no_item = || expiry.absent(table);
         let absent = self.only_if_absent.then(no_item);
         // Optimistic locking: the entity carries the version it was read at; the write
         // expects exactly that version (0: no item yet) and stores the next one.
-        let mut expectations = Expectations::default();
+        let mut expectations = Expectations {
+            expiry,
+            ..Expectations::default()
+        };
         let mut version_check = None;
         if let Some(attribute) = managed.version {
             let expected = crate::managed::version_of(item.get(attribute));
@@ -163,8 +171,6 @@ impl<'db, E: Entity> Put<'db, E> {
                 expectations.version = Some((attribute, expected));
             }
         }
-        // One clock read per write: `created_at` and `updated_at` of a new item are equal.
-        let now = self.db.now();
         if let Some(timestamp) = managed.updated_at {
             item.insert(timestamp.attribute.to_owned(), (timestamp.at)(now)?);
         }
@@ -189,7 +195,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 Created::Unknown | Created::AsRead(_) => None,
                 Created::Absent => Some(no_item()),
                 Created::Stored(stored) => Some(Node::And(
-                    Box::new(Node::Exists(AttrPath::attribute(table.partition_key))),
+                    Box::new(expiry.present(table)),
                     Box::new(match stored {
                         Some(value) => Node::Compare(
                             Operand::Path(AttrPath::attribute(attribute)),
@@ -532,7 +538,11 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
                     .created_at
                     .and_then(|timestamp| stored.get(timestamp.attribute).cloned())
             })),
-            condition: super::as_read::and_as_read(&self.condition, stored),
+            condition: super::as_read::and_as_read(
+                &self.condition,
+                stored,
+                crate::ttl::Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now()),
+            ),
         };
         let op = put.transact_op()?;
         // The item as written, from the write itself rather than a second preparation.

@@ -79,6 +79,13 @@ impl<E: Entity> Rekey<'_, E> {
         self
     }
 
+    /// The expiry the move's delete judges the old item by.
+    fn expiry(&self) -> crate::ttl::Expiry {
+        self.delete
+            .as_ref()
+            .map_or_else(|_| crate::ttl::Expiry::default(), Delete::expiry)
+    }
+
     fn delete(&self) -> Result<&Delete<'_, E>, Error> {
         self.delete.as_ref().map_err(|error| error.clone().into())
     }
@@ -125,7 +132,7 @@ impl<E: Entity> Rekey<'_, E> {
         match result {
             Err(Error::TransactionCanceled(cancelled)) => {
                 Err(crate::unique::unique_failure::<E>(&cancelled)
-                    .unwrap_or_else(|| explain::<E>(*cancelled, self.version)))
+                    .unwrap_or_else(|| explain::<E>(*cancelled, self.version, self.expiry())))
             }
             other => other,
         }
@@ -136,6 +143,7 @@ impl<E: Entity> Rekey<'_, E> {
 fn explain<E: Entity>(
     cancelled: TransactionCanceled,
     version: Option<(&'static str, u64)>,
+    expiry: crate::ttl::Expiry,
 ) -> Error {
     let failed = |position: usize| {
         cancelled
@@ -148,6 +156,7 @@ fn explain<E: Entity>(
             requires_existing: true,
             version: version.filter(|(_, version)| *version > 0),
             version_max: None,
+            expiry,
         };
         return condition_failure(
             E::SCHEMA.name,

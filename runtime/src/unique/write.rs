@@ -69,8 +69,11 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
 ) -> Result<Option<Item>, Error> {
     let db = write.db();
     let key = write.key()?;
-    // Strongly consistent: the transaction is conditioned on what it reads.
-    let mut stored = db.raw_get(key.clone(), true).await?;
+    // Strongly consistent: the transaction is conditioned on what it reads. An expired item
+    // is absent to writes, as to reads.
+    let expiry = crate::ttl::Expiry::hidden(<E::Table as crate::Table>::SCHEMA, || db.now());
+    let unexpired = |item: Option<Item>| item.filter(|item| !expiry.has_expired(item));
+    let mut stored = unexpired(db.raw_get(key.clone(), true).await?);
     let mut foreign = Vec::new();
     let mut attempts = 0;
     loop {
@@ -94,7 +97,7 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
         let Some(reason) = item_failure(&cancelled) else {
             return Err(Error::TransactionCanceled(cancelled));
         };
-        let now = db.raw_get(key.clone(), true).await?;
+        let now = unexpired(db.raw_get(key.clone(), true).await?);
         if now == stored {
             return Err(write.failed(reason, now.as_ref()));
         }

@@ -12,6 +12,8 @@ pub(super) struct UpdateCondition<'a> {
     pub(super) version: Option<(&'static str, u64)>,
     pub(super) version_max: Option<(&'static str, u64)>,
     pub(super) known: KnownValues<'a>,
+    /// The TTL attribute and the time in epoch seconds an expired item is judged by.
+    pub(super) expiry: Option<(&'static str, i64)>,
     pub(super) user: Option<Node>,
 }
 
@@ -28,6 +30,14 @@ impl Expression for UpdateCondition<'_> {
         sink.text("attribute_exists(");
         sink.name(Name::Known(self.partition_key));
         sink.text(")");
+        if let Some((attribute, now)) = self.expiry {
+            // An expired item is absent to the update, as to reads.
+            sink.text(" AND NOT (");
+            sink.name(Name::Known(attribute));
+            sink.text(" < ");
+            sink.new_value(|| AttributeValue::N(now.to_string()));
+            sink.text(")");
+        }
         match self.version {
             // Version 0 is an item written without the attribute.
             Some((attribute, 0)) => {

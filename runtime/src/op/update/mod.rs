@@ -51,6 +51,7 @@ impl<T: Table> Db<T> {
                 changed: 0,
                 condition: None,
                 expected_version: None,
+                expiry: crate::ttl::Expiry::hidden(T::SCHEMA, || self.now()),
                 error: None,
             },
             state: PhantomData,

@@ -48,6 +48,8 @@ pub(super) struct Parts<'db, E: Entity> {
     pub(super) changed: u64,
     pub(super) condition: Option<Condition<E>>,
     pub(super) expected_version: Option<u64>,
+    /// An expired item is absent to the update, as to reads: it needs a live one.
+    pub(super) expiry: crate::ttl::Expiry,
     pub(super) error: Option<EncodeError>,
 }
 
@@ -278,6 +280,9 @@ impl<'db, E: Entity> Parts<'db, E> {
                 .filter(|_| self.expected_version.is_none())
                 .map(|attribute| (attribute, managed.version_max)),
             known,
+            expiry: table
+                .ttl_attribute
+                .map(|attribute| (attribute, self.expiry.now)),
             user: condition?,
         };
         let ([update, condition], placeholders) =
@@ -370,6 +375,7 @@ impl<'db, E: Entity> Parts<'db, E> {
             db: self.db,
             key: self.key,
             expected_version: self.expected_version,
+            expiry: self.expiry,
         };
         (request, sent, repeats)
     }

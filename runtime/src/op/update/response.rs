@@ -8,9 +8,12 @@ use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use futures::FutureExt;
 
-/// What an update's condition requires: an existing item, at `expected_version` if given,
-/// whose version can still be counted up.
-pub(super) fn expectations<E: Entity>(expected_version: Option<u64>) -> Expectations {
+/// What an update's condition requires: an existing item, unexpired by `expiry`, at
+/// `expected_version` if given, whose version can still be counted up.
+pub(super) fn expectations<E: Entity>(
+    expected_version: Option<u64>,
+    expiry: crate::ttl::Expiry,
+) -> Expectations {
     let managed = E::SCHEMA.managed;
     Expectations {
         requires_existing: true,
@@ -18,6 +21,7 @@ pub(super) fn expectations<E: Entity>(expected_version: Option<u64>) -> Expectat
         version_max: managed
             .version
             .map(|attribute| (attribute, managed.version_max)),
+        expiry,
     }
 }
 
@@ -26,6 +30,7 @@ pub(super) struct Sent<'db, E: Entity> {
     pub(super) db: &'db Db<E::Table>,
     pub(super) key: Key<E>,
     pub(super) expected_version: Option<u64>,
+    pub(super) expiry: crate::ttl::Expiry,
 }
 
 impl<E: Entity> Sent<'_, E> {
@@ -55,7 +60,7 @@ impl<E: Entity> Sent<'_, E> {
                         E::SCHEMA.name,
                         self.key.text(),
                         failure.item(),
-                        expectations::<E>(self.expected_version),
+                        expectations::<E>(self.expected_version, self.expiry),
                     ))
                 }
                 _ => Err(error.into()),

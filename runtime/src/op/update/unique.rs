@@ -169,7 +169,7 @@ impl<'db, E: Entity> SentinelWrite<'db, E> for Parts<'db, E> {
             E::SCHEMA.name,
             reason.key.clone(),
             now,
-            super::response::expectations::<E>(self.expected_version),
+            super::response::expectations::<E>(self.expected_version, self.expiry),
         )
     }
 }
