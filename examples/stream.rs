@@ -4,7 +4,9 @@
 //! Delivery is at least once: a consumer that stops between applying a batch and committing
 //! it is given the batch again. Each count therefore records, per shard, the sequence number
 //! of the last record it applied, and an update applies a record only if its sequence number
-//! is greater. A record delivered twice fails that condition and changes nothing.
+//! is greater (`advance`). A record delivered twice fails that guard and changes nothing; the
+//! guard also lets the library resend an update whose response was lost, and recognise that
+//! it was applied.
 //!
 //! Run with `cargo run --example stream`.
 
@@ -89,12 +91,11 @@ async fn apply(db: &Db<App>, shard: &str, record: &Record<Item>) -> Result<bool,
         Err(error) if error.is_condition_failed() => {}
         Err(error) => return Err(error),
     }
-    let last = OpenTickets::APPLIED.key(shard);
+    // The guard makes the update safe to resend after a lost response, which the library does.
     let applied = db
         .update(OpenTickets::key(team)?)
         .add(OpenTickets::OPEN, delta)
-        .set_nested(last.clone(), sequence.clone())
-        .condition(last.clone().not_exists().or(last.lt(&sequence)))
+        .advance(OpenTickets::APPLIED.key(shard), sequence)
         .send()
         .await;
     match applied {

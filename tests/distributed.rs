@@ -235,3 +235,37 @@ async fn workers_of_one_sweep_must_agree_on_its_plan() {
         .unwrap_err();
     assert!(refused.to_string().contains("segments"), "{refused}");
 }
+
+/// The sweep's own records are written through the library's one write path, which asks
+/// DynamoDB for their capacity: a worker reports what its plan, claims and checkpoints
+/// consumed beside its backfills, and a `Db` tracking capacity counts both.
+#[tokio::test]
+async fn a_workers_capacity_includes_its_lease_and_checkpoint_writes() {
+    let table = old_comments().await;
+    let db = (*table).clone().track_capacity();
+    let report = db
+        .sweep::<Comment>()
+        .segments(4)
+        .page_size(100)
+        .distributed("capacity")
+        .worker_id("w1")
+        .worker()
+        .await
+        .unwrap();
+    assert_eq!(report.counts.backfilled, u64::from(ITEMS), "{report}");
+    // The plan, four claims and at least one checkpoint per segment, each at least a unit.
+    assert!(report.record_write_units >= 9.0, "{report:?}");
+    let written = report.counts.write_units + report.record_write_units;
+    let consumed = db.consumed().unwrap();
+    // The tally holds every write the worker made, and its scans' reads.
+    assert!(
+        consumed.capacity_units >= written - 1e-9,
+        "{consumed:?} against {written} written"
+    );
+    if consumed.write_units > 0.0 {
+        assert!(
+            (consumed.write_units - written).abs() < 1e-9,
+            "{consumed:?} against {written}"
+        );
+    }
+}

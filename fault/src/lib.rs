@@ -413,17 +413,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// When the local engine cannot be started, its endpoint is not plain HTTP, or the proxy
 /// cannot listen.
 pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultStats), FaultError> {
-    let sdk_config = local::sdk_config().await?;
-    let emulate_idempotency = plan.emulate_idempotency
-        && local::Engine::from_env()?.deviates(local::Deviation::IgnoresClientRequestTokens);
-    let endpoint = std::env::var("AWS_ENDPOINT_URL_DYNAMODB")
-        .ok()
-        .filter(|value| !value.trim().is_empty())
-        .or_else(|| sdk_config.endpoint_url().map(str::to_owned))
-        .unwrap_or_default();
-    let upstream = upstream_address(&endpoint)?;
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let proxy = format!("http://{}", listener.local_addr()?);
     let retry = if plan.sdk_retries {
         // Standard mode as users run it; short backoffs only so that tests finish quickly.
         RetryConfig::standard()
@@ -435,11 +424,35 @@ pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultS
     let timeouts = TimeoutConfig::builder()
         .operation_attempt_timeout(plan.attempt_timeout)
         .build();
+    let (sdk_config, stats) = proxy(plan).await?;
     let config = aws_sdk_dynamodb::config::Builder::from(&sdk_config)
-        .endpoint_url(proxy.clone())
+        .endpoint_url(stats.endpoint())
         .retry_config(retry)
         .timeout_config(timeouts)
         .build();
+    Ok((aws_sdk_dynamodb::Client::from_conf(config), stats))
+}
+
+/// A fault-injecting proxy in front of the local engine, on the current tokio runtime (it
+/// stops with it): the engine's SDK configuration, and the handle that counts what was
+/// injected and names the proxy's endpoint. [`client`] makes a client of it; the
+/// `fault-proxy` binary serves it to other processes.
+///
+/// # Errors
+///
+/// As [`client`].
+pub async fn proxy(plan: FaultPlan) -> Result<(aws_config::SdkConfig, FaultStats), FaultError> {
+    let sdk_config = local::sdk_config().await?;
+    let emulate_idempotency = plan.emulate_idempotency
+        && local::Engine::from_env()?.deviates(local::Deviation::IgnoresClientRequestTokens);
+    let endpoint = std::env::var("AWS_ENDPOINT_URL_DYNAMODB")
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+        .or_else(|| sdk_config.endpoint_url().map(str::to_owned))
+        .unwrap_or_default();
+    let upstream = upstream_address(&endpoint)?;
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let proxy = format!("http://{}", listener.local_addr()?);
     let shared = Arc::new(Shared {
         schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed)),
         plan,
@@ -451,10 +464,7 @@ pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultS
         tokens: Mutex::new(HashMap::new()),
     });
     tokio::spawn(accept(listener, shared.clone()));
-    Ok((
-        aws_sdk_dynamodb::Client::from_conf(config),
-        FaultStats { shared },
-    ))
+    Ok((sdk_config, FaultStats { shared }))
 }
 
 /// `host:port` of an `http://host[:port][/path]` endpoint.

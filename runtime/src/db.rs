@@ -240,14 +240,14 @@ impl<T: Table> Db<T> {
             .item)
     }
 
-    /// Writes `item` as it is (`PutItem`): for the library's own items.
-    pub(crate) async fn raw_put(&self, item: crate::Item) -> Result<(), crate::Error> {
-        self.client
-            .put_item()
-            .table_name(self.table_name())
-            .set_item(Some(item))
-            .send()
-            .await?;
+    /// Writes `item` as it is, unconditionally, through the write executor: for the library's
+    /// own records (`record` names the kind, for the span).
+    pub(crate) async fn raw_put(
+        &self,
+        record: &'static str,
+        item: crate::Item,
+    ) -> Result<(), crate::Error> {
+        self.write(crate::write::Write::put(record, item)).await?;
         Ok(())
     }
 }

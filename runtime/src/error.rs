@@ -58,8 +58,15 @@ pub enum Error {
     Cursor(#[from] crate::op::query::cursor::CursorError),
     /// The request may or may not have been applied: its response was lost (a timeout, a
     /// dropped connection, a 5xx), and resending it could apply it twice (an unversioned
-    /// `ADD`, increment or append). Read the item to find out; use a `#[dynamo(version)]`
-    /// field and `expect_version` to make such updates safe to retry.
+    /// `ADD`, increment or append). Writes whose own condition makes a resend safe are resent
+    /// by the library and never end here: a versioned update with `expect_version`, one
+    /// guarded by [`Update::advance`](crate::op::update::Update::advance), puts and deletes,
+    /// and the writes that keep unique values (conditioned on the item as read).
+    ///
+    /// What to do: read the item with a consistent read and look for the change (a version,
+    /// a sequence number, a value only this write sets), then send it again only if it is not
+    /// there. Better, give the update what makes it safe to resend: `expect_version` on a
+    /// `#[dynamo(version)]` field, or `advance` on a sequence the change carries.
     #[error("{entity} at {key}: the outcome is unknown ({message}); read the item to see whether the change was applied")]
     Ambiguous {
         /// The entity.

@@ -29,6 +29,7 @@ mod trace;
 pub mod ttl;
 pub mod unique;
 pub mod wire;
+mod write;
 
 pub use db::{Consumed, Db};
 pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalExt};

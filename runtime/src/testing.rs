@@ -102,7 +102,7 @@ impl<T: Table> Drop for TestTable<T> {
 /// Writes `item` as it is, past the library's encoding and checks: how tests put the items
 /// other tools wrote (missing attributes, wrong types, foreign entities) into a table.
 pub async fn put_raw<T: Table>(db: &Db<T>, item: crate::Item) -> Result<(), Error> {
-    db.raw_put(item).await
+    db.raw_put("raw item", item).await
 }
 
 /// What a `#[singletable::test]` body may return: nothing, or a `Result` whose error fails the

@@ -45,6 +45,23 @@ impl AttrPath {
         self
     }
 
+    /// The value at this path in `item`, if the item has one there.
+    pub(crate) fn value_in<'a>(
+        &self,
+        item: &'a crate::Item,
+    ) -> Option<&'a aws_sdk_dynamodb::types::AttributeValue> {
+        use aws_sdk_dynamodb::types::AttributeValue;
+        let mut value = item.get(&*self.root)?;
+        for step in &self.nested {
+            value = match (step, value) {
+                (PathStep::Name(name), AttributeValue::M(entries)) => entries.get(name)?,
+                (PathStep::Index(index), AttributeValue::L(items)) => items.get(*index)?,
+                _ => return None,
+            };
+        }
+        Some(value)
+    }
+
     /// Whether the path ends in a list index (`tags[2]`).
     pub fn ends_in_index(&self) -> bool {
         matches!(self.nested.last(), Some(PathStep::Index(_)))

@@ -2,7 +2,6 @@
 //! traits expressions render through.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -121,16 +120,6 @@ impl Placeholders {
     /// `ExpressionAttributeValues`, or `None` when empty.
     pub fn values(&self) -> Option<Values> {
         (!self.values.is_empty()).then(|| self.values.clone())
-    }
-
-    /// The names as wire JSON, if any.
-    pub(crate) fn names_json(&self) -> Option<Value> {
-        (!self.names.is_empty()).then(|| serde_json::json!(self.names))
-    }
-
-    /// The values as wire JSON, if any.
-    pub(crate) fn values_json(&self) -> Option<Value> {
-        (!self.values.is_empty()).then(|| crate::wire::item(&self.values))
     }
 }
 

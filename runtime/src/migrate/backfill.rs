@@ -10,13 +10,10 @@ use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Placeholders};
 use crate::item::{self, Item};
 use crate::schema::{Entity, IndexKind, Table};
-use crate::wire::{self, Body, Request};
+use crate::wire::Request;
+use crate::write::{Write, Written};
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
-};
-use serde_json::json;
+use aws_sdk_dynamodb::types::AttributeValue;
 
 /// How often one item is re-derived from its current state after concurrent writers changed
 /// it, before it is left to them (they keep changing it, so the next sweep or read handles it).
@@ -209,17 +206,15 @@ pub(super) fn prepare<E: Entity>(raw: &Item) -> Result<Prepared<E>, Error> {
 }
 
 impl BackfillRequest {
-    fn params(&self, table_name: &str) -> Request {
-        Body::default()
-            .field("TableName", json!(table_name))
-            .field("Key", wire::item(&self.key))
-            .field("UpdateExpression", json!(self.update))
-            .field("ConditionExpression", json!(self.condition))
-            .field("ExpressionAttributeNames", self.placeholders.names_json())
-            .field("ExpressionAttributeValues", self.placeholders.values_json())
-            .field("ReturnConsumedCapacity", json!("TOTAL"))
-            .field("ReturnValuesOnConditionCheckFailure", json!("ALL_OLD"))
-            .request("UpdateItem")
+    /// The write of a backfill of `E`.
+    fn write(self, entity: &'static str) -> Write {
+        Write::rendered_update(
+            entity,
+            self.key,
+            self.update,
+            self.condition,
+            self.placeholders,
+        )
     }
 }
 
@@ -230,34 +225,12 @@ enum Sent {
     Changed(Option<Item>),
 }
 
-async fn send<T: Table>(db: &Db<T>, request: BackfillRequest) -> Result<Sent, Error> {
-    let result = db
-        .client()
-        .update_item()
-        .table_name(db.table_name())
-        .set_key(Some(request.key))
-        .update_expression(request.update)
-        .condition_expression(request.condition)
-        .set_expression_attribute_names(request.placeholders.names())
-        .set_expression_attribute_values(request.placeholders.values())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .send()
-        .await;
-    match result {
-        Ok(output) => Ok(Sent::Written(
-            output
-                .consumed_capacity()
-                .and_then(|consumed| consumed.capacity_units())
-                .unwrap_or(request.estimated_units),
-        )),
-        Err(error) => match error.as_service_error() {
-            Some(UpdateItemError::ConditionalCheckFailedException(failure)) => {
-                Ok(Sent::Changed(failure.item().cloned()))
-            }
-            _ => Err(error.into()),
-        },
-    }
+async fn send<E: Entity>(db: &Db<E::Table>, request: BackfillRequest) -> Result<Sent, Error> {
+    let estimated_units = request.estimated_units;
+    Ok(match db.write(request.write(E::SCHEMA.name)).await? {
+        Written::Applied { units, .. } => Sent::Written(units.unwrap_or(estimated_units)),
+        Written::ConditionFailed(current) => Sent::Changed(current),
+    })
 }
 
 impl<T: Table> Db<T> {
@@ -306,7 +279,7 @@ impl<T: Table> Db<T> {
                 }
                 Prepared::Old(entity, request) => (entity, request),
             };
-            match send(self, request).await? {
+            match send::<E>(self, request).await? {
                 Sent::Written(write_units) => {
                     return Ok(Backfilled {
                         entity: Some(entity),
@@ -343,7 +316,7 @@ impl<T: Table> Db<T> {
     ) -> Result<Option<Request>, Error> {
         Ok(match prepare::<E>(item)? {
             Prepared::Current(_) => None,
-            Prepared::Old(_, request) => Some(request.params(self.table_name())),
+            Prepared::Old(_, request) => Some(self.write_params(request.write(E::SCHEMA.name))),
         })
     }
 

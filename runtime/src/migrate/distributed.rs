@@ -15,12 +15,15 @@ use super::error::MigrationError;
 use super::old_items::{backfill_counted, OldItems};
 use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use crate::error::Error;
+use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::update::{Action, SetValue};
+use crate::expr::AttrPath;
 use crate::item::Item;
 use crate::library::DISTRIBUTED_SWEEP;
 use crate::rate::{Limiter, Rate};
 use crate::schema::{Entity, Table};
+use crate::write::{Write, Written};
 use crate::Db;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use std::collections::HashMap;
 use std::fmt;
@@ -40,6 +43,8 @@ pub struct DistributedSweep<E: Entity> {
     rate: Option<Rate>,
     lease: Duration,
     worker: String,
+    /// Write units the sweep's own records consumed (its plan, claims and checkpoints).
+    record_units: std::sync::Mutex<f64>,
     entity: PhantomData<fn() -> E>,
 }
 
@@ -58,6 +63,10 @@ pub struct WorkerReport {
     /// The write rate it held at the end, per second, in its [`Rate`]'s unit; `None` without
     /// a rate.
     pub rate: Option<f64>,
+    /// Write capacity units of the sweep's own records it wrote (the plan, its claims and
+    /// checkpoints), beside the backfill's in `counts.write_units`: together, what the worker
+    /// wrote.
+    pub record_write_units: f64,
 }
 
 /// Every segment of a distributed sweep, as the table records them; see
@@ -155,6 +164,7 @@ impl WorkerReport {
             "finished": self.finished,
             "leases_lost": self.leases_lost,
             "counts": self.counts.to_json(),
+            "record_write_units": self.record_write_units,
         })
     }
 }
@@ -212,6 +222,7 @@ impl<E: Entity> Sweep<E> {
             rate: options.rate,
             lease: DEFAULT_LEASE,
             worker: format!("worker-{:016x}", fastrand::u64(..)),
+            record_units: std::sync::Mutex::new(0.0),
             entity: PhantomData,
         }
     }
@@ -248,6 +259,7 @@ impl<E: Entity> DistributedSweep<E> {
             leases_lost: 0,
             counts: SweepCounts::default(),
             rate: None,
+            record_write_units: 0.0,
         };
         // Workers start at different segments, so they rarely race for the same claim.
         let offset = fastrand::u32(..self.segments);
@@ -255,6 +267,10 @@ impl<E: Entity> DistributedSweep<E> {
             let statuses = self.status().await?.segments;
             if statuses.iter().all(|status| status.done) {
                 report.rate = limiter.as_ref().map(Limiter::held);
+                report.record_write_units = *self
+                    .record_units
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 return Ok(report);
             }
             let now = now_ms();
@@ -353,24 +369,11 @@ impl<E: Entity> DistributedSweep<E> {
         ] {
             plan.insert(name.to_owned(), value);
         }
-        let partition_key = table.partition_key;
-        let written = self
-            .db
-            .client()
-            .put_item()
-            .table_name(self.db.table_name())
-            .set_item(Some(plan.clone()))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", partition_key)
-            .send()
-            .await;
-        match written {
-            Ok(_) => return Ok(()),
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
-            Err(error) => return Err(error.into()),
+        let absent = Node::NotExists(AttrPath::attribute(table.partition_key));
+        let write = Write::put(DISTRIBUTED_SWEEP.description, plan.clone()).condition(&absent);
+        if let Written::Applied { units, .. } = self.db.write(write).await? {
+            self.record_units(units);
+            return Ok(());
         }
         let stored = self
             .db
@@ -398,38 +401,47 @@ impl<E: Entity> DistributedSweep<E> {
     /// expiry set, and the fencing token counted up. `None` when another worker got it.
     async fn claim(&self, segment: u32) -> Result<Option<Lease>, Error> {
         let now = now_ms();
-        let output = self
-            .db
-            .client()
-            .update_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(self.segment_key(segment)))
-            .update_expression(
-                "SET #owner = :me, #expires = :expires, #segment = :segment, \
-                 #lease = if_not_exists(#lease, :zero) + :one, #entity = :entity",
-            )
-            .condition_expression(
-                "(attribute_not_exists(#done) OR #done = :false) \
-                 AND (attribute_not_exists(#expires) OR #expires < :now)",
-            )
-            .expression_attribute_names("#entity", <E::Table as Table>::SCHEMA.entity_attribute)
-            .expression_attribute_values(":entity", DISTRIBUTED_SWEEP.entity_attribute(""))
-            .expression_attribute_names("#owner", "owner")
-            .expression_attribute_names("#expires", "lease_expires")
-            .expression_attribute_names("#segment", "segment")
-            .expression_attribute_names("#lease", "lease")
-            .expression_attribute_names("#done", "done")
-            .expression_attribute_values(":me", AttributeValue::S(self.worker.clone()))
-            .expression_attribute_values(":expires", number(now + self.lease_ms()))
-            .expression_attribute_values(":segment", number(u64::from(segment)))
-            .expression_attribute_values(":zero", number(0))
-            .expression_attribute_values(":one", number(1))
-            .expression_attribute_values(":false", AttributeValue::Bool(false))
-            .expression_attribute_values(":now", number(now))
-            .return_values(ReturnValue::AllNew)
-            .send()
-            .await;
-        match written_or_refused(output)? {
+        let path = |name: &'static str| AttrPath::attribute(name);
+        let set = |name: &'static str, value: AttributeValue| {
+            Action::Set(path(name), SetValue::Value(value))
+        };
+        let actions = vec![
+            set("owner", AttributeValue::S(self.worker.clone())),
+            set("lease_expires", number(now + self.lease_ms())),
+            set("segment", number(u64::from(segment))),
+            // The fencing token: counted up by every claim.
+            Action::Set(path("lease"), SetValue::CountUp(number(1))),
+            set(
+                <E::Table as Table>::SCHEMA.entity_attribute,
+                DISTRIBUTED_SWEEP.entity_attribute(""),
+            ),
+        ];
+        let either = |a: Node, b: Node| Node::Or(Box::new(a), Box::new(b));
+        let open = either(
+            Node::NotExists(path("done")),
+            Node::Compare(
+                Operand::Path(path("done")),
+                Comparison::Eq,
+                Operand::Value(AttributeValue::Bool(false)),
+            ),
+        );
+        let free = either(
+            Node::NotExists(path("lease_expires")),
+            Node::Compare(
+                Operand::Path(path("lease_expires")),
+                Comparison::Lt,
+                Operand::Value(number(now)),
+            ),
+        );
+        let write = Write::update(
+            DISTRIBUTED_SWEEP.description,
+            self.segment_key(segment),
+            actions,
+        )
+        .condition(&Node::And(Box::new(open), Box::new(free)))
+        .returning(ReturnValue::AllNew);
+        let output = self.db.write(write).await?;
+        match self.applied(output) {
             Some(attributes) => Ok(Some(Lease {
                 segment,
                 token: count(&attributes, "lease"),
@@ -498,34 +510,35 @@ impl<E: Entity> DistributedSweep<E> {
         page: &SweepCounts,
         rate: Option<f64>,
     ) -> Result<bool, Error> {
-        let mut set = vec!["#expires = :expires"];
-        let mut remove = Vec::new();
-        let mut request = self
-            .db
-            .client()
-            .update_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(self.segment_key(lease.segment)));
-        request = request.expression_attribute_names("#start", "start_key");
+        let path = |name: &'static str| AttrPath::attribute(name);
+        let expires = if next_key.is_some() {
+            now_ms() + self.lease_ms()
+        } else {
+            // A done segment's lease ends with it.
+            now_ms()
+        };
+        let mut actions = vec![Action::Set(
+            path("lease_expires"),
+            SetValue::Value(number(expires)),
+        )];
         if let Some(rate) = rate {
             // The rate the worker holds, for `status` to show beside its progress.
-            set.push("#rate = :rate");
-            request = request
-                .expression_attribute_names("#rate", "write_rate")
-                .expression_attribute_values(":rate", AttributeValue::N(format!("{rate:.1}")));
+            actions.push(Action::Set(
+                path("write_rate"),
+                SetValue::Value(AttributeValue::N(format!("{rate:.1}"))),
+            ));
         }
         match next_key {
-            Some(key) => {
-                set.push("#start = :start");
-                request =
-                    request.expression_attribute_values(":start", AttributeValue::M(key.clone()));
-            }
+            Some(key) => actions.push(Action::Set(
+                path("start_key"),
+                SetValue::Value(AttributeValue::M(key.clone())),
+            )),
             None => {
-                set.push("#done = :true");
-                remove.push("#start");
-                request = request
-                    .expression_attribute_names("#done", "done")
-                    .expression_attribute_values(":true", AttributeValue::Bool(true));
+                actions.push(Action::Set(
+                    path("done"),
+                    SetValue::Value(AttributeValue::Bool(true)),
+                ));
+                actions.push(Action::Remove(path("start_key")));
             }
         }
         let counters = [
@@ -537,35 +550,51 @@ impl<E: Entity> DistributedSweep<E> {
             ("already_current", page.already_current),
             ("failed", page.failed),
         ];
-        let mut add = Vec::new();
-        for (position, (name, value)) in counters.iter().enumerate() {
-            add.push(format!("#c{position} :c{position}"));
-            request = request
-                .expression_attribute_names(format!("#c{position}"), *name)
-                .expression_attribute_values(format!(":c{position}"), number(*value));
+        for (name, value) in counters {
+            actions.push(Action::Add(path(name), number(value)));
         }
-        let mut expression = format!("SET {} ADD {}", set.join(", "), add.join(", "));
-        if !remove.is_empty() {
-            expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        // Only while the lease is still this worker's token.
+        let holds = Node::And(
+            Box::new(Node::Compare(
+                Operand::Path(path("owner")),
+                Comparison::Eq,
+                Operand::Value(AttributeValue::S(self.worker.clone())),
+            )),
+            Box::new(Node::Compare(
+                Operand::Path(path("lease")),
+                Comparison::Eq,
+                Operand::Value(number(lease.token)),
+            )),
+        );
+        let write = Write::update(
+            DISTRIBUTED_SWEEP.description,
+            self.segment_key(lease.segment),
+            actions,
+        )
+        .condition(&holds);
+        let output = self.db.write(write).await?;
+        Ok(self.applied(output).is_some())
+    }
+
+    /// The attributes an applied write returned (its capacity counted as the sweep's own),
+    /// or `None` when its condition failed.
+    fn applied(&self, written: Written) -> Option<Item> {
+        match written {
+            Written::Applied { attributes, units } => {
+                self.record_units(units);
+                Some(attributes.unwrap_or_default())
+            }
+            Written::ConditionFailed(_) => None,
         }
-        let expires = if next_key.is_some() {
-            now_ms() + self.lease_ms()
-        } else {
-            // A done segment's lease ends with it.
-            now_ms()
-        };
-        let output = request
-            .update_expression(expression)
-            .condition_expression("#owner = :me AND #lease = :token")
-            .expression_attribute_names("#owner", "owner")
-            .expression_attribute_names("#lease", "lease")
-            .expression_attribute_names("#expires", "lease_expires")
-            .expression_attribute_values(":me", AttributeValue::S(self.worker.clone()))
-            .expression_attribute_values(":token", number(lease.token))
-            .expression_attribute_values(":expires", number(expires))
-            .send()
-            .await;
-        Ok(written_or_refused(output)?.is_some())
+    }
+
+    /// Counts the capacity of a write of the sweep's own records.
+    fn record_units(&self, units: Option<f64>) {
+        let mut total = self
+            .record_units
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *total += units.unwrap_or(1.0);
     }
 
     fn lease_ms(&self) -> u64 {
@@ -584,29 +613,6 @@ struct Lease {
 enum SegmentEnd {
     Finished(u32),
     LeaseLost,
-}
-
-/// The attributes an update wrote, or `None` when its condition failed.
-fn written_or_refused(
-    output: Result<
-        aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
-        aws_sdk_dynamodb::error::SdkError<
-            UpdateItemError,
-            aws_sdk_dynamodb::config::http::HttpResponse,
-        >,
-    >,
-) -> Result<Option<Item>, Error> {
-    match output {
-        Ok(output) => Ok(Some(output.attributes.unwrap_or_default())),
-        Err(error)
-            if error
-                .as_service_error()
-                .is_some_and(UpdateItemError::is_conditional_check_failed_exception) =>
-        {
-            Ok(None)
-        }
-        Err(error) => Err(error.into()),
-    }
 }
 
 /// The plan item of sweep `name`, if a worker wrote it, and its segments as the table records

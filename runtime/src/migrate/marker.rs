@@ -163,7 +163,9 @@ impl<T: Table> Migration<'_, T> {
                 AttributeValue::N(record.items.to_string()),
             ),
         ]);
-        self.db.raw_put(item).await?;
+        self.db
+            .raw_put(crate::library::MIGRATION_MARKER.description, item)
+            .await?;
         Ok(record)
     }
 }

@@ -208,7 +208,9 @@ impl<T: Table> StreamReader<'_, T> {
             "finished".to_owned(),
             AttributeValue::Bool(batch.ends_shard),
         );
-        self.db.raw_put(item).await?;
+        self.db
+            .raw_put(crate::library::STREAM_CHECKPOINT.description, item)
+            .await?;
         shard.committed = sequence;
         shard.finished = batch.ends_shard;
         Ok(())

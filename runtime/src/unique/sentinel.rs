@@ -148,8 +148,7 @@ pub(crate) fn key_of<E: Entity>(item: &Item) -> Item {
 pub(crate) struct ClaimOp {
     pub(crate) key: Item,
     pub(crate) item: Item,
-    pub(crate) condition: String,
-    pub(crate) placeholders: Placeholders,
+    pub(crate) condition: Node,
     pub(crate) value: String,
 }
 
@@ -195,13 +194,10 @@ fn claim<E: Entity>(
         UNIQUE_SENTINEL.entity_attribute(""),
     );
     item.insert(VALUE.to_owned(), AttributeValue::S(value.clone()));
-    let mut placeholders = Placeholders::default();
-    let condition = condition.to_expression(&mut placeholders);
     Some(ClaimOp {
         key,
         item,
         condition,
-        placeholders,
         value,
     })
 }
@@ -231,12 +227,14 @@ pub(crate) fn sentinel_ops<E: Entity>(
     for unique in E::SCHEMA.unique {
         let after = new.and_then(|item| value_text(unique, item));
         if let Some(claim) = new.and_then(|new| claim::<E>(unique, new, old, now)) {
+            let mut placeholders = Placeholders::default();
+            let condition = claim.condition.to_expression(&mut placeholders);
             let put = SdkPut::builder()
                 .table_name(table_name)
                 .set_item(Some(claim.item))
-                .condition_expression(claim.condition)
-                .set_expression_attribute_names(claim.placeholders.names())
-                .set_expression_attribute_values(claim.placeholders.values())
+                .condition_expression(condition)
+                .set_expression_attribute_names(placeholders.names())
+                .set_expression_attribute_values(placeholders.values())
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 )

@@ -5,7 +5,9 @@
 use super::sentinel::{claim_op, owner_of};
 use crate::error::Error;
 use crate::item::KeyText;
+use crate::library::UNIQUE_SENTINEL;
 use crate::schema::{Entity, Table};
+use crate::write::{Write, Written};
 use crate::Db;
 use futures::StreamExt;
 
@@ -83,32 +85,11 @@ impl<E: Entity> ClaimUnique<'_, E> {
                 else {
                     continue;
                 };
-                let sent = self
-                    .db
-                    .client()
-                    .put_item()
-                    .table_name(self.db.table_name())
-                    .set_item(Some(op.item))
-                    .condition_expression(op.condition)
-                    .set_expression_attribute_names(op.placeholders.names())
-                    .set_expression_attribute_values(op.placeholders.values())
-                    .return_values_on_condition_check_failure(
-                        aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-                    )
-                    .send()
-                    .await;
-                match sent {
-                    Ok(_) => report.claimed += 1,
-                    Err(error) => {
-                        let taken = error
-                            .as_service_error()
-                            .and_then(|error| match error {
-                                aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(failure) => Some(failure.item().cloned()),
-                                _ => None,
-                            });
-                        let Some(holder) = taken else {
-                            return Err(error.into());
-                        };
+                let claim =
+                    Write::put(UNIQUE_SENTINEL.description, op.item).condition(&op.condition);
+                match self.db.write(claim).await? {
+                    Written::Applied { .. } => report.claimed += 1,
+                    Written::ConditionFailed(holder) => {
                         report.duplicates.push(Duplicate {
                             field: unique.name,
                             value: op.value,

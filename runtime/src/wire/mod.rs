@@ -128,11 +128,4 @@ impl Body {
         }
         self
     }
-
-    pub(crate) fn request(self, operation: &'static str) -> Request {
-        Request {
-            operation,
-            body: Value::Object(self.0),
-        }
-    }
 }

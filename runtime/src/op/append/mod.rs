@@ -30,6 +30,7 @@ use crate::op::query::{primary, PartitionKey};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, HasSortKey, Table};
 use crate::wire::Request;
+use crate::write::{Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::types::{
@@ -114,45 +115,17 @@ impl<T: Table + HasSortKey> Db<T> {
         let Some((value, sort_key)) = greatest else {
             return self.read_latest::<E, V>(&partition_value).await;
         };
-        let pointer = pointer_update::<E>(
-            self.table_name(),
-            &partition_value,
-            value.to_latest(),
-            &sort_key,
-        )?;
+        let (key, actions, condition) =
+            pointer_change::<E>(&partition_value, value.to_latest(), &sort_key);
         // The same update as in an append's transaction, sent alone.
-        let request = self
-            .client()
-            .update_item()
-            .table_name(pointer.table_name())
-            .set_key(Some(pointer.key().clone()))
-            .update_expression(pointer.update_expression())
-            .set_condition_expression(pointer.condition_expression().map(str::to_owned))
-            .set_expression_attribute_names(pointer.expression_attribute_names().cloned())
-            .set_expression_attribute_values(pointer.expression_attribute_values().cloned())
-            .set_return_values_on_condition_check_failure(
-                pointer.return_values_on_condition_check_failure().cloned(),
-            );
-        match request.send().boxed().await {
-            Ok(_) => Ok(Some(value)),
+        let write = Write::update(APPEND_POINTER.description, key, actions).condition(&condition);
+        match self.write(write).await? {
+            Written::Applied { .. } => Ok(Some(value)),
             // The pointer is already at or past this history: its own value is the answer.
-            Err(error) => {
-                use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-                let refused = error.as_service_error().and_then(|service| match service {
-                    UpdateItemError::ConditionalCheckFailedException(failed) => Some(
-                        failed
-                            .item()
-                            .and_then(|item| item.get(LATEST_ATTRIBUTE))
-                            .cloned(),
-                    ),
-                    _ => None,
-                });
-                match refused {
-                    Some(Some(latest)) => {
-                        decode_latest::<E, V>(&partition_value, &latest).map(Some)
-                    }
-                    Some(None) => self.read_latest::<E, V>(&partition_value).await,
-                    None => Err(error.into()),
+            Written::ConditionFailed(current) => {
+                match current.as_ref().and_then(|item| item.get(LATEST_ATTRIBUTE)) {
+                    Some(latest) => decode_latest::<E, V>(&partition_value, latest).map(Some),
+                    None => self.read_latest::<E, V>(&partition_value).await,
                 }
             }
         }
@@ -280,18 +253,16 @@ fn pointer_op<E: Entity>(
     })
 }
 
-/// The pointer update: move `latest` forward to `value`, never back.
-fn pointer_update<E: Entity>(
-    table_name: &str,
+/// The pointer update's key, actions and condition: move `latest` forward to `value`, never
+/// back.
+fn pointer_change<E: Entity>(
     partition: &str,
     value: AttributeValue,
     sort_key: &str,
-) -> Result<SdkUpdate, Error> {
+) -> (Item, Vec<Action>, Node) {
     let table = <E::Table as Table>::SCHEMA;
-    let key = pointer_key::<E>(partition);
     let latest = || AttrPath::attribute(LATEST_ATTRIBUTE);
-    let mut placeholders = Placeholders::default();
-    let actions = [
+    let actions = vec![
         Action::Set(latest(), SetValue::Value(value.clone())),
         Action::Set(
             AttrPath::attribute(LATEST_KEY_ATTRIBUTE),
@@ -302,7 +273,6 @@ fn pointer_update<E: Entity>(
             SetValue::Value(APPEND_POINTER.entity_attribute(E::SCHEMA.name)),
         ),
     ];
-    let update = update::render(actions.into(), &mut placeholders);
     let condition = Node::Or(
         Box::new(Node::NotExists(latest())),
         Box::new(Node::Compare(
@@ -310,8 +280,21 @@ fn pointer_update<E: Entity>(
             Comparison::Lt,
             Operand::Value(value),
         )),
-    )
-    .to_expression(&mut placeholders);
+    );
+    (pointer_key::<E>(partition), actions, condition)
+}
+
+/// The pointer update in an append's transaction.
+fn pointer_update<E: Entity>(
+    table_name: &str,
+    partition: &str,
+    value: AttributeValue,
+    sort_key: &str,
+) -> Result<SdkUpdate, Error> {
+    let (key, actions, condition) = pointer_change::<E>(partition, value, sort_key);
+    let mut placeholders = Placeholders::default();
+    let update = update::render(actions, &mut placeholders);
+    let condition = condition.to_expression(&mut placeholders);
     Ok(SdkUpdate::builder()
         .table_name(table_name)
         .set_key(Some(key))

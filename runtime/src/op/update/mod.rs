@@ -51,6 +51,7 @@ impl<T: Table> Db<T> {
                 changed: 0,
                 condition: None,
                 expected_version: None,
+                guard: None,
                 expiry: crate::ttl::Expiry::hidden(T::SCHEMA, || self.now()),
                 error: None,
             },
@@ -204,6 +205,48 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         self.then::<Relative, F>(|parts| {
             parts.actions.push(Action::Remove(path.path()));
             parts.change_relative(path.name(), "remove_nested", FieldIndexes::<E, F>::MASK);
+        })
+    }
+
+    /// `SET path = value` only where the path is absent or below `value`: a sequence guard,
+    /// such as the position of the last stream record a count has applied
+    /// (`OpenTickets::APPLIED.key(shard)`). A second application of the update fails its
+    /// guard, so the update is safe to resend: a lost response is resent by the library
+    /// instead of ending in [`Error::Ambiguous`], even with an `add` or `increment`, and a
+    /// resend that finds `value` already there knows its lost attempt was applied and returns
+    /// the item as it is. A first attempt that finds `value` or a greater one (a record
+    /// delivered twice) is [`Error::ConditionFailed`], and changes nothing. Values compare as
+    /// DynamoDB compares them: numbers by value, strings by their UTF-8 bytes (pad numbers in
+    /// text to one width).
+    pub fn advance<Top, T, const F: usize>(
+        self,
+        path: Nested<E, Top, T, F>,
+        value: T,
+    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    where
+        E: Updatable<F, Top>,
+        S: Touch<F, Relative>,
+        T: Serialize,
+    {
+        use crate::expr::condition::{Comparison, Node, Operand};
+        self.then::<Relative, F>(|parts| {
+            let Some(encoded) = parts.encode(&value) else {
+                return;
+            };
+            let guard = Node::Or(
+                Box::new(Node::NotExists(path.path())),
+                Box::new(Node::Compare(
+                    Operand::Path(path.path()),
+                    Comparison::Lt,
+                    Operand::Value(encoded.clone()),
+                )),
+            );
+            Condition::and_to(&mut parts.condition, Condition::from_node(guard));
+            parts
+                .actions
+                .push(Action::Set(path.path(), SetValue::Value(encoded.clone())));
+            parts.change_relative(path.name(), "advance", FieldIndexes::<E, F>::MASK);
+            parts.guard = Some((path.path(), encoded));
         })
     }
 

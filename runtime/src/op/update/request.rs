@@ -48,6 +48,8 @@ pub(super) struct Parts<'db, E: Entity> {
     pub(super) changed: u64,
     pub(super) condition: Option<Condition<E>>,
     pub(super) expected_version: Option<u64>,
+    /// The path and value of [`Update::advance`](super::Update::advance), if given.
+    pub(super) guard: Option<(AttrPath, AttributeValue)>,
     /// An expired item is absent to the update, as to reads: it needs a live one.
     pub(super) expiry: crate::ttl::Expiry,
     pub(super) error: Option<EncodeError>,
@@ -334,8 +336,8 @@ impl<'db, E: Entity> Parts<'db, E> {
                 span,
                 Either::Left(
                     async move {
-                        let result = sent.send_once_per_attempt(request?).await?;
-                        finish(&sent, sent.returned(result)?)
+                        let (result, resent) = sent.send_once_per_attempt(request?).await?;
+                        finish(&sent, sent.returned(result, resent)?)
                     }
                     .boxed(),
                 ),
@@ -346,7 +348,7 @@ impl<'db, E: Entity> Parts<'db, E> {
             Either::Right(crate::op::sent(
                 request,
                 UpdateItemFluentBuilder::send,
-                move |result| finish(&sent, sent.returned(result)?),
+                move |result| finish(&sent, sent.returned(result, false)?),
             )),
         )
     }
@@ -359,14 +361,18 @@ impl<'db, E: Entity> Parts<'db, E> {
         returning: ReturnValue,
     ) -> (Result<UpdateItemFluentBuilder, Error>, Sent<'db, E>, bool) {
         let actions = std::mem::take(&mut self.actions);
-        // Counting the version up repeats too, whatever the other actions do.
-        let repeats = E::SCHEMA.managed.version.is_some() || actions.iter().any(Action::repeats);
+        // Counting the version up repeats too, whatever the other actions do. A guarded update
+        // is resent by the library, which tells its own lost attempt from a duplicate.
+        let repeats = E::SCHEMA.managed.version.is_some()
+            || actions.iter().any(Action::repeats)
+            || self.guard.is_some();
         let mut known = std::mem::take(&mut self.known);
         let inputs = Inputs {
             actions,
             known: KnownValues::Moved(&mut known),
             condition: self.condition.take().map(Condition::into_node).transpose(),
         };
+        let guard = self.guard.take().map(|guard| (guard, returning.clone()));
         let request = self
             .prepare_inputs(inputs, false)
             .map(|prepared| self.builder(prepared, returning));
@@ -376,6 +382,7 @@ impl<'db, E: Entity> Parts<'db, E> {
             key: self.key,
             expected_version: self.expected_version,
             expiry: self.expiry,
+            guard,
         };
         (request, sent, repeats)
     }

@@ -6,6 +6,7 @@ use crate::schema::Entity;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use futures::FutureExt;
 
 /// What an update's condition requires: an existing item, unexpired by `expiry`, at
@@ -31,6 +32,8 @@ pub(super) struct Sent<'db, E: Entity> {
     pub(super) key: Key<E>,
     pub(super) expected_version: Option<u64>,
     pub(super) expiry: crate::ttl::Expiry,
+    /// The update's guard ([`Update::advance`](super::Update::advance)) and what it returns.
+    pub(super) guard: Option<((crate::expr::AttrPath, AttributeValue), ReturnValue)>,
 }
 
 impl<E: Entity> Sent<'_, E> {
@@ -47,8 +50,13 @@ impl<E: Entity> Sent<'_, E> {
         Ok(crate::item::decode(item)?)
     }
 
-    /// The attributes a response returned, or what its error means for this update.
-    pub(super) fn returned(&self, result: UpdateResult) -> Result<crate::Item, Error> {
+    /// The attributes a response returned, or what its error means for this update (`resent`:
+    /// after an attempt whose response was lost).
+    pub(super) fn returned(
+        &self,
+        result: UpdateResult,
+        resent: bool,
+    ) -> Result<crate::Item, Error> {
         match result {
             Ok(output) => {
                 self.db.record(output.consumed_capacity());
@@ -56,6 +64,12 @@ impl<E: Entity> Sent<'_, E> {
             }
             Err(error) => match error.as_service_error() {
                 Some(UpdateItemError::ConditionalCheckFailedException(failure)) => {
+                    if let Some(applied) = resent
+                        .then(|| self.applied_by_guard(failure.item()))
+                        .flatten()
+                    {
+                        return applied;
+                    }
                     Err(condition_failure(
                         E::SCHEMA.name,
                         self.key.text(),
@@ -68,13 +82,38 @@ impl<E: Entity> Sent<'_, E> {
         }
     }
 
-    /// Sends a non-repeatable update with the SDK's retries off: throttling (nothing
-    /// applied) is retried here, and a lost response is reported as `Error::Ambiguous` for
-    /// the caller to resolve by reading the item.
+    /// What a failed condition of a resent update means when its guard finds its own value in
+    /// the item: the lost attempt was applied. For `ALL_NEW`, the item as it is; the item
+    /// before it is no longer known.
+    fn applied_by_guard(
+        &self,
+        current: Option<&crate::Item>,
+    ) -> Option<Result<crate::Item, Error>> {
+        let ((path, value), returning) = self.guard.as_ref()?;
+        let current = current.filter(|item| !self.expiry.has_expired(item))?;
+        if path.value_in(current) != Some(value) {
+            return None;
+        }
+        Some(match returning {
+            ReturnValue::AllNew => Ok(current.clone()),
+            _ => Err(Error::Ambiguous {
+                entity: E::SCHEMA.name,
+                key: self.key.text(),
+                message: "a lost attempt was applied (the resend found the guard's value), and the item before it is not known".to_owned(),
+            }),
+        })
+    }
+
+    /// Sends an update whose resend needs care with the SDK's retries off, and retries here:
+    /// throttling (nothing applied) always; a lost response only for a guarded update (a second
+    /// application fails its guard), and otherwise reports it as `Error::Ambiguous` for the
+    /// caller to resolve by reading the item. Returns the result and whether it was resent
+    /// after a lost response.
     pub(super) async fn send_once_per_attempt(
         &self,
         request: UpdateItemFluentBuilder,
-    ) -> Result<UpdateResult, Error> {
+    ) -> Result<(UpdateResult, bool), Error> {
+        let mut resent = false;
         let policy = crate::RetryPolicy::default();
         let mut attempt = 1;
         loop {
@@ -88,6 +127,15 @@ impl<E: Entity> Sent<'_, E> {
                 .boxed()
                 .await;
             match &result {
+                Err(error)
+                    if crate::retry::lost_in_transit(error)
+                        && self.guard.is_some()
+                        && attempt < policy.attempts() =>
+                {
+                    policy.sleep_before(attempt).await;
+                    attempt += 1;
+                    resent = true;
+                }
                 Err(error) if crate::retry::lost_in_transit(error) => {
                     return Err(Error::Ambiguous {
                         entity: E::SCHEMA.name,
@@ -99,7 +147,7 @@ impl<E: Entity> Sent<'_, E> {
                     policy.sleep_before(attempt).await;
                     attempt += 1;
                 }
-                _ => return Ok(result),
+                _ => return Ok((result, resent)),
             }
         }
     }
