@@ -500,3 +500,54 @@ async fn empty_sets_are_refused_before_sending() {
         .unwrap();
     assert_eq!(added.labels, ["a".to_owned(), "b".to_owned()].into());
 }
+
+/// A count guarded by the last sequence number it applied, on a field of its own.
+#[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "TALLY#{id}", sk = "TALLY")]
+struct Tally {
+    id: String,
+    count: u64,
+    last: Option<u64>,
+}
+
+/// `advance` on a field: the update applies only past the stored sequence number (or where
+/// there is none), and one at or below it fails its guard and changes nothing.
+#[tokio::test]
+async fn an_advance_applies_only_past_the_stored_sequence() {
+    let db = common::db().await;
+    db.put(&Tally {
+        id: "t1".into(),
+        count: 0,
+        last: None,
+    })
+    .send()
+    .await
+    .unwrap();
+    let count = |sequence: u64| {
+        db.update(Tally::key("t1").unwrap())
+            .add(Tally::COUNT, 1)
+            .advance(Tally::LAST, Some(sequence))
+            .send()
+    };
+    assert_eq!(count(5).await.unwrap().count, 1);
+    for stale in [5, 3] {
+        let refused = count(stale).await;
+        assert!(
+            matches!(refused, Err(singletable::Error::ConditionFailed { .. })),
+            "{refused:?}"
+        );
+    }
+    let counted = count(9).await.unwrap();
+    assert_eq!((counted.count, counted.last), (2, Some(9)));
+    let request = db
+        .update(Tally::key("t1").unwrap())
+        .add(Tally::COUNT, 1)
+        .advance(Tally::LAST, Some(10))
+        .params()
+        .unwrap();
+    assert_eq!(
+        request.body["ConditionExpression"],
+        "attribute_exists(#n2) AND (attribute_not_exists(#n0) OR #n0 < :v2)",
+        "{request}"
+    );
+}

@@ -604,3 +604,50 @@ mod tests {
         same_as_serialized(vec!["a".to_owned(), "b".to_owned()]);
     }
 }
+
+/// A path [`Update::advance`](crate::op::update::Update::advance) can guard: a field of `E`
+/// (`Top = T`), or a list element or map entry inside field `F` (of type `Top`). Sealed:
+/// implemented for [`Field`] and [`Nested`] only.
+pub trait GuardPath<E, Top, T, const F: usize>: guard_path::Sealed {
+    /// The Rust field name, for messages.
+    fn field_name(&self) -> &'static str;
+    /// The document path.
+    fn guarded(&self) -> AttrPath;
+    /// A value as the guard compares and writes it: its stored form (a TTL field's epoch
+    /// seconds), as serde wrote it otherwise.
+    fn stored(&self, value: AttributeValue) -> Result<AttributeValue, EncodeError>;
+}
+
+mod guard_path {
+    pub trait Sealed {}
+    impl<E, T, const F: usize> Sealed for super::Field<E, T, F> {}
+    impl<E, Top, T, const F: usize> Sealed for super::Nested<E, Top, T, F> {}
+}
+
+impl<E, T, const F: usize> GuardPath<E, T, T, F> for Field<E, T, F> {
+    fn field_name(&self) -> &'static str {
+        self.name
+    }
+
+    fn guarded(&self) -> AttrPath {
+        self.path()
+    }
+
+    fn stored(&self, value: AttributeValue) -> Result<AttributeValue, EncodeError> {
+        self.operand_value(value)
+    }
+}
+
+impl<E, Top, T, const F: usize> GuardPath<E, Top, T, F> for Nested<E, Top, T, F> {
+    fn field_name(&self) -> &'static str {
+        self.name()
+    }
+
+    fn guarded(&self) -> AttrPath {
+        self.path()
+    }
+
+    fn stored(&self, value: AttributeValue) -> Result<AttributeValue, EncodeError> {
+        Ok(value)
+    }
+}

@@ -4,7 +4,9 @@
 
 use crate::error::Error;
 use crate::expr::field::Nested;
-use crate::expr::field::{Addable, Container, IntoField, ListType, Optional, SetType, Updatable};
+use crate::expr::field::{
+    Addable, Container, GuardPath, IntoField, ListType, Optional, SetType, Updatable,
+};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field};
@@ -218,12 +220,15 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// delivered twice) is [`Error::ConditionFailed`], and changes nothing. Values compare as
     /// DynamoDB compares them: numbers by value, strings by their UTF-8 bytes (pad numbers in
     /// text to one width).
-    pub fn advance<Top, T, const F: usize>(
+    ///
+    /// The path is a field (`Count::LAST_SEQUENCE`) or a map entry or list element inside one.
+    pub fn advance<P, Top, T, const F: usize>(
         self,
-        path: Nested<E, Top, T, F>,
+        path: P,
         value: T,
     ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
     where
+        P: GuardPath<E, Top, T, F>,
         E: Updatable<F, Top>,
         S: Touch<F, Relative>,
         T: Serialize,
@@ -233,10 +238,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             let Some(encoded) = parts.encode(&value) else {
                 return;
             };
+            let Some(encoded) = parts.keep_error(path.stored(encoded)) else {
+                return;
+            };
+            let (name, path) = (path.field_name(), path.guarded());
             let guard = Node::Or(
-                Box::new(Node::NotExists(path.path())),
+                Box::new(Node::NotExists(path.clone())),
                 Box::new(Node::Compare(
-                    Operand::Path(path.path()),
+                    Operand::Path(path.clone()),
                     Comparison::Lt,
                     Operand::Value(encoded.clone()),
                 )),
@@ -244,9 +253,9 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
             Condition::and_to(&mut parts.condition, Condition::from_node(guard));
             parts
                 .actions
-                .push(Action::Set(path.path(), SetValue::Value(encoded.clone())));
-            parts.change_relative(path.name(), "advance", FieldIndexes::<E, F>::MASK);
-            parts.guard = Some((path.path(), encoded));
+                .push(Action::Set(path.clone(), SetValue::Value(encoded.clone())));
+            parts.change_relative(name, "advance", FieldIndexes::<E, F>::MASK);
+            parts.guard = Some((path, encoded));
         })
     }
 
