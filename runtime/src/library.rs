@@ -9,6 +9,8 @@
 use crate::item::Item;
 use crate::schema::TableSchema;
 use aws_sdk_dynamodb::types::AttributeValue;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 /// One kind of the library's own items.
 #[derive(Debug, PartialEq, Eq)]
@@ -192,6 +194,46 @@ pub(crate) fn key(table: &TableSchema, partition: String, sort: String) -> Item 
 /// with sort key `sort`.
 pub(crate) fn record_key(table: &TableSchema, kind: &RecordKind, name: &str, sort: String) -> Item {
     key(table, format!("{}{name}", kind.partition_prefix()), sort)
+}
+
+/// A kind of library record's attributes besides its key and entity attribute, as a serde
+/// struct: written and read through serde_dynamo, as entities are.
+pub(crate) trait LibraryRecord: Serialize + DeserializeOwned {
+    /// The kind.
+    const KIND: &'static RecordKind;
+}
+
+/// `record` as the item stored at `key`, with its kind's entity attribute.
+pub(crate) fn record_item<R: LibraryRecord>(
+    table: &TableSchema,
+    key: Item,
+    record: &R,
+) -> Result<Item, crate::item::EncodeError> {
+    let mut item: Item =
+        serde_dynamo::to_item(record).map_err(|error| crate::item::EncodeError::Serialize {
+            entity: R::KIND.description,
+            message: error.to_string(),
+        })?;
+    item.extend(key);
+    item.insert(
+        table.entity_attribute.to_owned(),
+        R::KIND.entity_attribute(""),
+    );
+    Ok(item)
+}
+
+/// The record `item` holds (its key and entity attribute are ignored); a record some other
+/// writer left in another shape is a decode error naming it.
+pub(crate) fn read_record<T: crate::Table, R: LibraryRecord>(
+    item: Item,
+) -> Result<R, crate::item::DecodeError> {
+    let key = crate::item::key_text::<T>(&item);
+    serde_dynamo::from_item(item).map_err(|error| crate::item::DecodeError::Attribute {
+        entity: R::KIND.description,
+        key,
+        attribute: ".".to_owned(),
+        message: error.to_string(),
+    })
 }
 
 #[cfg(test)]

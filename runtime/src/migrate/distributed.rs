@@ -19,12 +19,13 @@ use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::update::{Action, SetValue};
 use crate::expr::AttrPath;
 use crate::item::Item;
-use crate::library::DISTRIBUTED_SWEEP;
+use crate::library::{read_record, record_item, LibraryRecord, RecordKind, DISTRIBUTED_SWEEP};
 use crate::rate::{Limiter, Rate};
 use crate::schema::{Entity, Table};
 use crate::write::{Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -353,44 +354,46 @@ impl<E: Entity> DistributedSweep<E> {
     /// Writes the plan if there is none, or checks that the one there is this sweep's.
     async fn ensure_plan(&self) -> Result<(), Error> {
         let schema = E::SCHEMA;
-        let mut plan = self.library_key("PLAN".to_owned());
         let table = <E::Table as Table>::SCHEMA;
-        for (name, value) in [
-            (
-                table.entity_attribute,
-                DISTRIBUTED_SWEEP.entity_attribute(""),
-            ),
-            ("entity", AttributeValue::S(schema.name.to_owned())),
-            (
-                "schema_version",
-                AttributeValue::N(schema.schema_version.to_string()),
-            ),
-            ("segments", AttributeValue::N(self.segments.to_string())),
-        ] {
-            plan.insert(name.to_owned(), value);
-        }
+        let plan = SweepPlan {
+            entity: schema.name.to_owned(),
+            schema_version: schema.schema_version,
+            segments: self.segments,
+        };
+        let item = record_item(table, self.library_key("PLAN".to_owned()), &plan)?;
         let absent = Node::NotExists(AttrPath::attribute(table.partition_key));
-        let write = Write::put(DISTRIBUTED_SWEEP.description, plan.clone()).condition(&absent);
-        if let Written::Applied { units, .. } = self.db.write(write).await? {
-            self.record_units(units);
-            return Ok(());
-        }
-        let stored = self
-            .db
-            .raw_get(self.library_key("PLAN".to_owned()), true)
-            .await?
-            .unwrap_or_default();
-        let differs = ["entity", "schema_version", "segments"]
-            .into_iter()
-            .find(|name| stored.get(*name) != plan.get(*name));
+        let write = Write::put(DISTRIBUTED_SWEEP.description, item).condition(&absent);
+        let stored = match self.db.write(write).await? {
+            Written::Applied { units, .. } => {
+                self.record_units(units);
+                return Ok(());
+            }
+            Written::ConditionFailed(Some(stored)) => read_record::<E::Table, SweepPlan>(stored)?,
+            // Deleted since: a later worker writes it again.
+            Written::ConditionFailed(None) => return Ok(()),
+        };
+        let differs = if stored.entity != plan.entity {
+            Some(("entity", stored.entity, plan.entity))
+        } else if stored.schema_version != plan.schema_version {
+            let versions = (stored.schema_version, plan.schema_version);
+            Some((
+                "schema_version",
+                versions.0.to_string(),
+                versions.1.to_string(),
+            ))
+        } else if stored.segments != plan.segments {
+            let segments = (stored.segments, plan.segments);
+            Some(("segments", segments.0.to_string(), segments.1.to_string()))
+        } else {
+            None
+        };
         match differs {
             None => Ok(()),
-            Some(name) => Err(MigrationError::InvalidOption {
+            Some((what, stored, here)) => Err(MigrationError::InvalidOption {
                 option: "distributed sweep",
                 message: format!(
-                    "the sweep {:?} in the table has another {name} ({}); workers of one sweep share its entity, schema version and segment count: use another name",
+                    "the sweep {:?} in the table has {what} {stored}, and this worker {here}; workers of one sweep share its entity, schema version and segment count: use another name",
                     self.name,
-                    stored.get(name).map(|value| format!("{value:?}")).unwrap_or_default()
                 ),
             }
             .into()),
@@ -602,6 +605,22 @@ impl<E: Entity> DistributedSweep<E> {
     }
 }
 
+/// A distributed sweep's plan, as the table keeps it: what every worker of the sweep must
+/// agree on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SweepPlan {
+    /// The entity swept.
+    pub(crate) entity: String,
+    /// The schema version it is swept to.
+    pub(crate) schema_version: u32,
+    /// The number of segments.
+    pub(crate) segments: u32,
+}
+
+impl LibraryRecord for SweepPlan {
+    const KIND: &'static RecordKind = &DISTRIBUTED_SWEEP;
+}
+
 /// A segment a worker holds: its fencing token and where its scan resumes.
 struct Lease {
     segment: u32,
@@ -621,13 +640,17 @@ pub(crate) async fn read_status<T: Table>(
     db: &Db<T>,
     name: &str,
     default_segments: u32,
-) -> Result<(Option<Item>, DistributedStatus), Error> {
-    let plan = db
+) -> Result<(Option<SweepPlan>, DistributedStatus), Error> {
+    let plan = match db
         .raw_get(library_key::<T>(name, "PLAN".to_owned()), true)
-        .await?;
+        .await?
+    {
+        Some(item) => Some(read_record::<T, SweepPlan>(item)?),
+        None => None,
+    };
     let segments = plan
         .as_ref()
-        .and_then(|plan| u32::try_from(count(plan, "segments")).ok())
+        .map(|plan| plan.segments)
         .filter(|segments| *segments > 0)
         .unwrap_or(default_segments);
     let keys: Vec<Item> = (0..segments)

@@ -7,9 +7,10 @@ use super::time::{rfc3339, unix_now};
 use super::verify::Coverage;
 use crate::error::Error;
 use crate::item::Item;
+use crate::library::{read_record, record_item, LibraryRecord, RecordKind, MIGRATION_MARKER};
 use crate::schema::{EntitySchema, Table};
 use crate::Db;
-use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The entity attribute of completion records: no entity has it, so entity scans and queries
@@ -39,6 +40,23 @@ impl MigrationRecord {
             "items": self.items,
         })
     }
+}
+
+/// A completion record as the table keeps it.
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredRecord {
+    entity: String,
+    schema_version: u32,
+    completed_at: String,
+    /// The same time in epoch seconds, for queries by time.
+    #[serde(default)]
+    completed_at_epoch: u64,
+    #[serde(default)]
+    items: u64,
+}
+
+impl LibraryRecord for StoredRecord {
+    const KIND: &'static RecordKind = &MIGRATION_MARKER;
 }
 
 /// The completion record of one entity's migration to its current schema version, stored at
@@ -81,19 +99,12 @@ impl<T: Table> Migration<'_, T> {
         let Some(item) = self.db.raw_get(self.key(), true).await? else {
             return Ok(None);
         };
-        let text = |name: &str| match item.get(name) {
-            Some(AttributeValue::S(text)) => text.clone(),
-            _ => String::new(),
-        };
-        let number = |name: &str| match item.get(name) {
-            Some(AttributeValue::N(number)) => number.parse::<u64>().unwrap_or_default(),
-            _ => 0,
-        };
+        let stored = read_record::<T, StoredRecord>(item)?;
         Ok(Some(MigrationRecord {
-            entity: text("entity"),
+            entity: stored.entity,
             schema_version: self.schema_version,
-            completed_at: text("completed_at"),
-            items: number("items"),
+            completed_at: stored.completed_at,
+            items: stored.items,
         }))
     }
 
@@ -135,37 +146,15 @@ impl<T: Table> Migration<'_, T> {
             completed_at: rfc3339(now),
             items: coverage.items,
         };
-        let table = T::SCHEMA;
-        let mut item = self.key();
-        item.extend([
-            (
-                table.entity_attribute.to_owned(),
-                AttributeValue::S(MARKER_ENTITY.to_owned()),
-            ),
-            (
-                "entity".to_owned(),
-                AttributeValue::S(record.entity.clone()),
-            ),
-            (
-                "schema_version".to_owned(),
-                AttributeValue::N(record.schema_version.to_string()),
-            ),
-            (
-                "completed_at".to_owned(),
-                AttributeValue::S(record.completed_at.clone()),
-            ),
-            (
-                "completed_at_epoch".to_owned(),
-                AttributeValue::N(now.to_string()),
-            ),
-            (
-                "items".to_owned(),
-                AttributeValue::N(record.items.to_string()),
-            ),
-        ]);
-        self.db
-            .raw_put(crate::library::MIGRATION_MARKER.description, item)
-            .await?;
+        let stored = StoredRecord {
+            entity: record.entity.clone(),
+            schema_version: record.schema_version,
+            completed_at: record.completed_at.clone(),
+            completed_at_epoch: now,
+            items: record.items,
+        };
+        let item = record_item(T::SCHEMA, self.key(), &stored)?;
+        self.db.raw_put(MIGRATION_MARKER.description, item).await?;
         Ok(record)
     }
 }

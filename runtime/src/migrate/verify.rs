@@ -396,26 +396,18 @@ impl<T: Table> Verify<'_, T> {
         marker: Option<&MigrationRecord>,
     ) -> Result<SweepCoverage, Error> {
         let (plan, status) = super::distributed::read_status(self.db, name, 0).await?;
-        let text = |item: &crate::Item, attribute: &str| match item.get(attribute) {
-            Some(
-                aws_sdk_dynamodb::types::AttributeValue::S(text)
-                | aws_sdk_dynamodb::types::AttributeValue::N(text),
-            ) => text.clone(),
-            _ => String::new(),
-        };
         let coverage = match plan {
             None => SweepCoverage::NotRecorded {
                 reason: format!("no distributed sweep {name:?} in the table"),
             },
             Some(plan)
-                if text(&plan, "entity") != self.entity.name
-                    || text(&plan, "schema_version") != self.entity.schema_version.to_string() =>
+                if plan.entity != self.entity.name
+                    || plan.schema_version != self.entity.schema_version =>
             {
                 SweepCoverage::NotRecorded {
                     reason: format!(
                         "the distributed sweep {name:?} is of {} to version {}",
-                        text(&plan, "entity"),
-                        text(&plan, "schema_version")
+                        plan.entity, plan.schema_version
                     ),
                 }
             }

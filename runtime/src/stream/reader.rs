@@ -16,14 +16,30 @@ use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, ViewOf};
 use crate::error::Error;
 use crate::item::Item;
+use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
 use crate::schema::Table;
 use crate::Db;
-use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodbstreams::error::DisplayErrorContext;
 use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
+use serde::{Deserialize, Serialize};
 
 /// Records asked for per `GetRecords` (DynamoDB's maximum is 1000).
 const PAGE_RECORDS: i32 = 1000;
+
+/// A consumer's position in one shard, as the table keeps it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Checkpoint {
+    /// The last sequence number committed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sequence_number: Option<String>,
+    /// The shard is closed and read to its end.
+    #[serde(default)]
+    finished: bool,
+}
+
+impl LibraryRecord for Checkpoint {
+    const KIND: &'static RecordKind = &STREAM_CHECKPOINT;
+}
 
 /// One shard, as far as this reader knows it.
 #[derive(Debug, Clone)]
@@ -192,25 +208,16 @@ impl<T: Table> StreamReader<'_, T> {
         if sequence == shard.committed && batch.ends_shard == shard.finished {
             return Ok(());
         }
-        let mut item = checkpoint_key::<T>(&self.consumer, shard_id);
-        let schema = T::SCHEMA;
-        item.insert(
-            schema.entity_attribute.to_owned(),
-            crate::library::STREAM_CHECKPOINT.entity_attribute(""),
-        );
-        if let Some(sequence) = &sequence {
-            item.insert(
-                "sequence_number".to_owned(),
-                AttributeValue::S(sequence.clone()),
-            );
-        }
-        item.insert(
-            "finished".to_owned(),
-            AttributeValue::Bool(batch.ends_shard),
-        );
-        self.db
-            .raw_put(crate::library::STREAM_CHECKPOINT.description, item)
-            .await?;
+        let checkpoint = Checkpoint {
+            sequence_number: sequence.clone(),
+            finished: batch.ends_shard,
+        };
+        let item = record_item(
+            T::SCHEMA,
+            checkpoint_key::<T>(&self.consumer, shard_id),
+            &checkpoint,
+        )?;
+        self.db.raw_put(STREAM_CHECKPOINT.description, item).await?;
         shard.committed = sequence;
         shard.finished = batch.ends_shard;
         Ok(())
@@ -375,13 +382,11 @@ impl<T: Table> StreamReader<'_, T> {
     /// The committed sequence number of `shard` and whether it is finished.
     async fn checkpoint(&self, shard: &str) -> Result<(Option<String>, bool), Error> {
         let key = checkpoint_key::<T>(&self.consumer, shard);
-        let item = self.db.raw_get(key, true).await?.unwrap_or_default();
-        let sequence = match item.get("sequence_number") {
-            Some(AttributeValue::S(sequence)) => Some(sequence.clone()),
-            _ => None,
+        let checkpoint = match self.db.raw_get(key, true).await? {
+            Some(item) => read_record::<T, Checkpoint>(item)?,
+            None => Checkpoint::default(),
         };
-        let finished = matches!(item.get("finished"), Some(AttributeValue::Bool(true)));
-        Ok((sequence, finished))
+        Ok((checkpoint.sequence_number, checkpoint.finished))
     }
 }
 
