@@ -676,9 +676,8 @@ pub(crate) async fn read_status<T: Table>(
                 .and_then(|mut tables| tables.remove(db.table_name()))
                 .unwrap_or_default()
             {
-                if let Some(status) = segment_status(&item) {
-                    found.insert(status.segment, status);
-                }
+                let status = segment_status::<T>(item)?;
+                found.insert(status.segment, status);
             }
             pending = output
                 .unprocessed_keys
@@ -715,35 +714,63 @@ fn segment_sort(segment: u32) -> String {
 }
 
 /// A segment's status from its lease item; `None` for an item that is not one.
-fn segment_status(item: &Item) -> Option<SegmentStatus> {
-    let segment = u32::try_from(count(item, "segment")).ok()?;
-    let text = |name: &str| match item.get(name) {
-        Some(AttributeValue::S(text)) => Some(text.clone()),
-        _ => None,
-    };
-    Some(SegmentStatus {
-        segment,
-        owner: text("owner"),
-        lease_expires_ms: item
-            .get("lease_expires")
-            .map(|_| count(item, "lease_expires")),
-        lease: count(item, "lease"),
-        done: matches!(item.get("done"), Some(AttributeValue::Bool(true))),
-        rate: match item.get("write_rate") {
-            Some(AttributeValue::N(rate)) => rate.parse().ok(),
-            _ => None,
-        },
+fn segment_status<T: Table>(item: Item) -> Result<SegmentStatus, Error> {
+    let stored = read_record::<T, SegmentItem>(item)?;
+    Ok(SegmentStatus {
+        segment: stored.segment,
+        owner: stored.owner,
+        lease_expires_ms: stored.lease_expires,
+        lease: stored.lease,
+        done: stored.done,
+        rate: stored.write_rate,
         counts: SweepCounts {
-            examined: count(item, "examined"),
-            old: count(item, "old"),
-            backfilled: count(item, "backfilled"),
-            after_change: count(item, "after_change"),
-            changed_concurrently: count(item, "changed_concurrently"),
-            already_current: count(item, "already_current"),
-            failed: count(item, "failed"),
+            examined: stored.examined,
+            old: stored.old,
+            backfilled: stored.backfilled,
+            after_change: stored.after_change,
+            changed_concurrently: stored.changed_concurrently,
+            already_current: stored.already_current,
+            failed: stored.failed,
             write_units: 0.0,
         },
     })
+}
+
+/// A segment's lease and checkpoint, as the table keeps it (a claim writes the lease; each
+/// checkpoint adds to the counts).
+#[derive(Debug, Deserialize, Serialize)]
+struct SegmentItem {
+    segment: u32,
+    #[serde(default)]
+    owner: Option<String>,
+    /// When the lease expires, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    lease_expires: Option<u64>,
+    /// The fencing token.
+    #[serde(default)]
+    lease: u64,
+    #[serde(default)]
+    done: bool,
+    #[serde(default)]
+    write_rate: Option<f64>,
+    #[serde(default)]
+    examined: u64,
+    #[serde(default)]
+    old: u64,
+    #[serde(default)]
+    backfilled: u64,
+    #[serde(default)]
+    after_change: u64,
+    #[serde(default)]
+    changed_concurrently: u64,
+    #[serde(default)]
+    already_current: u64,
+    #[serde(default)]
+    failed: u64,
+}
+
+impl LibraryRecord for SegmentItem {
+    const KIND: &'static RecordKind = &DISTRIBUTED_SWEEP;
 }
 
 /// A number attribute as a count; missing or malformed is zero (the items are the library's).
