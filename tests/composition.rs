@@ -589,3 +589,29 @@ async fn an_expired_item_is_absent_to_writes_as_to_reads() {
         renewed
     );
 }
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "DRAFT#{id}", sk = "DRAFT")]
+struct Draft {
+    id: String,
+    #[dynamo(version)]
+    version: u64,
+}
+
+/// Found by the model test (tests/together.rs): a put `only_if_absent` of a value that carries
+/// a version (copied from another item, or stale) created the item at that version plus one;
+/// a new item is at version 1, its first write.
+#[tokio::test]
+async fn a_put_that_creates_writes_the_first_version_whatever_the_value_carries() {
+    let db = table().await;
+    db.put(&Draft {
+        id: "d1".into(),
+        version: 7,
+    })
+    .only_if_absent()
+    .send()
+    .await
+    .unwrap();
+    let stored = db.get(Draft::key("d1").unwrap()).send().await.unwrap();
+    assert_eq!(stored.version, 1);
+}

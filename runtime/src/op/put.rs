@@ -144,7 +144,13 @@ impl<'db, E: Entity> Put<'db, E> {
         };
         let mut version_check = None;
         if let Some(attribute) = managed.version {
-            let expected = crate::managed::version_of(item.get(attribute));
+            // A put that creates writes the first version, whatever the value carries (a move
+            // keeps counting).
+            let expected = if self.only_if_absent && !self.moving {
+                0
+            } else {
+                crate::managed::version_of(item.get(attribute))
+            };
             if expected >= managed.version_max {
                 return Err(Error::VersionOverflow {
                     entity: E::SCHEMA.name,

@@ -1,0 +1,781 @@
+//! The features together, against a model: random sequences of writes over one table that
+//! uses a sparse index, a lean (keys-only) index, single and compound unique values, a time to
+//! live on a clock the test moves, versions, managed timestamps and a stream, through puts,
+//! updates, deletes, rekeys, batch writes and transactions. After every step the library's
+//! reads (get, partition and collection queries, both indexes, counts, scans, lookups by
+//! unique value, hydration) and the raw table are compared with an in-memory model of the
+//! documented semantics; at the end the stream is drained and every record must be a user
+//! entity's that decodes. A failure shrinks to a short sequence of steps.
+//!
+//! `SINGLETABLE_MODEL_CASES` sets the number of sequences (default 24, about 20 s on dynoxide).
+
+mod common;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use singletable::op::query::IndexEntry;
+use singletable::{Db, Entity, Error, Item, Table};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Table)]
+#[dynamo(
+    name = "together",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    stream = "new_and_old_images",
+    gsi1(name = "OpenTasks", pk = "GSI1PK", sk = "GSI1SK"),
+    gsi2(
+        name = "ByOwner",
+        pk = "GSI2PK",
+        sk = "GSI2SK",
+        projection = "keys_only"
+    )
+)]
+struct Together;
+
+/// A member of a team: versioned, with timestamps, an expiry, a unique email and a unique
+/// nickname within the team.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Together, pk = "TEAM#{team}", sk = "MEMBER#{id}", unique(team, nick))]
+struct Member {
+    team: u8,
+    id: u8,
+    #[dynamo(unique)]
+    email: String,
+    nick: String,
+    #[dynamo(ttl)]
+    expires_at: Option<u64>,
+    #[dynamo(version)]
+    version: u64,
+    #[dynamo(created_at)]
+    created_at: u64,
+    #[dynamo(updated_at)]
+    updated_at: u64,
+}
+
+/// A task in the same partition: open ones are on the sparse index, every one on its owner's
+/// keys-only index.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Together, pk = "TEAM#{team}", sk = "TASK#{id}",
+         gsi1pk = "OPEN#{team}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
+         gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}")]
+struct Task {
+    team: u8,
+    id: u8,
+    owner: u8,
+    open: bool,
+    title: String,
+    #[dynamo(ttl)]
+    expires_at: Option<u64>,
+}
+
+impl Task {
+    fn is_open(open: &bool) -> bool {
+        *open
+    }
+}
+
+#[derive(singletable::Collection, Debug, PartialEq)]
+enum TeamItem {
+    Member(Member),
+    Task(Task),
+}
+
+const TEAMS: u8 = 2;
+const IDS: u8 = 3;
+const OWNERS: u8 = 2;
+
+/// One operation of a sequence. Expiries are seconds after the model's clock.
+#[derive(Debug, Clone)]
+enum Step {
+    PutMember {
+        team: u8,
+        id: u8,
+        email: u8,
+        nick: u8,
+        expires_in: Option<u8>,
+        only_if_absent: bool,
+        stale: bool,
+    },
+    ExpireMember {
+        team: u8,
+        id: u8,
+        expires_in: Option<u8>,
+    },
+    DeleteMember {
+        team: u8,
+        id: u8,
+    },
+    PutTask {
+        team: u8,
+        id: u8,
+        owner: u8,
+        open: bool,
+        expires_in: Option<u8>,
+    },
+    CloseTask {
+        team: u8,
+        id: u8,
+    },
+    DeleteTask {
+        team: u8,
+        id: u8,
+    },
+    RekeyTask {
+        team: u8,
+        from: u8,
+        to: u8,
+    },
+    BatchPutTasks {
+        team: u8,
+        owner: u8,
+        ids: Vec<u8>,
+    },
+    /// A transaction: a new task (only if absent) and the title of another.
+    Transact {
+        team: u8,
+        new: u8,
+        retitle: u8,
+    },
+    /// Several members' puts really in flight at once.
+    ConcurrentPuts {
+        team: u8,
+        emails: Vec<u8>,
+    },
+    Advance {
+        seconds: u8,
+    },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let team = 0..TEAMS;
+    let id = 0..IDS;
+    let expiry = prop::option::of(1u8..6);
+    prop_oneof![
+        (
+            team.clone(),
+            id.clone(),
+            0u8..3,
+            0u8..2,
+            expiry.clone(),
+            any::<bool>(),
+            prop::bool::weighted(0.2)
+        )
+            .prop_map(
+                |(team, id, email, nick, expires_in, only_if_absent, stale)| Step::PutMember {
+                    team,
+                    id,
+                    email,
+                    nick,
+                    expires_in,
+                    only_if_absent,
+                    stale
+                }
+            ),
+        (team.clone(), id.clone(), expiry.clone()).prop_map(|(team, id, expires_in)| {
+            Step::ExpireMember {
+                team,
+                id,
+                expires_in,
+            }
+        }),
+        (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteMember { team, id }),
+        (team.clone(), id.clone(), 0..OWNERS, any::<bool>(), expiry).prop_map(
+            |(team, id, owner, open, expires_in)| Step::PutTask {
+                team,
+                id,
+                owner,
+                open,
+                expires_in
+            }
+        ),
+        (team.clone(), id.clone()).prop_map(|(team, id)| Step::CloseTask { team, id }),
+        (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
+        (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
+            team,
+            from,
+            to
+        }),
+        (
+            team.clone(),
+            0..OWNERS,
+            prop::collection::btree_set(id.clone(), 1..3)
+        )
+            .prop_map(|(team, owner, ids)| Step::BatchPutTasks {
+                team,
+                owner,
+                ids: ids.into_iter().collect()
+            }),
+        (team.clone(), id.clone(), id).prop_map(|(team, new, retitle)| Step::Transact {
+            team,
+            new,
+            retitle
+        }),
+        (team, prop::collection::vec(0u8..3, 2..4))
+            .prop_map(|(team, emails)| Step::ConcurrentPuts { team, emails }),
+        (1u8..5).prop_map(|seconds| Step::Advance { seconds }),
+    ]
+}
+
+/// What the documented semantics say the table holds, by key.
+#[derive(Debug, Default, Clone)]
+struct Model {
+    /// The model's clock, in epoch seconds.
+    now: u64,
+    members: BTreeMap<(u8, u8), Member>,
+    tasks: BTreeMap<(u8, u8), Task>,
+}
+
+fn live(expires_at: Option<u64>, now: u64) -> bool {
+    expires_at.map_or(true, |at| at >= now)
+}
+
+impl Model {
+    fn live_member(&self, key: (u8, u8)) -> Option<&Member> {
+        self.members
+            .get(&key)
+            .filter(|member| live(member.expires_at, self.now))
+    }
+
+    fn live_task(&self, key: (u8, u8)) -> Option<&Task> {
+        self.tasks
+            .get(&key)
+            .filter(|task| live(task.expires_at, self.now))
+    }
+
+    /// Another live member holding `member`'s email or its nickname in its team.
+    fn unique_clash(&self, member: &Member) -> bool {
+        self.members.iter().any(|(key, other)| {
+            *key != (member.team, member.id)
+                && live(other.expires_at, self.now)
+                && (other.email == member.email
+                    || (other.team == member.team && other.nick == member.nick))
+        })
+    }
+}
+
+/// The clock of the `Db` under test, in epoch seconds: still but for the steps that advance
+/// it, so that the library and the model judge expiry at the same time. It starts two minutes
+/// ahead of real time, which a case never outlasts, so that the engine's own time-to-live
+/// deletions (on real time) only ever remove what the model already calls expired.
+struct Clock(AtomicU64);
+
+impl Clock {
+    fn started() -> Clock {
+        Clock(AtomicU64::new(real_now() + 120))
+    }
+
+    fn now(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+fn real_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
+}
+
+fn member(team: u8, id: u8, email: u8, nick: u8, expires_at: Option<u64>) -> Member {
+    Member {
+        team,
+        id,
+        email: format!("m{email}@example.com"),
+        nick: format!("nick{nick}"),
+        expires_at,
+        version: 0,
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+fn task(team: u8, id: u8, owner: u8, open: bool, title: &str, expires_at: Option<u64>) -> Task {
+    Task {
+        team,
+        id,
+        owner,
+        open,
+        title: title.to_owned(),
+        expires_at,
+    }
+}
+
+/// Runs one step on the engine and on the model, and checks that they agree on its outcome.
+async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step) {
+    model.now = clock.now();
+    let now = model.now;
+    let millis =
+        |db: &Db<Together>| db.now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+    match step.clone() {
+        Step::PutMember {
+            team,
+            id,
+            email,
+            nick,
+            expires_in,
+            only_if_absent,
+            stale,
+        } => {
+            let mut new = member(
+                team,
+                id,
+                email,
+                nick,
+                expires_in.map(|s| now + u64::from(s)),
+            );
+            let stored = model.live_member((team, id)).cloned();
+            let version = stored.as_ref().map_or(0, |stored| stored.version);
+            new.version = if stale { version + 1 } else { version };
+            if let Some(stored) = &stored {
+                new.created_at = stored.created_at;
+            }
+            let put = db.put(&new);
+            let stamp = millis(db);
+            let sent = if only_if_absent {
+                put.only_if_absent().send().await
+            } else {
+                put.send().await
+            };
+            // The claims of the values go in the item's own transaction, so a value another
+            // live member holds is the first thing reported.
+            let expected = if model.unique_clash(&new) {
+                "unique"
+            } else if only_if_absent && stored.is_some() {
+                "condition_failed"
+            } else if !only_if_absent && new.version != version {
+                "version_conflict"
+            } else {
+                "ok"
+            };
+            assert_eq!(outcome(&sent), expected, "{step:?}: {sent:?}");
+            if sent.is_ok() {
+                new.version = if only_if_absent { 1 } else { version + 1 };
+                let created = stored.map(|stored| stored.created_at);
+                // Stamped by the write: check the stored times, then take them.
+                let stored = db.get(Member::key(team, id).unwrap()).send().await.unwrap();
+                assert!(stored.updated_at >= stamp, "{stored:?}");
+                match created {
+                    Some(created) => assert_eq!(stored.created_at, created, "created_at kept"),
+                    None => assert_eq!(stored.created_at, stored.updated_at, "one clock read"),
+                }
+                new.created_at = stored.created_at;
+                new.updated_at = stored.updated_at;
+                model.members.insert((team, id), new);
+            }
+        }
+        Step::ExpireMember {
+            team,
+            id,
+            expires_in,
+        } => {
+            let expires_at = expires_in.map(|s| now + u64::from(s));
+            let sent = db
+                .update(Member::key(team, id).unwrap())
+                .set(Member::EXPIRES_AT, expires_at)
+                .send()
+                .await;
+            match model.live_member((team, id)).cloned() {
+                None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
+                Some(mut stored) => {
+                    let updated = sent.unwrap();
+                    stored.expires_at = expires_at;
+                    stored.version += 1;
+                    assert_eq!(updated.created_at, stored.created_at);
+                    assert!(updated.updated_at >= stored.updated_at);
+                    stored.updated_at = updated.updated_at;
+                    assert_eq!(updated, stored);
+                    model.members.insert((team, id), stored);
+                }
+            }
+        }
+        Step::DeleteMember { team, id } => {
+            db.delete(Member::key(team, id).unwrap())
+                .send()
+                .await
+                .unwrap();
+            model.members.remove(&(team, id));
+        }
+        Step::PutTask {
+            team,
+            id,
+            owner,
+            open,
+            expires_in,
+        } => {
+            let new = task(
+                team,
+                id,
+                owner,
+                open,
+                &format!("t{id}"),
+                expires_in.map(|s| now + u64::from(s)),
+            );
+            db.put(&new).send().await.unwrap();
+            model.tasks.insert((team, id), new);
+        }
+        Step::CloseTask { team, id } => {
+            let sent = db
+                .update(Task::key(team, id).unwrap())
+                .set(Task::OPEN, false)
+                .send()
+                .await;
+            match model.live_task((team, id)).cloned() {
+                None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
+                Some(mut stored) => {
+                    stored.open = false;
+                    assert_eq!(sent.unwrap(), stored);
+                    model.tasks.insert((team, id), stored);
+                }
+            }
+        }
+        Step::DeleteTask { team, id } => {
+            db.delete(Task::key(team, id).unwrap())
+                .send()
+                .await
+                .unwrap();
+            model.tasks.remove(&(team, id));
+        }
+        Step::RekeyTask { team, from, to } => {
+            let Some(old) = model.live_task((team, from)).cloned() else {
+                return;
+            };
+            let mut moved = old.clone();
+            moved.id = to;
+            let sent = db.rekey(&old, &moved).send().await;
+            if from == to {
+                // A move to its own key: the delete and the put name one item.
+                assert!(sent.is_err(), "{step:?}: {sent:?}");
+            } else if model.live_task((team, to)).is_some() {
+                assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
+            } else {
+                sent.unwrap();
+                model.tasks.remove(&(team, from));
+                model.tasks.insert((team, to), moved);
+            }
+        }
+        Step::BatchPutTasks { team, owner, ids } => {
+            let tasks: Vec<Task> = ids
+                .iter()
+                .map(|&id| task(team, id, owner, true, "batched", None))
+                .collect();
+            let written = tasks
+                .iter()
+                .fold(db.batch_write(), |batch, task| batch.put(task))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(written.written, tasks.len());
+            for task in tasks {
+                model.tasks.insert((team, task.id), task);
+            }
+        }
+        Step::Transact { team, new, retitle } => {
+            let created = task(team, new, 0, true, "created", None);
+            let sent = db
+                .transaction()
+                .with(db.put(&created).only_if_absent())
+                .with(
+                    db.update(Task::key(team, retitle).unwrap())
+                        .set(Task::TITLE, "retitled".to_owned()),
+                )
+                .send()
+                .await;
+            let applies = new != retitle
+                && model.live_task((team, new)).is_none()
+                && model.live_task((team, retitle)).is_some();
+            if applies {
+                sent.unwrap();
+                let mut renamed = model.live_task((team, retitle)).cloned().unwrap();
+                renamed.title = "retitled".into();
+                model.tasks.insert((team, retitle), renamed);
+                model.tasks.insert((team, new), created);
+            } else {
+                assert!(sent.is_err(), "{step:?}: {sent:?}");
+            }
+        }
+        Step::ConcurrentPuts { team, emails } => {
+            // New members only (ids past the others'), so the outcomes turn on the emails.
+            let ids: Vec<u8> = (0..emails.len() as u8).map(|n| IDS + n).collect();
+            let members: Vec<Member> = ids
+                .iter()
+                .zip(&emails)
+                .map(|(&id, &email)| member(team, id, email, id, None))
+                .collect();
+            let sent = futures::future::join_all(
+                members.iter().map(|m| db.put(m).only_if_absent().send()),
+            )
+            .await;
+            // Any serial order explains it: a success per email free of live holders, at most.
+            let mut taken: BTreeSet<String> = model
+                .members
+                .values()
+                .filter(|m| live(m.expires_at, now))
+                .map(|m| m.email.clone())
+                .collect();
+            // Successes first, in any order: each takes a value no live member held.
+            let mut refused = Vec::new();
+            for (member, sent) in members.iter().zip(&sent) {
+                if model.live_member((team, member.id)).is_some() {
+                    assert!(
+                        matches!(
+                            sent,
+                            Err(Error::ConditionFailed { .. } | Error::Unique { .. })
+                        ),
+                        "{step:?}: {sent:?}"
+                    );
+                    continue;
+                }
+                match sent {
+                    Ok(()) => {
+                        assert!(
+                            taken.insert(member.email.clone()),
+                            "two live holders of {}",
+                            member.email
+                        );
+                        let stored = db
+                            .get(Member::key(team, member.id).unwrap())
+                            .send()
+                            .await
+                            .unwrap();
+                        model.members.insert((team, member.id), stored);
+                    }
+                    Err(Error::Unique { .. }) => refused.push(member.email.clone()),
+                    Err(other) => panic!("{step:?}: {other:?}"),
+                }
+            }
+            // Then each refusal: its value was held, before or by a success.
+            for email in refused {
+                assert!(taken.contains(&email), "{email} refused but free");
+            }
+        }
+        Step::Advance { seconds } => {
+            clock.0.fetch_add(u64::from(seconds), Ordering::SeqCst);
+            model.now = clock.now();
+        }
+    }
+}
+
+fn outcome<T>(result: &Result<T, Error>) -> &'static str {
+    match result {
+        Ok(_) => "ok",
+        Err(Error::ConditionFailed { .. }) => "condition_failed",
+        Err(Error::VersionConflict { .. }) => "version_conflict",
+        Err(Error::Unique { .. }) => "unique",
+        Err(Error::NotFound { .. }) => "not_found",
+        Err(_) => "other error",
+    }
+}
+
+fn text(item: &Item, name: &str) -> Option<String> {
+    match item.get(name) {
+        Some(AttributeValue::S(text)) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// Compares every read the library offers, and the raw table, with the model.
+async fn check(db: &Db<Together>, model: &Model) {
+    let now = model.now;
+    for team in 0..TEAMS {
+        for id in 0..IDS + 3 {
+            let member = db.get(Member::key(team, id).unwrap()).send().await;
+            match model.live_member((team, id)) {
+                Some(expected) => assert_eq!(&member.unwrap(), expected),
+                None => assert_eq!(
+                    outcome(&member),
+                    "not_found",
+                    "member {team}/{id}: {member:?}"
+                ),
+            }
+            let task = db.get(Task::key(team, id).unwrap()).send().await;
+            match model.live_task((team, id)) {
+                Some(expected) => assert_eq!(&task.unwrap(), expected),
+                None => assert_eq!(outcome(&task), "not_found", "task {team}/{id}: {task:?}"),
+            }
+        }
+        // The partition as a collection, from each entity's sort key prefix: every live member
+        // and task, decoded, nothing of the library's.
+        let mut items = db
+            .query(Member::partition(team))
+            .collection::<TeamItem>()
+            .all()
+            .await
+            .unwrap();
+        items.extend(
+            db.query(Task::partition(team))
+                .collection::<TeamItem>()
+                .all()
+                .await
+                .unwrap(),
+        );
+        let expected = model
+            .members
+            .iter()
+            .filter(|(key, m)| key.0 == team && live(m.expires_at, now))
+            .count()
+            + model
+                .tasks
+                .iter()
+                .filter(|(key, t)| key.0 == team && live(t.expires_at, now))
+                .count();
+        assert_eq!(items.len(), expected, "team {team}: {items:?}");
+        // The sparse index holds the open tasks, and only them.
+        let open: Vec<u8> = db
+            .query(Task::gsi1(team))
+            .all()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t: Task| t.id)
+            .collect();
+        let expected: Vec<u8> = model
+            .tasks
+            .iter()
+            .filter(|(k, t)| k.0 == team && t.open && live(t.expires_at, now))
+            .map(|(k, _)| k.1)
+            .collect();
+        assert_eq!(open, expected, "open tasks of team {team}");
+    }
+    for owner in 0..OWNERS {
+        let query = db.query(Task::gsi2(owner));
+        let entries: Vec<IndexEntry<Task>> = query.all().await.unwrap();
+        let expected: BTreeSet<(u8, u8)> = model
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.owner == owner && live(t.expires_at, now))
+            .map(|(k, _)| *k)
+            .collect();
+        assert_eq!(
+            entries.len(),
+            expected.len(),
+            "owner {owner}'s keys-only entries"
+        );
+        assert_eq!(
+            db.query(Task::gsi2(owner)).count().await.unwrap(),
+            expected.len() as u64,
+            "owner {owner}'s count"
+        );
+        let hydrated = db.query(Task::gsi2(owner)).hydrate().all().await.unwrap();
+        let found: BTreeSet<(u8, u8)> = hydrated.items.iter().map(|t| (t.team, t.id)).collect();
+        assert_eq!(found, expected, "owner {owner} hydrated: {hydrated:?}");
+    }
+    let tasks = db.scan::<Task>().all().await.unwrap();
+    assert_eq!(
+        tasks.len(),
+        model
+            .tasks
+            .values()
+            .filter(|t| live(t.expires_at, now))
+            .count()
+    );
+    // Each live member is found by each of its unique values.
+    for member in model.members.values().filter(|m| live(m.expires_at, now)) {
+        let found = db
+            .get_by_unique(Member::EMAIL, member.email.clone())
+            .await
+            .unwrap();
+        assert_eq!(&found, member);
+    }
+    // The raw table: the library's records say whose they are, and a sentinel carries its
+    // owner's expiry.
+    for item in common::raw_items(db).await {
+        let pk = text(&item, "PK").unwrap_or_default();
+        let entity = text(&item, "_type");
+        assert!(
+            entity.is_some(),
+            "an item without its entity attribute: {item:?}"
+        );
+        if pk.starts_with("_UNIQUE#") {
+            let owner = (text(&item, "owner_pk"), text(&item, "owner_sk"));
+            let holder = model.members.values().find(|m| {
+                owner
+                    == (
+                        Some(format!("TEAM#{}", m.team)),
+                        Some(format!("MEMBER#{}", m.id)),
+                    )
+            });
+            if let Some(holder) = holder.filter(|m| live(m.expires_at, now)) {
+                let expiry = item.get("expires_at").map(|value| match value {
+                    AttributeValue::N(n) => n.parse::<u64>().unwrap(),
+                    other => panic!("{other:?}"),
+                });
+                if item.get("value").and_then(|v| v.as_s().ok()) == Some(&holder.email) {
+                    assert_eq!(
+                        expiry, holder.expires_at,
+                        "the sentinel of {} follows its owner's expiry",
+                        holder.email
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Drains the stream: every record is a user entity's, and decodes.
+async fn drain(db: &Db<Together>) -> usize {
+    let client = singletable::local::streams_client().await.unwrap();
+    let mut reader = db.stream_reader("together", client);
+    let mut records = 0;
+    loop {
+        let batch = reader.poll::<TeamItem>().await.unwrap();
+        let caught_up = batch.is_empty() && reader.is_caught_up();
+        reader.commit(&batch).await.unwrap();
+        for record in batch.records() {
+            record
+                .as_ref()
+                .expect("a user entity's record that decodes");
+            records += 1;
+        }
+        if caught_up {
+            return records;
+        }
+    }
+}
+
+fn run(steps: &[Step]) {
+    runtime().block_on(async {
+        let table = singletable::testing::table::<Together>().await.unwrap();
+        let clock = Arc::new(Clock::started());
+        let reading = clock.clone();
+        let db = table
+            .clone()
+            .with_clock(move || UNIX_EPOCH + Duration::from_secs(reading.now()));
+        let mut model = Model::default();
+        for step in steps {
+            apply(&db, &clock, &mut model, step).await;
+            check(&db, &model).await;
+        }
+        let written = steps
+            .iter()
+            .any(|step| !matches!(step, Step::Advance { .. }));
+        let records = drain(&db).await;
+        assert!(!written || records > 0 || model.members.is_empty() && model.tasks.is_empty());
+    });
+}
+
+fn cases() -> u32 {
+    std::env::var("SINGLETABLE_MODEL_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(24)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_features_together_match_the_model(steps in prop::collection::vec(step(), 1..14)) {
+        run(&steps);
+    }
+}
