@@ -18,8 +18,6 @@
 //! it with `include_expired()`, and delete it, or set a new expiry, if it should live.
 
 use crate::const_text::ConstText;
-use crate::expr::condition::{Comparison, Node, Operand};
-use crate::expr::AttrPath;
 use crate::schema::{str_eq, TableSchema};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -178,38 +176,6 @@ impl Expiry {
             attribute: table.ttl_attribute,
             now: table.ttl_attribute.map_or(0, |_| epoch_seconds(now())),
         }
-    }
-
-    /// The condition that the item is there and has not expired: what a write that needs an
-    /// item (an update, a delete `only_if_exists`) requires, so that it agrees with reads,
-    /// which call an expired item not found.
-    pub(crate) fn present(&self, table: &TableSchema) -> Node {
-        let exists = Node::Exists(AttrPath::attribute(table.partition_key));
-        match self.expired() {
-            Some(expired) => Node::And(Box::new(exists), Box::new(Node::Not(Box::new(expired)))),
-            None => exists,
-        }
-    }
-
-    /// The condition that there is no item, or an expired one: what a write that creates (a
-    /// put `only_if_absent`) requires, since an expired item is gone to reads.
-    pub(crate) fn absent(&self, table: &TableSchema) -> Node {
-        let missing = Node::NotExists(AttrPath::attribute(table.partition_key));
-        match self.expired() {
-            Some(expired) => Node::Or(Box::new(missing), Box::new(expired)),
-            None => missing,
-        }
-    }
-
-    /// `ttl < :now`, DynamoDB's rule as a condition (false for a missing attribute or one of
-    /// another type, which never expire).
-    fn expired(&self) -> Option<Node> {
-        let attribute = self.attribute?;
-        Some(Node::Compare(
-            Operand::Path(AttrPath::attribute(attribute)),
-            Comparison::Lt,
-            Operand::Value(AttributeValue::N(self.now.to_string())),
-        ))
     }
 
     /// Whether `item` has expired: DynamoDB's rule, a TTL attribute holding a number of epoch

@@ -5,7 +5,8 @@
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::AttrPath;
 use crate::item::Item;
-use crate::schema::{Entity, Table};
+use crate::schema::{Entity, Table, TableSchema};
+use crate::ttl::Expiry;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The condition that the stored item is still the one read: its version, its `updated_at`, or
@@ -44,13 +45,10 @@ pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
 
 /// The condition that the item is as `stored` says: absent (or expired by `expiry`, which is
 /// absent to reads), or unchanged since it was read.
-pub(crate) fn as_read<E: crate::Entity>(
-    stored: Option<&crate::Item>,
-    expiry: crate::ttl::Expiry,
-) -> Node {
+pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>, expiry: Expiry) -> Node {
     match stored {
         Some(item) => unchanged_since_read::<E>(item),
-        None => expiry.absent(<E::Table as crate::Table>::SCHEMA),
+        None => absent(expiry, <E::Table as crate::Table>::SCHEMA),
     }
 }
 
@@ -58,7 +56,7 @@ pub(crate) fn as_read<E: crate::Entity>(
 pub(crate) fn and_as_read<E: Entity>(
     condition: &Option<crate::expr::Condition<E>>,
     stored: Option<&Item>,
-    expiry: crate::ttl::Expiry,
+    expiry: Expiry,
 ) -> Option<crate::expr::Condition<E>> {
     let mut condition = condition.clone();
     crate::expr::Condition::and_to(
@@ -66,4 +64,36 @@ pub(crate) fn and_as_read<E: Entity>(
         crate::expr::Condition::from_node(as_read::<E>(stored, expiry)),
     );
     condition
+}
+
+/// The condition that the item is there and has not expired by `expiry`: what a write that
+/// needs an item (an update, a delete `only_if_exists`) requires, so that it agrees with reads,
+/// which call an expired item not found.
+pub(crate) fn present(expiry: Expiry, table: &TableSchema) -> Node {
+    let exists = Node::Exists(AttrPath::attribute(table.partition_key));
+    match expired(expiry) {
+        Some(expired) => Node::And(Box::new(exists), Box::new(Node::Not(Box::new(expired)))),
+        None => exists,
+    }
+}
+
+/// The condition that there is no item, or one expired by `expiry`: what a write that creates
+/// (a put `only_if_absent`) requires, since an expired item is gone to reads.
+pub(crate) fn absent(expiry: Expiry, table: &TableSchema) -> Node {
+    let missing = Node::NotExists(AttrPath::attribute(table.partition_key));
+    match expired(expiry) {
+        Some(expired) => Node::Or(Box::new(missing), Box::new(expired)),
+        None => missing,
+    }
+}
+
+/// `ttl < :now`, DynamoDB's rule as a condition (false for a missing attribute or one of
+/// another type, which never expire).
+fn expired(expiry: Expiry) -> Option<Node> {
+    let attribute = expiry.attribute?;
+    Some(Node::Compare(
+        Operand::Path(AttrPath::attribute(attribute)),
+        Comparison::Lt,
+        Operand::Value(AttributeValue::N(expiry.now.to_string())),
+    ))
 }

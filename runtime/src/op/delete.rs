@@ -67,7 +67,9 @@ impl<'db, E: Entity> Delete<'db, E> {
 
     fn expression(&self) -> Result<(Option<String>, Placeholders), Error> {
         let table = <E::Table as Table>::SCHEMA;
-        let mut exists = self.only_if_exists.then(|| self.expiry.present(table));
+        let mut exists = self
+            .only_if_exists
+            .then(|| super::as_read::present(self.expiry, table));
         let user = user_node(self.condition.as_ref())?;
         let mut placeholders = Placeholders::default();
         let parts =

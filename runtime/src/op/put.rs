@@ -134,7 +134,7 @@ impl<'db, E: Entity> Put<'db, E> {
         let now = self.db.now();
         let expiry = crate::ttl::Expiry::hidden(table, || now);
         // An expired item is absent to a put, as to reads.
-        let no_item = || expiry.absent(table);
+        let no_item = || super::as_read::absent(expiry, table);
         let absent = self.only_if_absent.then(no_item);
         // Optimistic locking: the entity carries the version it was read at; the write
         // expects exactly that version (0: no item yet) and stores the next one.
@@ -201,7 +201,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 Created::Unknown | Created::AsRead(_) => None,
                 Created::Absent => Some(no_item()),
                 Created::Stored(stored) => Some(Node::And(
-                    Box::new(expiry.present(table)),
+                    Box::new(super::as_read::present(expiry, table)),
                     Box::new(match stored {
                         Some(value) => Node::Compare(
                             Operand::Path(AttrPath::attribute(attribute)),

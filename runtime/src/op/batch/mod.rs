@@ -179,8 +179,7 @@ pub struct BatchGetOutput<E: Entity> {
     /// Items that exist but could not be read as `E` (another entity's item under this key,
     /// or a malformed one); the rest of the batch is unaffected.
     pub errors: Vec<DecodeError>,
-    /// Keys DynamoDB still had not processed when the retry policy gave up; read them again
-    /// later.
+    /// Keys DynamoDB still had not processed when the retry policy gave up; read them later.
     pub unprocessed: Vec<Key<E>>,
     /// How many `BatchGetItem` requests were sent, retries included.
     pub requests: usize,
@@ -349,10 +348,9 @@ impl From<Deferred> for Error {
 impl<T: Table> BatchWrite<'_, T> {
     /// Adds a put of `entity`, replacing any item with its key.
     ///
-    /// As with an unconditional [`Db::put`], an `updated_at` field is set to now and a
-    /// `created_at` field is written as the entity has it. An entity with a version field
-    /// cannot be put in a batch ([`Error::VersionedBatchPut`]): the version check needs a
-    /// condition, which `BatchWriteItem` does not allow.
+    /// An `updated_at` field is set to now, and a `created_at` field written as the entity has
+    /// it (a batch cannot keep the stored one, as [`Db::put`] does). A versioned entity cannot
+    /// be put in a batch ([`Error::VersionedBatchPut`]): its check needs a condition.
     pub fn put<E: Entity<Table = T> + NoUniqueValues>(mut self, entity: &E) -> Self {
         let managed = E::SCHEMA.managed;
         if managed.version.is_some() {
@@ -362,10 +360,8 @@ impl<T: Table> BatchWrite<'_, T> {
         }
         let encoded = item::encode(entity).and_then(|mut encoded| {
             if let Some(timestamp) = managed.updated_at {
-                encoded.insert(
-                    timestamp.attribute.to_owned(),
-                    (timestamp.at)(self.db.now())?,
-                );
+                let now = (timestamp.at)(self.db.now())?;
+                encoded.insert(timestamp.attribute.to_owned(), now);
             }
             Ok(encoded)
         });
