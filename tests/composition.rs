@@ -137,27 +137,6 @@ async fn a_unique_value_stays_claimed_when_its_owners_expiry_changes() {
     assert_eq!(found.id, "i2");
 }
 
-/// `count` comments as version 1 wrote them: no index keys, schema version 1.
-async fn old_comments(db: &singletable::Db<Composed>, count: u32) {
-    for id in 0..count {
-        let item = Item::from([
-            ("PK".into(), AttributeValue::S(format!("COMMENT#{id:010}"))),
-            ("SK".into(), AttributeValue::S("COMMENT".into())),
-            ("_type".into(), AttributeValue::S("Comment".into())),
-            ("_sv".into(), AttributeValue::N("1".into())),
-            ("id".into(), AttributeValue::N(id.to_string())),
-            ("author".into(), AttributeValue::S(format!("a{}", id % 3))),
-        ]);
-        db.client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap();
-    }
-}
-
 #[derive(singletable::Collection, Debug, PartialEq)]
 enum Change {
     Invite(Invite),
@@ -169,7 +148,7 @@ enum Change {
 #[tokio::test]
 async fn a_distributed_sweeps_records_stay_out_of_scans_and_streams() {
     let db = table().await;
-    old_comments(&db, 12).await;
+    common::old_comments(&db, 12, 3).await;
     let mut stream = reader(&db, "sweep-records").await;
     let before = drain(&mut stream).await;
     assert_eq!(before.len(), 12, "the old comments' inserts");
@@ -233,13 +212,7 @@ async fn a_page_of_library_records_does_not_end_a_drain() {
             ("id".into(), AttributeValue::S(id.to_string())),
             ("code".into(), AttributeValue::S(format!("CODE{id}"))),
         ]);
-        db.client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap();
+        singletable::testing::put_raw(&db, item).await.unwrap();
     }
     assert_eq!(drain(&mut stream).await.len(), 1100, "the raw inserts");
     let claimed = db.claim_unique_values::<Invite>().run().await.unwrap();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use singletable::local::{Deviation, Engine};
 use singletable::migrate::SegmentStatus;
 use singletable::testing::TestTable;
-use singletable::{schema_of, Db, Entity, Item, Rate, Table};
+use singletable::{schema_of, Db, Entity, Rate, Table};
 use std::time::Duration;
 
 #[derive(Table)]
@@ -36,23 +36,7 @@ const SEGMENTS: u32 = 32;
 /// A table of `ITEMS` comments as version 1 wrote them: no index keys, schema version 1.
 async fn old_comments() -> TestTable<App> {
     let db = singletable::testing::table::<App>().await.unwrap();
-    for id in 0..ITEMS {
-        let item = Item::from([
-            ("PK".into(), AttributeValue::S(format!("COMMENT#{id:010}"))),
-            ("SK".into(), AttributeValue::S("COMMENT".into())),
-            ("_type".into(), AttributeValue::S("Comment".into())),
-            ("_sv".into(), AttributeValue::N("1".into())),
-            ("id".into(), AttributeValue::N(id.to_string())),
-            ("author".into(), AttributeValue::S(format!("a{}", id % 7))),
-        ]);
-        db.client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap();
-    }
+    common::old_comments(&db, ITEMS, 7).await;
     db
 }
 

@@ -92,3 +92,27 @@ pub async fn raw_items<T: singletable::Table>(db: &singletable::Db<T>) -> Vec<si
         }
     }
 }
+
+/// `count` comments (`COMMENT#{id}`/`COMMENT`, an `author` of `a0` to `a{authors - 1}`) as
+/// version 1 of an entity wrote them: no index keys, schema version 1, written raw.
+pub async fn old_comments<T: singletable::Table>(
+    db: &singletable::Db<T>,
+    count: u32,
+    authors: u32,
+) {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    for id in 0..count {
+        let item = singletable::Item::from([
+            ("PK".into(), AttributeValue::S(format!("COMMENT#{id:010}"))),
+            ("SK".into(), AttributeValue::S("COMMENT".into())),
+            ("_type".into(), AttributeValue::S("Comment".into())),
+            ("_sv".into(), AttributeValue::N("1".into())),
+            ("id".into(), AttributeValue::N(id.to_string())),
+            (
+                "author".into(),
+                AttributeValue::S(format!("a{}", id % authors)),
+            ),
+        ]);
+        singletable::testing::put_raw(db, item).await.unwrap();
+    }
+}
