@@ -35,7 +35,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
         pk = "GSI2PK",
         sk = "GSI2SK",
         projection = "keys_only"
-    )
+    ),
+    gsi3(name = "Titles", pk = "GSI3PK", sk = "GSI3SK", projection = ["title"])
 )]
 struct Together;
 
@@ -60,11 +61,12 @@ struct Member {
 }
 
 /// A task in the same partition: open ones are on the sparse index, every one on its owner's
-/// keys-only index.
+/// keys-only index and, with its title, on its team's INCLUDE index.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = Together, pk = "TEAM#{team}", sk = "TASK#{id}",
          gsi1pk = "OPEN#{team}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
-         gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}")]
+         gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}",
+         gsi3pk = "TITLES#{team}", gsi3sk = "TASK#{id}")]
 struct Task {
     team: u8,
     id: u8,
@@ -82,6 +84,13 @@ impl Task {
     fn is_open(open: &bool) -> bool {
         *open
     }
+}
+
+/// What the INCLUDE index holds of a task.
+#[derive(singletable::Projection, Deserialize, Debug, PartialEq)]
+#[dynamo(entity = Task, index = gsi3)]
+struct TaskTitle {
+    title: String,
 }
 
 #[derive(singletable::Collection, Debug, PartialEq)]
@@ -656,6 +665,31 @@ async fn check(db: &Db<Together>, model: &Model) {
             .map(|(k, _)| k.1)
             .collect();
         assert_eq!(open, expected, "open tasks of team {team}");
+        // The INCLUDE index: every live task's title, and no expired one (it projects the TTL).
+        let titles: Vec<(String, String)> = db
+            .query(Task::gsi3(team))
+            .select::<TaskTitle>()
+            .all()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|entry: IndexEntry<Task, TaskTitle>| {
+                (
+                    entry.key.sort().unwrap_or_default().to_owned(),
+                    entry.value.title,
+                )
+            })
+            .collect();
+        let expected: Vec<(String, String)> = model
+            .tasks
+            .iter()
+            .filter(|(k, t)| k.0 == team && live(t.expires_at, now))
+            .map(|(k, t)| {
+                let key = Task::key(k.0, k.1).unwrap();
+                (key.sort().unwrap_or_default().to_owned(), t.title.clone())
+            })
+            .collect();
+        assert_eq!(titles, expected, "titles of team {team}");
     }
     for owner in 0..OWNERS {
         let query = db.query(Task::gsi2(owner));
