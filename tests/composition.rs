@@ -588,3 +588,37 @@ async fn a_put_that_creates_writes_the_first_version_whatever_the_value_carries(
     let stored = db.get(Draft::key("d1").unwrap()).send().await.unwrap();
     assert_eq!(stored.version, 1);
 }
+
+/// Found by the model test: a put over an expired item (absent to it, and created anew)
+/// released none of the expired item's values, leaving a sentinel that pointed at an item
+/// without the value. They are released in the same transaction.
+#[tokio::test]
+async fn a_put_over_an_expired_item_releases_its_old_values() {
+    let table = table().await;
+    let expires_at = now_seconds() + 3600;
+    table
+        .put(&invite("i1", "OLD", Some(expires_at)))
+        .send()
+        .await
+        .unwrap();
+    let later = SystemTime::now() + Duration::from_secs(7200);
+    let db = table.clone().with_clock(move || later);
+    db.put(&invite("i1", "NEW", None))
+        .only_if_absent()
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        raw(&db, "_UNIQUE#Invite#code#OLD", "_UNIQUE")
+            .await
+            .is_none(),
+        "the expired item's value is released"
+    );
+    let new = raw(&db, "_UNIQUE#Invite#code#NEW", "_UNIQUE")
+        .await
+        .expect("claimed");
+    assert_eq!(
+        new.get("owner_pk"),
+        Some(&AttributeValue::S("INVITE#i1".into()))
+    );
+}

@@ -1,7 +1,7 @@
 //! The features together, against a model: random sequences of writes over one table that
 //! uses a sparse index, a lean (keys-only) index, single and compound unique values, a time to
 //! live on a clock the test moves, versions, managed timestamps and a stream, through puts,
-//! updates, deletes, rekeys, batch writes and transactions. After every step the library's
+//! updates, deletes, rekeys, guarded appends, batch writes and transactions. After every step the library's
 //! reads (get, partition and collection queries, both indexes, counts, scans, lookups by
 //! unique value, hydration) and the raw table are compared with an in-memory model of the
 //! documented semantics; at the end the stream is drained and every record must be a user
@@ -15,6 +15,7 @@ mod common;
 use aws_sdk_dynamodb::types::AttributeValue;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
+use singletable::op::append::Appended;
 use singletable::op::query::IndexEntry;
 use singletable::{Db, Entity, Error, Item, Table};
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,10 +94,21 @@ struct TaskTitle {
     title: String,
 }
 
+/// A team's log, appended only if newer than every note it accepted (a latest pointer in the
+/// partition, one of the library's records).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Together, pk = "TEAM#{team}", sk = "NOTE#{seq}")]
+struct Note {
+    team: u8,
+    seq: u8,
+    text: String,
+}
+
 #[derive(singletable::Collection, Debug, PartialEq)]
 enum TeamItem {
     Member(Member),
     Task(Task),
+    Note(Note),
 }
 
 const TEAMS: u8 = 2;
@@ -159,6 +171,11 @@ enum Step {
     ConcurrentPuts {
         team: u8,
         emails: Vec<u8>,
+    },
+    /// A guarded append to the team's log.
+    Append {
+        team: u8,
+        seq: u8,
     },
     Advance {
         seconds: u8,
@@ -232,6 +249,7 @@ fn step() -> impl Strategy<Value = Step> {
         }),
         1 => (team, prop::collection::vec(0u8..3, 2..4))
             .prop_map(|(team, emails)| Step::ConcurrentPuts { team, emails }),
+        1 => (0..TEAMS, 0u8..6).prop_map(|(team, seq)| Step::Append { team, seq }),
         1 => (1u8..5).prop_map(|seconds| Step::Advance { seconds }),
     ]
 }
@@ -243,6 +261,7 @@ struct Model {
     now: u64,
     members: BTreeMap<(u8, u8), Member>,
     tasks: BTreeMap<(u8, u8), Task>,
+    notes: BTreeMap<(u8, u8), Note>,
 }
 
 fn live(expires_at: Option<u64>, now: u64) -> bool {
@@ -578,6 +597,29 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 assert!(taken.contains(&email), "{email} refused but free");
             }
         }
+        Step::Append { team, seq } => {
+            let note = Note {
+                team,
+                seq,
+                text: format!("note {seq}"),
+            };
+            let appended = db.append(&note, Note::SEQ).send().await.unwrap();
+            let latest = model
+                .notes
+                .keys()
+                .filter(|k| k.0 == team)
+                .map(|k| k.1)
+                .max();
+            match latest {
+                Some(latest) if latest >= seq => {
+                    assert_eq!(appended, Appended::Stale { latest }, "{step:?}")
+                }
+                _ => {
+                    assert_eq!(appended, Appended::Accepted, "{step:?}");
+                    model.notes.insert((team, seq), note);
+                }
+            }
+        }
         Step::Advance { seconds } => {
             clock.0.fetch_add(u64::from(seconds), Ordering::SeqCst);
             model.now = clock.now();
@@ -713,6 +755,26 @@ async fn check(db: &Db<Together>, model: &Model) {
         let hydrated = db.query(Task::gsi2(owner)).hydrate().all().await.unwrap();
         let found: BTreeSet<(u8, u8)> = hydrated.items.iter().map(|t| (t.team, t.id)).collect();
         assert_eq!(found, expected, "owner {owner} hydrated: {hydrated:?}");
+    }
+    for team in 0..TEAMS {
+        let notes = db.query(Note::partition(team)).all().await.unwrap();
+        let expected: Vec<&Note> = model
+            .notes
+            .iter()
+            .filter(|(k, _)| k.0 == team)
+            .map(|(_, n)| n)
+            .collect();
+        assert_eq!(
+            notes.iter().collect::<Vec<_>>(),
+            expected,
+            "team {team}'s notes"
+        );
+        let latest = db.latest(Note::partition(team), Note::SEQ).await.unwrap();
+        assert_eq!(
+            latest,
+            expected.last().map(|note| note.seq),
+            "team {team}'s latest note"
+        );
     }
     let tasks = db.scan::<Task>().all().await.unwrap();
     assert_eq!(

@@ -70,16 +70,18 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
     let db = write.db();
     let key = write.key()?;
     // Strongly consistent: the transaction is conditioned on what it reads. An expired item
-    // is absent to writes, as to reads.
+    // is absent to the write, as to reads, but the sentinels of its values are still
+    // released (`read`), so that none is left pointing at an item without its value.
     let expiry = crate::ttl::Expiry::hidden(<E::Table as crate::Table>::SCHEMA, || db.now());
-    let unexpired = |item: Option<Item>| item.filter(|item| !expiry.has_expired(item));
-    let mut stored = unexpired(db.raw_get(key.clone(), true).await?);
+    let unexpired = |item: &Option<Item>| item.clone().filter(|item| !expiry.has_expired(item));
+    let mut read = db.raw_get(key.clone(), true).await?;
+    let mut stored = unexpired(&read);
     let mut foreign = Vec::new();
     let mut attempts = 0;
     loop {
         attempts += 1;
         let attempt = write.attempt(stored.as_ref())?;
-        let transaction = transaction::<E>(db, attempt, stored.as_ref(), &foreign)?;
+        let transaction = transaction::<E>(db, attempt, read.as_ref(), &foreign)?;
         let cancelled = match transaction.send().await {
             Ok(()) => return Ok(stored),
             Err(Error::TransactionCanceled(cancelled)) => cancelled,
@@ -97,15 +99,16 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
         let Some(reason) = item_failure(&cancelled) else {
             return Err(Error::TransactionCanceled(cancelled));
         };
-        let now = unexpired(db.raw_get(key.clone(), true).await?);
-        if now == stored {
-            return Err(write.failed(reason, now.as_ref()));
+        let now = db.raw_get(key.clone(), true).await?;
+        if now == read {
+            return Err(write.failed(reason, unexpired(&now).as_ref()));
         }
         if give_up {
             return Err(Error::TransactionCanceled(cancelled));
         }
         // Changed since it was read: go again from what is there now.
-        stored = now;
+        stored = unexpired(&now);
+        read = now;
     }
 }
 
