@@ -20,7 +20,7 @@ use crate::expr::update::{Action, SetValue};
 use crate::expr::AttrPath;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, DISTRIBUTED_SWEEP};
-use crate::rate::{Limiter, Rate};
+use crate::rate::{Limiter, Rate, Unit};
 use crate::schema::{Entity, Table};
 use crate::write::{Write, Written};
 use crate::Db;
@@ -291,7 +291,7 @@ impl<E: Entity> DistributedSweep<E> {
                 tokio::time::sleep(wait).await;
                 continue;
             };
-            let Some(claimed) = self.claim(free.segment).await? else {
+            let Some(claimed) = self.claim(free.segment, limiter.as_ref()).await? else {
                 continue;
             };
             match self
@@ -402,7 +402,7 @@ impl<E: Entity> DistributedSweep<E> {
 
     /// Claims `segment` if it is not done and its lease is free or expired: the owner and
     /// expiry set, and the fencing token counted up. `None` when another worker got it.
-    async fn claim(&self, segment: u32) -> Result<Option<Lease>, Error> {
+    async fn claim(&self, segment: u32, limiter: Option<&Limiter>) -> Result<Option<Lease>, Error> {
         let now = now_ms();
         let path = |name: &'static str| AttrPath::attribute(name);
         let set = |name: &'static str, value: AttributeValue| {
@@ -444,7 +444,7 @@ impl<E: Entity> DistributedSweep<E> {
         .condition(&Node::And(Box::new(open), Box::new(free)))
         .returning(ReturnValue::AllNew);
         let output = self.db.write(write).await?;
-        match self.applied(output) {
+        match self.applied(output, limiter) {
             Some(attributes) => Ok(Some(Lease {
                 segment,
                 token: count(&attributes, "lease"),
@@ -489,9 +489,8 @@ impl<E: Entity> DistributedSweep<E> {
                 }
             }
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
-            let rate = limiter.map(Limiter::held);
             if !self
-                .checkpoint(&lease, next_key.as_ref(), &page, rate)
+                .checkpoint(&lease, next_key.as_ref(), &page, limiter)
                 .await?
             {
                 return Ok(SegmentEnd::LeaseLost);
@@ -511,8 +510,9 @@ impl<E: Entity> DistributedSweep<E> {
         lease: &Lease,
         next_key: Option<&Item>,
         page: &SweepCounts,
-        rate: Option<f64>,
+        limiter: Option<&Limiter>,
     ) -> Result<bool, Error> {
+        let rate = limiter.map(Limiter::held);
         let path = |name: &'static str| AttrPath::attribute(name);
         let expires = if next_key.is_some() {
             now_ms() + self.lease_ms()
@@ -576,28 +576,36 @@ impl<E: Entity> DistributedSweep<E> {
         )
         .condition(&holds);
         let output = self.db.write(write).await?;
-        Ok(self.applied(output).is_some())
+        Ok(self.applied(output, limiter).is_some())
     }
 
     /// The attributes an applied write returned (its capacity counted as the sweep's own),
     /// or `None` when its condition failed.
-    fn applied(&self, written: Written) -> Option<Item> {
+    fn applied(&self, written: Written, limiter: Option<&Limiter>) -> Option<Item> {
         match written {
             Written::Applied { attributes, units } => {
-                self.record_units(units);
+                let units = self.record_units(units);
+                // A budget of write units pays for the sweep's bookkeeping too.
+                if let Some(limiter) = limiter.filter(|limiter| limiter.unit() == Unit::WriteUnits)
+                {
+                    limiter.settle(0.0, units);
+                }
                 Some(attributes.unwrap_or_default())
             }
             Written::ConditionFailed(_) => None,
         }
     }
 
-    /// Counts the capacity of a write of the sweep's own records.
-    fn record_units(&self, units: Option<f64>) {
+    /// Counts the capacity of a write of the sweep's own records (a unit where the engine
+    /// reported none), and returns it.
+    fn record_units(&self, units: Option<f64>) -> f64 {
+        let units = units.unwrap_or(1.0);
         let mut total = self
             .record_units
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *total += units.unwrap_or(1.0);
+        *total += units;
+        units
     }
 
     fn lease_ms(&self) -> u64 {
