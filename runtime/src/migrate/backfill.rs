@@ -11,7 +11,7 @@ use crate::expr::{AttrPath, Placeholders};
 use crate::item::{self, Item};
 use crate::schema::{Entity, IndexKind, Table};
 use crate::wire::Request;
-use crate::write::{Write, Written};
+use crate::write::{Change, Write, Written};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -208,11 +208,13 @@ pub(super) fn prepare<E: Entity>(raw: &Item) -> Result<Prepared<E>, Error> {
 impl BackfillRequest {
     /// The write of a backfill of `E`.
     fn write(self, entity: &'static str) -> Write {
-        Write::rendered_update(
+        Write::rendered(
             entity,
-            self.key,
-            self.update,
-            self.condition,
+            Change::Update {
+                key: self.key,
+                expression: self.update,
+            },
+            Some(self.condition),
             self.placeholders,
         )
     }
@@ -229,7 +231,7 @@ async fn send<E: Entity>(db: &Db<E::Table>, request: BackfillRequest) -> Result<
     let estimated_units = request.estimated_units;
     Ok(match db.write(request.write(E::SCHEMA.name)).await? {
         Written::Applied { units, .. } => Sent::Written(units.unwrap_or(estimated_units)),
-        Written::ConditionFailed(current) => Sent::Changed(current),
+        Written::ConditionFailed { current, .. } => Sent::Changed(current),
     })
 }
 
@@ -316,7 +318,7 @@ impl<T: Table> Db<T> {
     ) -> Result<Option<Request>, Error> {
         Ok(match prepare::<E>(item)? {
             Prepared::Current(_) => None,
-            Prepared::Old(_, request) => Some(self.write_params(request.write(E::SCHEMA.name))),
+            Prepared::Old(_, request) => Some(self.write_params(request.write(E::SCHEMA.name))?),
         })
     }
 

@@ -1,16 +1,14 @@
 //! `DeleteItem`.
 
-use super::{condition_failure, Expectations, SetSome};
+use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, ConditionPart};
 use crate::expr::{Condition, Placeholders};
 use crate::schema::{Entity, Table};
-use crate::trace::Operation;
-use crate::wire::{describe, Request};
+use crate::wire::Request;
+use crate::write::{Change, Write, Written};
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
-use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
-use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::ReturnValue;
 use std::future::Future;
 
 impl<T: Table> Db<T> {
@@ -75,22 +73,18 @@ impl<'db, E: Entity> Delete<'db, E> {
         let parts =
             (exists.iter_mut().map(ConditionPart::Built)).chain(user.map(ConditionPart::User));
         let text = render_all(parts, &mut placeholders);
-        if let Some(text) = &text {
-            crate::expr::check_expression("ConditionExpression", text)?;
-        }
         Ok((text, placeholders))
     }
 
     pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
-        let request = self.request(None)?;
-        Ok(super::transact::op::TransactOp {
-            kind: super::transact::kind::WriteKind::Delete,
-            entity: E::SCHEMA.name,
-            key: self.key.to_attributes(),
-            key_text: self.key.text(),
-            write: super::transact::write::delete(request.as_input())?,
-            estimate: delete_estimate::<E>(),
-        })
+        Ok(super::transact::op::TransactOp::of(
+            super::transact::kind::WriteKind::Delete,
+            E::SCHEMA.name,
+            self.db.table_name(),
+            (self.key.to_attributes(), self.key.text()),
+            self.write(None)?,
+            delete_estimate::<E>(),
+        ))
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]).
@@ -103,15 +97,11 @@ impl<'db, E: Entity> Delete<'db, E> {
 
     /// The request this operation sends.
     pub fn params(&self) -> Result<Request, Error> {
-        Ok(describe::request(
-            "DeleteItem",
-            self.request(None)?.as_input(),
-        ))
+        self.db.write_params(self.write(None)?)
     }
 
     /// Sends the request. For an entity with unique values, it is a transaction that also
     /// releases the item's sentinels (see [`crate::unique`]), after a consistent read of it.
-    #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
         crate::unique::plain_or_with_sentinels(
             self,
@@ -121,78 +111,40 @@ impl<'db, E: Entity> Delete<'db, E> {
     }
 
     /// Sends the request; returns the item it deleted, if there was one (`ALL_OLD`).
-    #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
         crate::unique::plain_or_with_sentinels(self, super::decode_old, |delete, finish| {
             delete.send_with(Some(ReturnValue::AllOld), finish)
         })
     }
 
-    /// The request, asking for `returning`.
-    #[inline(never)]
-    fn request(&self, returning: Option<ReturnValue>) -> Result<DeleteItemFluentBuilder, Error> {
-        self.expression().map(|(condition, placeholders)| {
-            let conditional = condition.is_some();
-            let (names, values) = placeholders.into_maps();
-            self.db
-                .client()
-                .delete_item()
-                .table_name(self.db.table_name())
-                .set_key(Some(self.key.to_attributes()))
-                .set_some(condition, DeleteItemFluentBuilder::condition_expression)
-                .set_expression_attribute_names(names)
-                .set_expression_attribute_values(values)
-                .set_some(
-                    conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
-                    DeleteItemFluentBuilder::return_values_on_condition_check_failure,
-                )
-                .set_some(
-                    self.db.return_consumed_capacity(),
-                    DeleteItemFluentBuilder::return_consumed_capacity,
-                )
-                .set_some(returning, DeleteItemFluentBuilder::return_values)
-        })
+    /// The write, asking for `returning`.
+    fn write(&self, returning: Option<ReturnValue>) -> Result<Write, Error> {
+        let (condition, placeholders) = self.expression()?;
+        let change = Change::Delete {
+            key: self.key.to_attributes(),
+        };
+        Ok(
+            Write::rendered(E::SCHEMA.name, change, condition, placeholders)
+                .returning(returning)
+                .capacity_when_tracked(),
+        )
     }
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    /// Always inlined, with the request built out of line, as [`super::sent`] explains.
-    #[inline(always)]
-    fn send_with<T: 'db>(
+    async fn send_with<T: 'db>(
         self,
         returning: Option<ReturnValue>,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db {
-        let db = self.db;
-        let request = self.request(returning);
-        let span = crate::trace::span(
-            Operation::DeleteItem,
-            self.db.table_name(),
-            E::SCHEMA.name,
-            || Some(self.key.text().to_string()),
-            None,
-        );
-        let sent = super::sent(
-            request,
-            DeleteItemFluentBuilder::send,
-            move |result| match result {
-                Ok(output) => {
-                    self.db.record(output.consumed_capacity());
-                    finish(output.attributes)
-                }
-                Err(error) => match error.as_service_error() {
-                    Some(DeleteItemError::ConditionalCheckFailedException(failure)) => {
-                        Err(condition_failure(
-                            E::SCHEMA.name,
-                            self.key.text(),
-                            failure.item(),
-                            self.expectations(),
-                        ))
-                    }
-                    _ => Err(error.into()),
-                },
-            },
-        );
-        db.traced(span, sent)
+    ) -> Result<T, Error> {
+        match self.db.write(self.write(returning)?).await? {
+            Written::Applied { attributes, .. } => finish(attributes),
+            Written::ConditionFailed { current, .. } => Err(condition_failure(
+                E::SCHEMA.name,
+                self.key.text(),
+                current.as_ref(),
+                self.expectations(),
+            )),
+        }
     }
 }
 

@@ -1,19 +1,16 @@
 //! `PutItem`.
 
-use super::{condition_failure, Expectations, SetSome};
+use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::EncodeError;
 use crate::item::Item;
 use crate::schema::{Entity, Table};
-use crate::trace::Operation;
-use crate::wire::{describe, Request};
+use crate::wire::Request;
+use crate::write::{Change, Write, Written};
 use crate::Db;
-use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
-use futures::FutureExt;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use std::future::Future;
 
 /// How many times a put that keeps `created_at` is sent when the stored item keeps changing
@@ -219,9 +216,6 @@ impl<'db, E: Entity> Put<'db, E> {
         let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
             .chain(user.map(ConditionPart::User));
         let condition = render_all(parts, &mut placeholders);
-        if let Some(condition) = &condition {
-            crate::expr::check_expression("ConditionExpression", condition)?;
-        }
         Ok(Prepared {
             item,
             condition,
@@ -232,26 +226,19 @@ impl<'db, E: Entity> Put<'db, E> {
 
     pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
         let prepared = self.prepare()?;
-        let table = <E::Table as Table>::SCHEMA;
-        let key: Item = prepared
-            .item
-            .iter()
-            .filter(|(name, _)| {
-                *name == table.partition_key || Some(name.as_str()) == table.sort_key
-            })
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect();
-        let key_text = crate::item::key_text::<E::Table>(&prepared.item);
         let estimate = crate::cost::put_estimate::<E::Table>(&prepared.item);
-        let request = self.builder(prepared, None);
-        Ok(super::transact::op::TransactOp {
-            kind: super::transact::kind::WriteKind::Put,
-            entity: E::SCHEMA.name,
-            key,
-            key_text,
-            write: super::transact::write::put(request.as_input())?,
+        let write = self.write(prepared, None);
+        Ok(super::transact::op::TransactOp::of(
+            super::transact::kind::WriteKind::Put,
+            E::SCHEMA.name,
+            self.db.table_name(),
+            (
+                write.key(<E::Table as Table>::SCHEMA),
+                write.key_text::<E::Table>(),
+            ),
+            write,
             estimate,
-        })
+        ))
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]). For an entity with unique
@@ -273,8 +260,7 @@ impl<'db, E: Entity> Put<'db, E> {
         if !E::SCHEMA.unique.is_empty() {
             return self.with_sentinels(None)?.params();
         }
-        let request = self.builder(self.prepare()?, None);
-        Ok(describe::request("PutItem", request.as_input()))
+        self.db.write_params(self.write(self.prepare()?, None))
     }
 
     /// The transaction this put is when the item is as `stored` says.
@@ -288,7 +274,6 @@ impl<'db, E: Entity> Put<'db, E> {
 
     /// Sends the request. For an entity with unique values, it is a transaction of the item
     /// and its sentinels (see [`crate::unique`]), after a consistent read of the item.
-    #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<(), Error>> + 'db {
         crate::unique::plain_or_with_sentinels(
             self,
@@ -298,23 +283,18 @@ impl<'db, E: Entity> Put<'db, E> {
     }
 
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
-    #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
         crate::unique::plain_or_with_sentinels(self, super::decode_old, |put, finish| {
             put.send_with(Some(ReturnValue::AllOld), finish)
         })
     }
 
-    /// The request asking for `returning`, with what explains a failed condition.
-    #[inline(never)]
-    fn request(
-        mut self,
-        returning: Option<ReturnValue>,
-    ) -> Result<(PutItemFluentBuilder, Sent), Error> {
+    /// The write asking for `returning`, with what explains a failed condition.
+    fn request(mut self, returning: Option<ReturnValue>) -> Result<(Write, Sent), Error> {
         let item = std::mem::replace(&mut self.item, Ok(Item::new()))?;
         let prepared = self.prepare_item(item)?;
         let sent = Sent::of::<E>(&prepared);
-        Ok((self.builder(prepared, returning), sent))
+        Ok((self.write(prepared, returning), sent))
     }
 
     /// Whether this put must learn the stored `created_at` before it writes: it has one to
@@ -349,18 +329,15 @@ impl<'db, E: Entity> Put<'db, E> {
     }
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    #[inline(always)]
-    fn send_with<T: 'db>(
+    async fn send_with<T: 'db>(
         self,
         returning: Option<ReturnValue>,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db {
+    ) -> Result<T, Error> {
         if self.keeps_created_at() {
-            return futures::future::Either::Left(
-                async move { finish(self.send_keeping_created_at(returning).await?) }.boxed(),
-            );
+            return finish(self.send_keeping_created_at(returning).await?);
         }
-        futures::future::Either::Right(self.send_once(returning, finish))
+        self.send_once(returning, finish).await
     }
 
     /// Sends a put that may replace an item whose `created_at` it keeps: first as a creation
@@ -411,81 +388,47 @@ impl<'db, E: Entity> Put<'db, E> {
     }
 
     /// Sends the request once, asking for `returning`, and `finish`es the attributes
-    /// returned. Always inlined, with the request built out of line, as [`super::sent`]
-    /// explains.
-    #[inline(always)]
-    fn send_once<T: 'db>(
+    /// returned.
+    async fn send_once<T: 'db>(
         self,
         returning: Option<ReturnValue>,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db {
+    ) -> Result<T, Error> {
         let db = self.db;
-        let request = self.request(returning);
-        let span = crate::trace::span(
-            Operation::PutItem,
-            db.table_name(),
-            E::SCHEMA.name,
-            || request.as_ref().ok().map(|(_, sent)| sent.key.to_string()),
-            None,
-        );
-        let send = |(request, sent): (PutItemFluentBuilder, Sent)| {
-            request.send().map(move |result| (result, sent))
-        };
-        let sent = super::sent(request, send, move |(result, sent)| {
-            match result {
-                Ok(output) => {
-                    db.record(output.consumed_capacity());
-                    finish(output.attributes)
+        let (write, sent) = self.request(returning)?;
+        match db.write(write).await? {
+            Written::Applied { attributes, .. } => finish(attributes),
+            Written::ConditionFailed { current, .. } => {
+                let ours = sent
+                    .written
+                    .as_ref()
+                    .zip(current.as_ref())
+                    .is_some_and(|(written, found)| crate::item::same_item(written, found));
+                if ours {
+                    // This put is what is there: it took effect (its earlier attempt's
+                    // response was lost). The item it replaced is not known any more.
+                    return finish(None);
                 }
-                Err(error) => match error.as_service_error() {
-                    Some(PutItemError::ConditionalCheckFailedException(failure)) => {
-                        let ours =
-                            sent.written.as_ref().zip(failure.item()).is_some_and(
-                                |(written, found)| crate::item::same_item(written, found),
-                            );
-                        if ours {
-                            // This put is what is there: it took effect (its earlier
-                            // attempt's response was lost). The item it replaced is not
-                            // known any more.
-                            return finish(None);
-                        }
-                        Err(condition_failure(
-                            E::SCHEMA.name,
-                            sent.key,
-                            failure.item(),
-                            sent.expectations,
-                        ))
-                    }
-                    _ => Err(error.into()),
-                },
+                Err(condition_failure(
+                    E::SCHEMA.name,
+                    sent.key,
+                    current.as_ref(),
+                    sent.expectations,
+                ))
             }
-        });
-        db.traced(span, sent)
+        }
     }
 
-    fn builder(&self, prepared: Prepared, returning: Option<ReturnValue>) -> PutItemFluentBuilder {
-        let (names, values) = prepared.placeholders.into_maps();
-        let conditional = prepared.condition.is_some();
-        self.db
-            .client()
-            .put_item()
-            .table_name(self.db.table_name())
-            .set_item(Some(prepared.item))
-            .set_some(
-                prepared.condition,
-                PutItemFluentBuilder::condition_expression,
-            )
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .set_some(
-                conditional.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
-                PutItemFluentBuilder::return_values_on_condition_check_failure,
-            )
-            .set_some(
-                self.db.return_consumed_capacity(),
-                PutItemFluentBuilder::return_consumed_capacity,
-            )
-            .set_some(returning, PutItemFluentBuilder::return_values)
+    /// The write of `prepared`, asking for `returning`.
+    fn write(&self, prepared: Prepared, returning: Option<ReturnValue>) -> Write {
+        Write::rendered(
+            E::SCHEMA.name,
+            Change::Put(prepared.item),
+            prepared.condition,
+            prepared.placeholders,
+        )
+        .returning(returning)
+        .capacity_when_tracked()
     }
 }
 
@@ -552,7 +495,7 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
         };
         let op = put.transact_op()?;
         // The item as written, from the write itself rather than a second preparation.
-        let new = op.write.put().map(|put| put.item().clone());
+        let new = op.write.item().cloned();
         Ok(crate::unique::Attempt { op, new })
     }
 

@@ -112,7 +112,7 @@ impl<E: Entity> Rekey<'_, E> {
     fn transaction(&self) -> Result<crate::op::transact::Transaction<'_, E::Table>, Error> {
         let sentinels = match (&self.read, self.put.encoded()) {
             (Ok(old), Some(new)) if !E::SCHEMA.unique.is_empty() => {
-                crate::unique::sentinel_ops::<E>(self.db, Some(old), Some(&new), &[])?
+                crate::unique::sentinel_ops::<E>(self.db, Some(old), Some(&new), &[])
             }
             _ => Vec::new(),
         };

@@ -1,18 +1,14 @@
 //! Sentinel items: their keys, and the transaction writes that claim and release them.
 
 use crate::cost::Estimate;
-use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
-use crate::expr::{AttrPath, Placeholders};
+use crate::expr::AttrPath;
 use crate::item::{Item, KeyText};
+use crate::library::UNIQUE_SENTINEL;
 use crate::op::transact::{TransactOp, WriteKind};
 use crate::schema::{Entity, Table, UniqueSchema};
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete as SdkDelete, Put as SdkPut, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem,
-};
-
-use crate::library::UNIQUE_SENTINEL;
+use crate::write::Write;
+use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The entity attribute of sentinels, which transaction reasons name.
 pub(crate) const SENTINEL_ENTITY: &str = UNIQUE_SENTINEL.tag();
@@ -219,7 +215,7 @@ pub(crate) fn sentinel_ops<E: Entity>(
     old: Option<&Item>,
     new: Option<&Item>,
     foreign: &[Item],
-) -> Result<Vec<TransactOp>, Error> {
+) -> Vec<TransactOp> {
     let table = <E::Table as Table>::SCHEMA;
     let table_name = db.table_name();
     let now = crate::ttl::epoch_seconds(db.now());
@@ -227,22 +223,13 @@ pub(crate) fn sentinel_ops<E: Entity>(
     for unique in E::SCHEMA.unique {
         let after = new.and_then(|item| value_text(unique, item));
         if let Some(claim) = new.and_then(|new| claim::<E>(unique, new, old, now)) {
-            let mut placeholders = Placeholders::default();
-            let condition = claim.condition.to_expression(&mut placeholders);
-            let put = SdkPut::builder()
-                .table_name(table_name)
-                .set_item(Some(claim.item))
-                .condition_expression(condition)
-                .set_expression_attribute_names(placeholders.names())
-                .set_expression_attribute_values(placeholders.values())
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()?;
+            let write =
+                Write::put(UNIQUE_SENTINEL.description, claim.item).condition(&claim.condition);
             ops.push(op::<E>(
                 WriteKind::Put,
+                table_name,
                 claim.key,
-                TransactWriteItem::builder().put(put).build(),
+                write,
                 format!("claim of unique {} {:?}", unique.name, claim.value),
             ));
         }
@@ -251,46 +238,45 @@ pub(crate) fn sentinel_ops<E: Entity>(
             if after.as_ref() == Some(value) {
                 continue;
             }
-            let free = Node::NotExists(AttrPath::attribute(table.partition_key));
-            let condition = or(free, owned_by::<E>(&key_of::<E>(old)));
-            let mut placeholders = Placeholders::default();
-            let condition = condition.to_expression(&mut placeholders);
             let key = sentinel_key::<E>(unique, value);
             if foreign.contains(&key) {
                 continue;
             }
-            let delete = SdkDelete::builder()
-                .table_name(table_name)
-                .set_key(Some(key.clone()))
-                .condition_expression(condition)
-                .set_expression_attribute_names(placeholders.names())
-                .set_expression_attribute_values(placeholders.values())
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()?;
+            let free = Node::NotExists(AttrPath::attribute(table.partition_key));
+            let condition = or(free, owned_by::<E>(&key_of::<E>(old)));
+            let write =
+                Write::delete(UNIQUE_SENTINEL.description, key.clone()).condition(&condition);
             ops.push(op::<E>(
                 WriteKind::Delete,
+                table_name,
                 key,
-                TransactWriteItem::builder().delete(delete).build(),
+                write,
                 format!("release of unique {} {value:?}", unique.name),
             ));
         }
     }
-    Ok(ops)
+    ops
 }
 
-fn op<E: Entity>(kind: WriteKind, key: Item, write: TransactWriteItem, what: String) -> TransactOp {
+/// The transaction op of a sentinel's `write` at `key`, costing what `what` says.
+fn op<E: Entity>(
+    kind: WriteKind,
+    table_name: &str,
+    key: Item,
+    write: Write,
+    what: String,
+) -> TransactOp {
     let mut estimate = Estimate::default();
     estimate.write(1.0, what);
-    TransactOp {
+    let key_text = crate::item::key_text::<E::Table>(&key);
+    TransactOp::of(
         kind,
-        entity: SENTINEL_ENTITY,
-        key_text: crate::item::key_text::<E::Table>(&key),
-        key,
+        SENTINEL_ENTITY,
+        table_name,
+        (key, key_text),
         write,
         estimate,
-    }
+    )
 }
 
 /// The unique value a failed claim was for, and the sentinel's owner, from the key of the

@@ -89,7 +89,9 @@ impl<E: Entity> ClaimUnique<'_, E> {
                     Write::put(UNIQUE_SENTINEL.description, op.item).condition(&op.condition);
                 match self.db.write(claim).await? {
                     Written::Applied { .. } => report.claimed += 1,
-                    Written::ConditionFailed(holder) => {
+                    Written::ConditionFailed {
+                        current: holder, ..
+                    } => {
                         report.duplicates.push(Duplicate {
                             field: unique.name,
                             value: op.value,

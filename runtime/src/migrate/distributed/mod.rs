@@ -370,9 +370,12 @@ impl<E: Entity> DistributedSweep<E> {
                 self.record_units(units);
                 return Ok(());
             }
-            Written::ConditionFailed(Some(stored)) => read_record::<E::Table, SweepPlan>(stored)?,
+            Written::ConditionFailed {
+                current: Some(stored),
+                ..
+            } => read_record::<E::Table, SweepPlan>(stored)?,
             // Deleted since: a later worker writes it again.
-            Written::ConditionFailed(None) => return Ok(()),
+            Written::ConditionFailed { current: None, .. } => return Ok(()),
         };
         let differs = if stored.entity != plan.entity {
             Some(("entity", stored.entity, plan.entity))
@@ -444,7 +447,7 @@ impl<E: Entity> DistributedSweep<E> {
             actions,
         )
         .condition(&Node::And(Box::new(open), Box::new(free)))
-        .returning(ReturnValue::AllNew);
+        .returning(Some(ReturnValue::AllNew));
         let output = self.db.write(write).await?;
         match self.applied(output, limiter) {
             Some(attributes) => Ok(Some(Lease {
@@ -594,7 +597,7 @@ impl<E: Entity> DistributedSweep<E> {
                 }
                 Some(attributes.unwrap_or_default())
             }
-            Written::ConditionFailed(_) => None,
+            Written::ConditionFailed { .. } => None,
         }
     }
 

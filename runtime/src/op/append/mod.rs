@@ -21,10 +21,9 @@ use super::put::Put;
 use super::transact::{CancellationCode, TransactOp, WriteKind};
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
-use crate::expr::update::{self, Action, SetValue};
-use crate::expr::{AttrPath, Field, Placeholders};
-use crate::item::Item;
-use crate::item::{EncodeError, KeyText};
+use crate::expr::update::{Action, SetValue};
+use crate::expr::{AttrPath, Field};
+use crate::item::{EncodeError, Item, KeyText};
 use crate::library::APPEND_POINTER;
 use crate::op::query::{primary, PartitionKey};
 use crate::retry::RetryPolicy;
@@ -33,9 +32,6 @@ use crate::wire::Request;
 use crate::write::{Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
-use aws_sdk_dynamodb::types::{
-    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update as SdkUpdate,
-};
 use futures::FutureExt;
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
@@ -122,7 +118,7 @@ impl<T: Table + HasSortKey> Db<T> {
         match self.write(write).await? {
             Written::Applied { .. } => Ok(Some(value)),
             // The pointer is already at or past this history: its own value is the answer.
-            Written::ConditionFailed(current) => {
+            Written::ConditionFailed { current, .. } => {
                 match current.as_ref().and_then(|item| item.get(LATEST_ATTRIBUTE)) {
                     Some(latest) => decode_latest::<E, V>(&partition_value, latest).map(Some),
                     None => self.read_latest::<E, V>(&partition_value).await,
@@ -208,12 +204,12 @@ pub struct Append<'db, E: Entity, V> {
     types: PhantomData<fn() -> V>,
 }
 
-/// The pointer's key: the partition and `<Entity>#LATEST`.
 /// The pointer's sort key, `<entity>#LATEST`.
 fn pointer_sort<E: Entity>() -> String {
     APPEND_POINTER.sort_key(E::SCHEMA.name)
 }
 
+/// The pointer's key: the partition and `<Entity>#LATEST`.
 fn pointer_key<E: Entity>(partition: &str) -> Item {
     let table = <E::Table as Table>::SCHEMA;
     let mut key = Item::new();
@@ -233,24 +229,23 @@ fn pointer_op<E: Entity>(
     partition: &str,
     value: AttributeValue,
     sort_key: &str,
-) -> Result<TransactOp, Error> {
+) -> TransactOp {
     let table = <E::Table as Table>::SCHEMA;
-    let write = pointer_update::<E>(table_name, partition, value, sort_key)?;
-    Ok(TransactOp {
-        kind: WriteKind::Update,
-        entity: E::SCHEMA.name,
-        key_text: KeyText {
-            partition: (table.partition_key, partition.to_owned()),
-            sort: table.sort_key.map(|name| (name, pointer_sort::<E>())),
-        },
-        key: write.key().clone(),
-        write: TransactWriteItem::builder().update(write).build(),
-        estimate: {
-            let mut estimate = crate::cost::Estimate::default();
-            estimate.write(1.0, "latest pointer update");
-            estimate
-        },
-    })
+    let (key, actions, condition) = pointer_change::<E>(partition, value, sort_key);
+    let key_text = KeyText {
+        partition: (table.partition_key, partition.to_owned()),
+        sort: table.sort_key.map(|name| (name, pointer_sort::<E>())),
+    };
+    let mut estimate = crate::cost::Estimate::default();
+    estimate.write(1.0, "latest pointer update");
+    TransactOp::of(
+        WriteKind::Update,
+        E::SCHEMA.name,
+        table_name,
+        (key.clone(), key_text),
+        Write::update(APPEND_POINTER.description, key, actions).condition(&condition),
+        estimate,
+    )
 }
 
 /// The pointer update's key, actions and condition: move `latest` forward to `value`, never
@@ -282,28 +277,6 @@ fn pointer_change<E: Entity>(
         )),
     );
     (pointer_key::<E>(partition), actions, condition)
-}
-
-/// The pointer update in an append's transaction.
-fn pointer_update<E: Entity>(
-    table_name: &str,
-    partition: &str,
-    value: AttributeValue,
-    sort_key: &str,
-) -> Result<SdkUpdate, Error> {
-    let (key, actions, condition) = pointer_change::<E>(partition, value, sort_key);
-    let mut placeholders = Placeholders::default();
-    let update = update::render(actions, &mut placeholders);
-    let condition = condition.to_expression(&mut placeholders);
-    Ok(SdkUpdate::builder()
-        .table_name(table_name)
-        .set_key(Some(key))
-        .update_expression(update)
-        .condition_expression(condition)
-        .set_expression_attribute_names(placeholders.names())
-        .set_expression_attribute_values(placeholders.values())
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()?)
 }
 
 /// Reads the pointer's `latest` as the field's type; a pointer some other writer left in
@@ -344,7 +317,7 @@ impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
             .cloned()
             .unwrap_or_default();
         Ok([
-            pointer_op::<E>(self.db.table_name(), &partition, value, &sort_key)?,
+            pointer_op::<E>(self.db.table_name(), &partition, value, &sort_key),
             history,
         ])
     }

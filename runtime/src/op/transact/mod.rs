@@ -6,7 +6,6 @@ pub(crate) mod error;
 mod get;
 pub(crate) mod kind;
 pub(crate) mod op;
-pub(crate) mod write;
 
 pub use cancel::{CancellationCode, CancellationReason, TransactionCanceled};
 pub use error::TransactionError;
@@ -16,16 +15,15 @@ pub use op::{TransactOp, TransactWrite};
 
 use crate::cost::{Estimate, Explain};
 use crate::error::Error;
-use crate::expr::{Condition, Placeholders};
+use crate::expr::Condition;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
-use crate::wire::{describe, Request};
+use crate::wire::Request;
+use crate::write::{Check, TransactItem, Transacted};
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::transact_write_items::builders::TransactWriteItemsFluentBuilder;
-use aws_sdk_dynamodb::types::{
-    ConditionCheck as SdkConditionCheck, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-};
-use futures::FutureExt;
+use aws_sdk_dynamodb::types::TransactWriteItem;
+
+pub use crate::write::RESEND_WINDOW;
 
 /// DynamoDB's limit on operations in one transaction.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
@@ -33,33 +31,21 @@ pub const MAX_TRANSACTION_ITEMS: usize = 100;
 impl<E: Entity> op::sealed::Sealed for ConditionCheck<'_, E> {}
 impl<E: Entity> TransactWrite for ConditionCheck<'_, E> {
     fn transact_op(&self) -> Result<TransactOp, Error> {
-        let mut placeholders = Placeholders::default();
         let node = self
             .condition
             .node()
             .map_err(|error| Error::from(error.clone()))?;
-        let condition = node.to_expression(&mut placeholders);
-        crate::expr::check_expression("ConditionExpression", &condition)?;
         let key = self.key.to_attributes();
-        let check = SdkConditionCheck::builder()
-            .table_name(self.db.table_name())
-            .set_key(Some(key.clone()))
-            .condition_expression(condition)
-            .set_expression_attribute_names(placeholders.names())
-            .set_expression_attribute_values(placeholders.values())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()?;
+        let mut estimate = Estimate::default();
+        estimate.write(1.0, "condition check");
         Ok(TransactOp {
             kind: WriteKind::ConditionCheck,
             entity: E::SCHEMA.name,
+            table: self.db.table_name().to_owned(),
+            write: TransactItem::Check(Check::new(key.clone(), node)),
             key,
             key_text: self.key.text(),
-            write: TransactWriteItem::builder().condition_check(check).build(),
-            estimate: {
-                let mut estimate = Estimate::default();
-                estimate.write(1.0, "condition check");
-                estimate
-            },
+            estimate,
         })
     }
 }
@@ -202,23 +188,14 @@ impl<'db, T: Table> Transaction<'db, T> {
     /// given).
     pub fn params(&self) -> Result<Request, Error> {
         self.check()?;
-        let items = self.ops.iter().map(|op| op.write.clone()).collect();
-        let request = self.request(items, self.token.clone());
-        Ok(describe::request("TransactWriteItems", request.as_input()))
+        Ok(self
+            .db
+            .transaction_params(self.items()?, self.token.clone()))
     }
 
-    /// The request with `items` and `token`: what `send` sends and `params` prints.
-    fn request(
-        &self,
-        items: Vec<TransactWriteItem>,
-        token: Option<String>,
-    ) -> TransactWriteItemsFluentBuilder {
-        self.db
-            .client()
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .set_client_request_token(token)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity())
+    /// The items as DynamoDB takes them.
+    fn items(&self) -> Result<Vec<TransactWriteItem>, Error> {
+        self.ops.iter().map(TransactOp::sdk).collect()
     }
 
     /// Sends the transaction, retrying transient failures under the retry policy with the
@@ -232,106 +209,45 @@ impl<'db, T: Table> Transaction<'db, T> {
     /// conflicts past the policy), and [`Error::AmbiguousTransaction`], with the token, when
     /// the last attempt's outcome is unknown (its response was lost, or an earlier attempt's
     /// was and the last one was throttled).
-    pub async fn send(self) -> Result<(), Error> {
-        let db = self.db;
-        let span = crate::trace::span(
-            crate::trace::Operation::TransactWriteItems,
-            db.table_name(),
-            self.ops.first().map_or("", |op| op.entity),
-            || {
-                let keys: Vec<String> = self.ops.iter().map(|op| op.key_text.to_string()).collect();
-                Some(keys.join("; "))
-            },
-            None,
-        );
-        db.traced(span, self.send_attempts()).await
-    }
-
-    /// [`Transaction::send`] inside its span.
-    async fn send_attempts(mut self) -> Result<(), Error> {
+    pub async fn send(mut self) -> Result<(), Error> {
         if let Some((_, error)) = self.error.take() {
             return Err(error);
         }
         self.check_ops()?;
-        let items: Vec<TransactWriteItem> = self.ops.iter().map(|op| op.write.clone()).collect();
+        let items = self.items()?;
         let token = self.token.clone().unwrap_or_else(new_token);
-        let started = tokio::time::Instant::now();
-        let deadline = started + RESEND_WINDOW;
-        // Whether an earlier attempt may have been applied: its outcome was never learnt.
-        let mut maybe_applied = false;
-        let mut attempt = 1;
-        loop {
-            let once = aws_sdk_dynamodb::config::Builder::new()
-                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
-            let request = self
-                .request(items.clone(), Some(token.clone()))
-                .customize()
-                .config_override(once)
-                .send()
-                .boxed();
-            let ambiguous = |message: String| Error::AmbiguousTransaction {
-                token: token.clone(),
-                attempts: attempt,
-                message,
-            };
-            let error = match tokio::time::timeout_at(deadline, request).await {
-                Ok(Ok(output)) => {
-                    self.db.record(output.consumed_capacity());
-                    return Ok(());
-                }
-                Ok(Err(error)) => error,
-                Err(_) => {
-                    return Err(ambiguous(format!(
-                        "no answer within {}s of the first attempt",
-                        RESEND_WINDOW.as_secs()
-                    )))
-                }
-            };
-            let retry = attempt < self.retry.attempts()
-                && tokio::time::Instant::now() + self.retry.ceiling(attempt) < deadline;
-            match error.as_service_error() {
-                Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
-                    let cancelled = TransactionCanceled {
-                        reasons: reasons(&self.ops, cancelled.cancellation_reasons()),
-                        attempts: attempt,
-                    };
-                    if !(retry && cancelled.is_transient()) {
-                        return Err(Error::TransactionCanceled(Box::new(cancelled)));
-                    }
-                }
-                // An earlier attempt with this token is still being applied.
-                Some(service) if service.is_transaction_in_progress_exception() => {
-                    maybe_applied = true;
-                    if !retry {
-                        return Err(ambiguous(Error::from(error).to_string()));
-                    }
-                }
-                Some(service) if crate::retry::is_throttling(service) => {
-                    if !retry {
-                        let error = Error::from(error);
-                        return Err(if maybe_applied { ambiguous(error.to_string()) } else { error });
-                    }
-                }
-                // The request may or may not have been applied; the token makes resending it
-                // safe (DynamoDB applies a token's transaction at most once).
-                _ if crate::retry::lost_in_transit(&error) => {
-                    maybe_applied = true;
-                    if !retry {
-                        return Err(ambiguous(Error::from(error).to_string()));
-                    }
-                }
-                _ => return Err(error.into()),
+        let keys: Vec<String> = self.ops.iter().map(|op| op.key_text.to_string()).collect();
+        let entity = self.ops.first().map_or("", |op| op.entity);
+        let ops = &self.ops;
+        let transient = |sdk: &[aws_sdk_dynamodb::types::CancellationReason]| {
+            TransactionCanceled {
+                reasons: reasons(ops, sdk),
+                attempts: 0,
             }
-            self.retry.sleep_before(attempt).await;
-            attempt += 1;
+            .is_transient()
+        };
+        let sent = self
+            .db
+            .write_transaction(
+                items,
+                token,
+                &self.retry,
+                (entity, keys.join("; ")),
+                transient,
+            )
+            .await?;
+        match sent {
+            Transacted::Applied => Ok(()),
+            Transacted::Canceled {
+                reasons: sdk,
+                attempts,
+            } => Err(Error::TransactionCanceled(Box::new(TransactionCanceled {
+                reasons: reasons(&self.ops, &sdk),
+                attempts,
+            }))),
         }
     }
 }
-
-/// How long after its first attempt a transaction may still be resent, or waited for: well
-/// inside the 10 minutes for which DynamoDB remembers a client request token, so that a resend
-/// is never applied as a new transaction.
-pub const RESEND_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// A random idempotency token (DynamoDB accepts 1 to 36 characters).
 fn new_token() -> String {

@@ -4,6 +4,7 @@ use super::kind::WriteKind;
 use crate::cost::Estimate;
 use crate::error::Error;
 use crate::item::{Item, KeyText};
+use crate::write::{TransactItem, Write};
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// One prepared write of a transaction (opaque: built by the typed operations).
@@ -12,26 +13,46 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 pub struct TransactOp {
     pub(crate) kind: WriteKind,
     pub(crate) entity: &'static str,
+    /// The table written (a transaction may span tables).
+    pub(crate) table: String,
     /// The item's key attributes: DynamoDB allows one operation per item.
     pub(crate) key: Item,
     pub(crate) key_text: KeyText,
-    /// The write as it is sent, made from the same request the operation sends alone.
-    pub(crate) write: TransactWriteItem,
+    /// The write as it is sent, the same value the operation sends alone.
+    pub(crate) write: TransactItem,
     /// What the operation costs outside a transaction.
     pub(crate) estimate: Estimate,
 }
 
 impl TransactOp {
+    /// The op of `write`, which writes `entity`'s item at `key` in `table`.
+    pub(crate) fn of(
+        kind: WriteKind,
+        entity: &'static str,
+        table: &str,
+        (key, key_text): (Item, KeyText),
+        write: Write,
+        estimate: Estimate,
+    ) -> Self {
+        TransactOp {
+            kind,
+            entity,
+            table: table.to_owned(),
+            key,
+            key_text,
+            write: TransactItem::Write(write),
+            estimate,
+        }
+    }
+
     /// The table the write goes to.
     pub(crate) fn table_name(&self) -> &str {
-        let write = &self.write;
-        write
-            .put()
-            .map(|put| put.table_name())
-            .or_else(|| write.update().map(|update| update.table_name()))
-            .or_else(|| write.delete().map(|delete| delete.table_name()))
-            .or_else(|| write.condition_check().map(|check| check.table_name()))
-            .unwrap_or_default()
+        &self.table
+    }
+
+    /// The write as DynamoDB takes it in a transaction.
+    pub(crate) fn sdk(&self) -> Result<TransactWriteItem, Error> {
+        self.write.sdk(&self.table)
     }
 }
 

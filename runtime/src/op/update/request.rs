@@ -14,17 +14,12 @@ use crate::expr::field::{into_value, to_value};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::EncodeError;
-use crate::op::SetSome;
 use crate::schema::{index_bit, same_name, Entity, Table};
-use crate::trace::Operation;
-use crate::wire::{describe, Request};
+use crate::wire::Request;
+use crate::write::{Change, Resend, Write};
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
-use futures::future::Either;
-use futures::FutureExt;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use serde::Serialize;
-use std::future::Future;
 
 /// A field changed relative to its current value (by `ADD`, an increment, an append, ...).
 pub(super) struct RelativeChange {
@@ -289,8 +284,6 @@ impl<'db, E: Entity> Parts<'db, E> {
         };
         let ([update, condition], placeholders) =
             crate::expr::shape::render([&mut update::Actions::new(actions), &mut condition]);
-        crate::expr::check_expression("UpdateExpression", &update)?;
-        crate::expr::check_expression("ConditionExpression", &condition)?;
         Ok(Prepared {
             update,
             condition,
@@ -301,113 +294,70 @@ impl<'db, E: Entity> Parts<'db, E> {
 
     /// The request `send` sends (`ALL_NEW`).
     pub(super) fn params(&self) -> Result<Request, Error> {
-        let request = self.builder(self.prepare()?, ReturnValue::AllNew);
-        Ok(describe::request("UpdateItem", request.as_input()))
+        self.db
+            .write_params(self.write(self.prepare()?, ReturnValue::AllNew))
     }
 
     /// Sends the request, asking for `returning`, and `finish`es the attributes returned.
-    ///
-    /// Always inlined, with the request built out of line ([`Parts::request`]): the future
-    /// holds the SDK's, several kilobytes, and made here it is made in place in the caller's
-    /// future rather than returned from a call and copied there.
-    #[inline(always)]
-    pub(super) fn send<T>(
+    pub(super) async fn send<T>(
         self,
         returning: ReturnValue,
-        finish: impl FnOnce(&Sent<'db, E>, crate::Item) -> Result<T, Error> + Send + 'db,
-    ) -> impl Future<Output = Result<T, Error>> + 'db
-    where
-        T: 'db,
-    {
-        let (request, sent, repeats) = self.request(returning);
-        let db = sent.db;
-        let span = crate::trace::span(
-            Operation::UpdateItem,
-            db.table_name(),
-            E::SCHEMA.name,
-            || Some(sent.key.text().to_string()),
-            None,
-        );
-        // An update that adds, appends or removes by position applies twice if resent after
-        // its response was lost. Without a version to condition on, the SDK must not resend
-        // it blindly (boxed: the rare path does not grow every update's future).
-        if repeats && sent.expected_version.is_none() {
-            return db.traced(
-                span,
-                Either::Left(
-                    async move {
-                        let (result, resent) = sent.send_once_per_attempt(request?).await?;
-                        finish(&sent, sent.returned(result, resent)?)
-                    }
-                    .boxed(),
-                ),
-            );
-        }
-        db.traced(
-            span,
-            Either::Right(crate::op::sent(
-                request,
-                UpdateItemFluentBuilder::send,
-                move |result| finish(&sent, sent.returned(result, false)?),
-            )),
-        )
+        finish: impl FnOnce(&Sent<'db, E>, crate::Item) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let (write, sent) = self.request(returning)?;
+        let written = sent.db.write(write).await?;
+        finish(&sent, sent.returned(written)?)
     }
 
-    /// The request for `returning`, what its response is read with, and whether resending
-    /// it could apply it twice.
-    #[inline(never)]
-    pub(super) fn request(
-        mut self,
-        returning: ReturnValue,
-    ) -> (Result<UpdateItemFluentBuilder, Error>, Sent<'db, E>, bool) {
+    /// The write for `returning`, resent after a lost response only where that is safe, and
+    /// what its response is read with.
+    fn request(mut self, returning: ReturnValue) -> Result<(Write, Sent<'db, E>), Error> {
         let actions = std::mem::take(&mut self.actions);
-        // Counting the version up repeats too, whatever the other actions do. A guarded update
-        // is resent by the library, which tells its own lost attempt from a duplicate.
-        let repeats = E::SCHEMA.managed.version.is_some()
-            || actions.iter().any(Action::repeats)
-            || self.guard.is_some();
+        // An update that adds, appends or removes by position applies twice if resent after
+        // its response was lost, as counting the version up does, whatever the other actions
+        // do. With a version to condition on, a second application fails; a guarded update is
+        // resent by the library, which tells its own lost attempt from a duplicate; any other
+        // is never resent blindly.
+        let repeats = E::SCHEMA.managed.version.is_some() || actions.iter().any(Action::repeats);
+        let resend = match (&self.guard, self.expected_version) {
+            (_, Some(_)) => Resend::Sdk,
+            (Some(_), None) => Resend::Guarded,
+            (None, None) if repeats => Resend::Never,
+            (None, None) => Resend::Sdk,
+        };
         let mut known = std::mem::take(&mut self.known);
         let inputs = Inputs {
             actions,
             known: KnownValues::Moved(&mut known),
             condition: self.condition.take().map(Condition::into_node).transpose(),
         };
-        let guard = self.guard.take().map(|guard| (guard, returning.clone()));
-        let request = self
-            .prepare_inputs(inputs, false)
-            .map(|prepared| self.builder(prepared, returning));
+        let write = self
+            .write(self.prepare_inputs(inputs, false)?, returning.clone())
+            .resend(resend);
         // Only this is kept while the request is out.
         let sent = Sent {
             db: self.db,
             key: self.key,
             expected_version: self.expected_version,
             expiry: self.expiry,
-            guard,
+            guard: self.guard.map(|guard| (guard, returning)),
         };
-        (request, sent, repeats)
+        Ok((write, sent))
     }
 
-    pub(super) fn builder(
-        &self,
-        prepared: Prepared,
-        returning: ReturnValue,
-    ) -> UpdateItemFluentBuilder {
-        let (names, values) = prepared.placeholders.into_maps();
-        self.db
-            .client()
-            .update_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(self.key.to_attributes()))
-            .update_expression(prepared.update)
-            .condition_expression(prepared.condition)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .return_values(returning)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .set_some(
-                self.db.return_consumed_capacity(),
-                UpdateItemFluentBuilder::return_consumed_capacity,
-            )
+    /// The write of `prepared`, asking for `returning`.
+    pub(super) fn write(&self, prepared: Prepared, returning: ReturnValue) -> Write {
+        Write::rendered(
+            E::SCHEMA.name,
+            Change::Update {
+                key: self.key.to_attributes(),
+                expression: prepared.update,
+            },
+            Some(prepared.condition),
+            prepared.placeholders,
+        )
+        .returning(Some(returning))
+        .capacity_when_tracked()
     }
 }
 

@@ -3,11 +3,9 @@
 use crate::error::Error;
 use crate::op::{condition_failure, Expectations};
 use crate::schema::Entity;
+use crate::write::Written;
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
-use futures::FutureExt;
 
 /// What an update's condition requires: an existing item, unexpired by `expiry`, at
 /// `expected_version` if given, whose version can still be counted up.
@@ -50,35 +48,25 @@ impl<E: Entity> Sent<'_, E> {
         Ok(crate::item::decode(item)?)
     }
 
-    /// The attributes a response returned, or what its error means for this update (`resent`:
-    /// after an attempt whose response was lost).
-    pub(super) fn returned(
-        &self,
-        result: UpdateResult,
-        resent: bool,
-    ) -> Result<crate::Item, Error> {
-        match result {
-            Ok(output) => {
-                self.db.record(output.consumed_capacity());
-                Ok(output.attributes.unwrap_or_default())
-            }
-            Err(error) => match error.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failure)) => {
-                    if let Some(applied) = resent
-                        .then(|| self.applied_by_guard(failure.item()))
-                        .flatten()
-                    {
-                        return applied;
-                    }
-                    Err(condition_failure(
-                        E::SCHEMA.name,
-                        self.key.text(),
-                        failure.item(),
-                        expectations::<E>(self.expected_version, self.expiry),
-                    ))
+    /// The attributes a write returned, or what its failed condition means for this update
+    /// (`resent`: after an attempt whose response was lost).
+    pub(super) fn returned(&self, written: Written) -> Result<crate::Item, Error> {
+        match written {
+            Written::Applied { attributes, .. } => Ok(attributes.unwrap_or_default()),
+            Written::ConditionFailed { current, resent } => {
+                if let Some(applied) = resent
+                    .then(|| self.applied_by_guard(current.as_ref()))
+                    .flatten()
+                {
+                    return applied;
                 }
-                _ => Err(error.into()),
-            },
+                Err(condition_failure(
+                    E::SCHEMA.name,
+                    self.key.text(),
+                    current.as_ref(),
+                    expectations::<E>(self.expected_version, self.expiry),
+                ))
+            }
         }
     }
 
@@ -103,60 +91,4 @@ impl<E: Entity> Sent<'_, E> {
             }),
         })
     }
-
-    /// Sends an update whose resend needs care with the SDK's retries off, and retries here:
-    /// throttling (nothing applied) always; a lost response only for a guarded update (a second
-    /// application fails its guard), and otherwise reports it as `Error::Ambiguous` for the
-    /// caller to resolve by reading the item. Returns the result and whether it was resent
-    /// after a lost response.
-    pub(super) async fn send_once_per_attempt(
-        &self,
-        request: UpdateItemFluentBuilder,
-    ) -> Result<(UpdateResult, bool), Error> {
-        let mut resent = false;
-        let policy = crate::RetryPolicy::default();
-        let mut attempt = 1;
-        loop {
-            let once = aws_sdk_dynamodb::config::Builder::new()
-                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
-            let result = request
-                .clone()
-                .customize()
-                .config_override(once)
-                .send()
-                .boxed()
-                .await;
-            match &result {
-                Err(error)
-                    if crate::retry::lost_in_transit(error)
-                        && self.guard.is_some()
-                        && attempt < policy.attempts() =>
-                {
-                    policy.sleep_before(attempt).await;
-                    attempt += 1;
-                    resent = true;
-                }
-                Err(error) if crate::retry::lost_in_transit(error) => {
-                    return Err(Error::Ambiguous {
-                        entity: E::SCHEMA.name,
-                        key: self.key.text(),
-                        message: error.to_string(),
-                    })
-                }
-                Err(error) if attempt < policy.attempts() && crate::retry::is_throttling(error) => {
-                    policy.sleep_before(attempt).await;
-                    attempt += 1;
-                }
-                _ => return Ok((result, resent)),
-            }
-        }
-    }
 }
-
-pub(super) type UpdateResult = Result<
-    aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
-    aws_sdk_dynamodb::error::SdkError<
-        UpdateItemError,
-        aws_sdk_dynamodb::config::http::HttpResponse,
-    >,
->;

@@ -131,18 +131,16 @@ impl<'db, E: Entity> Parts<'db, E> {
 
     /// The update's own write in a transaction, with `condition` joined to its own.
     pub(super) fn transact_op_as_read(&self, stored: Option<&Item>) -> Result<TransactOp, Error> {
-        let parts = self;
-        let mut prepared = parts.prepare_as_read(stored)?;
+        let mut prepared = self.prepare_as_read(stored)?;
         let estimate = std::mem::take(&mut prepared.estimate);
-        let request = parts.builder(prepared, ReturnValue::AllNew);
-        Ok(TransactOp {
-            kind: crate::op::transact::WriteKind::Update,
-            entity: E::SCHEMA.name,
-            key: parts.key.to_attributes(),
-            key_text: parts.key.text(),
-            write: crate::op::transact::write::update(request.as_input())?,
+        Ok(TransactOp::of(
+            crate::op::transact::WriteKind::Update,
+            E::SCHEMA.name,
+            self.db.table_name(),
+            (self.key.to_attributes(), self.key.text()),
+            self.write(prepared, ReturnValue::AllNew),
             estimate,
-        })
+        ))
     }
 }
 

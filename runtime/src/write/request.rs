@@ -1,0 +1,241 @@
+//! A [`Write`]'s SDK request, built once: what [`Db::write`] sends and what `params()` prints.
+
+use super::{Capacity, Change, Resend, Write, Written};
+use crate::error::Error;
+use crate::item::{Item, KeyText};
+use crate::schema::Table;
+use crate::trace::Operation;
+use crate::Db;
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
+use aws_sdk_dynamodb::operation::delete_item::{DeleteItemError, DeleteItemOutput};
+use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
+use aws_sdk_dynamodb::operation::put_item::{PutItemError, PutItemOutput};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::{UpdateItemError, UpdateItemOutput};
+use aws_sdk_dynamodb::types::{
+    ConsumedCapacity, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+};
+use futures::future::{Either, FutureExt};
+use std::future::Future;
+
+/// The request of one write.
+pub(super) enum Request {
+    Put(PutItemFluentBuilder),
+    Update(UpdateItemFluentBuilder),
+    Delete(DeleteItemFluentBuilder),
+}
+
+/// What [`Request::send`] needs of each single-item operation of the SDK.
+trait ItemRequest: Clone + Send + 'static {
+    type Failure: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static;
+
+    /// The request with the SDK's retries on or off.
+    fn send_retrying(
+        self,
+        retries: bool,
+    ) -> impl Future<Output = Result<Response, SdkError<Self::Failure, HttpResponse>>> + Send;
+
+    /// The item as it is, when the failure is the write's condition.
+    fn condition_failed(failure: &Self::Failure) -> Option<Option<Item>>;
+}
+
+/// What an applied write's response says.
+struct Response {
+    attributes: Option<Item>,
+    consumed: Option<ConsumedCapacity>,
+}
+
+/// Implements [`ItemRequest`] for an SDK operation's builder.
+macro_rules! item_request {
+    ($Builder:ty, $Failure:ident, $Output:ty) => {
+        impl ItemRequest for $Builder {
+            type Failure = $Failure;
+
+            // The SDK's own error, passed on as the SDK returns it.
+            #[allow(clippy::result_large_err)]
+            fn send_retrying(
+                self,
+                retries: bool,
+            ) -> impl Future<Output = Result<Response, SdkError<$Failure, HttpResponse>>> + Send
+            {
+                let response = |output: Result<$Output, SdkError<$Failure, HttpResponse>>| {
+                    output.map(|output| Response {
+                        attributes: output.attributes,
+                        consumed: output.consumed_capacity,
+                    })
+                };
+                if retries {
+                    return Either::Left(self.send().map(response));
+                }
+                let once = aws_sdk_dynamodb::config::Builder::new()
+                    .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
+                Either::Right(self.customize().config_override(once).send().map(response))
+            }
+
+            fn condition_failed(failure: &$Failure) -> Option<Option<Item>> {
+                match failure {
+                    $Failure::ConditionalCheckFailedException(failed) => {
+                        Some(failed.item().cloned())
+                    }
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+item_request!(PutItemFluentBuilder, PutItemError, PutItemOutput);
+item_request!(UpdateItemFluentBuilder, UpdateItemError, UpdateItemOutput);
+item_request!(DeleteItemFluentBuilder, DeleteItemError, DeleteItemOutput);
+
+impl Request {
+    /// The request of `write` on `db`'s table.
+    pub(super) fn of<T: Table>(db: &Db<T>, write: Write) -> Result<Request, Error> {
+        let capacity = match write.capacity {
+            Capacity::Always => Some(
+                db.return_consumed_capacity()
+                    .unwrap_or(ReturnConsumedCapacity::Total),
+            ),
+            Capacity::WhenTracked => db.return_consumed_capacity(),
+        };
+        let on_failure = write
+            .condition
+            .is_some()
+            .then_some(ReturnValuesOnConditionCheckFailure::AllOld);
+        write.check()?;
+        let (names, values) = write.placeholders.into_maps();
+        let client = db.client();
+        // The three requests set the same fields; each SDK builder is its own type.
+        macro_rules! common {
+            ($builder:expr) => {
+                $builder
+                    .table_name(db.table_name())
+                    .set_condition_expression(write.condition)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
+                    .set_return_values(write.returning)
+                    .set_return_values_on_condition_check_failure(on_failure)
+                    .set_return_consumed_capacity(capacity)
+            };
+        }
+        Ok(match write.change {
+            Change::Put(item) => Request::Put(common!(client.put_item().set_item(Some(item)))),
+            Change::Update { key, expression } => Request::Update(common!(client
+                .update_item()
+                .set_key(Some(key))
+                .update_expression(expression))),
+            Change::Delete { key } => {
+                Request::Delete(common!(client.delete_item().set_key(Some(key))))
+            }
+        })
+    }
+
+    /// The operation, for the span.
+    pub(super) fn operation(&self) -> Operation {
+        match self {
+            Request::Put(_) => Operation::PutItem,
+            Request::Update(_) => Operation::UpdateItem,
+            Request::Delete(_) => Operation::DeleteItem,
+        }
+    }
+
+    /// The request as `params()` prints it.
+    pub(super) fn describe(&self) -> crate::wire::Request {
+        use crate::wire::describe::request;
+        match self {
+            Request::Put(put) => request("PutItem", put.as_input()),
+            Request::Update(update) => request("UpdateItem", update.as_input()),
+            Request::Delete(delete) => request("DeleteItem", delete.as_input()),
+        }
+    }
+
+    /// Sends the request as `resend` says, for `record` at `key` (in errors).
+    pub(super) async fn send<T: Table>(
+        self,
+        db: &Db<T>,
+        resend: Resend,
+        record: &'static str,
+        key: KeyText,
+    ) -> Result<Written, Error> {
+        match self {
+            Request::Put(request) => sent(db, request, resend, record, key).await,
+            Request::Update(request) => sent(db, request, resend, record, key).await,
+            Request::Delete(request) => sent(db, request, resend, record, key).await,
+        }
+    }
+}
+
+/// Sends `request`: with the SDK's retries for [`Resend::Sdk`]; otherwise once per attempt,
+/// retrying throttling (which applies nothing) and, for [`Resend::Guarded`], a lost response.
+async fn sent<T: Table, R: ItemRequest>(
+    db: &Db<T>,
+    request: R,
+    resend: Resend,
+    record: &'static str,
+    key: KeyText,
+) -> Result<Written, Error>
+where
+    Error: From<SdkError<R::Failure, HttpResponse>>,
+{
+    if resend == Resend::Sdk {
+        // Sent as it is, not cloned for a resend: the SDK resends it.
+        let result = request.send_retrying(true).await;
+        return written::<T, R>(db, result, false);
+    }
+    let policy = crate::RetryPolicy::default();
+    let mut attempt = 1;
+    let mut resent = false;
+    let result = loop {
+        let result = request.clone().send_retrying(false).await;
+        let Err(error) = &result else {
+            break result;
+        };
+        let again = attempt < policy.attempts();
+        match resend {
+            _ if crate::retry::lost_in_transit(error) => {
+                if resend == Resend::Never || !again {
+                    return Err(Error::Ambiguous {
+                        entity: record,
+                        key,
+                        message: error.to_string(),
+                    });
+                }
+                resent = true;
+            }
+            _ if again && crate::retry::is_throttling(error) => {}
+            _ => break result,
+        }
+        policy.sleep_before(attempt).await;
+        attempt += 1;
+    };
+    written::<T, R>(db, result, resent)
+}
+
+/// What a response says of the write: applied (its capacity recorded), or its condition
+/// failed (`resent`: after the library resent it), or an error.
+fn written<T: Table, R: ItemRequest>(
+    db: &Db<T>,
+    result: Result<Response, SdkError<R::Failure, HttpResponse>>,
+    resent: bool,
+) -> Result<Written, Error>
+where
+    Error: From<SdkError<R::Failure, HttpResponse>>,
+{
+    match result {
+        Ok(response) => {
+            db.record(response.consumed.as_ref());
+            Ok(Written::Applied {
+                attributes: response.attributes.filter(|item| !item.is_empty()),
+                units: response
+                    .consumed
+                    .and_then(|consumed| consumed.capacity_units),
+            })
+        }
+        Err(error) => match error.as_service_error().and_then(R::condition_failed) {
+            Some(current) => Ok(Written::ConditionFailed { current, resent }),
+            None => Err(error.into()),
+        },
+    }
+}
