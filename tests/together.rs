@@ -2,14 +2,17 @@
 //! uses a sparse index, a keys-only and an INCLUDE index, single and compound unique values, a
 //! time to live on a clock the test moves, versions, managed timestamps and a stream, through
 //! puts, updates, deletes, rekeys, guarded appends, batch writes, transactions and concurrent
-//! puts. After every step the library's reads (get, partition and collection queries, every
-//! index, counts, scans, lookups by unique value, hydration, the append pointer) and the raw
-//! table are compared with an in-memory model of the documented semantics; at the end the
-//! stream is drained and every record must be a user entity's that decodes. A failure shrinks
-//! to a short sequence of steps.
+//! puts, while a migration runs: a process still on version 1 of the task writes the old
+//! shape, and sweeps (plain, or two distributed workers at once) backfill version 2's index
+//! while the new code puts tasks. After every step the library's reads (get, partition and
+//! collection queries and counts, every index, scans, lookups by unique value, hydration, the
+//! append pointer, migration coverage) and the raw table are compared with an in-memory model
+//! of the documented semantics; at the end the stream is drained, every record must be a user
+//! entity's that decodes, and its changes replayed must leave the model's items. A failure
+//! shrinks to a short sequence of steps.
 //!
-//! `SINGLETABLE_MODEL_CASES` sets the number of sequences (default 12: about 20 s on dynoxide
-//! and 36 s on moto on two cores; CI runs both).
+//! `SINGLETABLE_MODEL_CASES` sets the number of sequences (default 9: about 24 s on dynoxide
+//! and 43 s on moto on two cores; CI runs both).
 
 mod common;
 
@@ -38,9 +41,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
         sk = "GSI2SK",
         projection = "keys_only"
     ),
-    gsi3(name = "Titles", pk = "GSI3PK", sk = "GSI3SK", projection = ["title"])
+    gsi3(name = "Titles", pk = "GSI3PK", sk = "GSI3SK", projection = ["title"]),
+    gsi4(name = "TeamOwners", pk = "GSI4PK", sk = "GSI4SK")
 )]
-struct Together;
+pub struct Together;
 
 /// A member of a team: versioned, with timestamps, an expiry, a unique email and a unique
 /// nickname within the team.
@@ -63,12 +67,14 @@ struct Member {
 }
 
 /// A task in the same partition: open ones are on the sparse index, every one on its owner's
-/// keys-only index and, with its title, on its team's INCLUDE index.
+/// keys-only index and, with its title, on its team's INCLUDE index. Version 2 adds the team's
+/// tasks by owner (`gsi4`), which the items version 1 wrote lack until a sweep backfills them.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[dynamo(table = Together, pk = "TEAM#{team}", sk = "TASK#{id}",
+#[dynamo(table = Together, schema_version = 2, pk = "TEAM#{team}", sk = "TASK#{id}",
          gsi1pk = "OPEN#{team}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
          gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}",
-         gsi3pk = "TITLES#{team}", gsi3sk = "TASK#{id}")]
+         gsi3pk = "TITLES#{team}", gsi3sk = "TASK#{id}",
+         gsi4pk = "TEAMOWNER#{team}", gsi4sk = "OWNER#{owner}#TASK#{id}")]
 struct Task {
     team: u8,
     id: u8,
@@ -88,6 +94,51 @@ impl Task {
     }
 }
 
+/// The code before the migration: the same task without `gsi4`, schema version 1, as a
+/// process still running it writes it.
+mod v1 {
+    use super::Together;
+    use serde::{Deserialize, Serialize};
+    use singletable::Entity;
+
+    #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+    #[dynamo(table = Together, pk = "TEAM#{team}", sk = "TASK#{id}",
+             gsi1pk = "OPEN#{team}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
+             gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}",
+             gsi3pk = "TITLES#{team}", gsi3sk = "TASK#{id}")]
+    pub struct Task {
+        pub team: u8,
+        pub id: u8,
+        pub owner: u8,
+        pub open: bool,
+        pub title: String,
+        #[dynamo(ttl)]
+        pub expires_at: Option<u64>,
+        #[dynamo(created_at)]
+        pub created_at: u64,
+    }
+
+    impl Task {
+        fn is_open(open: &bool) -> bool {
+            *open
+        }
+    }
+
+    impl From<&super::Task> for Task {
+        fn from(task: &super::Task) -> Self {
+            Task {
+                team: task.team,
+                id: task.id,
+                owner: task.owner,
+                open: task.open,
+                title: task.title.clone(),
+                expires_at: task.expires_at,
+                created_at: task.created_at,
+            }
+        }
+    }
+}
+
 /// What the INCLUDE index holds of a task.
 #[derive(singletable::Projection, Deserialize, Debug, PartialEq)]
 #[dynamo(entity = Task, index = gsi3)]
@@ -96,9 +147,10 @@ struct TaskTitle {
 }
 
 /// A team's log, appended only if newer than every note it accepted (a latest pointer in the
-/// partition, one of the library's records).
+/// partition, one of the library's records). Its sort key starts with the entity's name, as
+/// the pointer's (`Note#LATEST`) does, so every query of the log reads the pointer too.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[dynamo(table = Together, pk = "TEAM#{team}", sk = "NOTE#{seq}")]
+#[dynamo(table = Together, pk = "TEAM#{team}", sk = "Note#{seq}")]
 struct Note {
     team: u8,
     seq: u8,
@@ -173,6 +225,21 @@ enum Step {
         team: u8,
         emails: Vec<u8>,
     },
+    /// A put by a process still running version 1 of the task.
+    PutLegacyTask {
+        team: u8,
+        id: u8,
+        owner: u8,
+        open: bool,
+        expires_in: Option<u8>,
+    },
+    /// The backfill of version 2: a sweep, or two distributed workers at once, while the new
+    /// code puts tasks `puts` of `team`.
+    Sweep {
+        distributed: bool,
+        team: u8,
+        puts: Vec<u8>,
+    },
     /// A guarded append to the team's log.
     Append {
         team: u8,
@@ -217,7 +284,7 @@ fn step() -> impl Strategy<Value = Step> {
             }
         }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteMember { team, id }),
-        2 => (team.clone(), id.clone(), 0..OWNERS, any::<bool>(), expiry).prop_map(
+        2 => (team.clone(), id.clone(), 0..OWNERS, any::<bool>(), expiry.clone()).prop_map(
             |(team, id, owner, open, expires_in)| Step::PutTask {
                 team,
                 id,
@@ -226,6 +293,25 @@ fn step() -> impl Strategy<Value = Step> {
                 expires_in
             }
         ),
+        1 => (team.clone(), id.clone(), 0..OWNERS, any::<bool>(), expiry).prop_map(
+            |(team, id, owner, open, expires_in)| Step::PutLegacyTask {
+                team,
+                id,
+                owner,
+                open,
+                expires_in
+            }
+        ),
+        1 => (
+            any::<bool>(),
+            team.clone(),
+            prop::collection::btree_set(id.clone(), 0..3)
+        )
+            .prop_map(|(distributed, team, puts)| Step::Sweep {
+                distributed,
+                team,
+                puts: puts.into_iter().collect()
+            }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::CloseTask { team, id }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
         1 => (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
@@ -262,6 +348,8 @@ struct Model {
     now: u64,
     members: BTreeMap<(u8, u8), Member>,
     tasks: BTreeMap<(u8, u8), Task>,
+    /// The tasks whose stored item version 1 wrote (not backfilled, nor rewritten since).
+    old_tasks: BTreeSet<(u8, u8)>,
     notes: BTreeMap<(u8, u8), Note>,
 }
 
@@ -280,6 +368,15 @@ impl Model {
         self.tasks
             .get(&key)
             .filter(|task| live(task.expires_at, self.now))
+    }
+
+    /// The task the new code writes as `new`: it keeps a live task's creation time, or is
+    /// stamped `now_ms`.
+    fn put_task(&mut self, new: Task, now_ms: u64) {
+        let key = (new.team, new.id);
+        let created_at = self.live_task(key).map_or(now_ms, |old| old.created_at);
+        self.tasks.insert(key, Task { created_at, ..new });
+        self.old_tasks.remove(&key);
     }
 
     /// Another live member holding `member`'s email or its nickname in its team.
@@ -449,10 +546,57 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 expires_in.map(|s| now + u64::from(s)),
             );
             db.put(&new).send().await.unwrap();
-            let created_at = model
-                .live_task((team, id))
-                .map_or(now_ms, |old| old.created_at);
-            model.tasks.insert((team, id), Task { created_at, ..new });
+            model.put_task(new, now_ms);
+        }
+        Step::PutLegacyTask {
+            team,
+            id,
+            owner,
+            open,
+            expires_in,
+        } => {
+            let new = task(
+                team,
+                id,
+                owner,
+                open,
+                "legacy",
+                expires_in.map(|s| now + u64::from(s)),
+            );
+            db.put(&v1::Task::from(&new)).send().await.unwrap();
+            model.put_task(new, now_ms);
+            model.old_tasks.insert((team, id));
+        }
+        Step::Sweep {
+            distributed,
+            team,
+            puts,
+        } => {
+            let old = model.old_tasks.clone();
+            let new: Vec<Task> = puts
+                .iter()
+                .map(|&id| task(team, id, 1, true, "swept", None))
+                .collect();
+            let writes = futures::future::join_all(new.iter().map(|task| db.put(task).send()));
+            let (written, counts) = futures::join!(writes, sweep(db, distributed));
+            for sent in written {
+                sent.unwrap();
+            }
+            // Each old item was backfilled, or found changed by a put in flight, or put
+            // before the sweep read it; nothing else was written.
+            let raced = new
+                .iter()
+                .filter(|task| old.contains(&(task.team, task.id)))
+                .count() as u64;
+            let old = old.len() as u64;
+            assert!(
+                counts.failed == 0 && counts.backfilled <= old && counts.backfilled + raced >= old,
+                "{step:?}: {counts:?} of {old} old"
+            );
+            for task in new {
+                model.put_task(task, now_ms);
+            }
+            model.old_tasks.clear();
         }
         Step::CloseTask { team, id } => {
             let sent = db
@@ -475,6 +619,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 .await
                 .unwrap();
             model.tasks.remove(&(team, id));
+            model.old_tasks.remove(&(team, id));
         }
         Step::RekeyTask { team, from, to } => {
             let Some(old) = model.live_task((team, from)).cloned() else {
@@ -491,7 +636,9 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             } else {
                 sent.unwrap();
                 model.tasks.remove(&(team, from));
+                model.old_tasks.remove(&(team, from));
                 model.tasks.insert((team, to), moved);
+                model.old_tasks.remove(&(team, to));
             }
         }
         Step::BatchPutTasks { team, owner, ids } => {
@@ -508,6 +655,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 .unwrap();
             assert_eq!(written.written, tasks.len());
             for task in tasks {
+                model.old_tasks.remove(&(team, task.id));
                 model.tasks.insert((team, task.id), task);
             }
         }
@@ -531,6 +679,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 renamed.title = "retitled".into();
                 model.tasks.insert((team, retitle), renamed);
                 // Created in the transaction: stamped with its time.
+                model.old_tasks.remove(&(team, new));
                 model.tasks.insert(
                     (team, new),
                     Task {
@@ -626,6 +775,24 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             model.now = clock.now();
         }
     }
+}
+
+/// Distributed sweeps run so far, each under its own name.
+static SWEEPS: AtomicU64 = AtomicU64::new(0);
+
+/// Backfills the tasks version 1 wrote: one sweep, or two distributed workers at once; what
+/// they did, added up.
+async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::SweepCounts {
+    let sweep = || db.sweep::<Task>().segments(2).page_size(2);
+    if !distributed {
+        return sweep().run().await.unwrap().counts;
+    }
+    let name = format!("tasks-v2-{}", SWEEPS.fetch_add(1, Ordering::SeqCst));
+    let worker = |id: &'static str| sweep().distributed(name.clone()).worker_id(id).worker();
+    let (first, second) = futures::join!(worker("w1"), worker("w2"));
+    let mut counts = first.unwrap().counts;
+    counts.add(&second.unwrap().counts);
+    counts
 }
 
 fn outcome<T>(result: &Result<T, Error>) -> &'static str {
@@ -733,7 +900,33 @@ async fn check(db: &Db<Together>, model: &Model) {
             })
             .collect();
         assert_eq!(titles, expected, "titles of team {team}");
+        // Version 2's index: the live tasks of version 2, backfilled or written by the new
+        // code, by owner; none that version 1 wrote.
+        let by_owner: Vec<(u8, u8)> = db
+            .query(Task::gsi4(team))
+            .all()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t: Task| (t.owner, t.id))
+            .collect();
+        let mut expected: Vec<(u8, u8)> = model
+            .tasks
+            .iter()
+            .filter(|(k, t)| k.0 == team && live(t.expires_at, now) && !model.old_tasks.contains(k))
+            .map(|(k, t)| (t.owner, k.1))
+            .collect();
+        expected.sort();
+        assert_eq!(by_owner, expected, "team {team}'s tasks by owner");
     }
+    // Coverage counts every stored task (an expired one too, until DynamoDB deletes it) and
+    // those version 1 wrote.
+    let coverage = db.coverage(Task::SCHEMA).send().await.unwrap();
+    assert_eq!(
+        (coverage.items, coverage.behind),
+        (model.tasks.len() as u64, model.old_tasks.len() as u64),
+        "{coverage}"
+    );
     for owner in 0..OWNERS {
         let query = db.query(Task::gsi2(owner));
         let entries: Vec<IndexEntry<Task>> = query.all().await.unwrap();
@@ -770,6 +963,19 @@ async fn check(db: &Db<Together>, model: &Model) {
             expected,
             "team {team}'s notes"
         );
+        // The log as a collection, whose range holds the pointer too: its pages and its
+        // count leave the pointer out.
+        let log = || db.query(Note::partition(team)).collection::<TeamItem>();
+        let items = log().all().await.unwrap();
+        let notes: Vec<&Note> = items
+            .iter()
+            .map(|item| match item {
+                TeamItem::Note(note) => note,
+                other => panic!("not a note: {other:?}"),
+            })
+            .collect();
+        assert_eq!(notes, expected, "team {team}'s log as a collection");
+        assert_eq!(log().count().await.unwrap(), expected.len() as u64);
         let latest = db.latest(Note::partition(team), Note::SEQ).await.unwrap();
         assert_eq!(
             latest,
@@ -838,25 +1044,52 @@ async fn check(db: &Db<Together>, model: &Model) {
     }
 }
 
-/// Drains the stream: every record is a user entity's, and decodes.
-async fn drain(db: &Db<Together>) -> usize {
+/// Which item a collection's item is: its entity and key fields.
+fn identity(item: &TeamItem) -> (&'static str, u8, u8) {
+    match item {
+        TeamItem::Member(member) => ("Member", member.team, member.id),
+        TeamItem::Task(task) => ("Task", task.team, task.id),
+        TeamItem::Note(note) => ("Note", note.team, note.seq),
+    }
+}
+
+/// Drains the stream, as the reader's docs loop does, and replays its changes: every record
+/// is a user entity's and decodes, and the items they leave are the model's, expired ones
+/// included (the engine deletes none during a case: the clock runs ahead of real time).
+async fn drain(db: &Db<Together>, model: &Model) -> usize {
+    use singletable::stream::Change;
     let client = singletable::local::streams_client().await.unwrap();
     let mut reader = db.stream_reader("together", client);
+    let mut replayed: BTreeMap<(&'static str, u8, u8), TeamItem> = BTreeMap::new();
     let mut records = 0;
     loop {
         let batch = reader.poll::<TeamItem>().await.unwrap();
         let caught_up = batch.is_empty() && reader.is_caught_up();
         reader.commit(&batch).await.unwrap();
-        for record in batch.records() {
-            record
-                .as_ref()
-                .expect("a user entity's record that decodes");
+        for record in batch.into_records() {
+            match record.expect("a user entity's record that decodes").change {
+                Change::Insert { new } | Change::Modify { new, .. } => {
+                    replayed.insert(identity(&new), new);
+                }
+                Change::Remove { old, expired } => {
+                    assert!(!expired, "no time-to-live deletion during a case: {old:?}");
+                    replayed.remove(&identity(&old));
+                }
+            }
             records += 1;
         }
         if caught_up {
-            return records;
+            break;
         }
     }
+    let expected: BTreeMap<(&'static str, u8, u8), TeamItem> = (model.members.values())
+        .map(|m| TeamItem::Member(m.clone()))
+        .chain(model.tasks.values().map(|t| TeamItem::Task(t.clone())))
+        .chain(model.notes.values().map(|n| TeamItem::Note(n.clone())))
+        .map(|item| (identity(&item), item))
+        .collect();
+    assert_eq!(replayed, expected, "the stream's changes replayed");
+    records
 }
 
 fn run(steps: &[Step]) {
@@ -875,7 +1108,7 @@ fn run(steps: &[Step]) {
         let written = steps
             .iter()
             .any(|step| !matches!(step, Step::Advance { .. }));
-        let records = drain(&db).await;
+        let records = drain(&db, &model).await;
         assert!(!written || records > 0 || model.members.is_empty() && model.tasks.is_empty());
     });
 }
@@ -884,7 +1117,7 @@ fn cases() -> u32 {
     std::env::var("SINGLETABLE_MODEL_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
-        .unwrap_or(12)
+        .unwrap_or(9)
 }
 
 proptest! {

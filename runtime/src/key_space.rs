@@ -2,7 +2,8 @@
 //! primary key could replace each other's items, and two that can render the same key of one
 //! index would each answer the other's key conditions. A lone entity is checked the first time
 //! it renders a key in this process, against those seen before it; the entities of a
-//! `Collection` are checked together at compile time, by the same `const fn`.
+//! `Collection` are checked together at compile time, by the same `const fn`. Two schema
+//! versions of one entity are one entity, and not checked against each other.
 
 use crate::key::{may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey};
 use crate::schema::{str_eq, Entity, EntityIndex, EntitySchema, IndexKind, Table, TableSchema};
@@ -27,9 +28,14 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
     let table: &'static TableSchema = <E::Table as Table>::SCHEMA;
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
     if !checked.iter().any(|(_, seen)| std::ptr::eq(*seen, schema)) {
+        // Two schema versions of one entity (the old one declared to write or read its shape
+        // during a migration) are one entity: their items are the same items.
         let clash = checked
             .iter()
             .filter(|(other_table, _)| std::ptr::eq(*other_table, table))
+            .filter(|(_, other)| {
+                !(other.name == schema.name && other.schema_version != schema.schema_version)
+            })
             .find_map(|(_, other)| overlap(table, schema, other));
         if let Some(overlap) = clash {
             return Err(KeyError::Overlap(Box::new(overlap)));

@@ -106,9 +106,7 @@ impl RecordKind {
     /// The entity attribute of a kind kept apart, or the suffix after the entity's name of
     /// a kind kept beside an entity: what names the kind where a `&'static str` must.
     pub(crate) const fn tag(&self) -> &'static str {
-        match self.entity {
-            EntityTag::Exact(tag) | EntityTag::EntitySuffix(tag) => tag,
-        }
+        self.entity.value()
     }
 
     /// The entity attribute value of this kind's items (of `entity`'s, for a kind kept beside
@@ -143,6 +141,21 @@ impl RecordKind {
             Place::BesideEntity(suffix) => {
                 table.sort_key.is_some() && sort.is_some_and(|sort| sort.ends_with(suffix))
             }
+        }
+    }
+}
+
+/// The entity attributes of every kind, as a filter that leaves the library's items out reads
+/// them.
+pub(crate) fn entity_tags() -> impl Iterator<Item = &'static EntityTag> {
+    KINDS.into_iter().map(|kind| &kind.entity)
+}
+
+impl EntityTag {
+    /// The exact value, or the suffix.
+    pub(crate) const fn value(&self) -> &'static str {
+        match self {
+            EntityTag::Exact(value) | EntityTag::EntitySuffix(value) => value,
         }
     }
 }

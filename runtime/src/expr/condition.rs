@@ -499,7 +499,8 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<&N
 /// attribute (or one that is not a string), so that decoding reports those instead of skipping
 /// them silently; joined with the user's condition, if any: `#n = :v OR
 /// attribute_not_exists(#n) OR NOT attribute_type(#n, :S)`, parenthesised before `AND user`.
-/// A collection (no one entity) reads every item, so its filter is the user's alone.
+/// A collection (no one entity) reads every item but the library's own, which its filter
+/// leaves out by their entity attribute, so that a count counts what the pages return.
 ///
 /// It is part of every query and scan, so it is walked directly, not built as a tree; the
 /// user's condition is borrowed, as every page sends it again.
@@ -516,7 +517,8 @@ impl Expression for EntityFilter<'_> {
         let Some(ttl) = self.expiry.attribute else {
             return self.walk_entity_and_user(sink);
         };
-        let has_more = self.entity.is_some() || self.user.is_some();
+        // A collection's filter leaves out the library's items; an entity's names its own.
+        let has_more = true;
         // What DynamoDB's TTL never deletes stays: no attribute, or one that is no number.
         let ttl = Name::Known(ttl);
         sink.text("(attribute_not_exists(");
@@ -541,30 +543,61 @@ impl Expression for EntityFilter<'_> {
 
 impl EntityFilter<'_> {
     fn walk_entity_and_user(&mut self, sink: &mut impl Sink) {
-        let Some(entity) = self.entity else {
-            if let Some(user) = self.user {
-                walk_shared(user, sink);
-            }
-            return;
-        };
         let attribute = Name::Known(self.attribute);
         if self.user.is_some() {
             sink.text("(");
         }
-        sink.name(attribute);
-        sink.text(" = ");
-        sink.new_value(|| AttributeValue::S(entity.to_owned()));
-        sink.text(" OR attribute_not_exists(");
-        sink.name(attribute);
-        sink.text(") OR NOT attribute_type(");
-        sink.name(attribute);
-        sink.text(", ");
-        sink.new_value(|| AttributeValue::S(AttributeType::String.code().to_owned()));
-        sink.text(")");
+        match self.entity {
+            Some(entity) => walk_entity(attribute, entity, sink),
+            None => walk_not_library(attribute, sink),
+        }
         if let Some(user) = self.user {
             sink.text(") AND ");
             group_shared(user, sink, is_or);
         }
+    }
+}
+
+/// The items of `entity`, and those without a string entity attribute (another tool's, which
+/// the decoder reports rather than drops).
+fn walk_entity(attribute: Name, entity: &'static str, sink: &mut impl Sink) {
+    sink.name(attribute);
+    sink.text(" = ");
+    sink.new_value(|| AttributeValue::S(entity.to_owned()));
+    sink.text(" OR attribute_not_exists(");
+    sink.name(attribute);
+    sink.text(") OR NOT attribute_type(");
+    sink.name(attribute);
+    sink.text(", ");
+    sink.new_value(|| AttributeValue::S(AttributeType::String.code().to_owned()));
+    sink.text(")");
+}
+
+/// Every item but the library's own, told by their entity attribute as the registry gives it
+/// ([`crate::library::entity_tags`]); an item without one passes (`IN` and `contains` are false
+/// on an absent attribute), for the decoder to report.
+fn walk_not_library(attribute: Name, sink: &mut impl Sink) {
+    use crate::library::{entity_tags, EntityTag};
+    let exact = entity_tags().filter(|tag| matches!(tag, EntityTag::Exact(_)));
+    let suffixes = entity_tags().filter(|tag| matches!(tag, EntityTag::EntitySuffix(_)));
+    sink.text("NOT ");
+    sink.name(attribute);
+    sink.text(" IN (");
+    for (position, tag) in exact.enumerate() {
+        if position > 0 {
+            sink.text(", ");
+        }
+        let value = tag.value();
+        sink.new_value(|| AttributeValue::S(value.to_owned()));
+    }
+    sink.text(")");
+    for tag in suffixes {
+        sink.text(" AND NOT contains(");
+        sink.name(attribute);
+        sink.text(", ");
+        let value = tag.value();
+        sink.new_value(|| AttributeValue::S(value.to_owned()));
+        sink.text(")");
     }
 }
 

@@ -516,7 +516,12 @@ mod tests {
                 let fresh = render_fresh(&mut [&mut borrowed()]);
                 render([&mut borrowed()]);
                 let cached = render([&mut borrowed()]);
-                let owned = render_fresh(&mut [&mut AllOf(vec![node.clone()])]);
+                // The collection's own part (no library items), then the tree, owned.
+                let mut own_part = EntityFilter { user: None, ..borrowed() };
+                let ([own_part, tree], placeholders) =
+                    render_fresh(&mut [&mut own_part, &mut AllOf(vec![node.clone()])]);
+                let tree = if matches!(node, Node::Or(..)) { format!("({tree})") } else { tree };
+                let owned = ([format!("({own_part}) AND {tree}")], placeholders);
                 // The second rendering found the shape the first stored.
                 prop_assert_eq!(SHAPES.with(|shapes| shapes.borrow().rendered.len()), 1);
                 prop_assert_eq!(&fresh, &owned);
