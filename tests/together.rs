@@ -189,12 +189,14 @@ enum Step {
         team: u8,
         id: u8,
     },
+    /// A put by the new code, or by a process still running version 1 of the task.
     PutTask {
         team: u8,
         id: u8,
         owner: u8,
         open: bool,
         expires_in: Option<u8>,
+        legacy: bool,
     },
     CloseTask {
         team: u8,
@@ -224,14 +226,6 @@ enum Step {
     ConcurrentPuts {
         team: u8,
         emails: Vec<u8>,
-    },
-    /// A put by a process still running version 1 of the task.
-    PutLegacyTask {
-        team: u8,
-        id: u8,
-        owner: u8,
-        open: bool,
-        expires_in: Option<u8>,
     },
     /// The backfill of version 2: a sweep, or two distributed workers at once, while the new
     /// code puts tasks `puts` of `team`.
@@ -284,24 +278,22 @@ fn step() -> impl Strategy<Value = Step> {
             }
         }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteMember { team, id }),
-        2 => (team.clone(), id.clone(), 0..OWNERS, any::<bool>(), expiry.clone()).prop_map(
-            |(team, id, owner, open, expires_in)| Step::PutTask {
+        3 => (
+            team.clone(),
+            id.clone(),
+            0..OWNERS,
+            any::<bool>(),
+            expiry,
+            prop::bool::weighted(0.35)
+        )
+            .prop_map(|(team, id, owner, open, expires_in, legacy)| Step::PutTask {
                 team,
                 id,
                 owner,
                 open,
-                expires_in
-            }
-        ),
-        1 => (team.clone(), id.clone(), 0..OWNERS, any::<bool>(), expiry).prop_map(
-            |(team, id, owner, open, expires_in)| Step::PutLegacyTask {
-                team,
-                id,
-                owner,
-                open,
-                expires_in
-            }
-        ),
+                expires_in,
+                legacy
+            }),
         1 => (
             any::<bool>(),
             team.clone(),
@@ -536,6 +528,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             owner,
             open,
             expires_in,
+            legacy,
         } => {
             let new = task(
                 team,
@@ -545,27 +538,15 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 &format!("t{id}"),
                 expires_in.map(|s| now + u64::from(s)),
             );
-            db.put(&new).send().await.unwrap();
+            if legacy {
+                db.put(&v1::Task::from(&new)).send().await.unwrap();
+            } else {
+                db.put(&new).send().await.unwrap();
+            }
             model.put_task(new, now_ms);
-        }
-        Step::PutLegacyTask {
-            team,
-            id,
-            owner,
-            open,
-            expires_in,
-        } => {
-            let new = task(
-                team,
-                id,
-                owner,
-                open,
-                "legacy",
-                expires_in.map(|s| now + u64::from(s)),
-            );
-            db.put(&v1::Task::from(&new)).send().await.unwrap();
-            model.put_task(new, now_ms);
-            model.old_tasks.insert((team, id));
+            if legacy {
+                model.old_tasks.insert((team, id));
+            }
         }
         Step::Sweep {
             distributed,
