@@ -414,3 +414,87 @@ fn entities_whose_index_keys_can_meet_are_refused_naming_the_index() {
         assert!(message.contains(part), "{part} in {message}");
     }
 }
+
+// The `KeyPart` contract as users check it on their own types: the library's types keep it
+// over their whole domain, and the check names each way a custom implementation breaks it.
+proptest! {
+    #[test]
+    fn the_library_s_key_parts_keep_the_contract(
+        strings in prop::collection::vec("[^#\u{10FFFF}]{0,4}", 0..8),
+        signed in prop::collection::vec(any::<i64>(), 0..8),
+        times in prop::collection::vec((0i64..253_402_300_799, 0u32..1_000_000_000), 0..8),
+        ids in prop::collection::vec(any::<u128>(), 0..8),
+    ) {
+        use singletable::key::{check_key_part, check_prefix_free};
+        prop_assert_eq!(check_key_part(&strings), Ok(()));
+        prop_assert_eq!(check_key_part(&signed), Ok(()));
+        prop_assert_eq!(check_prefix_free(&signed), Ok(()));
+        let times: Vec<chrono::DateTime<chrono::Utc>> = times
+            .into_iter()
+            .map(|(seconds, nanos)| chrono::DateTime::from_timestamp(seconds, nanos).unwrap())
+            .collect();
+        prop_assert_eq!(check_key_part(&times), Ok(()));
+        prop_assert_eq!(check_prefix_free(&times), Ok(()));
+        let uuids: Vec<uuid::Uuid> = ids.iter().copied().map(uuid::Uuid::from_u128).collect();
+        prop_assert_eq!(check_key_part(&uuids), Ok(()));
+        prop_assert_eq!(check_prefix_free(&uuids), Ok(()));
+    }
+}
+
+/// A custom key part that writes numbers unpadded, so `10` sorts before `9`, and claims to be
+/// prefix-free although `1` starts `10`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Unpadded(u32);
+
+impl singletable::KeyPart for Unpadded {
+    fn render_part(
+        &self,
+        _context: singletable::key::PartContext,
+        out: &mut String,
+    ) -> Result<(), KeyError> {
+        out.push_str(&self.0.to_string());
+        Ok(())
+    }
+}
+
+impl KeyField for Unpadded {
+    type Borrowed = Unpadded;
+
+    fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, singletable::key::PartError> {
+        text.parse()
+            .map(Unpadded)
+            .map_err(|_| singletable::key::PartError {
+                expected: "a number",
+            })
+    }
+}
+
+impl singletable::key::PrefixFree for Unpadded {}
+
+#[test]
+fn the_contract_check_names_how_a_custom_key_part_breaks_it() {
+    use singletable::key::{check_key_part, check_prefix_free, KeyPartViolation};
+    assert_eq!(
+        check_key_part(&[Unpadded(9), Unpadded(10)]),
+        Err(KeyPartViolation::Order {
+            smaller: "Unpadded(9)".into(),
+            smaller_text: "\"9\"".into(),
+            larger: "Unpadded(10)".into(),
+            larger_text: "\"10\"".into(),
+        })
+    );
+    assert!(matches!(
+        check_prefix_free(&[Unpadded(1), Unpadded(10)]),
+        Err(KeyPartViolation::Prefix { .. })
+    ));
+    assert_eq!(check_key_part(&[Unpadded(1), Unpadded(7)]), Ok(()));
+    // A value holding the separator does not render; one holding U+10FFFF is refused too.
+    assert!(matches!(
+        check_key_part(&["a#b".to_owned()]),
+        Err(KeyPartViolation::Render { .. })
+    ));
+    assert!(matches!(
+        check_key_part(&["a\u{10FFFF}".to_owned()]),
+        Err(KeyPartViolation::Render { .. })
+    ));
+}

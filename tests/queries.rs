@@ -798,3 +798,74 @@ async fn projections_read_some_attributes_into_a_typed_struct() {
     );
     assert!(said.iter().all(|said| said.author == "ana"));
 }
+
+#[derive(Table)]
+#[dynamo(name = "names", pk = "PK", sk = "SK")]
+struct Names;
+
+/// The sort key of issue 29's report: a string as the last part.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Names, pk = "LIST#{list}", sk = "NAME#{name}")]
+struct Named {
+    list: String,
+    name: String,
+}
+
+/// Ranges on a last string part returned keys that merely start with the bound (`le(b)` gave
+/// `ba` and `bz`) and left out longer values above it (`gt(b)` missed them): each bound was
+/// the part's text plus U+10FFFF, right only for parts of one width.
+#[tokio::test]
+async fn ranges_on_a_last_string_part_return_exactly_the_range() {
+    let db = singletable::testing::table::<Names>().await.unwrap();
+    for name in ["a", "b", "ba", "bz", "c"] {
+        db.put(&Named {
+            list: "l".into(),
+            name: name.into(),
+        })
+        .send()
+        .await
+        .unwrap();
+    }
+    let names = |found: Vec<Named>| -> Vec<String> { found.into_iter().map(|n| n.name).collect() };
+    let query = || db.query(Named::partition("l"));
+    let b = || "b".to_owned();
+    assert_eq!(
+        names(query().gt(Named::NAME, b()).all().await.unwrap()),
+        ["ba", "bz", "c"]
+    );
+    assert_eq!(
+        names(query().le(Named::NAME, b()).all().await.unwrap()),
+        ["a", "b"]
+    );
+    assert_eq!(
+        names(
+            query()
+                .between(Named::NAME, "a".into(), b())
+                .all()
+                .await
+                .unwrap()
+        ),
+        ["a", "b"]
+    );
+    assert_eq!(
+        names(query().lt(Named::NAME, b()).all().await.unwrap()),
+        ["a"]
+    );
+    assert_eq!(
+        names(query().ge(Named::NAME, b()).all().await.unwrap()),
+        ["b", "ba", "bz", "c"]
+    );
+    // Empty ranges select nothing rather than send a BETWEEN DynamoDB refuses.
+    assert!(query()
+        .lt(Named::NAME, String::new())
+        .all()
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(query()
+        .between(Named::NAME, "c".into(), "a".into())
+        .all()
+        .await
+        .unwrap()
+        .is_empty());
+}

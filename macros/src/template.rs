@@ -87,6 +87,15 @@ impl Template {
         })
     }
 
+    /// Whether field number `position` ends the template: no text follows it.
+    pub fn ends_with_field(&self, position: usize) -> bool {
+        let mut fields = (self.pieces.iter().enumerate())
+            .filter(|(_, piece)| matches!(piece, Piece::Field { .. }));
+        fields
+            .nth(position)
+            .is_some_and(|(index, _)| index + 1 == self.pieces.len())
+    }
+
     /// The field names, in order.
     pub fn fields(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|piece| match piece {

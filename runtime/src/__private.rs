@@ -1,7 +1,9 @@
 //! What generated code calls; not a public API. The derives expand to static schema data and
 //! calls into these items, through `::singletable::__private`, so that nothing they need has
 //! to be public API of its own.
-pub use crate::key::{KeyArg, KeyField, KeyPart, KeyTemplate, PartContext, PartError, Segment};
+pub use crate::key::{
+    KeyArg, KeyField, KeyPart, KeyTemplate, PartContext, PartError, PrefixFree, Segment,
+};
 pub use crate::schema::index;
 pub use crate::schema::{
     DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,
@@ -13,7 +15,9 @@ pub use crate::expr::state;
 pub use crate::expr::Field;
 pub use crate::item::decode_fields;
 pub use crate::managed::{timestamp_value, Timestamp, VersionNumber};
-pub use crate::op::query::{primary, Closed, Collection, Decode, PartitionKey, Parts, SortKeyPart};
+pub use crate::op::query::{
+    primary, Closed, Collection, Decode, InnerPart, LastPart, PartitionKey, Parts, SortKeyPart,
+};
 pub use crate::op::query::{Projection, ProjectionOf};
 pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
 

@@ -69,7 +69,21 @@ fn expand(parsed: &KeyPartEnum) -> TokenStream {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    // Ranges on the enum are exact in any position when no variant's name starts another's.
+    let prefix_free = variants.iter().all(|(_, text)| {
+        variants
+            .iter()
+            .all(|(_, other)| text == other || !other.starts_with(text.as_str()))
+    });
+    let prefix_free = prefix_free.then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #st::PrefixFree for #ident {}
+        }
+    });
     quote! {
+        #prefix_free
+
         #[automatically_derived]
         impl #st::KeyPart for #ident {
             #[inline]

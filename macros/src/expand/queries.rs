@@ -98,6 +98,13 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
                 .replace('{', "{{")
                 .replace('}', "}}");
             let next = step + 1;
+            // A range on a part that other key text follows is exact only for prefix-free
+            // types; the runtime's `RangeOn` says so where a query asks for one.
+            let place = if sort.ends_with_field(step) {
+                quote!(#st::LastPart)
+            } else {
+                quote!(#st::InnerPart)
+            };
             items.push(quote! {
                 #[diagnostic::on_unimplemented(message = #message, label = "a query cannot skip or repeat a sort key part", note = #note)]
                 #[allow(non_camel_case_types)]
@@ -106,6 +113,7 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
                 #[automatically_derived]
                 impl<__P: #check> #st::SortKeyPart<#ident, #marker, __P> for #st::Field<#ident, #ty, #position> {
                     type Next = #st::Parts<#next>;
+                    type Position = #place;
                 }
             });
         }
@@ -132,6 +140,15 @@ enum KeySource<'a> {
 }
 
 impl KeySource<'_> {
+    /// Whether field number `step` ends the sort key: nothing follows it (each attribute of
+    /// a key made of attributes is compared by its own value, so each ends its own key).
+    fn ends_with_field(&self, step: usize) -> bool {
+        match self {
+            KeySource::Template(template) => template.ends_with_field(step),
+            KeySource::Attributes(_) => true,
+        }
+    }
+
     fn fields(&self) -> Vec<String> {
         match self {
             KeySource::Template(template) => template.fields().map(str::to_owned).collect(),

@@ -506,10 +506,21 @@ pub(crate) fn user_node<E>(condition: Option<&Condition<E>>) -> Result<Option<&N
 /// user's condition is borrowed, as every page sends it again.
 pub(crate) struct EntityFilter<'a> {
     pub(crate) attribute: &'static str,
-    pub(crate) entity: Option<&'static str>,
+    pub(crate) keeps: Keeps,
     pub(crate) user: Option<&'a Node>,
     /// Hides items whose TTL has passed.
     pub(crate) expiry: crate::ttl::Expiry,
+}
+
+/// Whose items an [`EntityFilter`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keeps {
+    /// One entity's (a query or scan of it).
+    Entity(&'static str),
+    /// Every item but the library's own (a collection's).
+    AllButLibrary,
+    /// Every item (entries told apart by key, as a lean index's are).
+    All,
 }
 
 impl Expression for EntityFilter<'_> {
@@ -517,8 +528,7 @@ impl Expression for EntityFilter<'_> {
         let Some(ttl) = self.expiry.attribute else {
             return self.walk_entity_and_user(sink);
         };
-        // A collection's filter leaves out the library's items; an entity's names its own.
-        let has_more = true;
+        let has_more = self.keeps != Keeps::All || self.user.is_some();
         // What DynamoDB's TTL never deletes stays: no attribute, or one that is no number.
         let ttl = Name::Known(ttl);
         sink.text("(attribute_not_exists(");
@@ -544,12 +554,19 @@ impl Expression for EntityFilter<'_> {
 impl EntityFilter<'_> {
     fn walk_entity_and_user(&mut self, sink: &mut impl Sink) {
         let attribute = Name::Known(self.attribute);
+        if self.keeps == Keeps::All {
+            if let Some(user) = self.user {
+                walk_shared(user, sink);
+            }
+            return;
+        }
         if self.user.is_some() {
             sink.text("(");
         }
-        match self.entity {
-            Some(entity) => walk_entity(attribute, entity, sink),
-            None => walk_not_library(attribute, sink),
+        match self.keeps {
+            Keeps::Entity(entity) => walk_entity(attribute, entity, sink),
+            Keeps::AllButLibrary => walk_not_library(attribute, sink),
+            Keeps::All => {}
         }
         if let Some(user) = self.user {
             sink.text(") AND ");

@@ -8,13 +8,16 @@
 //! its template (a character of its constant text that is not a letter or digit), so that no
 //! value renders the key of another value or of another entity's template.
 
+mod contract;
 mod error;
 mod overlap;
 mod part;
 mod template;
 
+pub use contract::{check_key_part, check_prefix_free, KeyPartViolation};
 pub use error::{EntityKeys, KeyError, Overlap, OverlappingKey, PartError};
 pub use overlap::may_overlap;
-pub use part::{KeyArg, KeyField, KeyPart, PartContext};
+pub(crate) use part::HIGHEST_CHARACTER;
+pub use part::{KeyArg, KeyField, KeyPart, PartContext, PrefixFree};
 pub(crate) use template::same_name;
 pub use template::{KeyTemplate, Segment};

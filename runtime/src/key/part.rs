@@ -3,6 +3,10 @@
 use super::error::{KeyError, PartError};
 use super::template::Segment;
 
+/// The character above every other in DynamoDB's byte order (U+10FFFF, `F4 8F BF BF` in
+/// UTF-8): what bounds "every key after" in a range, so no key part may hold it.
+pub(crate) const HIGHEST_CHARACTER: char = '\u{10FFFF}';
+
 /// Where a part is being rendered, for error messages and the width override.
 #[derive(Debug, Clone, Copy)]
 pub struct PartContext {
@@ -37,11 +41,47 @@ impl PartContext {
 ///
 /// Implemented for strings, integers (zero-padded so that text order is numeric order),
 /// `bool`, timestamps and dates (with the `chrono` feature), UUIDs (`uuid`) and ULIDs (`ulid`),
-/// and for unit-variant enums through `#[derive(singletable::KeyPart)]`.
+/// and for unit-variant enums through `#[derive(singletable::KeyPart)]` (which sort by their
+/// names).
+///
+/// # The contract
+///
+/// Key conditions and the overlap check between entities rely on what an implementation
+/// writes:
+///
+/// - none of the template's separators (the non-alphanumeric characters of its constant
+///   text: report [`KeyError::Separator`] as `str`'s implementation does), and never U+10FFFF,
+///   which bounds key ranges;
+/// - text that sorts (byte-wise, as DynamoDB compares strings) as the values do, equal only
+///   for equal values, and that [`KeyField::parse_part`] reads back as the value;
+/// - for a [`PrefixFree`] type, no value's text starting another's.
+///
+/// [`check_key_part`](super::check_key_part) and [`check_prefix_free`](super::check_prefix_free)
+/// check it on any values: run them in a property test of your own implementation.
 pub trait KeyPart {
     /// Appends this value's key text to `out`.
     fn render_part(&self, context: PartContext, out: &mut String) -> Result<(), KeyError>;
 }
+
+/// A [`KeyPart`] none of whose values has key text that starts another value's: every value
+/// renders to text of one width (integers, dates, times, UUIDs, ULIDs), or values differ from
+/// their first character on (`false`/`true`, an enum whose names start no other name).
+///
+/// A range condition (`lt`, `between`, ...) on a sort key part that other key text follows is
+/// exact only for such a type: values of different lengths, one the start of another, sort by
+/// the text after them (`"b c#N"` sorts before `"b#N"`, as a space sorts below `#`), which no
+/// one key condition can bound. On the last part of a template, ranges are exact for every
+/// key part; on another, a range of a type without this trait does not compile.
+///
+/// `#[derive(KeyPart)]` implements it when no variant's name starts another's. Implement it
+/// for your own key part only if its key texts are prefix-free, and sort as its values do.
+#[diagnostic::on_unimplemented(
+    message = "the key text of one `{Self}` can start another's, so a range on it cannot be exact where other key text follows it",
+    label = "a range on this part needs a prefix-free key part type"
+)]
+pub trait PrefixFree: KeyPart {}
+
+impl PrefixFree for bool {}
 
 /// The type of a field used in a key template: a [`KeyPart`] that can be read back.
 #[diagnostic::on_unimplemented(
@@ -125,6 +165,15 @@ impl KeyPart for str {
                 template: context.template,
             });
         }
+        // Range conditions bound "every key after" with U+10FFFF, which no key may then hold.
+        if !self.is_ascii() && self.contains(HIGHEST_CHARACTER) {
+            return Err(KeyError::Unrepresentable {
+                field: context.field,
+                reason: format!(
+                    "{self:?} holds U+10FFFF, the character above every other, which key ranges use as their upper bound"
+                ),
+            });
+        }
         out.push_str(self);
         Ok(())
     }
@@ -204,6 +253,9 @@ macro_rules! unsigned_key_part {
             }
         }
 
+        // One width per template (its override, or the type's).
+        impl PrefixFree for $ty {}
+
         impl KeyField for $ty {
             type Borrowed = $ty;
 
@@ -245,6 +297,9 @@ macro_rules! signed_key_part {
                 push_padded(itoa::Buffer::new().format(base - magnitude), self, context, width, out)
             }
         }
+
+        // Non-negative values have one width, negative ones one more, and start with `-`.
+        impl PrefixFree for $ty {}
 
         impl KeyField for $ty {
             type Borrowed = $ty;
@@ -295,6 +350,8 @@ mod chrono_parts {
         }
     }
 
+    impl PrefixFree for DateTime<Utc> {}
+
     impl KeyField for DateTime<Utc> {
         type Borrowed = DateTime<Utc>;
 
@@ -329,6 +386,8 @@ mod chrono_parts {
         }
     }
 
+    impl PrefixFree for NaiveDate {}
+
     impl KeyField for NaiveDate {
         type Borrowed = NaiveDate;
 
@@ -357,6 +416,8 @@ impl KeyPart for uuid::Uuid {
 }
 
 #[cfg(feature = "uuid")]
+impl PrefixFree for uuid::Uuid {}
+
 impl KeyField for uuid::Uuid {
     type Borrowed = uuid::Uuid;
 
@@ -384,6 +445,8 @@ impl KeyPart for ulid::Ulid {
 }
 
 #[cfg(feature = "ulid")]
+impl PrefixFree for ulid::Ulid {}
+
 impl KeyField for ulid::Ulid {
     type Borrowed = ulid::Ulid;
 

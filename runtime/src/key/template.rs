@@ -126,6 +126,15 @@ impl KeyTemplate {
         }
     }
 
+    /// Whether field number `position` ends the template: no text follows it.
+    pub(crate) fn ends_with_field(&self, position: usize) -> bool {
+        let mut fields = (self.segments.iter().enumerate())
+            .filter(|(_, segment)| matches!(segment, Segment::Field { .. }));
+        fields
+            .nth(position)
+            .is_some_and(|(index, _)| index + 1 == self.segments.len())
+    }
+
     /// Appends field number `position`, written by `part`, and the constant text after it to
     /// `out`, which holds the key up to that field: how a key grows one field at a time after
     /// its [leading text](KeyTemplate::leading_text), as [`KeyTemplate::render_with`] renders

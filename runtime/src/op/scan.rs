@@ -2,7 +2,7 @@
 
 use super::SetSome;
 use crate::error::Error;
-use crate::expr::condition::{user_node, EntityFilter};
+use crate::expr::condition::{user_node, EntityFilter, Keeps};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
@@ -128,7 +128,7 @@ impl<E: Entity> Scan<'_, E> {
         let filter = crate::expr::render(
             &mut EntityFilter {
                 attribute: table.entity_attribute,
-                entity: Some(E::SCHEMA.name),
+                keeps: Keeps::Entity(E::SCHEMA.name),
                 user,
                 expiry: self.expiry,
             },

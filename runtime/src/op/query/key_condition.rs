@@ -3,11 +3,11 @@
 
 use super::indexes::QueryIndex;
 use crate::error::Error;
-use crate::expr::condition::{walk_and_operand, Node, Operand};
+use crate::expr::condition::{walk_and_operand, Comparison, Node, Operand};
 use crate::expr::field::to_value;
 use crate::expr::{AttrPath, Expression, Name, Sink};
 use crate::item::EncodeError;
-use crate::key::{KeyPart, KeyTemplate, PartContext};
+use crate::key::{KeyPart, KeyTemplate, PartContext, PrefixFree};
 use crate::schema::{Entity, IndexSchema, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
@@ -32,7 +32,34 @@ pub enum Closed {}
 pub trait SortKeyPart<E, I, P> {
     /// The state after this part.
     type Next;
+    /// Where the part is in its template: [`LastPart`] or [`InnerPart`].
+    type Position;
 }
+
+/// A sort key part that ends its template: a range on it is exact for every key part type.
+#[derive(Debug)]
+pub enum LastPart {}
+
+/// A sort key part that other key text follows: a range on it is exact only for a
+/// [`PrefixFree`] key part.
+#[derive(Debug)]
+pub enum InnerPart {}
+
+/// A range (`lt`, `le`, `gt`, `ge`, `between`) on a sort key part of type `V` at this
+/// position is exact: it selects the items whose part is in the range, and no other.
+#[diagnostic::on_unimplemented(
+    message = "a range on this `{V}` sort key part would not be exact: other key text follows it, and one `{V}`'s key text can start another's",
+    label = "a range on a part that is not the last of its template",
+    note = "values of different lengths sort by the text after them (\"b c#N\" sorts before \"b#N\"), so no key condition can bound them",
+    note = "compare the part for equality with `sort(..)`, make the field the last part of the sort key template, or give it a prefix-free key part type (integers, dates, times, UUIDs, ULIDs, `bool`, an enum whose names start no other name)"
+)]
+pub trait RangeOn<V> {}
+
+impl<V: KeyPart> RangeOn<V> for LastPart {}
+// Not recommended: the error is then this trait's, which says what to do, rather than
+// `PrefixFree`'s.
+#[diagnostic::do_not_recommend]
+impl<V: PrefixFree> RangeOn<V> for InnerPart {}
 
 /// A partition of an index, rendered from the partition template; made by the generated
 /// `Entity::partition(..)`, `Entity::gsi1(..)`, ... constructors.
@@ -256,9 +283,9 @@ pub(super) enum Range {
     Ge(OwnedPart),
 }
 
-/// The character above every other in DynamoDB's byte order (U+10FFFF encodes as F4 8F BF BF,
-/// above any UTF-8 sequence for a lower code point), used to bound "everything after".
-pub(super) const HIGHEST: char = '\u{10FFFF}';
+/// The character above every other, which no key holds ([`crate::key::PartContext`]'s string
+/// parts refuse it), used to bound "everything after".
+pub(super) const HIGHEST: char = crate::key::HIGHEST_CHARACTER;
 
 /// The greatest string below `text` that a key can be (keys never contain U+10FFFF): one
 /// condition on the sort key is all DynamoDB allows, so `< x` within a prefix becomes
@@ -294,26 +321,56 @@ pub(super) fn range_condition(
 ) -> Result<Node, Error> {
     let value = |text: String| Operand::Value(AttributeValue::S(text));
     let upper_all = format!("{prefix}{HIGHEST}");
-    // A key whose next part equals `part` starts with `with(part)`.
-    let with = |part: &OwnedPart| -> Result<String, Error> {
+    // The least key whose next part is `part`: the key itself when the part ends the
+    // template; otherwise every such key starts with it (the part and the text after it).
+    let least = |part: &OwnedPart| -> Result<String, Error> {
         let mut text = prefix.clone();
         template.push_field(given, &mut text, |context, out| {
             part.render_part(context, out)
         })?;
         Ok(text)
     };
-    // Everything after the keys that start with `with(part)` is below
-    // `with(part) + HIGHEST`.
-    let (low, high) = match range {
-        Range::Between(low, high) => (with(low)?, format!("{}{HIGHEST}", with(high)?)),
-        Range::Ge(bound) => (with(bound)?, upper_all),
-        Range::Gt(bound) => (format!("{}{HIGHEST}", with(bound)?), upper_all),
-        Range::Le(bound) => (prefix.clone(), format!("{}{HIGHEST}", with(bound)?)),
-        Range::Lt(bound) => (prefix.clone(), just_below(&with(bound)?)),
+    let last = template.ends_with_field(given);
+    // The greatest key whose next part is `part` (keys never hold U+10FFFF).
+    let greatest = |part: &OwnedPart| -> Result<String, Error> {
+        let least = least(part)?;
+        Ok(if last {
+            least
+        } else {
+            format!("{least}{HIGHEST}")
+        })
     };
-    Ok(Node::Between(
-        Operand::Path(AttrPath::attribute(attribute)),
-        value(low),
-        value(high),
-    ))
+    // The least key above those: the next string after the key, or the bound above them.
+    let above = |part: &OwnedPart| -> Result<String, Error> {
+        let greatest = greatest(part)?;
+        Ok(if last {
+            format!("{greatest}\0")
+        } else {
+            greatest
+        })
+    };
+    let (low, high) = match range {
+        Range::Between(low, high) => (least(low)?, greatest(high)?),
+        Range::Ge(bound) => (least(bound)?, upper_all.clone()),
+        Range::Gt(bound) => (above(bound)?, upper_all.clone()),
+        Range::Le(bound) => (prefix.clone(), greatest(bound)?),
+        Range::Lt(bound) => (prefix.clone(), just_below(&least(bound)?)),
+    };
+    let path = || Operand::Path(AttrPath::attribute(attribute));
+    // An empty range (`between` of a greater and a smaller value, `lt` the least value)
+    // selects nothing, which DynamoDB's BETWEEN refuses to be asked: no key is U+10FFFF alone
+    // after the prefix.
+    if low > high || high.is_empty() {
+        return Ok(Node::Between(
+            path(),
+            value(upper_all.clone()),
+            value(upper_all),
+        ));
+    }
+    // Key condition values cannot be empty (DynamoDB refuses them as it does empty keys):
+    // with no prefix, everything up to `high` is `<=`.
+    if low.is_empty() {
+        return Ok(Node::Compare(path(), Comparison::Le, value(high)));
+    }
+    Ok(Node::Between(path(), value(low), value(high)))
 }

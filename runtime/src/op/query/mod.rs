@@ -6,6 +6,15 @@
 //! (`.sort(Ticket::STATUS, &Status::Open)`), giving `begins_with` on the rendered prefix, or
 //! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
 //! condition. Skipping a part, or a consistent read on a global index, does not compile.
+//!
+//! Every key condition is exact: it selects the items whose parts satisfy it, in the values'
+//! own order (text order for strings and enums, numeric order for integers, time order for
+//! times and dates). A range is exact on the last part of a template for every key part type;
+//! on a part that other key text follows, values of different lengths sort by the text after
+//! them (`"b c#N"` before `"b#N"`), so a range there compiles only for a
+//! [`PrefixFree`](crate::key::PrefixFree) type (integers, times, dates, UUIDs, ULIDs, `bool`,
+//! enums whose names start no other name; see [`RangeOn`]). Give a string the last place in
+//! its template to range over it, or compare it for equality.
 
 pub(crate) mod cursor;
 mod decode;
@@ -22,7 +31,7 @@ pub use decode::{Collection, Decode, Projected};
 pub use entry::{IndexEntry, Projection, ProjectionOf};
 pub use indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
 use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts};
-pub use key_condition::{Closed, PartitionKey, Parts, SortKeyPart};
+pub use key_condition::{Closed, InnerPart, LastPart, PartitionKey, Parts, RangeOn, SortKeyPart};
 pub use lean::{Hydrate, Hydrated, LeanCost, WholeItems};
 pub use page::Page;
 
@@ -30,7 +39,7 @@ pub use cursor::{Cursor, CursorError, CursorKey};
 
 use super::SetSome;
 use crate::error::Error;
-use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Node, Operand};
+use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Keeps, Node, Operand};
 use crate::expr::field::{to_value, FieldPath};
 use crate::expr::path::Projection as ProjectionExpression;
 use crate::expr::{AttrPath, Condition, Placeholders};
@@ -162,6 +171,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
+        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
     {
         self.next(Some(Range::Between(
             OwnedPart::new(low),
@@ -174,6 +184,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
+        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
     {
         self.next(Some(Range::Lt(OwnedPart::new(value))))
     }
@@ -183,6 +194,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
+        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
     {
         self.next(Some(Range::Le(OwnedPart::new(value))))
     }
@@ -192,6 +204,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
+        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
     {
         self.next(Some(Range::Gt(OwnedPart::new(value))))
     }
@@ -201,6 +214,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
         Path::Value: KeyPart + Serialize + Send + Sync + 'static,
+        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
     {
         self.next(Some(Range::Ge(OwnedPart::new(value))))
     }

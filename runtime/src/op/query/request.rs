@@ -43,7 +43,11 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         // One entity's query keeps only its items; a collection's decodes (or reports) all.
         let mut filter = EntityFilter {
             attribute: table.entity_attribute,
-            entity: D::ONLY_ENTITY,
+            keeps: match D::ONLY_ENTITY {
+                Some(entity) => Keeps::Entity(entity),
+                None if D::BY_KEY => Keeps::All,
+                None => Keeps::AllButLibrary,
+            },
             user,
             expiry,
         };
