@@ -712,6 +712,15 @@ impl FieldRole {
             FieldRole::Ttl => "ttl",
         }
     }
+
+    /// Why a field of this role cannot be part of a key.
+    pub fn not_in_keys(self) -> &'static str {
+        match self {
+            FieldRole::Version | FieldRole::UpdatedAt => "the library changes it on every write, and a key cannot change in place",
+            FieldRole::CreatedAt => "the library sets it when the item is created and a put that replaces the item keeps the stored one, which the keys it writes cannot know",
+            FieldRole::Ttl => "an expiry changes when an item's life is extended, and a key cannot change in place",
+        }
+    }
 }
 
 /// The settings of one field.

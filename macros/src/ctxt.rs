@@ -8,22 +8,38 @@ use std::fmt::Display;
 #[derive(Default)]
 pub struct Ctxt {
     errors: Vec<syn::Error>,
+    /// Whether an error leaves the input unfit to expand (the generated code would not
+    /// type-check), so that only a stub can be emitted beside it.
+    blocking: bool,
 }
 
 impl Ctxt {
     /// Records an error spanned at `tokens`.
     pub fn error_spanned_by(&mut self, tokens: impl ToTokens, message: impl Display) {
         self.errors.push(syn::Error::new_spanned(tokens, message));
+        self.blocking = true;
+    }
+
+    /// Records a broken design rule, spanned at `tokens`, after which the input still
+    /// expands whole: the code the user wrote against it then reports nothing more.
+    pub fn rule_error_spanned_by(&mut self, tokens: impl ToTokens, message: impl Display) {
+        self.errors.push(syn::Error::new_spanned(tokens, message));
     }
 
     /// Records an error from syn.
     pub fn syn_error(&mut self, error: syn::Error) {
         self.errors.push(error);
+        self.blocking = true;
     }
 
     /// Whether any error was recorded.
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
+    }
+
+    /// Whether an error leaves the input unfit to expand.
+    pub fn blocks_expansion(&self) -> bool {
+        self.blocking
     }
 
     /// All errors as `compile_error!` invocations.

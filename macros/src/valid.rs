@@ -110,9 +110,13 @@ impl Entity<'_> {
             );
             for template in templates {
                 if template.fields().any(|used| used == name) {
-                    cx.error_spanned_by(
+                    cx.rule_error_spanned_by(
                         &template.literal,
-                        format!("`{name}` is `#[dynamo({})]`, maintained by singletable on every write, so it cannot be part of a key", role.name()),
+                        format!(
+                            "`{name}` is `#[dynamo({})]`, so it cannot be part of a key: {}; key on a field you set yourself",
+                            role.name(),
+                            role.not_in_keys()
+                        ),
                     );
                 }
             }

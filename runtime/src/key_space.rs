@@ -60,6 +60,11 @@ pub const fn assert_disjoint(table: &TableSchema, a: &EntitySchema, b: &EntitySc
 /// (`gsi2pk = author`) can hold any value, so it is not compared; queries still tell the
 /// entities apart by the entity attribute.
 const fn overlap(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) -> Option<Overlap> {
+    // The stub of an entity whose derive failed has an empty template (a real one never is):
+    // its error is already reported.
+    if a.partition_key.source.is_empty() || b.partition_key.source.is_empty() {
+        return None;
+    }
     let primary = match (&a.sort_key, &b.sort_key) {
         (Some(left), Some(right)) => may_overlap(left, right),
         _ => true,

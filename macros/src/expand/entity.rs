@@ -18,12 +18,15 @@ pub fn derive_entity(input: &DeriveInput) -> TokenStream {
         return cx.to_compile_errors();
     };
     entity.validate(&mut cx);
-    if cx.has_errors() {
+    if cx.blocks_expansion() {
         return [cx.to_compile_errors(), entity_stub(&entity)]
             .into_iter()
             .collect();
     }
-    expand_entity(&entity)
+    // No error, or only broken design rules: the whole expansion, beside them.
+    [cx.to_compile_errors(), expand_entity(&entity)]
+        .into_iter()
+        .collect()
 }
 
 /// After an error, an impl that keeps the rest of the user's code type-checking, so the error
@@ -103,7 +106,15 @@ fn render_as(
     let values = template.fields().map(|name| {
         let field = super::tokens::field_ident(name, span);
         match receiver {
-            Some(receiver) => respan(quote!(#st::key_part(&#receiver.#field)), span),
+            Some(receiver) => respan(
+                quote!({
+                    // One of the two is the method called.
+                    #[allow(unused_imports)]
+                    use #st::{IsKeyPart as _, NotKeyPart as _};
+                    (&#st::KeyPartOf(&#receiver.#field)).key_part()
+                }),
+                span,
+            ),
             None => respan(quote!(&#field), span),
         }
     });

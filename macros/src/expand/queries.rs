@@ -212,7 +212,9 @@ fn partition_constructor(
         let Some(field) = entity.field(field_name) else {
             continue;
         };
-        let arg = field.ident;
+        // At the template, as the function is: a call's notes point at one place.
+        let mut arg = field.ident.clone();
+        arg.set_span(partition.literal.span());
         let ty = field.ty;
         let bound = respan(quote!(#st::KeyArg<#ty>), partition.literal.span());
         params.push(quote!(#arg: impl #bound));
@@ -229,6 +231,8 @@ fn partition_constructor(
         Some(schema) => quote!(#st::Some(#schema)),
         None => quote!(#st::None),
     };
+    // Spanned at the template, so that a call with the wrong arguments points there.
+    let name = Ident::new(&name.to_string(), partition.literal.span());
     quote! {
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]

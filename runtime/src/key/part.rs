@@ -418,6 +418,7 @@ impl KeyPart for uuid::Uuid {
 #[cfg(feature = "uuid")]
 impl PrefixFree for uuid::Uuid {}
 
+#[cfg(feature = "uuid")]
 impl KeyField for uuid::Uuid {
     type Borrowed = uuid::Uuid;
 
@@ -447,6 +448,7 @@ impl KeyPart for ulid::Ulid {
 #[cfg(feature = "ulid")]
 impl PrefixFree for ulid::Ulid {}
 
+#[cfg(feature = "ulid")]
 impl KeyField for ulid::Ulid {
     type Borrowed = ulid::Ulid;
 
