@@ -126,7 +126,7 @@ impl Entity<'_> {
     fn check_unique(&self, cx: &mut Ctxt) {
         for field in &self.fields {
             if let (Some(unique), Some((role, _))) = (&field.unique, &field.role) {
-                cx.error_spanned_by(
+                cx.rule_error_spanned_by(
                     unique,
                     format!("`{}` is `#[dynamo({})]`, which the library writes itself; it cannot also be unique", field.ident, role.name()),
                 );

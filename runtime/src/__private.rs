@@ -108,7 +108,19 @@ pub fn unknown_entity<T: Table>(
 }
 
 /// Checked for each variant of a collection: every entity lives in table `T`.
-pub fn assert_in_table<T: Table, E: Entity<Table = T>>() {}
+pub fn assert_in_table<T: Table, E: InTable<T>>() {}
+
+/// An entity of table `T`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lives in another table than `{T}`, the table of the collection's first entity",
+    label = "not an entity of `{T}`",
+    note = "a collection's entities share one table, as the items of one query do"
+)]
+pub trait InTable<T> {}
+
+// Not recommended: the error is then `InTable`'s, which names both tables.
+#[diagnostic::do_not_recommend]
+impl<T: Table, E: Entity<Table = T>> InTable<T> for E {}
 
 /// A template field's value as the key part it renders: the derive calls
 /// `(&KeyPartOf(&value)).key_part()` with [`IsKeyPart`] and [`NotKeyPart`] in scope.
