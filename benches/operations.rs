@@ -103,7 +103,7 @@ impl Ticket {
             description: "The printer by the kitchen shows a toner warning and prints blank pages."
                 .to_owned(),
             tags: vec!["hardware".to_owned(), format!("floor-{n}")],
-            estimate_hours: (n % 2 == 0).then_some(1.5),
+            estimate_hours: n.is_multiple_of(2).then_some(1.5),
         }
     }
 }

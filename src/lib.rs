@@ -27,6 +27,8 @@
 //! # Ok::<(), singletable::KeyError>(())
 //! ```
 #![warn(missing_docs)]
+// On docs.rs (nightly, `--cfg docsrs`), each feature-gated item says which feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc = include_str!("../docs/derive/table.md")]
 pub use singletable_macros::Table;

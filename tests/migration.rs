@@ -153,7 +153,7 @@ async fn old_workspace(
         .iter()
         .cloned()
         .enumerate()
-        .partition(|(n, _)| without_version > 0 && *n as u32 % without_version == 0);
+        .partition(|(n, _)| without_version > 0 && (*n as u32).is_multiple_of(without_version));
     let versioned: Vec<CommentV1> = versioned.into_iter().map(|(_, c)| c).collect();
     let output = db
         .batch_write()

@@ -346,7 +346,7 @@ struct Model {
 }
 
 fn live(expires_at: Option<u64>, now: u64) -> bool {
-    expires_at.map_or(true, |at| at >= now)
+    expires_at.is_none_or(|at| at >= now)
 }
 
 impl Model {

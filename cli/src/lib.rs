@@ -603,7 +603,7 @@ fn progress_reporter(
         let last = Mutex::new(None::<Instant>);
         let callback = move |progress: &SweepProgress| {
             let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-            if last.map_or(true, |at| at.elapsed() >= Duration::from_secs(2)) {
+            if last.is_none_or(|at| at.elapsed() >= Duration::from_secs(2)) {
                 *last = Some(Instant::now());
                 let total = progress
                     .table_items

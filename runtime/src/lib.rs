@@ -2,6 +2,8 @@
 //! operations and errors. Users depend on the `singletable` facade crate, which re-exports
 //! this crate and the derives.
 #![warn(missing_docs)]
+// On docs.rs (nightly, `--cfg docsrs`), each feature-gated item says which feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod const_text;
 pub mod cost;

@@ -231,7 +231,7 @@ fn push_padded(
             template: context.template,
         });
     }
-    out.extend(std::iter::repeat('0').take(usize::from(width) - digits.len()));
+    out.extend(std::iter::repeat_n('0', usize::from(width) - digits.len()));
     out.push_str(digits);
     Ok(())
 }

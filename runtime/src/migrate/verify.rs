@@ -287,7 +287,7 @@ impl<T: Table> Verify<'_, T> {
                         if let Some(version) = version {
                             *tally.by_version.entry(version).or_default() += 1;
                         }
-                        if version.map_or(true, |version| version < entity.schema_version) {
+                        if version.is_none_or(|version| version < entity.schema_version) {
                             tally.behind += 1;
                             if tally.samples.len() < MAX_SAMPLES {
                                 tally.samples.push(item::key_text::<T>(item));

@@ -293,7 +293,7 @@ impl<T: Table> StreamReader<'_, T> {
                 .shards
                 .iter()
                 .find(|known| &known.id == parent)
-                .map_or(true, |parent| parent.finished),
+                .is_none_or(|parent| parent.finished),
         };
         !shard.finished && parent_done
     }

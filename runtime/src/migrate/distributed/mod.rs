@@ -280,7 +280,7 @@ impl<E: Entity> DistributedSweep<E> {
             let free = (0..self.segments)
                 .map(|step| (offset + step) % self.segments)
                 .filter_map(|segment| statuses.get(segment as usize))
-                .find(|status| !status.done && status.lease_expires_ms.map_or(true, |at| at < now));
+                .find(|status| !status.done && status.lease_expires_ms.is_none_or(|at| at < now));
             let Some(free) = free else {
                 // Every open segment is another worker's: wait for the first lease to end.
                 let next = statuses

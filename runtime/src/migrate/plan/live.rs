@@ -62,7 +62,7 @@ impl LiveIndex {
     pub fn is_active(&self) -> bool {
         self.status
             .as_deref()
-            .map_or(true, |status| status == "ACTIVE")
+            .is_none_or(|status| status == "ACTIVE")
             && !self.backfilling
     }
 }

@@ -103,7 +103,7 @@ impl<T: Table + HasSortKey> Db<T> {
         let mut greatest: Option<(V, String)> = None;
         while let Some(item) = history.next().await.transpose()? {
             let value = field_value(&item, field)?;
-            if greatest.as_ref().map_or(true, |(best, _)| value > *best) {
+            if greatest.as_ref().is_none_or(|(best, _)| value > *best) {
                 let key = item.primary_key()?;
                 greatest = Some((value, key.sort().unwrap_or_default().to_owned()));
             }

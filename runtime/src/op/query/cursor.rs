@@ -1,6 +1,6 @@
 //! Where a query's next page starts, as a value a web app can hand to its clients.
 //!
-//! Without a [`CursorKey`] a cursor is base64 JSON: the index and the `LastEvaluatedKey`,
+//! Without a [`CursorKey`] a cursor is URL-safe base64 JSON: the index and the `LastEvaluatedKey`,
 //! readable and editable by whoever holds it, and checked only against the index and partition
 //! of the query it resumes. With a key set on the [`Db`](crate::Db), a cursor is sealed: its
 //! contents are encrypted (ChaCha20), and authenticated with HMAC-SHA256 over the query's
@@ -11,6 +11,8 @@
 
 use crate::item::Item;
 use crate::wire;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use chacha20::ChaCha20;
 use hmac::{Hmac, Mac};
@@ -134,7 +136,7 @@ impl Fingerprint {
 }
 
 /// An opaque position in a query's results, for "next page" APIs: [`Cursor::encode`] gives a
-/// printable (base64) string and [`Cursor::decode`] reads it back. A cursor is checked against
+/// URL-safe base64 string and [`Cursor::decode`] reads it back. A cursor is checked against
 /// the query it resumes: one from another index, partition or table shape is an error, and with
 /// a [`CursorKey`] on the `Db`, so is one from any other query, or one that was edited or has
 /// expired.
@@ -260,14 +262,17 @@ impl Cursor {
                 contents,
             } => sealed_bytes(*expires, tag, contents),
         };
-        aws_smithy_types::base64::encode(bytes)
+        URL_SAFE_NO_PAD.encode(bytes)
     }
 
     /// Reads a string made by [`Cursor::encode`]. A sealed cursor is opened, and checked, by
     /// the query it resumes.
     pub fn decode(text: &str) -> Result<Cursor, CursorError> {
-        let bytes =
-            aws_smithy_types::base64::decode(text).map_err(|_| CursorError::new("not base64"))?;
+        // URL-safe, as `encode` writes; standard base64 too, as cursors were first written.
+        let bytes = URL_SAFE_NO_PAD
+            .decode(text)
+            .or_else(|_| STANDARD.decode(text))
+            .map_err(|_| CursorError::new("not base64"))?;
         if bytes.first() != Some(&SEALED_VERSION) {
             return Ok(Cursor {
                 state: State::Open {

@@ -177,7 +177,7 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
         let item = crate::item::encode(sample)?;
         let item_bytes = crate::item::item_size(&item);
         let entry_bytes = crate::item::held_size(&item, |name| {
-            index.map_or(true, |index| index.holds(table, name))
+            index.is_none_or(|index| index.holds(table, name))
         });
         let projection = index.map_or(crate::schema::IndexProjection::All, |index| {
             index.projection
