@@ -49,11 +49,10 @@ fn ids(tickets: &[Ticket]) -> BTreeSet<String> {
 
 /// Short delays, so the test does not wait on the default backoff.
 fn fast_retries() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 8,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(10),
-    }
+    RetryPolicy::default()
+        .with_max_attempts(8)
+        .with_base_delay(Duration::from_millis(1))
+        .with_max_delay(Duration::from_millis(10))
 }
 
 #[tokio::test]

@@ -1093,11 +1093,10 @@ async fn partial_batches_are_resent_or_handed_back() {
             .with_attempt_timeout(Duration::from_secs(10))
     })
     .await;
-    let fast = RetryPolicy {
-        max_attempts: 4,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    };
+    let fast = RetryPolicy::default()
+        .with_max_attempts(4)
+        .with_base_delay(Duration::from_millis(1))
+        .with_max_delay(Duration::from_millis(5));
     let registers: Vec<Register> = (0..60).map(|id| Register { id, write: 1 }).collect();
     let written = h
         .faulty
@@ -1185,11 +1184,10 @@ async fn a_resent_transaction_with_its_token_is_acknowledged_once() {
 #[tokio::test]
 async fn a_failing_transaction_is_sent_exactly_as_often_as_its_policy_says() {
     let h = always(16, Fault::before(FaultKind::ServiceUnavailable)).await;
-    let policy = singletable::RetryPolicy {
-        max_attempts: 3,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(1),
-    };
+    let policy = singletable::RetryPolicy::default()
+        .with_max_attempts(3)
+        .with_base_delay(Duration::from_millis(1))
+        .with_max_delay(Duration::from_millis(1));
     let to = Ticket {
         id: 1,
         status: Status::Closed,

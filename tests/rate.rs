@@ -100,11 +100,12 @@ async fn throttling_lowers_the_rate_and_loses_no_write() {
             .put_stream(futures::stream::iter(tickets.clone()))
             .concurrency(4)
             .rate(Rate::ItemsPerSecond(1000.0))
-            .retry(RetryPolicy {
-                max_attempts: 40,
-                base_delay: Duration::from_millis(1),
-                max_delay: Duration::from_millis(20),
-            })
+            .retry(
+                RetryPolicy::default()
+                    .with_max_attempts(40)
+                    .with_base_delay(Duration::from_millis(1))
+                    .with_max_delay(Duration::from_millis(20)),
+            )
             .send(),
     )
     .await

@@ -176,15 +176,21 @@ impl<T: Table> Db<T> {
         self
     }
 
-    /// The same handle, letting the `tracing` span of each request record its error's message,
-    /// which can quote attribute values (a key part, a condition's operand). Without this,
-    /// spans record only the error's kind, the entity, the table and the key: every
+    /// The same handle, letting the `tracing` span of each request record the item's key and
+    /// its error's message, which hold attribute values (key parts, a condition's operand).
+    /// Without this, spans record no value, only the error's kind, the entity and the table: every
     /// operation emits one span, named and keyed after OpenTelemetry's conventions for
     /// DynamoDB (`db.operation.name`, `aws.dynamodb.table_names`, ...), with its attempts,
     /// consumed capacity (when tracked) and outcome, and an event for each retry.
     pub fn trace_values(mut self) -> Self {
         self.trace_values = true;
         self
+    }
+
+    /// The key text `key` gives, for a span, if spans may record values
+    /// ([`Db::trace_values`]).
+    pub(crate) fn traced_key(&self, key: impl FnOnce() -> String) -> Option<String> {
+        self.trace_values.then(key)
     }
 
     /// Sends a request inside `span` and records the capacity its output reports

@@ -27,6 +27,7 @@ use std::time::Duration;
 /// assert_eq!(policy.ceiling(30), Duration::from_secs(2));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Requests in all for one piece of work, the first included; `0` counts as `1` (the
     /// work is always sent once).
@@ -50,6 +51,24 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// This policy with `attempts` requests in all, the first included.
+    pub fn with_max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts;
+        self
+    }
+
+    /// This policy with `delay` as the ceiling of the first retry's delay.
+    pub fn with_base_delay(mut self, delay: Duration) -> Self {
+        self.base_delay = delay;
+        self
+    }
+
+    /// This policy with `delay` as the largest ceiling a delay can have.
+    pub fn with_max_delay(mut self, delay: Duration) -> Self {
+        self.max_delay = delay;
+        self
+    }
+
     /// A policy that sends once and never retries: what DynamoDB leaves unprocessed is
     /// returned to the caller at once.
     pub fn never() -> Self {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 /// Why a test table could not be made.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TestTableError {
     /// The local engine could not be started or reached.
     #[error(transparent)]

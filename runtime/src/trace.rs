@@ -9,15 +9,15 @@
 //! | `aws.dynamodb.table_names` | the table |
 //! | `aws.dynamodb.index_name` | the index a query reads, if any |
 //! | `singletable.entity` | the entity, or the collection |
-//! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`) |
+//! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`), only with [`Db::trace_values`](crate::Db::trace_values) |
 //! | `singletable.attempts` | requests sent, retries included |
 //! | `aws.dynamodb.consumed_capacity` | capacity units, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
 //! | `singletable.outcome` | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
 //! | `otel.status_code` | `OK` or `ERROR` |
 //! | `error.message` | the error's text, only with [`Db::trace_values`](crate::Db::trace_values) |
 //!
-//! Attribute values are never recorded: an error's message can quote one, so it is recorded
-//! only when the `Db` opts in. Each attempt after the first is an `INFO` event inside the
+//! No attribute value is recorded unless the `Db` opts in: keys are made of them, and an
+//! error's message can quote one. Each attempt after the first is an `INFO` event inside the
 //! span, and so is each backoff of the library's own retry loops. Nothing is computed for a
 //! span no subscriber wants.
 

@@ -76,6 +76,7 @@ pub enum DecodeError {
 /// A DynamoDB limit the request would break; checked before sending, because some engines
 /// accept what DynamoDB rejects.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LimitError {
     /// An item above 400 KB.
     #[error("item at {key} is {size} bytes; DynamoDB items are at most 400 KB ({max} bytes)")]
@@ -119,6 +120,7 @@ pub enum LimitError {
 
 /// Why an entity could not become an item; kept by builders until `params` or `send`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// A key could not be rendered.
     #[error(transparent)]

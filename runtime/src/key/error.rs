@@ -5,6 +5,7 @@ use std::fmt;
 
 /// Why a key could not be rendered or parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// The value contains text that follows the field in the template, so the key could not be
     /// split back into its fields.

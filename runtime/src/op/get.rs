@@ -111,7 +111,7 @@ impl<'db, E: Entity> Get<'db, E> {
             Operation::GetItem,
             db.table_name(),
             E::SCHEMA.name,
-            || Some(self.key.text().to_string()),
+            || db.traced_key(|| self.key.text().to_string()),
             None,
         );
         let sent = super::sent(Ok(request), GetItemFluentBuilder::send, move |output| {

@@ -5,6 +5,7 @@ use crate::item::{DecodeError, KeyText};
 
 /// A stream record that is not a change of the expected entities.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum StreamError {
     /// The record lacks something every record has (its keys, an image its view carries, a
     /// known event name).

@@ -265,7 +265,7 @@ impl<T: Table> Db<T> {
             request.operation(),
             self.table_name(),
             record,
-            || Some(key.to_string()),
+            || self.traced_key(|| key.to_string()),
             None,
         );
         let outcome = async { WriteOutcome(request.send(self, resend, record, key).await) };

@@ -146,7 +146,7 @@ impl<T: Table> Db<T> {
             crate::trace::Operation::TransactWriteItems,
             self.table_name(),
             entity,
-            || Some(keys),
+            || self.traced_key(|| keys),
             None,
         );
         self.traced(

@@ -8,6 +8,7 @@ use std::fmt;
 
 /// Why DynamoDB cancelled one operation of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CancellationCode {
     /// This operation was fine; another one cancelled the transaction.
     None,

@@ -5,6 +5,7 @@ use crate::error::KeyText;
 
 /// Why a transaction was refused before sending.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TransactionError {
     /// A transaction needs at least one operation.
     #[error("a transaction needs at least one operation")]

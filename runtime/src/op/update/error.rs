@@ -2,6 +2,7 @@
 
 /// An update that cannot keep the entity's indexes correct.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum UpdateError {
     /// The update changes some inputs of an index key but the others' current values are
     /// unknown, so the index key cannot be recomputed.
