@@ -192,7 +192,20 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
     assert_eq!(field(&spans[0], "singletable.outcome"), "ok");
     assert_eq!(field(&spans[0], "otel.status_code"), "OK");
     assert_eq!(field(&spans[1], "singletable.outcome"), "condition_failed");
+    assert_eq!(field(&spans[1], "error.type"), "condition_failed");
     assert_eq!(field(&spans[1], "otel.status_code"), "ERROR");
+    assert!(
+        !spans[0].fields.contains_key("error.type"),
+        "{:#?}",
+        spans[0]
+    );
+    for span in &spans {
+        assert_eq!(
+            field(span, "cloud.region"),
+            table.client().config().region().unwrap().as_ref()
+        );
+        assert!(!field(span, "aws.request_id").is_empty(), "{span:#?}");
+    }
     assert!(
         !spans[1].fields.contains_key("error.message"),
         "messages only on opt-in"

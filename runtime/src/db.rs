@@ -215,6 +215,11 @@ impl<T: Table> Db<T> {
     /// A request's future inside its span (always inlined, as [`crate::trace::traced`] is).
     #[inline(always)]
     pub(crate) fn traced<F>(&self, span: tracing::Span, future: F) -> crate::trace::Traced<F> {
+        if !span.is_disabled() {
+            if let Some(region) = self.client.config().region() {
+                span.record("cloud.region", region.as_ref());
+            }
+        }
         crate::trace::traced(span, self.trace_values, future)
     }
 

@@ -1,5 +1,7 @@
 //! One `tracing` span per DynamoDB request an operation sends, named and keyed after the
-//! OpenTelemetry semantic conventions for DynamoDB where they name a field:
+//! OpenTelemetry semantic conventions for DynamoDB and the AWS SDK (development status, as
+//! published for semantic conventions 1.3x; `rpc.system` and `rpc.service` as the AWS SDK
+//! conventions still require them) where they name a field:
 //!
 //! | field | value |
 //! |---|---|
@@ -8,12 +10,15 @@
 //! | `db.operation.name`, `rpc.method` | `PutItem`, ... |
 //! | `aws.dynamodb.table_names` | the table |
 //! | `aws.dynamodb.index_name` | the index a query reads, if any |
+//! | `cloud.region` | the region the client targets |
+//! | `aws.request_id` | the request id of the last attempt's response |
 //! | `singletable.entity` | the entity, or the collection |
 //! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`), only with [`Db::trace_values`](crate::Db::trace_values) |
 //! | `singletable.attempts` | requests sent, retries included |
 //! | `aws.dynamodb.consumed_capacity` | capacity units, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
 //! | `singletable.outcome` | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
 //! | `otel.status_code` | `OK` or `ERROR` |
+//! | `error.type` | on failure, the [`Error`] kind, as `singletable.outcome` |
 //! | `error.message` | the error's text, only with [`Db::trace_values`](crate::Db::trace_values) |
 //!
 //! No attribute value is recorded unless the `Db` opts in: keys are made of them, and an
@@ -21,7 +26,9 @@
 //! span, and so is each backoff of the library's own retry loops. Nothing is computed for a
 //! span no subscriber wants.
 
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use std::cell::RefCell;
@@ -91,12 +98,15 @@ pub(crate) fn span(
         rpc.method = method,
         aws.dynamodb.table_names = table,
         aws.dynamodb.index_name = index,
+        cloud.region = Empty,
+        aws.request_id = Empty,
         singletable.entity = entity,
         singletable.key = Empty,
         singletable.attempts = Empty,
         aws.dynamodb.consumed_capacity = Empty,
         singletable.outcome = Empty,
         otel.status_code = Empty,
+        error.type = Empty,
         error.message = Empty,
     );
     if !span.is_disabled() {
@@ -188,6 +198,7 @@ fn record_outcome(span: &Span, record_values: bool, output: &impl Outcome) {
         }
         Some(kind) => {
             span.record("singletable.outcome", kind);
+            span.record("error.type", kind);
             span.record("otel.status_code", "ERROR");
             if let Some(message) = output.error_message().filter(|_| record_values) {
                 span.record("error.message", message);
@@ -253,6 +264,27 @@ impl Intercept for AttemptCounter {
                 }
             }
         });
+        Ok(())
+    }
+
+    fn read_before_deserialization(
+        &self,
+        context: &BeforeDeserializationInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        // The last attempt's id is the one AWS support can look up.
+        let headers = context.response().headers();
+        let id = ["x-amzn-requestid", "x-amzn-request-id", "x-amz-request-id"]
+            .into_iter()
+            .find_map(|name| headers.get(name));
+        if let Some(id) = id {
+            ACTIVE.with(|slot| {
+                if let Some(active) = slot.borrow().as_ref() {
+                    active.span.record("aws.request_id", id);
+                }
+            });
+        }
         Ok(())
     }
 }
