@@ -171,10 +171,20 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
                 "{span:#?}"
             );
         } else if field(span, "singletable.outcome") == "ok" {
-            let capacity: f64 = field(span, "aws.dynamodb.consumed_capacity")
-                .parse()
-                .unwrap();
+            let capacity: f64 = field(span, "singletable.capacity_units").parse().unwrap();
             assert!(capacity > 0.0, "capacity is tracked: {span:#?}");
+            // OpenTelemetry's form: each entry DynamoDB reported, as JSON text.
+            let entries: Vec<String> =
+                serde_json::from_str(field(span, "aws.dynamodb.consumed_capacity")).unwrap();
+            let units: f64 = entries
+                .iter()
+                .map(|entry| {
+                    let entry: serde_json::Value = serde_json::from_str(entry).unwrap();
+                    assert_eq!(entry["TableName"], table.table_name(), "{entry}");
+                    entry["CapacityUnits"].as_f64().unwrap()
+                })
+                .sum();
+            assert_eq!(units, capacity, "{span:#?}");
         }
         // No value of the item's, not even its key, in any field of the span or its events.
         let fields = span

@@ -122,8 +122,9 @@ impl<T: Table> Db<T> {
             Ok(consumed) => consumed,
             Err(poisoned) => poisoned.into_inner(),
         };
+        let reported: Vec<&ConsumedCapacity> = reported.into_iter().collect();
         let mut units = None;
-        for entry in reported {
+        for &entry in &reported {
             *units.get_or_insert(0.0) += entry.capacity_units.unwrap_or_default();
             consumed.requests += 1;
             consumed.read_units += entry.read_capacity_units.unwrap_or_default();
@@ -140,7 +141,7 @@ impl<T: Table> Db<T> {
         }
         // Only what DynamoDB reported: a response without capacity records none.
         if let Some(units) = units {
-            crate::trace::record_capacity(units);
+            crate::trace::record_capacity(units, &reported);
         }
     }
 

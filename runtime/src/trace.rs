@@ -15,7 +15,8 @@
 //! | `singletable.entity` | the entity, or the collection |
 //! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`), only with [`Db::trace_values`](crate::Db::trace_values) |
 //! | `singletable.attempts` | requests sent, retries included |
-//! | `aws.dynamodb.consumed_capacity` | capacity units, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
+//! | `aws.dynamodb.consumed_capacity` | each `ConsumedCapacity` entry as JSON, in a JSON array, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
+//! | `singletable.capacity_units` | their capacity units in all |
 //! | `singletable.outcome` | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
 //! | `otel.status_code` | `OK` or `ERROR` |
 //! | `error.type` | on failure, the [`Error`] kind, as `singletable.outcome` |
@@ -31,6 +32,7 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::types::{Capacity, ConsumedCapacity};
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::future::Future;
@@ -104,6 +106,7 @@ pub(crate) fn span(
         singletable.key = Empty,
         singletable.attempts = Empty,
         aws.dynamodb.consumed_capacity = Empty,
+        singletable.capacity_units = Empty,
         singletable.outcome = Empty,
         otel.status_code = Empty,
         error.type = Empty,
@@ -208,12 +211,68 @@ fn record_outcome(span: &Span, record_values: bool, output: &impl Outcome) {
 }
 
 /// Adds consumed capacity to the current request's span (the library records capacity from
-/// inside the request's future, where its span is entered).
-pub(crate) fn record_capacity(units: f64) {
+/// inside the request's future, where its span is entered): the units in all, and each entry
+/// DynamoDB reported, JSON-serialized as OpenTelemetry's `aws.dynamodb.consumed_capacity`
+/// (a `string[]`, here its JSON text) says.
+pub(crate) fn record_capacity(units: f64, reported: &[&ConsumedCapacity]) {
     let span = Span::current();
-    if !span.is_disabled() {
-        span.record("aws.dynamodb.consumed_capacity", units);
+    if span.is_disabled() {
+        return;
     }
+    span.record("singletable.capacity_units", units);
+    let entries: Vec<String> = reported
+        .iter()
+        .map(|entry| capacity_json(entry).to_string())
+        .collect();
+    if let Ok(text) = serde_json::to_string(&entries) {
+        span.record("aws.dynamodb.consumed_capacity", text);
+    }
+}
+
+/// One `ConsumedCapacity` entry in DynamoDB's own JSON names, with the fields it reported.
+fn capacity_json(entry: &ConsumedCapacity) -> serde_json::Value {
+    fn units(capacity: &Capacity) -> serde_json::Value {
+        let mut object = serde_json::Map::new();
+        for (name, value) in [
+            ("CapacityUnits", capacity.capacity_units),
+            ("ReadCapacityUnits", capacity.read_capacity_units),
+            ("WriteCapacityUnits", capacity.write_capacity_units),
+        ] {
+            if let Some(value) = value {
+                object.insert(name.to_owned(), value.into());
+            }
+        }
+        object.into()
+    }
+    let mut object = serde_json::Map::new();
+    for (name, value) in [
+        ("CapacityUnits", entry.capacity_units),
+        ("ReadCapacityUnits", entry.read_capacity_units),
+        ("WriteCapacityUnits", entry.write_capacity_units),
+    ] {
+        if let Some(value) = value {
+            object.insert(name.to_owned(), value.into());
+        }
+    }
+    if let Some(table) = entry.table_name() {
+        object.insert("TableName".to_owned(), table.into());
+    }
+    if let Some(table) = entry.table() {
+        object.insert("Table".to_owned(), units(table));
+    }
+    for (name, indexes) in [
+        ("GlobalSecondaryIndexes", entry.global_secondary_indexes()),
+        ("LocalSecondaryIndexes", entry.local_secondary_indexes()),
+    ] {
+        if let Some(indexes) = indexes {
+            let indexes = indexes
+                .iter()
+                .map(|(index, capacity)| (index.clone(), units(capacity)))
+                .collect::<serde_json::Map<_, _>>();
+            object.insert(name.to_owned(), indexes.into());
+        }
+    }
+    object.into()
 }
 
 /// An event for a backoff of one of the library's own retry loops.
