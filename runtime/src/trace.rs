@@ -231,34 +231,41 @@ pub(crate) fn record_capacity(units: f64, reported: &[&ConsumedCapacity]) {
 
 /// One `ConsumedCapacity` entry in DynamoDB's own JSON names, with the fields it reported.
 fn capacity_json(entry: &ConsumedCapacity) -> serde_json::Value {
-    fn units(capacity: &Capacity) -> serde_json::Value {
-        let mut object = serde_json::Map::new();
+    // The units of the whole entry, of its table, or of one index.
+    fn units(
+        mut object: serde_json::Map<String, serde_json::Value>,
+        [all, read, write]: [Option<f64>; 3],
+    ) -> serde_json::Map<String, serde_json::Value> {
         for (name, value) in [
-            ("CapacityUnits", capacity.capacity_units),
-            ("ReadCapacityUnits", capacity.read_capacity_units),
-            ("WriteCapacityUnits", capacity.write_capacity_units),
+            ("CapacityUnits", all),
+            ("ReadCapacityUnits", read),
+            ("WriteCapacityUnits", write),
         ] {
             if let Some(value) = value {
                 object.insert(name.to_owned(), value.into());
             }
         }
-        object.into()
+        object
     }
-    let mut object = serde_json::Map::new();
-    for (name, value) in [
-        ("CapacityUnits", entry.capacity_units),
-        ("ReadCapacityUnits", entry.read_capacity_units),
-        ("WriteCapacityUnits", entry.write_capacity_units),
-    ] {
-        if let Some(value) = value {
-            object.insert(name.to_owned(), value.into());
-        }
-    }
+    let of = |capacity: &Capacity| {
+        let reported = [
+            capacity.capacity_units,
+            capacity.read_capacity_units,
+            capacity.write_capacity_units,
+        ];
+        serde_json::Value::from(units(serde_json::Map::new(), reported))
+    };
+    let reported = [
+        entry.capacity_units,
+        entry.read_capacity_units,
+        entry.write_capacity_units,
+    ];
+    let mut object = units(serde_json::Map::new(), reported);
     if let Some(table) = entry.table_name() {
         object.insert("TableName".to_owned(), table.into());
     }
     if let Some(table) = entry.table() {
-        object.insert("Table".to_owned(), units(table));
+        object.insert("Table".to_owned(), of(table));
     }
     for (name, indexes) in [
         ("GlobalSecondaryIndexes", entry.global_secondary_indexes()),
@@ -267,7 +274,7 @@ fn capacity_json(entry: &ConsumedCapacity) -> serde_json::Value {
         if let Some(indexes) = indexes {
             let indexes = indexes
                 .iter()
-                .map(|(index, capacity)| (index.clone(), units(capacity)))
+                .map(|(index, capacity)| (index.clone(), of(capacity)))
                 .collect::<serde_json::Map<_, _>>();
             object.insert(name.to_owned(), indexes.into());
         }
