@@ -63,7 +63,9 @@ pub use singletable_runtime::{
 pub use singletable_runtime::op::query::Projection;
 pub use singletable_runtime::{Entity, Table};
 
-// `local` and `testing` (feature `local`), however the runtime was built.
+// `local` and `testing` (feature `local`), however the runtime was built; nothing, and so
+// unused, when it was built without.
+#[allow(unused_imports)]
 pub use singletable_runtime::gated::*;
 
 /// The migration command line (feature `cli`); see the `singletable-cli` crate.
