@@ -243,3 +243,38 @@ async fn a_sealed_cursor_expires() {
         .unwrap();
     assert_eq!(page.items.first().map(|order| order.number), Some(10));
 }
+
+/// `.limit(n)` bounds the items DynamoDB evaluates, so behind a filter pages come back short or
+/// empty; a full page keeps asking until it holds `n` items or the query ends, and its cursor
+/// resumes after the last item it returned.
+#[tokio::test]
+async fn full_pages_hold_their_size_through_a_filter() {
+    let db = seeded().await;
+    let query = || {
+        db.query(Order::partition("north"))
+            .filter(Order::NUMBER.ge(30u32))
+    };
+    let short = query().limit(4).page(None).await.unwrap();
+    assert!(
+        short.items.is_empty(),
+        "the first four evaluated fail the filter"
+    );
+    let mut numbers = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    let mut sizes = Vec::new();
+    loop {
+        let page = query().full_page(4, cursor.as_ref()).await.unwrap();
+        sizes.push(page.items.len());
+        numbers.extend(page.items.iter().map(|order| order.number));
+        match page.cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(numbers, (30..40).collect::<Vec<u32>>());
+    assert_eq!(&sizes[..2], [4, 4], "{sizes:?}");
+    assert!(
+        query().full_page(0, None).await.is_err(),
+        "a page of no items"
+    );
+}

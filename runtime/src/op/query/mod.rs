@@ -25,6 +25,7 @@ mod key_condition;
 mod lean;
 mod page;
 mod read;
+pub use read::FULL_PAGE_REQUESTS;
 mod request;
 
 pub use decode::{Collection, Decode, Projected};
@@ -258,8 +259,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         self
     }
 
-    /// At most `limit` items are evaluated per request (DynamoDB applies it before filters).
-    /// DynamoDB takes 1 to `i32::MAX`; anything else is [`Error::OutOfRange`] when sent.
+    /// At most `limit` items are evaluated per request (DynamoDB applies it before filters,
+    /// so a filtered page can come back short, even empty, with a cursor: for pages of `n`
+    /// items, [`full_page`](Self::full_page)). DynamoDB takes 1 to `i32::MAX`; anything else
+    /// is [`Error::OutOfRange`] when sent.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// The most requests [`Query::full_page`] sends for one page.
+pub const FULL_PAGE_REQUESTS: u32 = 32;
+
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// The request this operation sends (the first page).
     pub fn params(&self) -> Result<Request, Error> {
@@ -39,6 +42,53 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             ))
         });
         db.traced(span, sent)
+    }
+
+    /// One page of `size` items (and items that did not decode), starting after `cursor`:
+    /// where [`limit`](Self::limit) bounds what DynamoDB evaluates, so that a filter (the
+    /// entity's, the expiry's, yours) leaves pages short or empty, this asks again, each time
+    /// for what is missing, until it holds `size` or the query ends. Its cursor resumes after
+    /// the last item it read. At most [`FULL_PAGE_REQUESTS`] requests are sent; a page that
+    /// reaches the bound comes back short, with its cursor. `limit` is not used.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfRange`] for a `size` of 0 or above `i32::MAX`; a request's error.
+    pub async fn full_page(&self, size: u32, cursor: Option<&Cursor>) -> Result<Page<D>, Error>
+    where
+        D: 'db,
+    {
+        let size = crate::op::in_range("Limit", size, i32::MAX.unsigned_abs())?;
+        let mut page = Page {
+            items: Vec::new(),
+            errors: Vec::new(),
+            cursor: cursor.cloned(),
+        };
+        for _ in 0..FULL_PAGE_REQUESTS {
+            let held = page.items.len() + page.errors.len();
+            let missing = usize::try_from(size)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(held);
+            let request = self
+                .page_request(page.cursor.as_ref())?
+                .limit(i32::try_from(missing).unwrap_or(i32::MAX));
+            let sent = async { request.send().await.map_err(Error::from) };
+            let output = self.db.traced(self.span(), sent).await?;
+            self.db.record(output.consumed_capacity());
+            let part = Page::from_output(
+                <E::Table as Table>::SCHEMA,
+                output,
+                self.partition.index,
+                self.seal()?,
+            );
+            page.items.extend(part.items);
+            page.errors.extend(part.errors);
+            page.cursor = part.cursor;
+            if page.cursor.is_none() || page.items.len() + page.errors.len() >= missing + held {
+                break;
+            }
+        }
+        Ok(page)
     }
 
     /// The request for the page after `cursor`.
