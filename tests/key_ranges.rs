@@ -168,7 +168,9 @@ macro_rules! inner {
                 .all()
                 .await
                 .unwrap();
-            prop_assert_eq!(found.len(), $expected.len(), "{:?}", $op);
+            let mut found: Vec<$ty> = found.into_iter().map(|item| item.v).collect();
+            found.sort();
+            prop_assert_eq!(found, $expected.clone(), "{:?}", $op);
         }
     };
 }

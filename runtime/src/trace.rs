@@ -232,10 +232,8 @@ pub(crate) fn record_capacity(units: f64, reported: &[&ConsumedCapacity]) {
 /// One `ConsumedCapacity` entry in DynamoDB's own JSON names, with the fields it reported.
 fn capacity_json(entry: &ConsumedCapacity) -> serde_json::Value {
     // The units of the whole entry, of its table, or of one index.
-    fn units(
-        mut object: serde_json::Map<String, serde_json::Value>,
-        [all, read, write]: [Option<f64>; 3],
-    ) -> serde_json::Map<String, serde_json::Value> {
+    fn units([all, read, write]: [Option<f64>; 3]) -> serde_json::Map<String, serde_json::Value> {
+        let mut object = serde_json::Map::new();
         for (name, value) in [
             ("CapacityUnits", all),
             ("ReadCapacityUnits", read),
@@ -253,14 +251,14 @@ fn capacity_json(entry: &ConsumedCapacity) -> serde_json::Value {
             capacity.read_capacity_units,
             capacity.write_capacity_units,
         ];
-        serde_json::Value::from(units(serde_json::Map::new(), reported))
+        serde_json::Value::from(units(reported))
     };
     let reported = [
         entry.capacity_units,
         entry.read_capacity_units,
         entry.write_capacity_units,
     ];
-    let mut object = units(serde_json::Map::new(), reported);
+    let mut object = units(reported);
     if let Some(table) = entry.table_name() {
         object.insert("TableName".to_owned(), table.into());
     }

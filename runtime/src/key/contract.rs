@@ -111,19 +111,17 @@ pub fn check_key_part<T: KeyField + Ord + Debug>(values: &[T]) -> Result<(), Key
             Ok(text)
         })
         .collect::<Result<Vec<String>, KeyPartViolation>>()?;
-    for (value, text) in values.iter().zip(&texts) {
-        for (other, other_text) in values.iter().zip(&texts) {
-            if value < other && text >= other_text {
-                return Err(KeyPartViolation::Order {
-                    smaller: format!("{value:?}"),
-                    smaller_text: format!("{text:?}"),
-                    larger: format!("{other:?}"),
-                    larger_text: format!("{other_text:?}"),
-                });
-            }
-        }
+    match first_pair(values, &texts, |value, text, other, other_text| {
+        value < other && text >= other_text
+    }) {
+        Some([smaller, smaller_text, larger, larger_text]) => Err(KeyPartViolation::Order {
+            smaller,
+            smaller_text,
+            larger,
+            larger_text,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks that no value's key text starts another's, as [`PrefixFree`] promises: what makes a
@@ -142,19 +140,41 @@ pub fn check_prefix_free<T: PrefixFree + Debug>(values: &[T]) -> Result<(), KeyP
         .iter()
         .map(key_text)
         .collect::<Result<Vec<String>, KeyPartViolation>>()?;
-    for (value, text) in values.iter().zip(&texts) {
-        for (other, other_text) in values.iter().zip(&texts) {
-            if other_text.len() > text.len() && other_text.starts_with(text.as_str()) {
-                return Err(KeyPartViolation::Prefix {
-                    value: format!("{value:?}"),
-                    text: format!("{text:?}"),
-                    other: format!("{other:?}"),
-                    other_text: format!("{other_text:?}"),
-                });
-            }
-        }
+    match first_pair(values, &texts, |_, text, _, other_text| {
+        other_text.len() > text.len() && other_text.starts_with(text)
+    }) {
+        Some([value, text, other, other_text]) => Err(KeyPartViolation::Prefix {
+            value,
+            text,
+            other,
+            other_text,
+        }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first pair of values (with their key texts) that `broken` finds, as `Debug` prints
+/// them: value, text, other value, other text. Every ordered pair is tried (n² for n values).
+fn first_pair<T: Debug>(
+    values: &[T],
+    texts: &[String],
+    broken: impl Fn(&T, &str, &T, &str) -> bool,
+) -> Option<[String; 4]> {
+    let pairs = values
+        .iter()
+        .zip(texts)
+        .flat_map(|first| values.iter().zip(texts).map(move |second| (first, second)));
+    pairs
+        .filter(|((value, text), (other, other_text))| broken(value, text, other, other_text))
+        .map(|((value, text), (other, other_text))| {
+            [
+                format!("{value:?}"),
+                format!("{text:?}"),
+                format!("{other:?}"),
+                format!("{other_text:?}"),
+            ]
+        })
+        .next()
 }
 
 /// `value`'s key text, rendered in [`CHECKED`].

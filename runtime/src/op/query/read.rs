@@ -59,16 +59,14 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         D: 'db,
     {
         let size = crate::op::in_range("Limit", size, i32::MAX.unsigned_abs())?;
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
         let mut page = Page {
             items: Vec::new(),
             errors: Vec::new(),
             cursor: cursor.cloned(),
         };
         for _ in 0..FULL_PAGE_REQUESTS {
-            let held = page.items.len() + page.errors.len();
-            let missing = usize::try_from(size)
-                .unwrap_or(usize::MAX)
-                .saturating_sub(held);
+            let missing = size.saturating_sub(page.items.len() + page.errors.len());
             let request = self
                 .page_request(page.cursor.as_ref())?
                 .limit(i32::try_from(missing).unwrap_or(i32::MAX));
@@ -84,7 +82,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             page.items.extend(part.items);
             page.errors.extend(part.errors);
             page.cursor = part.cursor;
-            if page.cursor.is_none() || page.items.len() + page.errors.len() >= missing + held {
+            if page.cursor.is_none() || page.items.len() + page.errors.len() >= size {
                 break;
             }
         }
