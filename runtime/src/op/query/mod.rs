@@ -25,7 +25,6 @@ mod key_condition;
 mod lean;
 mod page;
 mod read;
-pub use read::FULL_PAGE_REQUESTS;
 mod request;
 
 pub use decode::{Collection, Decode, Projected};
@@ -34,7 +33,7 @@ pub use indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
 use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts};
 pub use key_condition::{Closed, InnerPart, LastPart, PartitionKey, Parts, RangeOn, SortKeyPart};
 pub use lean::{Hydrate, Hydrated, LeanCost, WholeItems};
-pub use page::Page;
+pub use page::{Page, FULL_PAGE_REQUESTS};
 
 pub use cursor::{Cursor, CursorError, CursorKey};
 

@@ -5,6 +5,9 @@ use super::decode::Decode;
 use crate::item::DecodeError;
 use crate::schema::{IndexSchema, TableSchema};
 
+/// The most requests [`Query::full_page`](super::Query::full_page) sends for one page.
+pub const FULL_PAGE_REQUESTS: u32 = 32;
+
 /// One page of a query.
 #[derive(Debug)]
 pub struct Page<E> {

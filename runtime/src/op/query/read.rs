@@ -1,9 +1,7 @@
 //! Sending a query: one page, every page, every item, or a count.
 
+use super::page::FULL_PAGE_REQUESTS;
 use super::*;
-
-/// The most requests [`Query::full_page`] sends for one page.
-pub const FULL_PAGE_REQUESTS: u32 = 32;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// The request this operation sends (the first page).
