@@ -99,6 +99,23 @@ impl<'a> Entity<'a> {
     pub fn field(&self, name: &str) -> Option<&Field<'a>> {
         self.fields.iter().find(|field| field.ident.unraw() == name)
     }
+
+    /// The names of the fields the primary key is built from, in order of first appearance.
+    pub fn primary_key_fields(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for name in self
+            .attrs
+            .pk
+            .iter()
+            .chain(&self.attrs.sk)
+            .flat_map(crate::template::Template::fields)
+        {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
 }
 
 /// A struct deriving `Table`.

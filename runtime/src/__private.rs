@@ -10,13 +10,13 @@ pub use crate::schema::{
     IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
 };
 
-pub use crate::expr::field::Updatable;
+pub use crate::expr::field_role::{role, FieldOf};
 pub use crate::expr::state;
 pub use crate::expr::Field;
 pub use crate::item::decode_fields;
 pub use crate::managed::{timestamp_value, Timestamp, VersionNumber};
 pub use crate::op::query::{
-    primary, Closed, Collection, Decode, InnerPart, LastPart, PartitionKey, Parts, SortKeyPart,
+    primary, After, Collection, Decode, InnerPart, LastPart, PartitionKey, SortKeyPart, Start,
 };
 pub use crate::op::query::{Projection, ProjectionOf};
 pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};

@@ -478,13 +478,13 @@ pub struct EntityIndex {
     pub rule: Option<IndexRule>,
 }
 
-/// The indexes of entity `E` that its field number `F` is an input of, worked out at compile
-/// time: bit `i` stands for `E::SCHEMA.indexes[i]`. An update tells from these which indexes
+/// The indexes of entity `E` that its field `F` (a marker type) is an input of, worked out at
+/// compile time: bit `i` stands for `E::SCHEMA.indexes[i]`. An update tells from these which indexes
 /// it changes without reading templates.
-pub(crate) struct FieldIndexes<E, const F: usize>(std::marker::PhantomData<E>);
+pub(crate) struct FieldIndexes<E, F>(std::marker::PhantomData<fn() -> (E, F)>);
 
-impl<E: Entity, const F: usize> FieldIndexes<E, F> {
-    pub(crate) const MASK: u64 = E::SCHEMA.index_mask(F);
+impl<E: Entity, F: crate::expr::field_role::FieldOf<E>> FieldIndexes<E, F> {
+    pub(crate) const MASK: u64 = E::SCHEMA.index_mask(F::INDEX);
 }
 
 /// The bit of the index at `position` in a [`FieldIndexes`] mask (none past 64 indexes,

@@ -1,5 +1,6 @@
 //! `#[derive(Entity)]`: the entity's schema, key builders, field paths and checks.
 
+use super::markers::Markers;
 use super::queries::expand_queries;
 use super::tokens::{private, respan};
 use super::update_state::expand_update_state;
@@ -334,15 +335,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     }
 
     // Key constructor arguments: the primary key's fields, in order of first appearance.
-    let mut key_fields: Vec<&str> = Vec::new();
-    for name in pk
-        .fields()
-        .chain(entity.attrs.sk.iter().flat_map(Template::fields))
-    {
-        if !key_fields.contains(&name) {
-            key_fields.push(name);
-        }
-    }
+    let key_fields = entity.primary_key_fields();
     let key_params = key_fields.iter().filter_map(|name| {
         let field = entity.field(name)?;
         let ident = field.ident;
@@ -367,9 +360,11 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             let #ident = #st::KeyArg::<#ty>::key_arg(&#ident);
         })
     });
-    let (field_schemas, field_paths, updatable) = expand_fields(entity, &templates);
-    let (update_state, update_state_items) = expand_update_state(entity);
-    let (query_constructors, query_items) = expand_queries(entity);
+    let markers = Markers::new(entity);
+    let marker_items = markers.items(entity);
+    let (field_schemas, field_paths) = expand_fields(entity, &markers, &templates);
+    let (update_state, update_state_items) = expand_update_state(entity, &markers);
+    let (query_constructors, query_items) = expand_queries(entity, &markers);
     let managed = expand_managed(entity, &mut checks);
     let ttl_check = entity.fields.iter().find_map(|field| {
         let (FieldRole::Ttl, path) = field.role.as_ref()? else {
@@ -383,7 +378,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             path.span(),
         ))
     });
-    let (unique_schemas, unique_impls) = expand_unique(entity, &mut checks);
+    let (unique_schemas, unique_impls) = expand_unique(entity, &markers, &mut checks);
     let versioned = entity
         .fields
         .iter()
@@ -443,7 +438,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 }
             }
 
-            #(#updatable)*
+            #marker_items
             #versioned
 
             #update_state_items
@@ -478,6 +473,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
 /// `unique` (or its name in `unique(a, b)`).
 fn expand_unique(
     entity: &Entity,
+    markers: &Markers,
     checks: &mut Vec<TokenStream>,
 ) -> (Vec<TokenStream>, TokenStream) {
     let st = private();
@@ -498,9 +494,10 @@ fn expand_unique(
         let attribute = &field.attribute;
         let index = schemas.len();
         schemas.push(quote!(#st::UniqueSchema { name: #name, attributes: &[#attribute] }));
+        let marker = markers.at(position);
         impls.push(quote! {
             #[automatically_derived]
-            impl #st::UniqueField<#position> for #ident {
+            impl #st::UniqueField<#ident> for #marker {
                 const UNIQUE: usize = #index;
             }
         });
@@ -580,20 +577,17 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
     quote!(#st::ManagedFields { version: #version, version_max: #version_max, created_at: #created_at, updated_at: #updated_at, ttl: #ttl })
 }
 
-/// The update state type: one parameter per field that feeds an index (primary key fields
-/// excepted), `Touch` for every field, and `UpdateComplete` when, for every index, no input
-/// changes or every input is known. Each index gets its own trait so the error names it.
-/// Per field: its schema entry, its typed path constant, and whether it may be updated.
+/// Per field: its schema entry and its typed path constant, whose marker type says (through
+/// `FieldOf`) whether it may be updated.
 fn expand_fields(
     entity: &Entity,
+    markers: &Markers,
     templates: &[&Template],
-) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let st = private();
     let ident = entity.ident;
-    let key_templates: Vec<&Template> = entity.attrs.pk.iter().chain(&entity.attrs.sk).collect();
     let mut schemas = Vec::new();
     let mut paths = Vec::new();
-    let mut updatable = Vec::new();
     for (position, field) in entity.fields.iter().enumerate() {
         let name = field.ident.to_string();
         let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
@@ -637,69 +631,10 @@ fn expand_fields(
             }
             _ => TokenStream::new(),
         };
+        let marker = markers.at(position);
         paths.push(quote! {
             #[doc = #doc]
-            pub const #constant: #st::Field<#ident, #ty, #position> = #st::Field::new(#name, #attribute)#stored;
-        });
-        let key_uses: Vec<String> = key_templates
-            .iter()
-            .zip(["pk", "sk"])
-            .filter(|(template, _)| template.fields().any(|used| used == name))
-            .map(|(template, role)| format!("{role} = {:?}", template.literal.value()))
-            .collect();
-        // A TTL field is the user's to set (extending an expiry is an update); the others are
-        // the library's.
-        if let Some((role, _)) = field
-            .role
-            .as_ref()
-            .filter(|(role, _)| *role != FieldRole::Ttl)
-        {
-            let explanation = format_ident!("__{}_{}_is_managed", ident, name);
-            let message = format!(
-                "`{name}` is `#[dynamo({})]`: singletable maintains it on every put and update, so it cannot be updated directly",
-                role.name()
-            );
-            let note = match role {
-                FieldRole::Version => "use `.expect_version(v)` to update only if the item is still at the version you read".to_owned(),
-                _ => "the library writes the current time itself".to_owned(),
-            };
-            updatable.push(quote! {
-                #[diagnostic::on_unimplemented(message = #message, label = "maintained by singletable", note = #note)]
-                #[allow(non_camel_case_types)]
-                trait #explanation {}
-                #[automatically_derived]
-                impl<__T: #explanation> #st::Updatable<#position, __T> for #ident {}
-            });
-            continue;
-        }
-        if key_uses.is_empty() {
-            updatable.push(quote! {
-                #[automatically_derived]
-                impl<__T> #st::Updatable<#position, __T> for #ident {}
-            });
-            continue;
-        }
-        // A key field's update resolves to this trait, which nothing implements: its message
-        // is the explanation the user sees.
-        let explanation = format_ident!("__{}_{}_is_a_key_attribute", ident, name);
-        let templates = key_uses
-            .iter()
-            .map(|template| template.replace('{', "{{").replace('}', "}}"))
-            .collect::<Vec<_>>()
-            .join(" and ");
-        let message = format!(
-            "`{name}` is part of the primary key of `{ident}` ({templates}); keys cannot change in place"
-        );
-        let lower = ident.to_string().to_lowercase();
-        let note = format!(
-            "to change `{name}`, move the item with `db.rekey(&{lower}, &new_{lower})`: it deletes the old `{ident}` and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
-        );
-        updatable.push(quote! {
-            #[diagnostic::on_unimplemented(message = #message, label = "cannot update a key attribute", note = #note)]
-            #[allow(non_camel_case_types)]
-            trait #explanation {}
-            #[automatically_derived]
-            impl<__T: #explanation> #st::Updatable<#position, __T> for #ident {}
+            pub const #constant: #st::Field<#ident, #ty, #marker> = #st::Field::new(#name, #attribute)#stored;
         });
     }
     for (ident, path) in &entity.unstored {
@@ -713,7 +648,7 @@ fn expand_fields(
             &format!("`{name}` is `#[serde({setting})]`: it is never stored, so no typed path reads, writes or compares it"),
         ));
     }
-    (schemas, paths, updatable)
+    (schemas, paths)
 }
 
 /// The deprecated stand-in for the typed path of field `name`, whose note says why it has none.

@@ -3,6 +3,7 @@
 mod collection;
 mod entity;
 mod key_part;
+mod markers;
 mod projection;
 mod queries;
 mod table;

@@ -1,6 +1,7 @@
 //! The query constructors of an entity: one per index partition template.
 
 use super::entity::template_const;
+use super::markers::Markers;
 use super::tokens::{private, respan};
 use crate::ast::Entity;
 use crate::template::Template;
@@ -11,7 +12,10 @@ use syn::Ident;
 /// Per queryable index (the table's key, each GSI and LSI): a partition constructor taking
 /// the partition template's fields, and `SortKeyPart` impls that admit the sort key parts in
 /// template order only.
-pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream) {
+pub(super) fn expand_queries(
+    entity: &Entity,
+    markers: &Markers,
+) -> (Vec<TokenStream>, TokenStream) {
     let st = private();
     let ident = entity.ident;
     let Some(pk) = &entity.attrs.pk else {
@@ -24,7 +28,6 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
         partition: KeySource::Template(pk),
         sort: entity.attrs.sk.as_ref().map(KeySource::Template),
         label: "the table".to_owned(),
-        sort_label: "sk".to_owned(),
     }];
     for index in &entity.attrs.indexes {
         let slot = index.slot.name();
@@ -49,7 +52,6 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
             partition,
             sort,
             label: format!("index `{slot}`"),
-            sort_label: format!("{slot}sk"),
         });
     }
     let mut constructors = Vec::new();
@@ -62,42 +64,20 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
             partition,
             sort,
             label,
-            sort_label,
         } = target;
         constructors.push(partition_constructor(
             entity, &name, &marker, &schema, &partition, &label,
         ));
         let Some(sort) = sort else { continue };
         let parts: Vec<String> = sort.fields();
-        let list = parts
-            .iter()
-            .map(|part| format!("`{part}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let mut state = quote!(#st::Start);
         for (step, part) in parts.iter().enumerate() {
             if parts[..step].contains(part) {
                 continue;
             }
-            let Some(position) = entity
-                .fields
-                .iter()
-                .position(|field| syn::ext::IdentExt::unraw(field.ident) == part)
-            else {
+            let Some(part_marker) = markers.named(entity, part) else {
                 continue;
             };
-            let ty = entity.fields[position].ty;
-            let check = format_ident!("__{}_{}_sort_part_{}", ident, name, step);
-            let message = format!(
-                "`{part}` is sort key part {} of {label} of `{ident}` ({sort_label} = {}), so it cannot come here",
-                step + 1,
-                sort.describe()
-            )
-            .replace('{', "{{")
-            .replace('}', "}}");
-            let note = format!("give the parts in template order ({list}), each at most once; a range (`between`, `lt`, ...) on a part ends the sort key condition")
-                .replace('{', "{{")
-                .replace('}', "}}");
-            let next = step + 1;
             // A range on a part that other key text follows is exact only for prefix-free
             // types; the runtime's `RangeOn` says so where a query asks for one.
             let place = if sort.ends_with_field(step) {
@@ -106,16 +86,13 @@ pub(super) fn expand_queries(entity: &Entity) -> (Vec<TokenStream>, TokenStream)
                 quote!(#st::InnerPart)
             };
             items.push(quote! {
-                #[diagnostic::on_unimplemented(message = #message, label = "a query cannot skip or repeat a sort key part", note = #note)]
-                #[allow(non_camel_case_types)]
-                trait #check {}
-                impl #check for #st::Parts<#step> {}
                 #[automatically_derived]
-                impl<__P: #check> #st::SortKeyPart<#ident, #marker, __P> for #st::Field<#ident, #ty, #position> {
-                    type Next = #st::Parts<#next>;
+                impl #st::SortKeyPart<#ident, #marker, #state> for #part_marker {
+                    type Next = #st::After<#part_marker>;
                     type Position = #place;
                 }
             });
+            state = quote!(#st::After<#part_marker>);
         }
     }
     (constructors, quote!(#(#items)*))
@@ -130,7 +107,6 @@ struct QueryTarget<'a> {
     partition: KeySource<'a>,
     sort: Option<KeySource<'a>>,
     label: String,
-    sort_label: String,
 }
 
 /// A key made from a template, or attributes of the item read as they are.

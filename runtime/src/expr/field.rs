@@ -9,27 +9,32 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use std::marker::PhantomData;
 
-/// The typed path to field number `F` (of type `T`) of entity `E`.
-pub struct Field<E, T, const F: usize> {
+/// The typed path to field `F` (of type `T`) of entity `E`; `F` is the field's marker type
+/// ([`FieldOf`](super::field_role::FieldOf)).
+pub struct Field<E, T, F> {
     name: &'static str,
     attribute: &'static str,
     /// How DynamoDB stores the field, when that is not how serde writes it (a TTL field).
     stored: Option<StoredForm>,
-    types: PhantomData<fn() -> (E, T)>,
+    types: PhantomData<Marks<E, T, F>>,
 }
+
+/// The entity, value and field types a path carries; a function pointer so that a path is
+/// `Send`, `Sync` and `Copy` whatever they are.
+type Marks<E, T, F> = fn() -> (E, T, F);
 
 /// The stored form of a value as serde writes it; `None` for a value stored as no attribute.
 pub type StoredForm = fn(AttributeValue) -> Result<Option<AttributeValue>, String>;
 
-impl<E, T, const F: usize> Clone for Field<E, T, F> {
+impl<E, T, F> Clone for Field<E, T, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<E, T, const F: usize> Copy for Field<E, T, F> {}
+impl<E, T, F> Copy for Field<E, T, F> {}
 
-impl<E, T, const F: usize> std::fmt::Debug for Field<E, T, F> {
+impl<E, T, F> std::fmt::Debug for Field<E, T, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Field({})", self.attribute)
     }
@@ -43,7 +48,7 @@ pub trait FieldPath {
     type Value;
 }
 
-impl<E, T, const F: usize> FieldPath for Field<E, T, F> {
+impl<E, T, F> FieldPath for Field<E, T, F> {
     type Entity = E;
     type Value = T;
 }
@@ -71,7 +76,7 @@ pub(crate) fn into_value<T: Serialize + 'static>(value: T) -> Result<AttributeVa
     }
 }
 
-impl<E, T, const F: usize> Field<E, T, F> {
+impl<E, T, F> Field<E, T, F> {
     /// Used by the derive.
     #[doc(hidden)]
     pub const fn new(name: &'static str, attribute: &'static str) -> Self {
@@ -160,29 +165,29 @@ impl<E, T, const F: usize> Field<E, T, F> {
 }
 
 /// The types a [`Nested`] path carries, only at compile time.
-type NestedTypes<E, Top, T> = fn() -> (E, Top, T);
+type NestedTypes<E, Top, T, F> = fn() -> (E, Top, T, F);
 
-/// The typed path to a value inside field number `F` (of type `Top`) of entity `E`: a list
+/// The typed path to a value inside field `F` (of type `Top`) of entity `E`: a list
 /// element or a map entry, of type `T`.
-pub struct Nested<E, Top, T, const F: usize> {
+pub struct Nested<E, Top, T, F> {
     field: &'static str,
     path: AttrPath,
-    types: PhantomData<NestedTypes<E, Top, T>>,
+    types: PhantomData<NestedTypes<E, Top, T, F>>,
 }
 
-impl<E, Top, T, const F: usize> Clone for Nested<E, Top, T, F> {
+impl<E, Top, T, F> Clone for Nested<E, Top, T, F> {
     fn clone(&self) -> Self {
         Nested::new(self.field, self.path.clone())
     }
 }
 
-impl<E, Top, T, const F: usize> std::fmt::Debug for Nested<E, Top, T, F> {
+impl<E, Top, T, F> std::fmt::Debug for Nested<E, Top, T, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Nested({})", self.path)
     }
 }
 
-impl<E, Top, T, const F: usize> Nested<E, Top, T, F> {
+impl<E, Top, T, F> Nested<E, Top, T, F> {
     fn new(field: &'static str, path: AttrPath) -> Self {
         Nested {
             field,
@@ -358,7 +363,7 @@ macro_rules! condition_methods {
     }
 
     /// `field <op> other_field`, both of the same type.
-    pub fn compare_field<const G: usize>(
+    pub fn compare_field<G>(
         self,
         comparison: Comparison,
         other: Field<E, T, G>,
@@ -401,14 +406,14 @@ macro_rules! condition_methods {
 }
 
 condition_methods!(
-    [E, T, const F: usize] Field<E, T, F>,
-    [E, const F: usize] Field<E, String, F>,
-    [E, T: Searchable, const F: usize] Field<E, T, F>
+    [E, T, F] Field<E, T, F>,
+    [E, F] Field<E, String, F>,
+    [E, T: Searchable, F] Field<E, T, F>
 );
 condition_methods!(
-    [E, Top, T, const F: usize] Nested<E, Top, T, F>,
-    [E, Top, const F: usize] Nested<E, Top, String, F>,
-    [E, Top, T: Searchable, const F: usize] Nested<E, Top, T, F>
+    [E, Top, T, F] Nested<E, Top, T, F>,
+    [E, Top, F] Nested<E, Top, String, F>,
+    [E, Top, T: Searchable, F] Nested<E, Top, T, F>
 );
 
 /// DynamoDB's limit on the operands of one `IN`.
@@ -514,10 +519,6 @@ impl<U> Container for std::collections::BTreeSet<U> {
     type Element = U;
 }
 
-/// Fields that may be updated; the derive leaves key fields out, with an explanation.
-#[diagnostic::on_unimplemented(message = "field number {F} of `{Self}` cannot be updated")]
-pub trait Updatable<const F: usize, T> {}
-
 /// Optional fields, which `REMOVE` may delete.
 #[diagnostic::on_unimplemented(
     message = "cannot REMOVE a required field: its type `{Self}` is not an `Option`",
@@ -608,7 +609,7 @@ mod tests {
 /// A path [`Update::advance`](crate::op::update::Update::advance) can guard: a field of `E`
 /// (`Top = T`), or a list element or map entry inside field `F` (of type `Top`). Sealed:
 /// implemented for [`Field`] and [`Nested`] only.
-pub trait GuardPath<E, Top, T, const F: usize>: guard_path::Sealed {
+pub trait GuardPath<E, Top, T, F>: guard_path::Sealed {
     /// The Rust field name, for messages.
     fn field_name(&self) -> &'static str;
     /// The document path.
@@ -620,11 +621,11 @@ pub trait GuardPath<E, Top, T, const F: usize>: guard_path::Sealed {
 
 mod guard_path {
     pub trait Sealed {}
-    impl<E, T, const F: usize> Sealed for super::Field<E, T, F> {}
-    impl<E, Top, T, const F: usize> Sealed for super::Nested<E, Top, T, F> {}
+    impl<E, T, F> Sealed for super::Field<E, T, F> {}
+    impl<E, Top, T, F> Sealed for super::Nested<E, Top, T, F> {}
 }
 
-impl<E, T, const F: usize> GuardPath<E, T, T, F> for Field<E, T, F> {
+impl<E, T, F> GuardPath<E, T, T, F> for Field<E, T, F> {
     fn field_name(&self) -> &'static str {
         self.name
     }
@@ -638,7 +639,7 @@ impl<E, T, const F: usize> GuardPath<E, T, T, F> for Field<E, T, F> {
     }
 }
 
-impl<E, Top, T, const F: usize> GuardPath<E, Top, T, F> for Nested<E, Top, T, F> {
+impl<E, Top, T, F> GuardPath<E, Top, T, F> for Nested<E, Top, T, F> {
     fn field_name(&self) -> &'static str {
         self.name()
     }

@@ -6,6 +6,8 @@
 
 pub mod condition;
 pub mod field;
+#[doc(hidden)]
+pub mod field_role;
 pub mod path;
 mod placeholders;
 pub(crate) mod sets;

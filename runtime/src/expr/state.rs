@@ -1,10 +1,10 @@
 //! Type-level bookkeeping that makes an update which would leave an index stale a compile
 //! error.
 //!
-//! The derive gives each entity an update state type with one parameter per field that feeds
+//! The derive gives each entity an update state, a tuple with one element per field that feeds
 //! an index key or a sparse-index rule (fields of the primary key excepted: the key supplies
-//! them). Each `set`/`given`/`add`... moves that field's parameter to [`Changed`], [`Given`] or
-//! [`Relative`]; `send` requires [`UpdateComplete`], which holds when, for every index, either
+//! them). Each `set`/`given`/`add`... moves that field's element to [`Changed`], [`Given`] or
+//! [`Relative`]; `send` requires [`UpdateComplete`] of the entity, which holds when, for every index, either
 //! no input changes or every input is known.
 
 /// The field is neither changed nor supplied.
@@ -129,15 +129,28 @@ impl Verdict for (Yes, No) {
     type Out = Incomplete;
 }
 
-/// The update state after an operation of kind `M` on field number `F`.
-pub trait Touch<const F: usize, M> {
+/// Implemented by the derive on the entity: the update state after an operation of kind `M`
+/// on field `F` (its marker type) in update state `S`.
+pub trait Touch<S, F, M> {
     /// The new update state.
     type Out;
 }
 
-/// Holds for an update state in which no index would go stale.
+/// Implemented by the derive on the entity: in update state `S`, no index would go stale.
 #[diagnostic::on_unimplemented(
-    message = "this update would leave an index of the entity stale",
+    message = "this update would leave an index of `{Self}` stale",
     label = "some index input changes while others are unknown"
 )]
-pub trait UpdateComplete {}
+pub trait UpdateComplete<S> {}
+
+/// The verdict for index `I` of entity `E` and its input `F`: [`Complete`] implements it for
+/// every index and input, [`Incomplete`] for none, so an update that changes an input of `I`
+/// while `F` is unknown fails here, naming all three.
+#[diagnostic::on_unimplemented(
+    message = "this update changes an input of index `{I}` of `{E}`, so it must also know `{F}`: without it the index key cannot be recomputed",
+    label = "this update would leave index `{I}` stale",
+    note = "set `{F}`, or supply its current value with `.given(..)`, which the request also asserts; a value changed by `add`, `increment` or `append` is unknown and cannot feed an index"
+)]
+pub trait Knows<E, I, F> {}
+
+impl<E, I, F> Knows<E, I, F> for Complete {}

@@ -16,16 +16,17 @@ impl<T: Table> Db<T> {
     /// sentinel of the value, which names its owner, then the owner. The sentinel carries no
     /// copy of the item, so that a write of the item stays one write of the item plus one per
     /// changed unique value, whatever the item's size.
-    pub async fn get_by_unique<E, V, const F: usize>(
+    pub async fn get_by_unique<E, V, F>(
         &self,
         field: Field<E, V, F>,
         value: impl ValueFor<V>,
     ) -> Result<E, Error>
     where
-        E: Entity<Table = T> + UniqueField<F>,
+        E: Entity<Table = T>,
+        F: UniqueField<E>,
         V: serde::Serialize,
     {
-        let Some(unique) = E::SCHEMA.unique.get(<E as UniqueField<F>>::UNIQUE) else {
+        let Some(unique) = E::SCHEMA.unique.get(F::UNIQUE) else {
             return Err(Error::NotFound {
                 entity: E::SCHEMA.name,
                 key: crate::item::key_text::<T>(&Item::new()),

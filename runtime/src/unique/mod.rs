@@ -60,14 +60,15 @@ pub trait UniqueValue {}
 impl<T: crate::KeyPart + ?Sized> UniqueValue for T {}
 impl<T: crate::KeyPart> UniqueValue for Option<T> {}
 
-/// An entity field that is `#[dynamo(unique)]`, so that [`Db::get_by_unique`](crate::Db::get_by_unique)
-/// can look an item up by it. Implemented by the `Entity` derive.
+/// A field of entity `E` (its marker type) that is `#[dynamo(unique)]`, so that
+/// [`Db::get_by_unique`](crate::Db::get_by_unique) can look an item up by it. Implemented by
+/// the `Entity` derive.
 #[diagnostic::on_unimplemented(
-    message = "field number {F} of `{Self}` is not unique, so it cannot find one item",
+    message = "`{Self}` of `{E}` is not unique, so it cannot find one item",
     label = "a lookup by value needs a `#[dynamo(unique)]` field",
     note = "mark the field `#[dynamo(unique)]` (writes then keep a sentinel item per value), or query an index on it"
 )]
-pub trait UniqueField<const F: usize> {
+pub trait UniqueField<E> {
     /// Its position in the entity's unique values.
     const UNIQUE: usize;
 }

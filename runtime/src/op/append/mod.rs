@@ -61,11 +61,7 @@ pub enum Appended<T> {
 impl<T: Table + HasSortKey> Db<T> {
     /// Appends `item` only if its `field` is newer than every value accepted so far in its
     /// partition; transaction conflicts and throttling are retried, a stale value never is.
-    pub fn append<'db, E, V, const F: usize>(
-        &'db self,
-        item: &E,
-        field: Field<E, V, F>,
-    ) -> Append<'db, E, V>
+    pub fn append<'db, E, V, F>(&'db self, item: &E, field: Field<E, V, F>) -> Append<'db, E, V>
     where
         E: Entity<Table = T>,
         V: AppendOrder + DeserializeOwned,
@@ -86,7 +82,7 @@ impl<T: Table + HasSortKey> Db<T> {
     /// `field` in the partition, read consistently. Safe while writers run: the pointer only
     /// ever moves forward. Returns the pointer's value after the call (which may be a newer
     /// value another writer put there), if the partition has history or a pointer.
-    pub async fn init_latest<E, V, const F: usize>(
+    pub async fn init_latest<E, V, F>(
         &self,
         partition: PartitionKey<E, primary>,
         field: Field<E, V, F>,
@@ -130,7 +126,7 @@ impl<T: Table + HasSortKey> Db<T> {
     /// The partition's append pointer: the greatest value of `field` accepted so far by
     /// [`Db::append`] (or set by [`Db::init_latest`]), read consistently and left as it is.
     /// `None` before the first guarded append.
-    pub async fn latest<E, V, const F: usize>(
+    pub async fn latest<E, V, F>(
         &self,
         partition: PartitionKey<E, primary>,
         field: Field<E, V, F>,
@@ -177,7 +173,7 @@ fn partition_text<E: Entity>(partition: &PartitionKey<E, primary>) -> Result<Str
 }
 
 /// The value of `field` in `item`, as its Rust type.
-fn field_value<E: Entity, V: DeserializeOwned, const F: usize>(
+fn field_value<E: Entity, V: DeserializeOwned, F>(
     item: &E,
     field: Field<E, V, F>,
 ) -> Result<V, EncodeError> {

@@ -13,21 +13,22 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use std::marker::PhantomData;
 
-/// How many sort key parts a query has given so far.
+/// No sort key part given yet.
 #[derive(Debug)]
-pub enum Parts<const N: usize> {}
+pub enum Start {}
+/// The sort key parts up to field `F` (its marker type) are given.
+pub struct After<F>(std::marker::PhantomData<fn() -> F>);
 /// The sort key condition is complete (all parts given, or a range given).
 #[derive(Debug)]
 pub enum Closed {}
 
-/// Implemented by the derive on each sort key part's field path: the part may follow state
-/// `P` of a query on index `I` of entity `E`, which admits parts in template order only.
-///
-/// It is implemented on the field (not the entity) so that the field a call names decides
-/// which part it is, and a misplaced part is reported as such.
+/// Implemented by the derive on the marker type of each sort key part: the part may follow
+/// state `P` ([`Start`] or [`After`] the part before it) of a query on index `I` of entity
+/// `E`, which admits parts in template order only.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a sort key part of this index",
-    label = "not part of the index's sort key template"
+    message = "`{Self}` is not the next sort key part of index `{I}` of `{E}`",
+    label = "a query cannot skip or repeat a sort key part",
+    note = "give the parts in template order, each at most once; a range (`between`, `lt`, ...) on a part ends the sort key condition"
 )]
 pub trait SortKeyPart<E, I, P> {
     /// The state after this part.

@@ -31,7 +31,9 @@ pub use decode::{Collection, Decode, Projected};
 pub use entry::{IndexEntry, Projection, ProjectionOf};
 pub use indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
 use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts};
-pub use key_condition::{Closed, InnerPart, LastPart, PartitionKey, Parts, RangeOn, SortKeyPart};
+pub use key_condition::{
+    After, Closed, InnerPart, LastPart, PartitionKey, RangeOn, SortKeyPart, Start,
+};
 pub use lean::{Hydrate, Hydrated, LeanCost, WholeItems};
 pub use page::{Page, FULL_PAGE_REQUESTS};
 
@@ -40,9 +42,9 @@ pub use cursor::{Cursor, CursorError, CursorKey};
 use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Keeps, Node, Operand};
-use crate::expr::field::{to_value, FieldPath};
+use crate::expr::field::to_value;
 use crate::expr::path::Projection as ProjectionExpression;
-use crate::expr::{AttrPath, Condition, Placeholders};
+use crate::expr::{AttrPath, Condition, Field, Placeholders};
 use crate::item::EncodeError;
 use crate::item::Item;
 use crate::key::{KeyError, KeyPart, KeyTemplate};
@@ -66,7 +68,7 @@ impl<T: Table> Db<T> {
     pub fn query<E: Entity<Table = T>, I: IndexOf<T>>(
         &self,
         partition: PartitionKey<E, I>,
-    ) -> Query<'_, E, I, Parts<0>, I::Entry<E>> {
+    ) -> Query<'_, E, I, Start, I::Entry<E>> {
         Query {
             db: self,
             partition,
@@ -119,10 +121,10 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 
     /// The next sort key part equals `value`.
-    pub fn sort<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Path::Next, D>
+    pub fn sort<T, F>(self, _field: Field<E, T, F>, value: T) -> Query<'db, E, I, F::Next, D>
     where
-        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
+        F: SortKeyPart<E, I, P>,
+        T: KeyPart + Serialize + Send + Sync + 'static,
     {
         let mut query = self;
         query.push_sort_part(&value);
@@ -162,16 +164,16 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 
     /// The next sort key part is between `low` and `high`, inclusive.
-    pub fn between<Path>(
+    pub fn between<T, F>(
         self,
-        _field: Path,
-        low: Path::Value,
-        high: Path::Value,
+        _field: Field<E, T, F>,
+        low: T,
+        high: T,
     ) -> Query<'db, E, I, Closed, D>
     where
-        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
-        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
+        F: SortKeyPart<E, I, P>,
+        T: KeyPart + Serialize + Send + Sync + 'static,
+        F::Position: RangeOn<T>,
     {
         self.next(Some(Range::Between(
             OwnedPart::new(low),
@@ -180,41 +182,41 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 
     /// The next sort key part is below `value`.
-    pub fn lt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
+    pub fn lt<T, F>(self, _field: Field<E, T, F>, value: T) -> Query<'db, E, I, Closed, D>
     where
-        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
-        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
+        F: SortKeyPart<E, I, P>,
+        T: KeyPart + Serialize + Send + Sync + 'static,
+        F::Position: RangeOn<T>,
     {
         self.next(Some(Range::Lt(OwnedPart::new(value))))
     }
 
     /// The next sort key part is at most `value`.
-    pub fn le<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
+    pub fn le<T, F>(self, _field: Field<E, T, F>, value: T) -> Query<'db, E, I, Closed, D>
     where
-        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
-        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
+        F: SortKeyPart<E, I, P>,
+        T: KeyPart + Serialize + Send + Sync + 'static,
+        F::Position: RangeOn<T>,
     {
         self.next(Some(Range::Le(OwnedPart::new(value))))
     }
 
     /// The next sort key part is above `value`.
-    pub fn gt<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
+    pub fn gt<T, F>(self, _field: Field<E, T, F>, value: T) -> Query<'db, E, I, Closed, D>
     where
-        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
-        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
+        F: SortKeyPart<E, I, P>,
+        T: KeyPart + Serialize + Send + Sync + 'static,
+        F::Position: RangeOn<T>,
     {
         self.next(Some(Range::Gt(OwnedPart::new(value))))
     }
 
     /// The next sort key part is at least `value`.
-    pub fn ge<Path>(self, _field: Path, value: Path::Value) -> Query<'db, E, I, Closed, D>
+    pub fn ge<T, F>(self, _field: Field<E, T, F>, value: T) -> Query<'db, E, I, Closed, D>
     where
-        Path: SortKeyPart<E, I, P> + FieldPath<Entity = E>,
-        Path::Value: KeyPart + Serialize + Send + Sync + 'static,
-        <Path as SortKeyPart<E, I, P>>::Position: RangeOn<Path::Value>,
+        F: SortKeyPart<E, I, P>,
+        T: KeyPart + Serialize + Send + Sync + 'static,
+        F::Position: RangeOn<T>,
     {
         self.next(Some(Range::Ge(OwnedPart::new(value))))
     }

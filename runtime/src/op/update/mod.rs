@@ -4,9 +4,8 @@
 
 use crate::error::Error;
 use crate::expr::field::Nested;
-use crate::expr::field::{
-    Addable, Container, GuardPath, IntoField, ListType, Optional, SetType, Updatable,
-};
+use crate::expr::field::{Addable, Container, GuardPath, IntoField, ListType, Optional, SetType};
+use crate::expr::field_role::{FieldOf, OutsideKey, Unmanaged};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field};
@@ -72,12 +71,12 @@ pub struct Update<'db, E: Entity, S = <E as Entity>::UpdateState> {
 
 impl<'db, E: Entity, S> Update<'db, E, S> {
     /// Applies `change` and moves to the state of an operation `M` on field `F`.
-    fn then<M, const F: usize>(
+    fn then<M, F>(
         mut self,
         change: impl FnOnce(&mut Parts<'db, E>),
-    ) -> Update<'db, E, S::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, M>>::Out>
     where
-        S: Touch<F, M>,
+        E: Touch<S, F, M>,
     {
         change(&mut self.parts);
         Update {
@@ -87,14 +86,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `SET field = value`. Key fields cannot be set (a compile error that explains why).
-    pub fn set<T, const F: usize>(
+    pub fn set<T, F>(
         self,
         field: Field<E, T, F>,
         value: impl IntoField<T>,
-    ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Changed>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Changed>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Changed>,
         T: Serialize + Send + Sync + 'static,
     {
         let value: T = value.into_field();
@@ -139,13 +138,13 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `REMOVE field`, for optional fields only.
-    pub fn remove<T, const F: usize>(
+    pub fn remove<T, F>(
         self,
         field: Field<E, T, F>,
-    ) -> Update<'db, E, <S as Touch<F, Changed>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Changed>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Changed>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Changed>,
         T: Optional + Send + Sync + 'static,
     {
         self.then::<Changed, F>(|parts| {
@@ -154,15 +153,16 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         })
     }
 
-    fn relative<T: Serialize, const F: usize>(
+    fn relative<T: Serialize, F>(
         self,
         field: Field<E, T, F>,
         value: &T,
         operation: &'static str,
         action: impl FnOnce(AttrPath, AttributeValue) -> Action,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
     {
         self.then::<Relative, F>(|parts| {
             if let Some(encoded) = parts.encode(value) {
@@ -175,14 +175,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// `SET path = value` on a list element or map entry (`Ticket::TAGS.at(0)`,
     /// `Ticket::LABELS.key("team")`). Such values never feed an index key (index inputs are
     /// scalars), so the state only records the field as changed by an unknown amount.
-    pub fn set_nested<Top, T, const F: usize>(
+    pub fn set_nested<Top, T, F>(
         self,
         path: Nested<E, Top, T, F>,
         value: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, Top>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: Serialize,
     {
         self.then::<Relative, F>(|parts| {
@@ -196,13 +196,13 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `REMOVE path` of a list element or map entry.
-    pub fn remove_nested<Top, T, const F: usize>(
+    pub fn remove_nested<Top, T, F>(
         self,
         path: Nested<E, Top, T, F>,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, Top>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
     {
         self.then::<Relative, F>(|parts| {
             parts.actions.push(Action::Remove(path.path()));
@@ -222,15 +222,15 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// text to one width).
     ///
     /// The path is a field (`Count::LAST_SEQUENCE`) or a map entry or list element inside one.
-    pub fn advance<P, Top, T, const F: usize>(
+    pub fn advance<P, Top, T, F>(
         self,
         path: P,
         value: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
         P: GuardPath<E, Top, T, F>,
-        E: Updatable<F, Top>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: Serialize,
     {
         use crate::expr::condition::{Comparison, Node, Operand};
@@ -260,14 +260,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `SET field = if_not_exists(field, value)`.
-    pub fn set_if_not_exists<T, const F: usize>(
+    pub fn set_if_not_exists<T, F>(
         self,
         field: Field<E, T, F>,
         value: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: Serialize,
     {
         self.relative(field, &value, "set_if_not_exists", |path, value| {
@@ -276,14 +276,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `ADD field value`: adds to a number or inserts into a set.
-    pub fn add<T, const F: usize>(
+    pub fn add<T, F>(
         self,
         field: Field<E, T, F>,
         value: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: Addable + Serialize,
     {
         self.relative(field, &value, "ADD", |path, value| {
@@ -292,14 +292,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `SET field = field + by` (fails if the attribute is missing; see [`Update::add`]).
-    pub fn increment<T, const F: usize>(
+    pub fn increment<T, F>(
         self,
         field: Field<E, T, F>,
         by: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: Addable + Serialize,
     {
         self.relative(field, &by, "increment", |path, value| {
@@ -308,14 +308,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `SET field = field - by`.
-    pub fn decrement<T, const F: usize>(
+    pub fn decrement<T, F>(
         self,
         field: Field<E, T, F>,
         by: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: Addable + Serialize,
     {
         self.relative(field, &by, "decrement", |path, value| {
@@ -324,14 +324,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `DELETE field elements`: removes elements from a set.
-    pub fn delete_elements<T, const F: usize>(
+    pub fn delete_elements<T, F>(
         self,
         field: Field<E, T, F>,
         elements: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: SetType + Serialize,
     {
         self.relative(field, &elements, "DELETE", |path, value| {
@@ -340,14 +340,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `SET field = list_append(field, items)`.
-    pub fn append<T, const F: usize>(
+    pub fn append<T, F>(
         self,
         field: Field<E, T, F>,
         items: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: ListType + Serialize,
     {
         self.relative(field, &items, "append", |path, value| {
@@ -356,14 +356,14 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// `SET field = list_append(items, field)`.
-    pub fn prepend<T, const F: usize>(
+    pub fn prepend<T, F>(
         self,
         field: Field<E, T, F>,
         items: T,
-    ) -> Update<'db, E, <S as Touch<F, Relative>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        E: Updatable<F, T>,
-        S: Touch<F, Relative>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        E: Touch<S, F, Relative>,
         T: ListType + Container + Serialize,
     {
         self.relative(field, &items, "prepend", |path, value| {
@@ -374,13 +374,13 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// Supplies the current value of a field the update does not change but an index key
     /// needs. The request asserts it (`field = value`), so a caller with stale data gets
     /// [`Error::ConditionFailed`] instead of writing a wrong index key.
-    pub fn given<T, const F: usize>(
+    pub fn given<T, F>(
         self,
         field: Field<E, T, F>,
         current: impl IntoField<T>,
-    ) -> Update<'db, E, <S as Touch<F, Given>>::Out>
+    ) -> Update<'db, E, <E as Touch<S, F, Given>>::Out>
     where
-        S: Touch<F, Given>,
+        E: Touch<S, F, Given>,
         T: Serialize + Send + Sync + 'static,
     {
         let current: T = current.into_field();
@@ -428,7 +428,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// item as read, joins it when sent).
     pub fn params(&self) -> Result<Request, Error>
     where
-        S: UpdateComplete,
+        E: UpdateComplete<S>,
     {
         if self.parts.rewrites_sentinels().is_some() {
             return self.parts.with_sentinels(None)?.params();
@@ -438,7 +438,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
 
     pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error>
     where
-        S: UpdateComplete,
+        E: UpdateComplete<S>,
     {
         self.parts.transact_op_as_read(None)
     }
@@ -446,7 +446,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// The request and its estimated capacity (see [`crate::cost`]).
     pub fn explain(&self) -> Result<crate::cost::Explain, Error>
     where
-        S: UpdateComplete,
+        E: UpdateComplete<S>,
     {
         if self.parts.rewrites_sentinels().is_some() {
             let mut explain = self.parts.with_sentinels(None)?.explain()?;
@@ -470,7 +470,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
-        S: UpdateComplete,
+        E: UpdateComplete<S>,
     {
         if self.parts.rewrites_sentinels().is_some() {
             return Either::Left(self.parts.send_with_sentinels(false).boxed());
@@ -482,7 +482,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     #[inline(always)]
     pub fn send_returning_old(self) -> impl Future<Output = Result<E, Error>> + 'db
     where
-        S: UpdateComplete,
+        E: UpdateComplete<S>,
     {
         if self.parts.rewrites_sentinels().is_some() {
             return Either::Left(self.parts.send_with_sentinels(true).boxed());
@@ -498,7 +498,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         old: bool,
     ) -> impl Future<Output = Result<crate::Item, Error>> + 'db
     where
-        S: UpdateComplete,
+        E: UpdateComplete<S>,
     {
         if self.parts.rewrites_sentinels().is_some() {
             return Either::Left(
@@ -516,8 +516,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 }
 
-impl<E: Entity, S: UpdateComplete> crate::op::transact::op::sealed::Sealed for Update<'_, E, S> {}
-impl<E: Entity, S: UpdateComplete> crate::op::transact::op::TransactWrite for Update<'_, E, S> {
+impl<E: Entity + UpdateComplete<S>, S> crate::op::transact::op::sealed::Sealed
+    for Update<'_, E, S>
+{
+}
+impl<E: Entity + UpdateComplete<S>, S> crate::op::transact::op::TransactWrite for Update<'_, E, S> {
     fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
         if let Some(error) = self.parts.rewrites_sentinels() {
             return Err(error.into());

@@ -1,0 +1,108 @@
+//! Each field's marker type, named as the field: the type parameter of its typed path, and
+//! what the update, query and unique-value traits are implemented for. A compile error about a
+//! field then names it as the user wrote it (`` `status` is not the next sort key part ``).
+
+use super::tokens::private;
+use crate::ast::Entity;
+use crate::attr::FieldRole;
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{format_ident, quote, ToTokens};
+use syn::Ident;
+
+/// The marker of every field of an entity, by position.
+pub(super) struct Markers {
+    names: Vec<Ident>,
+}
+
+impl Markers {
+    pub(super) fn new(entity: &Entity) -> Self {
+        // A marker is a type in the derive's block, so it would shadow a type or module of the
+        // same name that the block names (a field `uuid: uuid::Uuid`): such a marker takes
+        // another name.
+        let mut named = Vec::new();
+        for field in &entity.fields {
+            collect_idents(field.ty.to_token_stream(), &mut named);
+        }
+        if let Some(table) = &entity.attrs.table {
+            collect_idents(table.to_token_stream(), &mut named);
+        }
+        for rule in entity
+            .attrs
+            .indexes
+            .iter()
+            .filter_map(|index| index.when.as_ref())
+        {
+            collect_idents(rule.function.to_token_stream(), &mut named);
+        }
+        let names = entity
+            .fields
+            .iter()
+            .map(|field| {
+                let name = syn::ext::IdentExt::unraw(field.ident).to_string();
+                if named.contains(&name) {
+                    format_ident!("{}_field", name, span = field.ident.span())
+                } else {
+                    field.ident.clone()
+                }
+            })
+            .collect();
+        Markers { names }
+    }
+
+    /// The marker of the field at `position`.
+    pub(super) fn at(&self, position: usize) -> &Ident {
+        &self.names[position]
+    }
+
+    /// The marker of the field named `name` (as templates write it).
+    pub(super) fn named(&self, entity: &Entity, name: &str) -> Option<&Ident> {
+        entity
+            .fields
+            .iter()
+            .position(|field| syn::ext::IdentExt::unraw(field.ident) == name)
+            .map(|position| self.at(position))
+    }
+
+    /// The markers, and what each field is to the entity: its position and its role.
+    pub(super) fn items(&self, entity: &Entity) -> TokenStream {
+        let st = private();
+        let ident = entity.ident;
+        let key_fields = entity.primary_key_fields();
+        let items = entity.fields.iter().enumerate().map(|(position, field)| {
+            let marker = self.at(position);
+            let name = syn::ext::IdentExt::unraw(field.ident).to_string();
+            let role = if key_fields.contains(&name.as_str()) {
+                quote!(Key)
+            } else {
+                match field.role {
+                    Some((FieldRole::Version | FieldRole::CreatedAt | FieldRole::UpdatedAt, _)) => {
+                        quote!(Managed)
+                    }
+                    _ => quote!(Plain),
+                }
+            };
+            let doc = format!("The field `{name}` of `{ident}`, as a type.");
+            quote! {
+                #[doc = #doc]
+                #[allow(non_camel_case_types, dead_code)]
+                pub enum #marker {}
+                #[automatically_derived]
+                impl #st::FieldOf<#ident> for #marker {
+                    const INDEX: usize = #position;
+                    type Role = #st::role::#role;
+                }
+            }
+        });
+        quote!(#(#items)*)
+    }
+}
+
+fn collect_idents(tokens: TokenStream, out: &mut Vec<String>) {
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) => out.push(syn::ext::IdentExt::unraw(&ident).to_string()),
+            TokenTree::Group(group) => collect_idents(group.stream(), out),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! What a field is to its entity, at the type level: the derive gives each field a marker type
+//! named after it (`id`, `team_id`), the third parameter of its [`Field`](super::Field) path,
+//! and implements [`FieldOf`] for it. Compile errors about a field then name the field as the
+//! user wrote it, rather than a number or a generated trait.
+
+/// Implemented by the derive for the marker type of each field of entity `E`.
+pub trait FieldOf<E> {
+    /// The field's position in `E::SCHEMA.fields`.
+    const INDEX: usize;
+    /// What the field is to the entity: [`role::Plain`], [`role::Key`] or [`role::Managed`].
+    type Role;
+}
+
+/// The roles of a field.
+pub mod role {
+    /// An ordinary attribute (a TTL field too: extending an expiry is an update).
+    #[derive(Debug)]
+    pub enum Plain {}
+    /// A field of the primary key's templates: the key supplies it, and it cannot change in
+    /// place.
+    #[derive(Debug)]
+    pub enum Key {}
+    /// A field the library maintains on every write: a version or a timestamp.
+    #[derive(Debug)]
+    pub enum Managed {}
+
+    /// Roles outside the primary key.
+    pub trait OutsideKey {}
+    impl OutsideKey for Plain {}
+    impl OutsideKey for Managed {}
+
+    /// Roles the library does not maintain.
+    pub trait Unmanaged {}
+    impl Unmanaged for Plain {}
+    impl Unmanaged for Key {}
+}
+
+/// A field outside the primary key of `E`. An update may change a field that is
+/// [`OutsideKey`] and [`Unmanaged`]; each is a bound of its own, so that the error names the
+/// one that fails.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is part of the primary key of `{E}`; keys cannot change in place",
+    label = "cannot update a key attribute",
+    note = "to change it, move the item with `db.rekey(&old, &new)`: it deletes the old item and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
+)]
+pub trait OutsideKey<E> {}
+
+// Not recommended: the error is then this trait's, which names the field and its entity.
+#[diagnostic::do_not_recommend]
+impl<E, F: FieldOf<E>> OutsideKey<E> for F where F::Role: role::OutsideKey {}
+
+/// A field of `E` the library does not maintain.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` of `{E}` is maintained by singletable on every put and update, so it cannot be updated directly",
+    label = "maintained by singletable",
+    note = "a `#[dynamo(version)]` field advances by itself: use `.expect_version(v)` to update only if the item is still at the version you read; `created_at` and `updated_at` are written with the current time"
+)]
+pub trait Unmanaged<E> {}
+
+#[diagnostic::do_not_recommend]
+impl<E, F: FieldOf<E>> Unmanaged<E> for F where F::Role: role::Unmanaged {}
