@@ -6,13 +6,14 @@ pub use crate::key::{
 };
 pub use crate::schema::index;
 pub use crate::schema::{
-    DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,
-    IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
+    DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, InTable, IndexKind,
+    IndexSchema, IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey,
+    WithoutSortKey,
 };
 
 pub use crate::expr::field_role::{role, FieldOf};
 pub use crate::expr::state;
-pub use crate::expr::Field;
+pub use crate::expr::{Field, NoTypedPath};
 pub use crate::item::decode_fields;
 pub use crate::managed::{timestamp_value, Timestamp, VersionNumber};
 pub use crate::op::query::{
@@ -20,12 +21,6 @@ pub use crate::op::query::{
 };
 pub use crate::op::query::{Projection, ProjectionOf};
 pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
-
-/// What the derive generates, deprecated with the reason, in place of the typed path of a
-/// field no typed path can serve: one serde never stores, or stores in a form only its own
-/// function knows. Using it fails to compile, with the reason as the deprecation note.
-#[derive(Debug, Clone, Copy)]
-pub struct NoTypedPath;
 
 /// Whether index `I` of table `T` holds attribute `name` (the `Projection` derive's check).
 pub const fn index_holds<T: DeclaresIndex<I>, I: index::IndexSlot>(name: &str) -> bool {
@@ -37,16 +32,13 @@ pub use crate::schema::{
 };
 
 pub use crate::expr::field::to_value;
-pub use crate::key_space::assert_disjoint;
+pub use crate::key_space::collection_overlap;
 pub use crate::schema::KeyAttribute;
 pub use crate::schema::{NoStream, UniqueSchema};
 pub use crate::stream::{collection_key, CollectionKey, StreamTarget};
 pub use crate::stream::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamViewType};
-pub use crate::ttl::{assert_ttl_attribute, ttl_field, TtlField, TtlValue};
-pub use crate::unique::{NoUniqueValues, UniqueField};
-
-/// Checked for each unique field: its type has one canonical encoding.
-pub fn assert_unique_value<T: crate::unique::UniqueValue + ?Sized>(_: &T) {}
+pub use crate::ttl::{ttl_attribute_mismatch, ttl_field, TtlField, TtlValue};
+pub use crate::unique::{NoUniqueValues, UniqueField, UniqueValue};
 
 /// Whether key attribute number `position` is named `name` (usable in constants).
 pub const fn key_name_is(keys: &[KeyAttribute], position: usize, name: &str) -> bool {
@@ -59,32 +51,7 @@ pub const fn key_kind_is(keys: &[KeyAttribute], position: usize, kind: ScalarTyp
 }
 pub use crate::DecodeError;
 
-/// Checked for a timestamp field.
-pub fn assert_timestamp<T: Timestamp>(_: &T) {}
 pub use std::any::Any;
-
-/// Renders a type-erased field value; used through [`KeyPartFns`].
-pub fn render_any<T: KeyPart + 'static>(
-    value: &dyn Any,
-    context: PartContext,
-    out: &mut String,
-) -> Result<(), KeyError> {
-    match value.downcast_ref::<T>() {
-        Some(value) => value.render_part(context, out),
-        None => Err(KeyError::Unrepresentable {
-            field: context.field,
-            reason: format!("expected a value of type {}", std::any::type_name::<T>()),
-        }),
-    }
-}
-
-/// Parses a field's key text into a type-erased value; used through [`KeyPartFns`].
-pub fn parse_any<T: KeyField + Send + Sync + 'static>(
-    text: &str,
-    width: Option<u8>,
-) -> Result<crate::schema::AnyValue, PartError> {
-    T::parse_part(text, width).map(|value| Box::new(value) as crate::schema::AnyValue)
-}
 
 /// The entity attribute of a raw item, if it is a string.
 pub fn entity_name<T: Table>(item: &crate::Item) -> Option<&str> {
@@ -107,26 +74,11 @@ pub fn unknown_entity<T: Table>(
     }
 }
 
-/// Checked for each variant of a collection: every entity lives in table `T`.
-pub fn assert_in_table<T: Table, E: InTable<T>>() {}
-
-/// An entity of table `T`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` lives in another table than `{T}`, the table of the collection's first entity",
-    label = "not an entity of `{T}`",
-    note = "a collection's entities share one table, as the items of one query do"
-)]
-pub trait InTable<T> {}
-
-// Not recommended: the error is then `InTable`'s, which names both tables.
-#[diagnostic::do_not_recommend]
-impl<T: Table, E: Entity<Table = T>> InTable<T> for E {}
-
 /// A template field's value as the key part it renders: the derive calls
 /// `(&KeyPartOf(&value)).key_part()` with [`IsKeyPart`] and [`NotKeyPart`] in scope.
 ///
 /// A field whose type is no [`KeyField`] is reported once, at the field, by its schema's
-/// `parse_any::<T>`; its templates then take [`NotKeyPart`]'s stand-in, which compiles, so
+/// `<T as KeyField>::parse_erased`; its templates then take [`NotKeyPart`]'s stand-in, which compiles, so
 /// that they report nothing more (the program never builds, so it never renders).
 pub struct KeyPartOf<'a, T>(pub &'a T);
 
@@ -165,14 +117,6 @@ impl KeyPart for NoKeyPart {
         })
     }
 }
-/// Checked for an entity with an `sk` template.
-pub fn assert_table_has_sort_key<T: HasSortKey>() {}
-/// Checked for an entity without an `sk` template.
-pub fn assert_table_has_no_sort_key<T: HasNoSortKey>() {}
-/// Checked for an index sort key template.
-pub fn assert_index_has_sort_key<S: IndexSortKeyDeclared>() {}
-/// Checked for an index without a sort key template.
-pub fn assert_index_has_no_sort_key<S: IndexSortKeyAbsent>() {}
 pub use crate::item::decode;
 #[cfg(feature = "local")]
 pub use crate::testing;

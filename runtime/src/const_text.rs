@@ -7,7 +7,7 @@ const CAPACITY: usize = 1024;
 
 /// A string built by value in constant evaluation.
 #[derive(Clone, Copy)]
-pub(crate) struct ConstText {
+pub struct ConstText {
     bytes: [u8; CAPACITY],
     len: usize,
 }
@@ -42,7 +42,7 @@ impl ConstText {
     }
 
     /// The text.
-    pub(crate) const fn as_str(&self) -> &str {
+    pub const fn as_str(&self) -> &str {
         let bytes = self.bytes.split_at(self.len).0;
         match std::str::from_utf8(bytes) {
             Ok(text) => text,

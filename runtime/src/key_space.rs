@@ -5,6 +5,7 @@
 //! `Collection` are checked together at compile time, by the same `const fn`. Two schema
 //! versions of one entity are one entity, and not checked against each other.
 
+use crate::const_text::ConstText;
 use crate::key::{may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey};
 use crate::schema::{str_eq, Entity, EntityIndex, EntitySchema, IndexKind, Table, TableSchema};
 use std::cell::RefCell;
@@ -47,11 +48,17 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
     Ok(())
 }
 
-/// Fails compilation (the derive calls it in a constant) when two entities of one
-/// `Collection` can render the same key, with the message [`KeyError::Overlap`] prints.
-pub const fn assert_disjoint(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) {
-    if let Some(overlap) = overlap(table, a, b) {
-        panic!("{}", overlap.message().as_str()); // ok: only const-evaluated over static schemas.
+/// Why two entities of one `Collection` cannot share its table: they can render the same key
+/// (the message [`KeyError::Overlap`] prints). The derive panics with it in a constant of the
+/// user's crate, so that the compile error points at the variant and nothing in this crate.
+pub const fn collection_overlap(
+    table: &TableSchema,
+    a: &EntitySchema,
+    b: &EntitySchema,
+) -> Option<ConstText> {
+    match overlap(table, a, b) {
+        Some(overlap) => Some(overlap.message()),
+        None => None,
     }
 }
 

@@ -8,6 +8,7 @@
 mod const_text;
 pub mod cost;
 mod db;
+mod design_check;
 pub mod error;
 pub mod expr;
 mod index_projection;

@@ -31,6 +31,10 @@ version_numbers!(u16, u32, u64, i32, i64);
     message = "a timestamp field must be `chrono::DateTime<Utc>` (feature `chrono`) or `i64`/`u64` milliseconds since the Unix epoch, not `{Self}`"
 )]
 pub trait Timestamp: Serialize {
+    /// What the derive's check names: `<T as Trait>::CHECKED` reports an unmet bound at the
+    /// user's tokens, with no note pointing into this crate.
+    #[doc(hidden)]
+    const CHECKED: () = ();
     /// `time` in this type.
     fn at(time: SystemTime) -> Self;
 }

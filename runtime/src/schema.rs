@@ -421,8 +421,7 @@ const fn contains_text(names: &[&str], name: &str) -> bool {
     false
 }
 
-/// A field value of any type, as updates carry them to recompute index keys.
-pub type AnyValue = Box<dyn Any + Send + Sync>;
+pub use crate::key::AnyValue;
 
 /// Type-erased [`KeyPart`](crate::KeyPart) functions of a field, so index keys can be
 /// recomputed from the values an update carries.
@@ -585,49 +584,27 @@ pub trait DeclaresIndex<I: index::IndexSlot>: Table {
     type Projection: ProjectionKind;
 }
 
+pub use crate::design_check::{
+    HasNoSortKey, HasSortKey, IndexSortKeyAbsent, IndexSortKeyDeclared, WithSortKey, WithoutSortKey,
+};
+
 #[doc(hidden)]
-/// Implemented by the `Table` derive when the table has a sort key.
+/// An entity of table `T`: checked for each variant of a `Collection`.
 #[diagnostic::on_unimplemented(
-    message = "table `{Self}` has no sort key, so an entity in it cannot have an `sk` template",
-    label = "remove this `sk` template, or declare `sk = \"SK\"` on `{Self}`"
+    message = "`{Self}` lives in another table than `{T}`, the table of the collection's first entity",
+    label = "not an entity of `{T}`",
+    note = "a collection's entities share one table, as the items of one query do"
 )]
-pub trait HasSortKey: Table {}
+pub trait InTable<T> {
+    /// What the derive's check names: `<T as Trait>::CHECKED` reports an unmet bound at the
+    /// user's tokens, with no note pointing into this crate.
+    #[doc(hidden)]
+    const CHECKED: () = ();
+}
 
-#[doc(hidden)]
-/// Implemented by the `Table` derive when the table has no sort key.
-#[diagnostic::on_unimplemented(
-    message = "table `{Self}` has a sort key, so every entity in it needs an `sk` template",
-    label = "add an `sk = \"...\"` template to this entity"
-)]
-pub trait HasNoSortKey: Table {}
-
-#[doc(hidden)]
-/// Marks an index declared with a sort key.
-#[derive(Debug, Clone, Copy)]
-pub enum WithSortKey {}
-
-#[doc(hidden)]
-/// Marks an index declared without a sort key.
-#[derive(Debug, Clone, Copy)]
-pub enum WithoutSortKey {}
-
-#[doc(hidden)]
-/// Holds for [`WithSortKey`]: the entity gives a sort key template to an index that has one.
-#[diagnostic::on_unimplemented(
-    message = "this index has no sort key, so the entity cannot give it a sort key template",
-    label = "remove this template, or declare `sk = \"...\"` on the table's index"
-)]
-pub trait IndexSortKeyDeclared {}
-impl IndexSortKeyDeclared for WithSortKey {}
-
-#[doc(hidden)]
-/// Holds for [`WithoutSortKey`]: the entity gives no sort key template to an index without one.
-#[diagnostic::on_unimplemented(
-    message = "this index has a sort key, so the entity needs a sort key template for it",
-    label = "add the index's sort key template (e.g. `gsi1sk = \"...\"`) next to this one"
-)]
-pub trait IndexSortKeyAbsent {}
-impl IndexSortKeyAbsent for WithoutSortKey {}
+// Not recommended: the error is then `InTable`'s, which names both tables.
+#[diagnostic::do_not_recommend]
+impl<T: Table, E: Entity<Table = T>> InTable<T> for E {}
 
 #[doc(hidden)]
 /// Byte-wise string equality usable in constants (the derive checks attribute names with it).

@@ -107,11 +107,18 @@ pub const fn ttl_field<T: TtlValue>(attribute: &'static str) -> TtlField {
     }
 }
 
-/// Fails compilation (the derive calls it in a constant) when an entity's TTL field is not
-/// stored under its table's TTL attribute, where DynamoDB would never read it.
-pub const fn assert_ttl_attribute(table: &TableSchema, entity: &str, field: &str, attribute: &str) {
+/// Why an entity's TTL field is stored where DynamoDB never reads it: not under its table's
+/// TTL attribute. The derive panics with it in a constant of the user's crate, so that the
+/// compile error points at `ttl` and at nothing inside this crate.
+#[doc(hidden)]
+pub const fn ttl_attribute_mismatch(
+    table: &TableSchema,
+    entity: &str,
+    field: &str,
+    attribute: &str,
+) -> Option<ConstText> {
     let message = match table.ttl_attribute {
-        Some(declared) if str_eq(declared, attribute) => return,
+        Some(declared) if str_eq(declared, attribute) => return None,
         Some(declared) => ConstText::new()
             .push("`")
             .push(entity)
@@ -139,7 +146,7 @@ pub const fn assert_ttl_attribute(table: &TableSchema, entity: &str, field: &str
             .push(attribute)
             .push("\"` to its `#[dynamo(..)]`"),
     };
-    panic!("{}", message.as_str()); // ok: only const-evaluated over static schemas.
+    Some(message)
 }
 
 /// `time` in epoch seconds, as TTL counts it (a time before the epoch is 0).

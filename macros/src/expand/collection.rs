@@ -83,7 +83,10 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
     let schemas = variants.iter().map(|(_, ty)| ty);
     let checks = variants.iter().map(|(_, ty)| {
         let span = syn::spanned::Spanned::span(ty);
-        respan(quote!(#st::assert_in_table::<#table, #ty>();), span)
+        respan(
+            quote!(const _: () = <#ty as #st::InTable<#table>>::CHECKED;),
+            span,
+        )
     });
     // Every pair of entities, checked by constant evaluation and reported at the later one.
     let (table_ref, st_ref, variants_ref) = (&table, &st, &variants);
@@ -96,11 +99,13 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                 let span = syn::spanned::Spanned::span(later);
                 respan(
                     quote! {
-                        const _: () = #st::assert_disjoint(
+                        const _: () = if let #st::Some(message) = #st::collection_overlap(
                             <#table as #st::Table>::SCHEMA,
                             <#later as #st::Entity>::SCHEMA,
                             <#earlier as #st::Entity>::SCHEMA,
-                        );
+                        ) {
+                            ::core::panic!("{}", message.as_str())
+                        };
                     },
                     span,
                 )
@@ -149,11 +154,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                 }
             }
 
-            #[allow(dead_code)]
-            fn __singletable_checks() {
-                #(#checks)*
-            }
-
+            #(#checks)*
             #(#disjoint)*
         };
     }

@@ -154,17 +154,19 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             let render_args = render_as(&sk_const, sk, None, "render_key");
             sk_render_self = quote!(#st::Some(#render_self));
             sk_render_args = quote!(#st::Some(#render_args));
-            checks.push(
-                quote_spanned!(sk.literal.span()=> #st::assert_table_has_sort_key::<#table>();),
-            );
+            checks.push(respan(
+                quote!(const _: () = <#table as #st::HasSortKey>::CHECKED;),
+                sk.literal.span(),
+            ));
         }
         None => {
             sk_schema = quote!(#st::None);
             sk_render_self = quote!(#st::None);
             sk_render_args = quote!(#st::None);
-            checks.push(
-                quote_spanned!(pk.literal.span()=> #st::assert_table_has_no_sort_key::<#table>();),
-            );
+            checks.push(respan(
+                quote!(const _: () = <#table as #st::HasNoSortKey>::CHECKED;),
+                pk.literal.span(),
+            ));
         }
     }
 
@@ -180,8 +182,10 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let slot = format_ident!("{}", slot_name);
         let upper = slot_name.to_uppercase();
         let index_const = format_ident!("__{}", upper);
-        let first = index.pk.as_ref().or(index.sk.as_ref());
-        let span = first
+        // The sort key template's span, when there is one: its check then reports an
+        // undeclared index at the same place as the schema constant, so rustc shows it once.
+        let spanned = index.sk.as_ref().or(index.pk.as_ref());
+        let span = spanned
             .map(|template| template.literal.span())
             .or_else(|| {
                 index
@@ -224,18 +228,24 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                         item.insert(name.into(), #st::AttributeValue::S(#rendered));
                     }
                 });
-                checks.push(quote_spanned!(template.literal.span()=>
-                    #st::assert_index_has_sort_key::<#declared::SortKey>();));
+                checks.push(respan(
+                    quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyDeclared>::CHECKED;),
+                    template.literal.span(),
+                ));
                 quote!(#st::Some(#template_name))
             }
             None if !index.sk_attributes.is_empty() => {
-                checks.push(quote_spanned!(span=>
-                    #st::assert_index_has_sort_key::<#declared::SortKey>();));
+                checks.push(respan(
+                    quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyDeclared>::CHECKED;),
+                    span,
+                ));
                 quote!(#st::None)
             }
             None => {
-                checks.push(quote_spanned!(span=>
-                    #st::assert_index_has_no_sort_key::<#declared::SortKey>();));
+                checks.push(respan(
+                    quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyAbsent>::CHECKED;),
+                    span,
+                ));
                 quote!(#st::None)
             }
         };
@@ -374,7 +384,11 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let field_name = syn::ext::IdentExt::unraw(field.ident).to_string();
         let entity_name = ident.to_string();
         Some(respan(
-            quote!(const _: () = #st::assert_ttl_attribute(<#table as #st::Table>::SCHEMA, #entity_name, #field_name, #attribute);),
+            quote! {
+                const _: () = if let #st::Some(message) = #st::ttl_attribute_mismatch(<#table as #st::Table>::SCHEMA, #entity_name, #field_name, #attribute) {
+                    ::core::panic!("{}", message.as_str())
+                };
+            },
             path.span(),
         ))
     });
@@ -459,10 +473,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 }
             }
 
-            #[allow(dead_code, unused_variables)]
-            fn __singletable_checks(__item: &#ident) {
-                #(#checks)*
-            }
+            #(#checks)*
         };
     }
 }
@@ -484,9 +495,9 @@ fn expand_unique(
         let Some(unique) = &field.unique else {
             continue;
         };
-        let member = field.ident;
+        let ty = field.ty;
         checks.push(respan(
-            quote!(#st::assert_unique_value(&__item.#member);),
+            quote!(const _: () = <#ty as #st::UniqueValue>::CHECKED;),
             unique.span(),
         ));
         let name = field.ident.to_string();
@@ -505,9 +516,9 @@ fn expand_unique(
     for fields in &entity.attrs.unique {
         for name in fields {
             if let Some(field) = entity.field(&name.to_string()) {
-                let member = respan(field.ident, name.span());
+                let ty = field.ty;
                 checks.push(respan(
-                    quote!(#st::assert_unique_value(&__item.#member);),
+                    quote!(const _: () = <#ty as #st::UniqueValue>::CHECKED;),
                     name.span(),
                 ));
             }
@@ -543,7 +554,6 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
         };
         let attribute = &field.attribute;
         let ty = field.ty;
-        let name = respan(field.ident, path.span());
         let timestamp = quote!(#st::Some(#st::ManagedTimestamp { attribute: #attribute, at: #st::timestamp_value::<#ty> }));
         match role {
             FieldRole::Version => {
@@ -554,14 +564,14 @@ fn expand_managed(entity: &Entity, checks: &mut Vec<TokenStream>) -> TokenStream
             FieldRole::CreatedAt => {
                 created_at = timestamp;
                 checks.push(respan(
-                    quote!(#st::assert_timestamp(&__item.#name);),
+                    quote!(const _: () = <#ty as #st::Timestamp>::CHECKED;),
                     path.span(),
                 ));
             }
             FieldRole::UpdatedAt => {
                 updated_at = timestamp;
                 checks.push(respan(
-                    quote!(#st::assert_timestamp(&__item.#name);),
+                    quote!(const _: () = <#ty as #st::Timestamp>::CHECKED;),
                     path.span(),
                 ));
             }
@@ -598,8 +608,8 @@ fn expand_fields(
             .any(|template| template.fields().any(|used| used == name));
         let key_part = if in_template {
             quote!(#st::Some(#st::KeyPartFns {
-                render: #st::render_any::<#ty>,
-                parse: #st::parse_any::<#ty>,
+                render: <#ty as #st::KeyField>::render_erased,
+                parse: <#ty as #st::KeyField>::parse_erased,
             }))
         } else {
             quote!(#st::None)

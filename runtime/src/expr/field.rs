@@ -23,6 +23,13 @@ pub struct Field<E, T, F> {
 /// `Send`, `Sync` and `Copy` whatever they are.
 type Marks<E, T, F> = fn() -> (E, T, F);
 
+/// What the derive generates, deprecated with the reason, in place of the typed path of a
+/// field no typed path can serve: one serde never stores, or stores in a form only its own
+/// function knows. Using it fails to compile, with the reason as the deprecation note.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct NoTypedPath;
+
 /// The stored form of a value as serde writes it; `None` for a value stored as no attribute.
 pub type StoredForm = fn(AttributeValue) -> Result<Option<AttributeValue>, String>;
 

@@ -18,6 +18,8 @@ pub mod update;
 
 pub use condition::{AttributeType, Comparison, Condition};
 pub use field::Field;
+#[doc(hidden)]
+pub use field::NoTypedPath;
 pub use path::AttrPath;
 pub(crate) use placeholders::{check_expression, render, Expression, Name, Sink};
 pub use placeholders::{Names, Placeholders, Values, MAX_EXPRESSION_BYTES};

@@ -18,6 +18,6 @@ pub use contract::{check_key_part, check_prefix_free, KeyPartViolation};
 pub use error::{EntityKeys, KeyError, Overlap, OverlappingKey, PartError};
 pub use overlap::may_overlap;
 pub(crate) use part::HIGHEST_CHARACTER;
-pub use part::{KeyArg, KeyField, KeyPart, PartContext, PrefixFree};
+pub use part::{AnyValue, KeyArg, KeyField, KeyPart, PartContext, PrefixFree};
 pub(crate) use template::same_name;
 pub use template::{KeyTemplate, Segment};

@@ -2,6 +2,7 @@
 
 use super::error::{KeyError, PartError};
 use super::template::Segment;
+use std::any::Any;
 
 /// The character above every other in DynamoDB's byte order (U+10FFFF, `F4 8F BF BF` in
 /// UTF-8): what bounds "every key after" in a range, so no key part may hold it.
@@ -96,7 +97,40 @@ pub trait KeyField: KeyPart + Sized {
 
     /// Parses the exact text [`KeyPart::render_part`] writes.
     fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError>;
+
+    /// Renders a type-erased value of this type (the derive's field schemas hold this).
+    /// The derive names it as a path, `<T as KeyField>::render_erased`, so that a field type
+    /// that is no key part is one error, at the field, with this trait's message.
+    #[doc(hidden)]
+    fn render_erased(
+        value: &dyn Any,
+        context: PartContext,
+        out: &mut String,
+    ) -> Result<(), KeyError>
+    where
+        Self: 'static,
+    {
+        match value.downcast_ref::<Self>() {
+            Some(value) => value.render_part(context, out),
+            None => Err(KeyError::Unrepresentable {
+                field: context.field,
+                reason: format!("expected a value of type {}", std::any::type_name::<Self>()),
+            }),
+        }
+    }
+
+    /// Parses key text into a type-erased value of this type, as [`Self::render_erased`].
+    #[doc(hidden)]
+    fn parse_erased(text: &str, width: Option<u8>) -> Result<AnyValue, PartError>
+    where
+        Self: Send + Sync + 'static,
+    {
+        Self::parse_part(text, width).map(|value| Box::new(value) as AnyValue)
+    }
 }
+
+/// A field value of any type, as updates carry them to recompute index keys.
+pub type AnyValue = Box<dyn Any + Send + Sync>;
 
 /// What a generated key constructor takes for a key field of type `T`: the value or a
 /// reference to it for the `Copy` key types (`Ticket::gsi1(7)` or `(&7)`), and `&str`,

@@ -55,7 +55,12 @@ pub(crate) use write::{
     label = "`#[dynamo(unique)]` needs a string, integer, boolean, key part or an `Option` of one",
     note = "unique values are keys: use a key part type (a `String`, an integer, a `#[derive(KeyPart)]` enum), or list the struct's fields as `unique(a, b)` on the entity"
 )]
-pub trait UniqueValue {}
+pub trait UniqueValue {
+    /// What the derive's check names: `<T as Trait>::CHECKED` reports an unmet bound at the
+    /// user's tokens, with no note pointing into this crate.
+    #[doc(hidden)]
+    const CHECKED: () = ();
+}
 
 impl<T: crate::KeyPart + ?Sized> UniqueValue for T {}
 impl<T: crate::KeyPart> UniqueValue for Option<T> {}

@@ -1,0 +1,14 @@
+use serde::{Deserialize, Serialize};
+use singletable::{Entity, Table};
+
+#[derive(Table)]
+#[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK"))]
+pub struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET", gsi1pk = "TEAM#{team}", gsi1sk = "TICKET#{id}")]
+pub struct Ticket {
+    pub id: String,
+    pub team: String,
+}
+fn main() {}
