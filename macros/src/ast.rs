@@ -15,6 +15,9 @@ pub struct Entity<'a> {
     pub unstored: Vec<(&'a Ident, syn::Path)>,
     /// Container `#[serde(..)]` settings an entity cannot have, and why.
     pub serde_refusals: Vec<(syn::Path, &'static str)>,
+    /// Whether it is a struct with named fields. If not, that error is recorded and nothing
+    /// else is checked, but its stub is still emitted, so that uses of it report nothing more.
+    pub named: bool,
 }
 
 /// One named field.
@@ -35,10 +38,10 @@ impl<'a> Entity<'a> {
     pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
         let fields = match &input.data {
             Data::Struct(data) => match &data.fields {
-                Fields::Named(named) => &named.named,
+                Fields::Named(named) => Some(&named.named),
                 _ => {
                     cx.error_spanned_by(&input.ident, "`Entity` needs a struct with named fields: its fields become the item's attributes");
-                    return None;
+                    None
                 }
             },
             _ => {
@@ -46,9 +49,10 @@ impl<'a> Entity<'a> {
                     &input.ident,
                     "`Entity` can only be derived for a struct with named fields",
                 );
-                return None;
+                None
             }
         };
+        let named = fields.is_some();
         if !input.generics.params.is_empty() {
             cx.error_spanned_by(
                 &input.generics,
@@ -60,7 +64,8 @@ impl<'a> Entity<'a> {
         let rename_all = attr::serde_rename_all(&input.attrs);
         let mut unstored = Vec::new();
         let fields: Vec<Field> = fields
-            .iter()
+            .into_iter()
+            .flatten()
             .filter_map(|field| {
                 let ident = field.ident.as_ref()?;
                 let serde = attr::serde_field(&field.attrs);
@@ -93,6 +98,7 @@ impl<'a> Entity<'a> {
             unstored,
             serde_refusals: attr::serde_container_refusals(&input.attrs),
             fields,
+            named,
         })
     }
 

@@ -6,9 +6,8 @@ pub use crate::key::{
 };
 pub use crate::schema::index;
 pub use crate::schema::{
-    DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, InTable, IndexKind,
-    IndexSchema, IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey,
-    WithoutSortKey,
+    DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,
+    IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
 };
 
 pub use crate::expr::field_role::{role, FieldOf};
@@ -17,7 +16,8 @@ pub use crate::expr::{Field, NoTypedPath};
 pub use crate::item::decode_fields;
 pub use crate::managed::{timestamp_value, Timestamp, VersionNumber};
 pub use crate::op::query::{
-    primary, After, Collection, Decode, InnerPart, LastPart, PartitionKey, SortKeyPart, Start,
+    primary, After, Collection, CollectionTable, DeclaredTable, Decode, InTable, InnerPart,
+    LastPart, PartitionKey, SortKeyPart, Start, UnknownTable,
 };
 pub use crate::op::query::{Projection, ProjectionOf};
 pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};

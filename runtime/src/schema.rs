@@ -589,24 +589,6 @@ pub use crate::design_check::{
 };
 
 #[doc(hidden)]
-/// An entity of table `T`: checked for each variant of a `Collection`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` lives in another table than `{T}`, the table of the collection's first entity",
-    label = "not an entity of `{T}`",
-    note = "a collection's entities share one table, as the items of one query do"
-)]
-pub trait InTable<T> {
-    /// What the derive's check names: `<T as Trait>::CHECKED` reports an unmet bound at the
-    /// user's tokens, with no note pointing into this crate.
-    #[doc(hidden)]
-    const CHECKED: () = ();
-}
-
-// Not recommended: the error is then `InTable`'s, which names both tables.
-#[diagnostic::do_not_recommend]
-impl<T: Table, E: Entity<Table = T>> InTable<T> for E {}
-
-#[doc(hidden)]
 /// Byte-wise string equality usable in constants (the derive checks attribute names with it).
 pub const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());

@@ -18,3 +18,9 @@ fn check(db: singletable::Db<Readings>, reading: &Reading) {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Reading),
+}

@@ -11,3 +11,9 @@ pub struct Sequence {
     pub seq: u64,
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Sequence),
+}

@@ -19,3 +19,9 @@ impl Ticket {
     }
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

@@ -12,3 +12,9 @@ pub struct Reading {
     pub value: f64,
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Reading),
+}

@@ -22,3 +22,9 @@ fn check(db: singletable::Db<Counters>) -> Result<(), singletable::Error> {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Counter),
+}

@@ -12,3 +12,9 @@ pub struct Ticket {
     pub team: String,
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

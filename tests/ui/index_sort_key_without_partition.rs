@@ -11,3 +11,9 @@ pub struct Ticket {
     pub id: String,
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

@@ -31,3 +31,9 @@ fn check(db: singletable::Db<Lean>) {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

@@ -12,3 +12,9 @@ pub struct Post {
     pub tags: Vec<String>,
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Post),
+}

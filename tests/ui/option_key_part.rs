@@ -22,3 +22,9 @@ pub struct Boxed<T> {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(User),
+}

@@ -42,3 +42,9 @@ pub struct Unnamed {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

@@ -23,3 +23,9 @@ fn check(db: singletable::Db<App>) -> Result<(), singletable::Error> {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

@@ -79,3 +79,9 @@ impl From<Memo> for Note2 {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(User),
+}

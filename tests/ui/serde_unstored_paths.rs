@@ -34,3 +34,9 @@ fn updates(db: &Db<App>) {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(User),
+}

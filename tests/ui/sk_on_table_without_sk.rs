@@ -15,3 +15,9 @@ pub struct User {
     pub id: String,
 }
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(User),
+}

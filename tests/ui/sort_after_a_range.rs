@@ -19,3 +19,9 @@ fn check(db: Db<App>) {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Event),
+}

@@ -23,3 +23,9 @@ fn main() {
     };
     let _ = singletable::stream::decode::<Ticket>(record);
 }
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Ticket),
+}

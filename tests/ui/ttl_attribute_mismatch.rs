@@ -28,3 +28,9 @@ pub struct Token {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Session),
+}

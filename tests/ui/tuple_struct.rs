@@ -9,3 +9,9 @@ pub struct App;
 #[dynamo(table = App, pk = "X", sk = "X")]
 pub struct Wrapper(String);
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Wrapper),
+}

@@ -24,3 +24,9 @@ async fn writes(db: &Db<App>, user: &User) {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(User),
+}

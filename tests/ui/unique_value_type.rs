@@ -32,3 +32,9 @@ pub struct Account {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Account),
+}

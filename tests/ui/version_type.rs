@@ -14,3 +14,9 @@ pub struct Document {
 }
 
 fn main() {}
+
+// A collection holding the entity reports nothing more.
+#[derive(singletable::Collection)]
+pub enum Items {
+    One(Document),
+}

@@ -32,10 +32,9 @@ pub fn derive_collection(input: &DeriveInput) -> TokenStream {
 fn stub(parsed: &CollectionEnum) -> TokenStream {
     let st = private();
     let ident = parsed.ident;
-    let Some((_, first)) = parsed.variants.first() else {
+    let Some(table) = shared_table(parsed) else {
         return TokenStream::new();
     };
-    let table = quote!(<#first as #st::Entity>::Table);
     let name = ident.to_string();
     quote! {
         #[automatically_derived]
@@ -65,10 +64,10 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
     let st = private();
     let ident = parsed.ident;
     let variants = &parsed.variants;
-    let Some((_, first)) = variants.first() else {
+    let Some(shared) = shared_table(parsed) else {
         return TokenStream::new();
     };
-    let table = quote!(<#first as #st::Entity>::Table);
+    let table = quote!(<#ident as #st::Collection>::Table);
     let name = ident.to_string();
     let arms = variants.iter().map(|(variant, ty)| {
         quote! {
@@ -115,7 +114,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
         const _: () = {
             #[automatically_derived]
             impl #st::Collection for #ident {
-                type Table = #table;
+                type Table = #shared;
                 const ENTITIES: &'static [&'static str] = &[#(#names),*];
 
                 #[inline]
@@ -158,4 +157,19 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
             #(#disjoint)*
         };
     }
+}
+
+/// The table the variants' entities share: the first declared one among their tables, so that
+/// an entity whose derive failed before it knew its table adds no error here.
+fn shared_table(parsed: &CollectionEnum) -> Option<TokenStream> {
+    let st = private();
+    let mut tables = parsed
+        .variants
+        .iter()
+        .map(|(_, ty)| quote!(<#ty as #st::Entity>::Table));
+    let first = tables.next()?;
+    Some(tables.fold(
+        first,
+        |shared, table| quote!(<#shared as #st::CollectionTable<#table>>::Out),
+    ))
 }

@@ -18,7 +18,9 @@ pub fn derive_entity(input: &DeriveInput) -> TokenStream {
     let Some(entity) = Entity::from_syn(&mut cx, input) else {
         return cx.to_compile_errors();
     };
-    entity.validate(&mut cx);
+    if entity.named {
+        entity.validate(&mut cx);
+    }
     if cx.blocks_expansion() {
         return [cx.to_compile_errors(), entity_stub(&entity)]
             .into_iter()
@@ -33,11 +35,13 @@ pub fn derive_entity(input: &DeriveInput) -> TokenStream {
 /// After an error, an impl that keeps the rest of the user's code type-checking, so the error
 /// they see is the one that matters.
 fn entity_stub(entity: &Entity) -> TokenStream {
-    let Some(table) = &entity.attrs.table else {
-        return TokenStream::new();
+    let st = private();
+    // Without `table = ..`, a stand-in that collections holding the entity accept.
+    let table = match &entity.attrs.table {
+        Some(table) => quote!(#table),
+        None => quote!(#st::UnknownTable),
     };
     let ident = entity.ident;
-    let st = private();
     let name = ident.to_string();
     quote! {
         const _: () = {

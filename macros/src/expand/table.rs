@@ -193,6 +193,9 @@ fn expand_table(table: &Table) -> TokenStream {
             }
 
             #[automatically_derived]
+            impl #st::DeclaredTable for #ident {}
+
+            #[automatically_derived]
             #sort_key_impl
 
             #expiring_impl

@@ -16,6 +16,7 @@
 //! enums whose names start no other name; see [`RangeOn`]). Give a string the last place in
 //! its template to range over it, or compare it for equality.
 
+mod collection_table;
 pub(crate) mod cursor;
 mod decode;
 mod entry;
@@ -27,6 +28,8 @@ mod page;
 mod read;
 mod request;
 
+#[doc(hidden)]
+pub use collection_table::{CollectionTable, DeclaredTable, InTable, UnknownTable};
 pub use decode::{Collection, Decode, Projected};
 pub use entry::{IndexEntry, Projection, ProjectionOf};
 pub use indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
