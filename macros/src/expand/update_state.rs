@@ -105,6 +105,15 @@ pub(super) fn expand_update_state(
             })
         };
         let changes = fold("Changes", "Or", quote!(#st::state::No));
+        // The first input the update changes, for the message (any type when none does).
+        let changed = own.iter().rev().fold(quote!(#st::state::Untouched), |rest, name| {
+            let param = inputs
+                .iter()
+                .position(|input| input == name)
+                .map(|position| params[position].clone());
+            let marker = markers.named(entity, name);
+            quote!(<<#param as #st::state::InputState>::Changes as #st::state::Bit>::Pick<#marker, #rest>)
+        });
         let slot = format_ident!("{}", index.slot.name());
         for name in own {
             let param = inputs
@@ -114,7 +123,7 @@ pub(super) fn expand_update_state(
             let known = quote!(<#param as #st::state::InputState>::Known);
             let marker = markers.named(entity, name);
             bounds.push(quote!((#changes, #known): #st::state::Verdict));
-            bounds.push(quote!(<(#changes, #known) as #st::state::Verdict>::Out: #st::state::Knows<#ident, #st::index::#slot, #marker>));
+            bounds.push(quote!(<(#changes, #known) as #st::state::Verdict>::Out: #st::state::Knows<#ident, #st::index::#slot, #changed, #marker>));
         }
     }
     let items = quote! {

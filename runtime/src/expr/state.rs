@@ -34,16 +34,20 @@ pub trait Bit {
     type Or<B: Bit>: Bit;
     /// `self && B`
     type And<B: Bit>: Bit;
+    /// `if self { A } else { B }`
+    type Pick<A, B>;
 }
 
 impl Bit for Yes {
     type Or<B: Bit> = Yes;
     type And<B: Bit> = B;
+    type Pick<A, B> = A;
 }
 
 impl Bit for No {
     type Or<B: Bit> = B;
     type And<B: Bit> = No;
+    type Pick<A, B> = B;
 }
 
 /// What an input's state means for its index.
@@ -143,14 +147,16 @@ pub trait Touch<S, F, M> {
 )]
 pub trait UpdateComplete<S> {}
 
-/// The verdict for index `I` of entity `E` and its input `F`: [`Complete`] implements it for
-/// every index and input, [`Incomplete`] for none, so an update that changes an input of `I`
-/// while `F` is unknown fails here, naming all three.
+/// The verdict for index `I` of entity `E` and its input `F`, where `C` is the first input of
+/// `I` the update changes: [`Complete`] implements it for every index and input,
+/// [`Incomplete`] for none, so an update that changes `C` while `F` is unknown fails here,
+/// naming all four. It fails where the update is sent, not at the change: a `.given(..)` may
+/// still come after it.
 #[diagnostic::on_unimplemented(
-    message = "this update changes an input of index `{I}` of `{E}`, so it must also know `{F}`: without it the index key cannot be recomputed",
+    message = "this update changes `{C}`, an input of index `{I}` of `{E}`, without knowing the value of `{F}`, so the index key cannot be recomputed",
     label = "this update would leave index `{I}` stale",
-    note = "set `{F}`, or supply its current value with `.given(..)`, which the request also asserts; a value changed by `add`, `increment` or `append` is unknown and cannot feed an index"
+    note = "set `{F}`, or supply its current value with `.given(..)` anywhere before this call (the request also asserts it); a value changed by `add`, `increment` or `append` is unknown and cannot feed an index"
 )]
-pub trait Knows<E, I, F> {}
+pub trait Knows<E, I, C, F> {}
 
-impl<E, I, F> Knows<E, I, F> for Complete {}
+impl<E, I, C, F> Knows<E, I, C, F> for Complete {}
