@@ -52,6 +52,8 @@ pub use singletable_runtime::{
     cost, error, expr, item, key, managed, migrate, op, rate, retry, schema, ttl, unique, wire,
 };
 
+#[doc = include_str!("../docs/infra.md")]
+pub use singletable_runtime::infra;
 pub use singletable_runtime::schema::schema_of;
 #[doc = include_str!("../docs/streams.md")]
 pub use singletable_runtime::stream;
@@ -70,6 +72,7 @@ pub use singletable_runtime::gated::*;
 
 /// The migration command line (feature `cli`); see the `singletable-cli` crate.
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub use singletable_cli as cli;
 
 #[doc(hidden)]

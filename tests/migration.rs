@@ -19,6 +19,8 @@
 //! once it is `ACTIVE` (DynamoDB copies them in during backfilling; no engine indexes items that
 //! lack them).
 
+mod common;
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -797,27 +799,8 @@ async fn dry_run_and_stop() {
 #[cfg(feature = "cli")]
 mod cli {
     use super::*;
+    use common::Buffer;
     use singletable::cli::{self, Entities, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
-
-    /// Captured output.
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Buffer {
-        fn text(&self) -> String {
-            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-        }
-    }
 
     async fn run(db: &Db<Workspace>, args: &[&str]) -> (u8, String, String) {
         let (out, err) = (Buffer::default(), Buffer::default());

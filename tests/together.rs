@@ -8,8 +8,9 @@
 //! collection queries and counts, every index, scans, lookups by unique value, hydration, the
 //! append pointer, migration coverage) and the raw table are compared with an in-memory model
 //! of the documented semantics; at the end the stream is drained, every record must be a user
-//! entity's that decodes, and its changes replayed must leave the model's items. A failure
-//! shrinks to a short sequence of steps.
+//! entity's that decodes, and its changes replayed must leave the model's items. Every request
+//! goes through a recording proxy, and each must be allowed by the IAM policy generated for
+//! the table (`singletable::infra::IamPolicy`). A failure shrinks to a short sequence of steps.
 //!
 //! `SINGLETABLE_MODEL_CASES` sets the number of sequences (default 8: 24 s on dynoxide and
 //! 40 s on moto, on two cores, varying with the sequences drawn; CI runs both).
@@ -19,9 +20,11 @@ mod common;
 use aws_sdk_dynamodb::types::AttributeValue;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
+use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
 use singletable::op::query::IndexEntry;
 use singletable::{Db, Entity, Error, Item, Table};
+use singletable_fault::{FaultPlan, FaultStats};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -1045,9 +1048,14 @@ fn identity(item: &TeamItem) -> (&'static str, u8, u8) {
 /// Drains the stream, as the reader's docs loop does, and replays its changes: every record
 /// is a user entity's and decodes, and the items they leave are the model's, expired ones
 /// included (the engine deletes none during a case: the clock runs ahead of real time).
-async fn drain(db: &Db<Together>, model: &Model) -> usize {
+async fn drain(db: &Db<Together>, model: &Model, proxy: &FaultStats) -> usize {
     use singletable::stream::Change;
-    let client = singletable::local::streams_client().await.unwrap();
+    // Through the recording proxy too, so the policy's stream statements are checked.
+    let config = singletable::local::sdk_config().await.unwrap();
+    let config = aws_sdk_dynamodbstreams::config::Builder::from(&config)
+        .endpoint_url(proxy.endpoint())
+        .build();
+    let client = aws_sdk_dynamodbstreams::Client::from_conf(config);
     let mut reader = db.stream_reader("together", client);
     let mut replayed: BTreeMap<(&'static str, u8, u8), TeamItem> = BTreeMap::new();
     let mut records = 0;
@@ -1084,10 +1092,17 @@ async fn drain(db: &Db<Together>, model: &Model) -> usize {
 fn run(steps: &[Step]) {
     runtime().block_on(async {
         let table = singletable::testing::table::<Together>().await.unwrap();
+        // Every request goes through a proxy that records it (and injects nothing), so that
+        // the IAM policy generated for the table is checked against all of them.
+        let plan = FaultPlan::new(0, 0.0)
+            .recording()
+            .without_idempotency_emulation()
+            .with_attempt_timeout(Duration::from_secs(30));
+        let (client, proxy) = singletable_fault::client(plan).await.unwrap();
         let clock = Arc::new(Clock::started());
         let reading = clock.clone();
-        let db = table
-            .clone()
+        let db = Db::<Together>::new(client)
+            .with_table_name(table.table_name())
             .with_clock(move || UNIX_EPOCH + Duration::from_secs(reading.now()));
         let mut model = Model::default();
         for step in steps {
@@ -1097,9 +1112,40 @@ fn run(steps: &[Step]) {
         let written = steps
             .iter()
             .any(|step| !matches!(step, Step::Advance { .. }));
-        let records = drain(&db, &model).await;
+        let records = drain(&db, &model, &proxy).await;
         assert!(!written || records > 0 || model.members.is_empty() && model.tasks.is_empty());
+        allowed_by_the_generated_policy(table.table_name(), &proxy);
     });
+}
+
+/// Every request of the run, as IAM would authorize it, is allowed by the policy generated
+/// for the table with its stream and its administration; and what the service role's policy
+/// (without administration) denies is only the sweeps' and coverage's reading of the table's
+/// description, which are migrations.
+fn allowed_by_the_generated_policy(table: &str, proxy: &FaultStats) {
+    let (region, account) = ("eu-west-1", "123456789012");
+    let arn = TableArn::new(region, account, table).unwrap();
+    let service = IamPolicy::for_table::<Together>(arn).with_streams();
+    let migrations = service.clone().with_administration();
+    let requests = proxy.requests();
+    assert!(requests
+        .iter()
+        .any(|request| request.operation == "GetRecords"));
+    let needed: BTreeSet<_> = requests
+        .iter()
+        .flat_map(|request| request.authorizations(region, account, table))
+        .collect();
+    let denied = |policy: &IamPolicy| -> BTreeSet<String> {
+        let document = serde_json::to_value(policy).unwrap();
+        let denied = needed
+            .iter()
+            .filter(|need| !singletable_fault::allows(&document, need));
+        denied.map(|need| need.action.clone()).collect()
+    };
+    assert_eq!(denied(&migrations), BTreeSet::new(), "{migrations}");
+    let description = ["dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"];
+    let description = description.map(String::from).into();
+    assert!(denied(&service).is_subset(&description), "{service}");
 }
 
 fn cases() -> u32 {

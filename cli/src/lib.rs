@@ -26,6 +26,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use futures::future::{BoxFuture, Either};
 use serde_json::{json, Value};
 use singletable_runtime::error::Error;
+use singletable_runtime::infra::{IamPolicy, TableArn};
 use singletable_runtime::migrate::{
     ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, ProgressCallback,
     StopSignal, SweepOptions, SweepProgress, SweepReport, WorkerReport,
@@ -216,6 +217,54 @@ enum Command {
     },
     /// Show the single-table design: each entity's keys on the table and every index.
     Describe,
+    /// Print the least-privilege IAM policy of the table's operations: data on the table,
+    /// reads of its indexes, and, when asked for, its stream and its administration.
+    Iam(IamArgs),
+    /// Print the table as infrastructure code: a CloudFormation template, or a Terraform
+    /// `aws_dynamodb_table` block.
+    Infra(InfraArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct IamArgs {
+    /// The AWS account id (12 digits) that owns the table.
+    #[arg(long, value_name = "ID")]
+    account: String,
+    /// The table's region [default: the client's].
+    #[arg(long)]
+    region: Option<String>,
+    /// The ARN partition (`aws-cn`, `aws-us-gov`).
+    #[arg(long, default_value = "aws")]
+    partition: String,
+    /// Reads only: get, batch get, query and scan.
+    #[arg(long)]
+    read_only: bool,
+    /// Add reading the table's stream (a stream reader, or a Lambda function).
+    #[arg(long)]
+    streams: bool,
+    /// Add the table's administration (create, plan and apply, time to live) as a statement
+    /// of its own.
+    #[arg(long)]
+    administration: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct InfraArgs {
+    /// The language of the definition.
+    #[arg(long, value_enum, default_value_t = InfraFormat::Cloudformation)]
+    format: InfraFormat,
+    /// The template's logical id, or the Terraform resource name [default: the table's
+    /// Rust type name].
+    #[arg(long, value_name = "NAME")]
+    resource: Option<String>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum InfraFormat {
+    /// A template with one `AWS::DynamoDB::Table` resource, as JSON.
+    Cloudformation,
+    /// A `resource "aws_dynamodb_table"` block, in HCL.
+    Terraform,
 }
 
 #[derive(clap::Args, Debug)]
@@ -406,6 +455,8 @@ where
             output.result(&design, design.to_json());
             Ok(EXIT_OK)
         }
+        Command::Iam(iam_args) => Ok(iam(&db, iam_args, &mut output)),
+        Command::Infra(infra_args) => Ok(infra(&db, infra_args, &mut output)),
     };
     match result {
         Ok(code) => code,
@@ -419,6 +470,76 @@ where
                 _ => EXIT_FAILURE,
             }
         }
+    }
+}
+
+fn iam<T: Table>(db: &Db<T>, args: IamArgs, output: &mut Output) -> u8 {
+    let region = args.region.or_else(|| {
+        let region = db.client().config().region();
+        region.map(|region| region.as_ref().to_owned())
+    });
+    let Some(region) = region else {
+        output.error(&"the client has no region: pass --region");
+        return EXIT_USAGE;
+    };
+    let arn = TableArn::new(region, args.account, db.table_name())
+        .and_then(|arn| arn.in_partition(args.partition));
+    let arn = match arn {
+        Ok(arn) => arn,
+        Err(error) => {
+            output.error(&error);
+            return EXIT_USAGE;
+        }
+    };
+    let mut policy = IamPolicy::for_table::<T>(arn);
+    if args.read_only {
+        policy = policy.read_only();
+    }
+    if args.streams {
+        policy = policy.with_streams();
+    }
+    if args.administration {
+        policy = policy.with_administration();
+    }
+    // The policy is JSON either way.
+    let json = serde_json::to_value(&policy).unwrap_or(Value::Null);
+    output.result(&format!("{json:#}\n"), json);
+    EXIT_OK
+}
+
+fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
+    let resource = args
+        .resource
+        .unwrap_or_else(|| T::SCHEMA.type_name.to_owned());
+    let definition = db.create_table();
+    match args.format {
+        InfraFormat::Cloudformation => {
+            if resource.is_empty() || !resource.chars().all(|c| c.is_ascii_alphanumeric()) {
+                output.error(&format_args!(
+                    "{resource:?} is not a CloudFormation logical id: use letters and digits"
+                ));
+                return EXIT_USAGE;
+            }
+            let mut resources = serde_json::Map::new();
+            let table = serde_json::to_value(definition.cloudformation()).unwrap_or(Value::Null);
+            resources.insert(resource, table);
+            let template = json!({
+                "AWSTemplateFormatVersion": "2010-09-09",
+                "Resources": resources,
+            });
+            output.result(&format!("{template:#}\n"), template);
+            EXIT_OK
+        }
+        InfraFormat::Terraform => match definition.terraform(&resource) {
+            Ok(block) => {
+                output.result(&block, json!({ "terraform": block }));
+                EXIT_OK
+            }
+            Err(error) => {
+                output.error(&error);
+                EXIT_USAGE
+            }
+        },
     }
 }
 

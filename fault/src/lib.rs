@@ -38,6 +38,9 @@
 //! library against DynamoDB's contract rather than against the engine's gap; on an engine
 //! that honours tokens it forwards every resend as it is.
 
+mod authorization;
+pub use authorization::{allows, Authorization};
+
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -222,6 +225,8 @@ pub struct FaultPlan {
     /// `ClientRequestToken` as DynamoDB does, on an engine that ignores tokens (see the
     /// module docs). It never does on an engine that honours them.
     pub emulate_idempotency: bool,
+    /// Whether the proxy keeps every request it receives ([`FaultStats::requests`]).
+    pub record_requests: bool,
 }
 
 impl FaultPlan {
@@ -235,7 +240,15 @@ impl FaultPlan {
             sdk_retries: true,
             attempt_timeout: Duration::from_millis(500),
             emulate_idempotency: true,
+            record_requests: false,
         }
+    }
+
+    /// Keeps every request the proxy receives, for a test to check what the library sent
+    /// (its operations, tables and indexes, as IAM authorizes them).
+    pub fn recording(mut self) -> Self {
+        self.record_requests = true;
+        self
     }
 
     /// Draws from these faults only.
@@ -359,6 +372,12 @@ impl FaultStats {
         lock(&self.shared.report).clone()
     }
 
+    /// Every request received so far, in order, when the plan is
+    /// [`recording`](FaultPlan::recording); none otherwise.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
     /// Pauses (or resumes) injection; requests pass through untouched meanwhile.
     pub fn set_paused(&self, paused: bool) {
         self.shared.paused.store(paused, Ordering::Relaxed);
@@ -383,6 +402,17 @@ struct Shared {
     report: Mutex<FaultReport>,
     /// Client request tokens of transactions in flight or applied.
     tokens: Mutex<HashMap<String, Token>>,
+    /// Every request received, when the plan records them.
+    requests: Mutex<Vec<RecordedRequest>>,
+}
+
+/// A request as the proxy received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    /// The operation, from `X-Amz-Target` (`PutItem`, `GetRecords`).
+    pub operation: String,
+    /// The JSON body (`Null` when it was not JSON).
+    pub body: Value,
 }
 
 /// What DynamoDB knows of a client request token.
@@ -462,6 +492,7 @@ pub async fn proxy(plan: FaultPlan) -> Result<(aws_config::SdkConfig, FaultStats
         paused: AtomicBool::new(false),
         report: Mutex::new(FaultReport::default()),
         tokens: Mutex::new(HashMap::new()),
+        requests: Mutex::new(Vec::new()),
     });
     tokio::spawn(accept(listener, shared.clone()));
     Ok((sdk_config, FaultStats { shared }))
@@ -615,6 +646,13 @@ async fn handle(shared: &Shared, request: Message) -> Reply {
         .and_then(|target| target.rsplit('.').next())
         .unwrap_or_default()
         .to_owned();
+    if shared.plan.record_requests {
+        let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        lock(&shared.requests).push(RecordedRequest {
+            operation: operation.clone(),
+            body,
+        });
+    }
     let fault = shared.decide(&operation);
     shared.record(|report| {
         report.requests += 1;
@@ -1259,6 +1297,7 @@ mod tests {
             paused: AtomicBool::new(false),
             report: Mutex::new(FaultReport::default()),
             tokens: Mutex::new(HashMap::new()),
+            requests: Mutex::new(Vec::new()),
         };
         let (first, second) = (shared(&plan), shared(&plan));
         let draws: Vec<Option<Fault>> = (0..10_000).map(|_| first.decide("PutItem")).collect();

@@ -12,11 +12,13 @@ mod design_check;
 pub mod error;
 pub mod expr;
 mod index_projection;
+pub mod infra;
 pub mod item;
 pub mod key;
 mod key_space;
 mod library;
 #[cfg(feature = "local")]
+#[cfg_attr(docsrs, doc(cfg(feature = "local")))]
 pub mod local;
 pub mod managed;
 pub mod migrate;
@@ -27,6 +29,7 @@ pub mod retry;
 pub mod schema;
 pub mod stream;
 #[cfg(feature = "local")]
+#[cfg_attr(docsrs, doc(cfg(feature = "local")))]
 pub mod testing;
 mod trace;
 pub mod ttl;
@@ -50,6 +53,7 @@ pub use wire::Request;
 #[doc(hidden)]
 pub mod gated {
     #[cfg(feature = "local")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "local")))]
     pub use crate::{local, testing};
 }
 

@@ -58,6 +58,7 @@ impl Timestamp for i64 {
 }
 
 #[cfg(feature = "chrono")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
 impl Timestamp for chrono::DateTime<chrono::Utc> {
     fn at(time: SystemTime) -> Self {
         time.into()

@@ -64,6 +64,7 @@ seconds_types!(u64, i64);
 
 /// Stored as whole seconds: the fraction of a second is dropped, since TTL has no finer grain.
 #[cfg(feature = "chrono")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
 impl TtlValue for chrono::DateTime<chrono::Utc> {
     fn stored(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
         let AttributeValue::S(text) = &value else {

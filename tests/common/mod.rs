@@ -116,3 +116,24 @@ pub async fn old_comments<T: singletable::Table>(
         singletable::testing::put_raw(db, item).await.unwrap();
     }
 }
+
+/// Captured output, for the command line's `run_with`.
+#[derive(Clone, Default)]
+pub struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    /// What was written, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}

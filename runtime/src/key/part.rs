@@ -362,6 +362,7 @@ macro_rules! signed_key_part {
 signed_key_part!(i8 => 3, i16 => 5, i32 => 10, i64 => 19, isize => 19);
 
 #[cfg(feature = "chrono")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
 mod chrono_parts {
     use super::*;
     use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
@@ -438,6 +439,7 @@ mod chrono_parts {
 }
 
 #[cfg(feature = "uuid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
 impl KeyPart for uuid::Uuid {
     /// Lowercase hyphenated form.
     fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
@@ -450,9 +452,11 @@ impl KeyPart for uuid::Uuid {
 }
 
 #[cfg(feature = "uuid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
 impl PrefixFree for uuid::Uuid {}
 
 #[cfg(feature = "uuid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
 impl KeyField for uuid::Uuid {
     type Borrowed = uuid::Uuid;
 
@@ -471,6 +475,7 @@ impl KeyField for uuid::Uuid {
 }
 
 #[cfg(feature = "ulid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ulid")))]
 impl KeyPart for ulid::Ulid {
     /// Canonical 26-character Crockford base32, which sorts by creation time.
     fn render_part(&self, _context: PartContext, out: &mut String) -> Result<(), KeyError> {
@@ -480,9 +485,11 @@ impl KeyPart for ulid::Ulid {
 }
 
 #[cfg(feature = "ulid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ulid")))]
 impl PrefixFree for ulid::Ulid {}
 
 #[cfg(feature = "ulid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ulid")))]
 impl KeyField for ulid::Ulid {
     type Borrowed = ulid::Ulid;
 

@@ -337,6 +337,7 @@ pub async fn client() -> Result<aws_sdk_dynamodb::Client, LocalError> {
 ///
 /// As [`sdk_config`].
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
 pub async fn streams_client() -> Result<aws_sdk_dynamodbstreams::Client, LocalError> {
     let config = sdk_config().await?;
     let streams_endpoint =

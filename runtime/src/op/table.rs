@@ -20,12 +20,15 @@ use std::time::Duration;
 /// attributes; templated key attributes are strings, others have the declared type.
 #[derive(Debug, Clone)]
 pub struct CreateTable {
-    table_name: String,
-    attributes: Vec<(&'static str, ScalarType)>,
-    partition_key: &'static str,
-    sort_key: Option<&'static str>,
-    indexes: Vec<&'static IndexSchema>,
-    stream: Option<StreamViewType>,
+    pub(crate) table_name: String,
+    pub(crate) attributes: Vec<(&'static str, ScalarType)>,
+    pub(crate) partition_key: &'static str,
+    pub(crate) sort_key: Option<&'static str>,
+    pub(crate) indexes: Vec<&'static IndexSchema>,
+    pub(crate) stream: Option<StreamViewType>,
+    /// Turned on after the table is created (`UpdateTimeToLive`), or declared with it by
+    /// infrastructure code.
+    pub(crate) ttl_attribute: Option<&'static str>,
 }
 
 impl<T: Table> Db<T> {
@@ -48,6 +51,7 @@ impl<T: Table> Db<T> {
             sort_key: schema.sort_key,
             indexes,
             stream: schema.stream,
+            ttl_attribute: schema.ttl_attribute,
         }
     }
 
@@ -192,7 +196,7 @@ pub(crate) fn scalar_attribute_type(kind: ScalarType) -> ScalarAttributeType {
 }
 
 impl CreateTable {
-    fn table_keys(&self) -> Vec<(&'static str, bool)> {
+    pub(crate) fn table_keys(&self) -> Vec<(&'static str, bool)> {
         std::iter::once((self.partition_key, true))
             .chain(self.sort_key.map(|name| (name, false)))
             .collect()

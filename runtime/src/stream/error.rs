@@ -47,3 +47,19 @@ pub enum StreamError {
         table: String,
     },
 }
+
+impl StreamError {
+    /// The sequence number of the record this error is about, where there is one: what a
+    /// Lambda function reports in `batch_item_failures`, so that Lambda retries from it.
+    pub fn sequence_number(&self) -> Option<&str> {
+        match self {
+            StreamError::Malformed {
+                sequence_number, ..
+            }
+            | StreamError::Decode {
+                sequence_number, ..
+            } if !sequence_number.is_empty() => Some(sequence_number),
+            _ => None,
+        }
+    }
+}

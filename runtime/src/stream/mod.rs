@@ -13,8 +13,10 @@
 mod change;
 pub(crate) mod error;
 #[cfg(feature = "aws_lambda_events")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws_lambda_events")))]
 pub mod lambda;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
 pub mod reader;
 pub(crate) mod record;
 mod view;
@@ -24,6 +26,7 @@ pub use change::{
 };
 pub use error::StreamError;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
 pub use reader::{Batch, StreamReader};
 pub use record::{EventName, RawRecord, TTL_PRINCIPAL};
 pub use view::{

@@ -54,6 +54,7 @@ impl AppendOrder for String {
 }
 
 #[cfg(feature = "chrono")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
 mod time {
     use super::AppendOrder;
     use aws_sdk_dynamodb::types::AttributeValue;

@@ -1,0 +1,232 @@
+//! The table as a Terraform `aws_dynamodb_table` resource block, in HCL.
+
+use super::InfraError;
+use crate::op::table::CreateTable;
+use crate::schema::{IndexKind, IndexSchema};
+use std::fmt::Write;
+
+/// A block of HCL: `kind "label" … { body }`.
+struct Block {
+    kind: &'static str,
+    labels: Vec<String>,
+    body: Vec<Entry>,
+}
+
+enum Entry {
+    Attribute(&'static str, Value),
+    Block(Block),
+}
+
+enum Value {
+    Text(String),
+    Bool(bool),
+    List(Vec<String>),
+}
+
+impl Block {
+    fn new(kind: &'static str) -> Self {
+        Block {
+            kind,
+            labels: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    fn text(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.body
+            .push(Entry::Attribute(name, Value::Text(value.into())));
+        self
+    }
+
+    fn flag(mut self, name: &'static str, value: bool) -> Self {
+        self.body.push(Entry::Attribute(name, Value::Bool(value)));
+        self
+    }
+
+    fn block(mut self, block: Block) -> Self {
+        self.body.push(Entry::Block(block));
+        self
+    }
+
+    /// As `terraform fmt` writes it: two spaces per level, the `=` of consecutive
+    /// attributes aligned.
+    fn render(&self, out: &mut String, depth: usize) {
+        let indent = "  ".repeat(depth);
+        let _ = write!(out, "{indent}{}", self.kind);
+        for label in &self.labels {
+            let _ = write!(out, " {}", quoted(label));
+        }
+        out.push_str(" {\n");
+        let mut entries = self.body.iter().peekable();
+        while let Some(entry) = entries.next() {
+            match entry {
+                Entry::Block(block) => block.render(out, depth + 1),
+                Entry::Attribute(..) => {
+                    let mut run = vec![entry];
+                    while let Some(next @ Entry::Attribute(..)) = entries.peek() {
+                        run.push(next);
+                        entries.next();
+                    }
+                    let width = run
+                        .iter()
+                        .map(|entry| match entry {
+                            Entry::Attribute(name, _) => name.len(),
+                            Entry::Block(_) => 0,
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    for entry in run {
+                        if let Entry::Attribute(name, value) = entry {
+                            let _ = writeln!(out, "{indent}  {name:width$} = {}", value.render());
+                        }
+                    }
+                }
+            }
+        }
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
+impl Value {
+    fn render(&self) -> String {
+        match self {
+            Value::Text(text) => quoted(text),
+            Value::Bool(flag) => flag.to_string(),
+            Value::List(items) => {
+                let items: Vec<String> = items.iter().map(|item| quoted(item)).collect();
+                format!("[{}]", items.join(", "))
+            }
+        }
+    }
+}
+
+/// An HCL string literal: escapes, and `${` and `%{` doubled so that no name is read as a
+/// template interpolation or directive.
+fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+}
+
+fn index_block(index: &IndexSchema) -> Result<Block, InfraError> {
+    if index.partition_keys.len() > 1 || index.sort_keys.len() > 1 {
+        return Err(InfraError::MultiAttributeKey { index: index.name });
+    }
+    let mut block = match index.kind {
+        IndexKind::Global => Block::new("global_secondary_index")
+            .text("name", index.name)
+            .text("hash_key", index.partition_key),
+        IndexKind::Local => Block::new("local_secondary_index").text("name", index.name),
+    };
+    if let Some(sort_key) = index.sort_key {
+        block = block.text("range_key", sort_key);
+    }
+    block = block.text("projection_type", index.projection.projection_type());
+    let attributes = index.projection.non_key_attributes();
+    if !attributes.is_empty() {
+        let names = attributes.iter().map(|name| (*name).to_owned()).collect();
+        block
+            .body
+            .push(Entry::Attribute("non_key_attributes", Value::List(names)));
+    }
+    Ok(block)
+}
+
+impl CreateTable {
+    /// This request as a Terraform `resource "aws_dynamodb_table" "<resource_name>"` block,
+    /// formatted as `terraform fmt` leaves it.
+    ///
+    /// # Errors
+    ///
+    /// [`InfraError::ResourceName`] when `resource_name` is not a Terraform identifier;
+    /// [`InfraError::MultiAttributeKey`] when an index's key has several attributes.
+    pub fn terraform(&self, resource_name: &str) -> Result<String, InfraError> {
+        if !is_identifier(resource_name) {
+            return Err(InfraError::ResourceName {
+                name: resource_name.to_owned(),
+            });
+        }
+        let mut table = Block::new("resource")
+            .text("name", self.table_name.clone())
+            .text("billing_mode", "PAY_PER_REQUEST")
+            .text("hash_key", self.partition_key);
+        table.labels = vec!["aws_dynamodb_table".to_owned(), resource_name.to_owned()];
+        if let Some(sort_key) = self.sort_key {
+            table = table.text("range_key", sort_key);
+        }
+        if let Some(view) = self.stream {
+            table = table
+                .flag("stream_enabled", true)
+                .text("stream_view_type", view.as_str());
+        }
+        for (name, kind) in &self.attributes {
+            table = table.block(
+                Block::new("attribute")
+                    .text("name", *name)
+                    .text("type", kind.code()),
+            );
+        }
+        for index in &self.indexes {
+            table = table.block(index_block(index)?);
+        }
+        if let Some(attribute) = self.ttl_attribute {
+            table = table.block(
+                Block::new("ttl")
+                    .text("attribute_name", attribute)
+                    .flag("enabled", true),
+            );
+        }
+        let mut out = String::new();
+        table.render(&mut out, 0);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_escaped_and_never_interpolated() {
+        assert_eq!(quoted(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(quoted("${var.x} %{ if }"), r#""$${var.x} %%{ if }""#);
+        assert_eq!(quoted("$x %"), r#""$x %""#);
+        assert_eq!(quoted("line\nnext\u{1}"), r#""line\nnext\u0001""#);
+    }
+
+    #[test]
+    fn resource_names_are_identifiers() {
+        assert!(is_identifier("app_table"));
+        assert!(is_identifier("_app-1"));
+        assert!(!is_identifier("1app"));
+        assert!(!is_identifier("app table"));
+        assert!(!is_identifier(""));
+    }
+}

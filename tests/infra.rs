@@ -1,0 +1,561 @@
+//! The generated infrastructure, checked from outside: the CloudFormation resource parses as
+//! JSON and, created on the engine as its properties say, is a table the migration plan finds
+//! up to date; the Terraform block parses as HCL and states the same table; and the IAM
+//! policy allows every request the administration sends through a recording proxy, while the
+//! data statements alone do not. (`tests/together.rs` checks the data and stream statements
+//! against every request of its model-based run.)
+
+mod common;
+
+use aws_sdk_dynamodb::client::Waiters;
+use aws_sdk_dynamodb::types::BillingMode;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, GlobalSecondaryIndex, KeySchemaElement, KeyType, LocalSecondaryIndex,
+    Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
+    TimeToLiveSpecification,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use singletable::infra::{IamPolicy, InfraError, TableArn};
+use singletable::migrate::PlanAction;
+use singletable::{Db, Entity, Table};
+use singletable_fault::{self as fault, Authorization, FaultPlan};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+#[derive(Table)]
+#[dynamo(
+    name = "infra-shop",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    stream = "new_and_old_images",
+    gsi1(name = "ByCustomer", pk = "GSI1PK", sk = "GSI1SK", projection = ["total"]),
+    gsi2(name = "ByStatus", pk = "GSI2PK", sk = "GSI2SK", projection = "keys_only"),
+    gsi3(name = "ByTotal", pk = "GSI3PK", sk = "total", sk_type = "N"),
+    lsi1(name = "ByPlaced", sk = "LSI1SK")
+)]
+pub struct Shop;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "ORDER#{id}", sk = "ORDER",
+         gsi1pk = "CUSTOMER#{customer}", gsi1sk = "ORDER#{id}",
+         gsi2pk = "STATUS#{status}", gsi2sk = "ORDER#{id}",
+         gsi3pk = "TOTALS", gsi3sk = total, lsi1sk = "PLACED#{placed}")]
+struct Order {
+    id: String,
+    customer: String,
+    status: String,
+    placed: u32,
+    total: u64,
+    #[dynamo(ttl)]
+    expires_at: Option<u64>,
+}
+
+/// A second declaration of the same table name with one more index, as the next release
+/// would declare it: its migration adds the index online.
+#[derive(Table)]
+#[dynamo(
+    name = "infra-shop",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    stream = "new_and_old_images",
+    gsi1(name = "ByCustomer", pk = "GSI1PK", sk = "GSI1SK", projection = ["total"]),
+    gsi2(name = "ByStatus", pk = "GSI2PK", sk = "GSI2SK", projection = "keys_only"),
+    gsi3(name = "ByTotal", pk = "GSI3PK", sk = "total", sk_type = "N"),
+    gsi4(name = "ByDay", pk = "GSI4PK"),
+    lsi1(name = "ByPlaced", sk = "LSI1SK")
+)]
+pub struct ShopNext;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn table_name(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn text<'a>(value: &'a Value, name: &str) -> &'a str {
+    value[name]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} in {value}"))
+}
+
+fn key_schema(value: &Value) -> Vec<KeySchemaElement> {
+    let elements = value.as_array().expect("a KeySchema list");
+    elements
+        .iter()
+        .map(|element| {
+            KeySchemaElement::builder()
+                .attribute_name(text(element, "AttributeName"))
+                .key_type(KeyType::from(text(element, "KeyType")))
+                .build()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn projection(value: &Value) -> Projection {
+    let attributes = value["NonKeyAttributes"].as_array().map(|names| {
+        names
+            .iter()
+            .map(|name| name.as_str().unwrap().to_owned())
+            .collect()
+    });
+    Projection::builder()
+        .projection_type(ProjectionType::from(text(value, "ProjectionType")))
+        .set_non_key_attributes(attributes)
+        .build()
+}
+
+/// Creates the table the way CloudFormation does from the resource's properties: the
+/// `CreateTable` they describe, then time to live as `TimeToLiveSpecification` says.
+async fn create_from_cloudformation(client: &aws_sdk_dynamodb::Client, resource: &Value) {
+    assert_eq!(resource["Type"], "AWS::DynamoDB::Table");
+    let properties = &resource["Properties"];
+    let name = text(properties, "TableName");
+    let mut create = client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::from(text(properties, "BillingMode")))
+        .set_key_schema(Some(key_schema(&properties["KeySchema"])));
+    for attribute in properties["AttributeDefinitions"].as_array().unwrap() {
+        create = create.attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name(text(attribute, "AttributeName"))
+                .attribute_type(ScalarAttributeType::from(text(attribute, "AttributeType")))
+                .build()
+                .unwrap(),
+        );
+    }
+    // Global and local indexes have the same properties, in builders of two types.
+    macro_rules! index {
+        ($kind:ident, $index:expr) => {
+            $kind::builder()
+                .index_name(text($index, "IndexName"))
+                .set_key_schema(Some(key_schema(&$index["KeySchema"])))
+                .projection(projection(&$index["Projection"]))
+                .build()
+                .unwrap()
+        };
+    }
+    for index in properties["GlobalSecondaryIndexes"].as_array().unwrap() {
+        create = create.global_secondary_indexes(index!(GlobalSecondaryIndex, index));
+    }
+    for index in properties["LocalSecondaryIndexes"].as_array().unwrap() {
+        create = create.local_secondary_indexes(index!(LocalSecondaryIndex, index));
+    }
+    let stream = &properties["StreamSpecification"];
+    create = create.stream_specification(
+        StreamSpecification::builder()
+            .stream_enabled(true)
+            .stream_view_type(StreamViewType::from(text(stream, "StreamViewType")))
+            .build()
+            .unwrap(),
+    );
+    create.send().await.unwrap();
+    client
+        .wait_until_table_exists()
+        .table_name(name)
+        .wait(Duration::from_secs(60))
+        .await
+        .unwrap();
+    let ttl = &properties["TimeToLiveSpecification"];
+    client
+        .update_time_to_live()
+        .table_name(name)
+        .time_to_live_specification(
+            TimeToLiveSpecification::builder()
+                .attribute_name(text(ttl, "AttributeName"))
+                .enabled(ttl["Enabled"].as_bool().unwrap())
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+}
+
+#[test]
+fn a_table_created_from_the_cloudformation_resource_is_what_the_plan_expects() {
+    runtime().block_on(async {
+        let client = singletable::local::client().await.unwrap();
+        let db = Db::<Shop>::new(client.clone()).with_table_name(table_name("infra-cfn"));
+        let resource = serde_json::to_value(db.create_table().cloudformation()).unwrap();
+        // What a template holds is JSON text: print it and read it back as a parser would.
+        let printed = db.create_table().cloudformation().to_string();
+        assert_eq!(serde_json::from_str::<Value>(&printed).unwrap(), resource);
+
+        let properties = &resource["Properties"];
+        assert_eq!(properties["TableName"], db.table_name());
+        assert_eq!(properties["BillingMode"], "PAY_PER_REQUEST");
+        let by_customer = &properties["GlobalSecondaryIndexes"][0];
+        assert_eq!(by_customer["IndexName"], "ByCustomer");
+        let included: BTreeSet<&str> = by_customer["Projection"]["NonKeyAttributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|name| name.as_str().unwrap())
+            .collect();
+        // The library adds the entity and TTL attributes to an INCLUDE index.
+        assert!(included.is_superset(&BTreeSet::from(["total", "_type", "expires_at"])));
+        let attributes: Vec<(&str, &str)> = properties["AttributeDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (text(a, "AttributeName"), text(a, "AttributeType")))
+            .collect();
+        assert!(attributes.contains(&("total", "N")), "{attributes:?}");
+        assert_eq!(
+            properties["StreamSpecification"]["StreamViewType"],
+            "NEW_AND_OLD_IMAGES"
+        );
+
+        create_from_cloudformation(&client, &resource).await;
+        let plan = db.table_migration(&[Order::SCHEMA]).plan().await.unwrap();
+        assert!(plan.is_up_to_date(), "{plan}");
+        assert!(plan.notes.is_empty(), "{plan}");
+        // And the table works as the library's own would.
+        let order = Order {
+            id: "1".into(),
+            customer: "ana".into(),
+            status: "open".into(),
+            placed: 7,
+            total: 42,
+            expires_at: None,
+        };
+        db.put(&order).send().await.unwrap();
+        let found = db.query(Order::lsi1("1")).all().await.unwrap();
+        assert_eq!(found, vec![order]);
+        client
+            .delete_table()
+            .table_name(db.table_name())
+            .send()
+            .await
+            .unwrap();
+    });
+}
+
+/// The value of attribute `name` of an HCL body, as text.
+fn hcl_text(body: &hcl::Body, name: &str) -> Option<String> {
+    body.attributes()
+        .find(|attribute| attribute.key() == name)
+        .map(|attribute| match attribute.expr() {
+            hcl::Expression::String(text) => text.clone(),
+            hcl::Expression::Bool(flag) => flag.to_string(),
+            other => format!("{other:?}"),
+        })
+}
+
+#[test]
+fn the_terraform_block_parses_and_states_the_same_table() {
+    let db = singletable_offline::<Shop>();
+    let block = db.create_table().terraform("shop").unwrap();
+    let resource = db.create_table().cloudformation();
+    let properties = &serde_json::to_value(&resource).unwrap()["Properties"];
+
+    let body: hcl::Body = hcl::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+    let resources: Vec<&hcl::Block> = body.blocks().collect();
+    assert_eq!(resources.len(), 1);
+    let table = resources[0];
+    assert_eq!(table.identifier(), "resource");
+    let labels: Vec<&str> = table.labels().iter().map(|label| label.as_str()).collect();
+    assert_eq!(labels, ["aws_dynamodb_table", "shop"]);
+    let table = table.body();
+    assert_eq!(hcl_text(table, "name").as_deref(), Some("infra-shop"));
+    assert_eq!(
+        hcl_text(table, "billing_mode").as_deref(),
+        Some("PAY_PER_REQUEST")
+    );
+    assert_eq!(hcl_text(table, "hash_key").as_deref(), Some("PK"));
+    assert_eq!(hcl_text(table, "range_key").as_deref(), Some("SK"));
+    assert_eq!(hcl_text(table, "stream_enabled").as_deref(), Some("true"));
+    assert_eq!(
+        hcl_text(table, "stream_view_type").as_deref(),
+        Some("NEW_AND_OLD_IMAGES")
+    );
+    let blocks = |kind: &str| -> Vec<&hcl::Body> {
+        table
+            .blocks()
+            .filter(|block| block.identifier() == kind)
+            .map(hcl::Block::body)
+            .collect()
+    };
+    let attributes: BTreeSet<(String, String)> = blocks("attribute")
+        .into_iter()
+        .map(|a| (hcl_text(a, "name").unwrap(), hcl_text(a, "type").unwrap()))
+        .collect();
+    let declared: BTreeSet<(String, String)> = properties["AttributeDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                text(a, "AttributeName").into(),
+                text(a, "AttributeType").into(),
+            )
+        })
+        .collect();
+    assert_eq!(attributes, declared);
+    let globals = blocks("global_secondary_index");
+    let names: Vec<String> = globals
+        .iter()
+        .map(|g| hcl_text(g, "name").unwrap())
+        .collect();
+    assert_eq!(names, ["ByCustomer", "ByStatus", "ByTotal"]);
+    assert_eq!(hcl_text(globals[0], "hash_key").as_deref(), Some("GSI1PK"));
+    assert_eq!(
+        hcl_text(globals[0], "projection_type").as_deref(),
+        Some("INCLUDE")
+    );
+    let included = globals[0]
+        .attributes()
+        .find(|a| a.key() == "non_key_attributes")
+        .map(|a| a.expr().clone());
+    let Some(hcl::Expression::Array(included)) = included else {
+        panic!("no non_key_attributes list in\n{block}");
+    };
+    let expected = &properties["GlobalSecondaryIndexes"][0]["Projection"]["NonKeyAttributes"];
+    assert_eq!(included.len(), expected.as_array().unwrap().len());
+    let locals = blocks("local_secondary_index");
+    assert_eq!(locals.len(), 1);
+    assert_eq!(hcl_text(locals[0], "range_key").as_deref(), Some("LSI1SK"));
+    assert_eq!(hcl_text(locals[0], "hash_key"), None);
+    let ttl = blocks("ttl");
+    assert_eq!(
+        hcl_text(ttl[0], "attribute_name").as_deref(),
+        Some("expires_at")
+    );
+    assert_eq!(hcl_text(ttl[0], "enabled").as_deref(), Some("true"));
+
+    assert_eq!(
+        db.create_table().terraform("1shop"),
+        Err(InfraError::ResourceName {
+            name: "1shop".into()
+        })
+    );
+}
+
+#[derive(Table)]
+#[dynamo(name = "infra-multi", pk = "PK", sk = "SK",
+         gsi1(name = "ByTenantDay", pk = ["tenant", "region"], sk = "day"))]
+pub struct Multi;
+
+#[test]
+fn a_multi_attribute_index_key_is_refused_by_terraform_and_stated_by_cloudformation() {
+    let db = singletable_offline::<Multi>();
+    assert_eq!(
+        db.create_table().terraform("multi"),
+        Err(InfraError::MultiAttributeKey {
+            index: "ByTenantDay"
+        })
+    );
+    let resource = serde_json::to_value(db.create_table().cloudformation()).unwrap();
+    let keys = &resource["Properties"]["GlobalSecondaryIndexes"][0]["KeySchema"];
+    let keys: Vec<(&str, &str)> = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (text(k, "AttributeName"), text(k, "KeyType")))
+        .collect();
+    assert_eq!(
+        keys,
+        [("tenant", "HASH"), ("region", "HASH"), ("day", "RANGE")]
+    );
+}
+
+/// A `Db` for building requests only; nothing is sent.
+fn singletable_offline<T: Table>() -> Db<T> {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .region(aws_sdk_dynamodb::config::Region::new("eu-west-1"))
+        .build();
+    Db::new(aws_sdk_dynamodb::Client::from_conf(config))
+}
+
+const REGION: &str = "eu-west-1";
+const ACCOUNT: &str = "123456789012";
+
+fn denied(policy: &IamPolicy, needed: &[Authorization]) -> Vec<Authorization> {
+    let document = serde_json::to_value(policy).unwrap();
+    let mut denied: Vec<Authorization> = needed
+        .iter()
+        .filter(|need| !fault::allows(&document, need))
+        .cloned()
+        .collect();
+    denied.sort();
+    denied.dedup();
+    denied
+}
+
+#[test]
+fn the_administration_statement_allows_creating_planning_and_migrating_the_table() {
+    runtime().block_on(async {
+        let plan = FaultPlan::new(1, 0.0)
+            .recording()
+            .with_attempt_timeout(Duration::from_secs(30));
+        let (client, stats) = fault::client(plan).await.unwrap();
+        let name = table_name("infra-iam");
+        let db = Db::<Shop>::new(client.clone()).with_table_name(name.clone());
+        assert!(db.ensure_table().await.unwrap());
+        let order = Order {
+            id: "1".into(),
+            customer: "ana".into(),
+            status: "open".into(),
+            placed: 1,
+            total: 5,
+            expires_at: Some(4_000_000_000),
+        };
+        db.put(&order).send().await.unwrap();
+        let next = Db::<ShopNext>::new(client.clone()).with_table_name(name.clone());
+        let migration = next.table_migration(&[]);
+        let planned = migration.plan().await.unwrap();
+        assert!(
+            planned
+                .actions
+                .iter()
+                .any(|action| matches!(action, PlanAction::CreateIndex(_))),
+            "{planned}"
+        );
+        migration
+            .poll_interval(Duration::from_millis(50))
+            .apply()
+            .await
+            .unwrap();
+
+        let needed: Vec<Authorization> = stats
+            .requests()
+            .iter()
+            .flat_map(|request| request.authorizations(REGION, ACCOUNT, &name))
+            .collect();
+        let operations: BTreeSet<&str> = needed.iter().map(|n| n.action.as_str()).collect();
+        assert!(
+            operations.contains("dynamodb:CreateTable"),
+            "{operations:?}"
+        );
+        assert!(
+            operations.contains("dynamodb:UpdateTable"),
+            "{operations:?}"
+        );
+        assert!(
+            operations.contains("dynamodb:UpdateTimeToLive"),
+            "{operations:?}"
+        );
+
+        let arn = TableArn::new(REGION, ACCOUNT, &name).unwrap();
+        let full = IamPolicy::for_table::<ShopNext>(arn.clone()).with_administration();
+        assert_eq!(denied(&full, &needed), []);
+        // The service's role, without the administration statement, may not do it.
+        let data = IamPolicy::for_table::<ShopNext>(arn.clone());
+        let refused: BTreeSet<String> = denied(&data, &needed)
+            .into_iter()
+            .map(|need| need.action)
+            .collect();
+        let administration: BTreeSet<String> = [
+            "dynamodb:CreateTable",
+            "dynamodb:DescribeTable",
+            "dynamodb:UpdateTable",
+            "dynamodb:DescribeTimeToLive",
+            "dynamodb:UpdateTimeToLive",
+        ]
+        .map(String::from)
+        .into();
+        assert!(refused.is_subset(&administration), "{refused:?}");
+        assert!(refused.contains("dynamodb:UpdateTable"));
+        // Reads only: the put is refused.
+        let read_only = IamPolicy::for_table::<ShopNext>(arn).read_only();
+        let refused = denied(&read_only, &needed);
+        assert!(refused.iter().any(|need| need.action == "dynamodb:PutItem"));
+        client
+            .delete_table()
+            .table_name(&name)
+            .send()
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn arns_refuse_what_iam_would_not_read() {
+    assert!(TableArn::new("eu-west-1", "12345678901", "app").is_err());
+    assert!(TableArn::new("EU", "123456789012", "app").is_err());
+    assert!(TableArn::new("eu-west-1", "123456789012", "a b").is_err());
+    let arn = TableArn::new("cn-north-1", "123456789012", "app")
+        .unwrap()
+        .in_partition("aws-cn")
+        .unwrap();
+    assert_eq!(
+        arn.to_string(),
+        "arn:aws-cn:dynamodb:cn-north-1:123456789012:table/app"
+    );
+    assert_eq!(
+        arn.streams(),
+        "arn:aws-cn:dynamodb:cn-north-1:123456789012:table/app/stream/*"
+    );
+}
+
+#[cfg(feature = "cli")]
+mod cli {
+    use super::*;
+    use common::Buffer;
+    use singletable::cli::{self, Entities, EXIT_OK, EXIT_USAGE};
+
+    fn run(db: &Db<Shop>, args: &[&str]) -> (u8, String, String) {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let code = runtime().block_on(cli::run_with(
+            db.clone(),
+            Entities::new().with::<Order>(),
+            std::iter::once("shop").chain(args.iter().copied()),
+            Box::new(out.clone()),
+            Box::new(err.clone()),
+            false,
+        ));
+        (code, out.text(), err.text())
+    }
+
+    #[test]
+    fn the_command_line_prints_the_policy_and_the_table_definitions() {
+        let db = singletable_offline::<Shop>().with_table_name("shop-prod");
+
+        let (code, out, err) = run(&db, &["iam", "--account", ACCOUNT, "--streams"]);
+        assert_eq!(code, EXIT_OK, "{err}");
+        let printed: Value = serde_json::from_str(&out).unwrap();
+        // The region is the client's.
+        let arn = TableArn::new("eu-west-1", ACCOUNT, "shop-prod").unwrap();
+        let expected = IamPolicy::for_table::<Shop>(arn).with_streams();
+        assert_eq!(printed, serde_json::to_value(&expected).unwrap());
+
+        let (code, _, err) = run(&db, &["iam", "--account", "12"]);
+        assert_eq!(code, EXIT_USAGE);
+        assert!(err.contains("account id \"12\""), "{err}");
+
+        let (code, out, err) = run(&db, &["infra"]);
+        assert_eq!(code, EXIT_OK, "{err}");
+        let template: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(template["AWSTemplateFormatVersion"], "2010-09-09");
+        let resource = serde_json::to_value(db.create_table().cloudformation()).unwrap();
+        assert_eq!(template["Resources"]["Shop"], resource);
+
+        let args = ["infra", "--format", "terraform", "--resource", "shop"];
+        let (code, out, err) = run(&db, &args);
+        assert_eq!(code, EXIT_OK, "{err}");
+        assert_eq!(out, db.create_table().terraform("shop").unwrap());
+
+        let args = ["infra", "--format", "terraform", "--resource", "9"];
+        let (code, _, err) = run(&db, &args);
+        assert_eq!(code, EXIT_USAGE);
+        assert!(err.contains("not a Terraform resource name"), "{err}");
+    }
+}
