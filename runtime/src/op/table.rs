@@ -16,8 +16,10 @@ use aws_sdk_dynamodb::types::{
 };
 use std::time::Duration;
 
-/// The `CreateTable` request for a declaration: on-demand billing, every index projecting all
-/// attributes; templated key attributes are strings, others have the declared type.
+/// The `CreateTable` request for a declaration: on-demand billing, each index with its declared
+/// projection; templated key attributes are strings, others have the declared type. The same
+/// value gives the table as infrastructure code ([`cloudformation`](Self::cloudformation),
+/// [`terraform`](Self::terraform)).
 #[derive(Debug, Clone)]
 pub struct CreateTable {
     pub(crate) table_name: String,
