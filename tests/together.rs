@@ -19,6 +19,7 @@ mod common;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use proptest::prelude::*;
+use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};
 use serde::{Deserialize, Serialize};
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
@@ -1089,33 +1090,88 @@ async fn drain(db: &Db<Together>, model: &Model, proxy: &FaultStats) -> usize {
     records
 }
 
-fn run(steps: &[Step]) {
-    runtime().block_on(async {
-        let table = singletable::testing::table::<Together>().await.unwrap();
-        // Every request goes through a proxy that records it (and injects nothing), so that
-        // the IAM policy generated for the table is checked against all of them.
-        let plan = FaultPlan::new(0, 0.0)
-            .recording()
-            .without_idempotency_emulation()
-            .with_attempt_timeout(Duration::from_secs(30));
-        let (client, proxy) = singletable_fault::client(plan).await.unwrap();
-        let clock = Arc::new(Clock::started());
-        let reading = clock.clone();
-        let db = Db::<Together>::new(client)
-            .with_table_name(table.table_name())
-            .with_clock(move || UNIX_EPOCH + Duration::from_secs(reading.now()));
-        let mut model = Model::default();
-        for step in steps {
-            apply(&db, &clock, &mut model, step).await;
-            check(&db, &model).await;
-        }
-        let written = steps
-            .iter()
-            .any(|step| !matches!(step, Step::Advance { .. }));
-        let records = drain(&db, &model, &proxy).await;
-        assert!(!written || records > 0 || model.members.is_empty() && model.tasks.is_empty());
-        allowed_by_the_generated_policy(table.table_name(), &proxy);
-    });
+/// The table, the client through the recording proxy, the clock, and the model that judges
+/// what the engine returns.
+struct Run {
+    table: singletable::testing::TestTable<Together>,
+    db: Db<Together>,
+    clock: Arc<Clock>,
+    model: Model,
+    proxy: FaultStats,
+    written: bool,
+}
+
+/// The generator of steps. Which step may come next does not depend on the state, and the
+/// model cannot be advanced apart from the engine: concurrent steps (racing puts, a sweep
+/// beside writes) have outcomes only the engine decides, so the model lives with the system
+/// under test and is updated from what each step returned, then compared after every step.
+struct Steps;
+
+impl ReferenceStateMachine for Steps {
+    type State = ();
+    type Transition = Step;
+
+    fn init_state() -> BoxedStrategy<()> {
+        Just(()).boxed()
+    }
+
+    fn transitions(_: &()) -> BoxedStrategy<Step> {
+        step().boxed()
+    }
+
+    fn apply(state: (), _: &Step) {
+        state
+    }
+}
+
+struct FeaturesTogether;
+
+impl StateMachineTest for FeaturesTogether {
+    type SystemUnderTest = Run;
+    type Reference = Steps;
+
+    fn init_test(_: &()) -> Run {
+        runtime().block_on(async {
+            let table = singletable::testing::table::<Together>().await.unwrap();
+            // Every request goes through a proxy that records it (and injects nothing), so that
+            // the IAM policy generated for the table is checked against all of them.
+            let plan = FaultPlan::new(0, 0.0)
+                .recording()
+                .without_idempotency_emulation()
+                .with_attempt_timeout(Duration::from_secs(30));
+            let (client, proxy) = singletable_fault::client(plan).await.unwrap();
+            let clock = Arc::new(Clock::started());
+            let reading = clock.clone();
+            let db = Db::<Together>::new(client)
+                .with_table_name(table.table_name())
+                .with_clock(move || UNIX_EPOCH + Duration::from_secs(reading.now()));
+            Run {
+                table,
+                db,
+                clock,
+                model: Model::default(),
+                proxy,
+                written: false,
+            }
+        })
+    }
+
+    fn apply(mut run: Run, _: &(), step: Step) -> Run {
+        runtime().block_on(apply(&run.db, &run.clock, &mut run.model, &step));
+        run.written |= !matches!(step, Step::Advance { .. });
+        run
+    }
+
+    fn check_invariants(run: &Run, _: &()) {
+        runtime().block_on(check(&run.db, &run.model));
+    }
+
+    fn teardown(run: Run, _: ()) {
+        let records = runtime().block_on(drain(&run.db, &run.model, &run.proxy));
+        let empty = run.model.members.is_empty() && run.model.tasks.is_empty();
+        assert!(!run.written || records > 0 || empty);
+        allowed_by_the_generated_policy(run.table.table_name(), &run.proxy);
+    }
 }
 
 /// Every request of the run, as IAM would authorize it, is allowed by the policy generated
@@ -1155,11 +1211,9 @@ fn cases() -> u32 {
         .unwrap_or(8)
 }
 
-proptest! {
+prop_state_machine! {
     #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn the_features_together_match_the_model(steps in prop::collection::vec(step(), 1..20)) {
-        run(&steps);
-    }
+    fn the_features_together_match_the_model(sequential 1..20 => FeaturesTogether);
 }

@@ -43,6 +43,12 @@ impl Block {
         self
     }
 
+    fn list(mut self, name: &'static str, items: &[&str]) -> Self {
+        let items = items.iter().map(|item| (*item).to_owned()).collect();
+        self.body.push(Entry::Attribute(name, Value::List(items)));
+        self
+    }
+
     fn block(mut self, block: Block) -> Self {
         self.body.push(Entry::Block(block));
         self
@@ -151,10 +157,7 @@ fn index_block(index: &IndexSchema) -> Result<Block, InfraError> {
     block = block.text("projection_type", index.projection.projection_type());
     let attributes = index.projection.non_key_attributes();
     if !attributes.is_empty() {
-        let names = attributes.iter().map(|name| (*name).to_owned()).collect();
-        block
-            .body
-            .push(Entry::Attribute("non_key_attributes", Value::List(names)));
+        block = block.list("non_key_attributes", attributes);
     }
     Ok(block)
 }
