@@ -10,6 +10,8 @@
 //! but the response was lost), and the read says which. At the end the whole table must
 //! equal the model. With one request in flight, a seed reproduces the exact fault schedule:
 //! `SINGLETABLE_FAULT_SEED=<n> SINGLETABLE_FAULT_OPS=<n> cargo test --test faults -- --nocapture`.
+mod common;
+use common::Needs;
 
 use serde::{Deserialize, Serialize};
 use singletable::local::{Deviation, Engine};
@@ -330,6 +332,9 @@ fn judge_register(
 
 #[tokio::test]
 async fn unconditional_puts_and_deletes_are_exactly_once_or_a_typed_error() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let mut h = harness(1, |plan| plan).await;
@@ -369,6 +374,9 @@ async fn unconditional_puts_and_deletes_are_exactly_once_or_a_typed_error() {
 
 #[tokio::test]
 async fn conditional_creates_are_exactly_once_and_a_lost_response_shows_as_an_own_write_conflict() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let h = harness(2, |plan| plan).await;
@@ -416,6 +424,9 @@ async fn conditional_creates_are_exactly_once_and_a_lost_response_shows_as_an_ow
 
 #[tokio::test]
 async fn versioned_puts_are_exactly_once_and_a_lost_response_shows_as_an_own_write_conflict() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let mut h = harness(3, |plan| plan).await;
@@ -544,6 +555,9 @@ async fn counter_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> Faul
 /// happened at most once, and reading back says whether it did.
 #[tokio::test]
 async fn unversioned_adds_without_sdk_retries_are_exactly_once_or_a_typed_error() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(counter_run(4, "update ADD (no SDK retries)", |plan| {
         plan.without_sdk_retries()
     }))
@@ -555,11 +569,17 @@ async fn unversioned_adds_without_sdk_retries_are_exactly_once_or_a_typed_error(
 /// `Error::Ambiguous` and the model resolves it by reading the item back.
 #[tokio::test]
 async fn unversioned_adds_with_sdk_retries_are_exactly_once() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(counter_run(5, "update ADD (SDK retries)", |plan| plan)).await;
 }
 
 #[tokio::test]
 async fn versioned_adds_are_exactly_once_and_a_lost_response_shows_as_an_own_write_conflict() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let mut h = harness(6, |plan| plan).await;
@@ -802,6 +822,9 @@ async fn rekey_run(test: u64, name: &str, plan: impl FnOnce(FaultPlan) -> FaultP
 
 #[tokio::test]
 async fn rekeys_are_exactly_once_and_never_lose_or_duplicate_an_item() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(rekey_run(7, "rekey", |plan| plan)).await;
 }
 
@@ -810,6 +833,9 @@ async fn rekeys_are_exactly_once_and_never_lose_or_duplicate_an_item() {
 /// gone): the table stays right, the report is wrong.
 #[tokio::test]
 async fn rekeys_are_exactly_once_on_the_engine_s_own_tokens() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(rekey_run(8, "rekey (engine tokens)", |plan| {
         plan.without_idempotency_emulation()
     }))
@@ -818,6 +844,9 @@ async fn rekeys_are_exactly_once_on_the_engine_s_own_tokens() {
 
 #[tokio::test]
 async fn guarded_appends_are_exactly_once_and_keep_every_history_increasing() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let mut h = harness(9, |plan| plan).await;
@@ -920,6 +949,9 @@ async fn guarded_appends_are_exactly_once_and_keep_every_history_increasing() {
 
 #[tokio::test]
 async fn batch_writes_are_exactly_once_or_reported_unprocessed() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let mut h = harness(10, |plan| plan).await;
@@ -995,6 +1027,9 @@ async fn batch_writes_are_exactly_once_or_reported_unprocessed() {
 /// is handed back unprocessed; none is dropped or duplicated.
 #[tokio::test]
 async fn batch_gets_return_every_item_once_or_hand_its_key_back() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     within_bound(async {
         let started = Instant::now();
         let mut kinds = Fault::realistic();
@@ -1083,6 +1118,9 @@ async fn batch_gets_return_every_item_once_or_hand_its_key_back() {
 /// retry policy and hands back what is still left, never dropping or doubling an item.
 #[tokio::test]
 async fn partial_batches_are_resent_or_handed_back() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     use singletable::RetryPolicy;
     // Attempts long enough never to time out on a loaded machine: a batch the engine applied
     // but whose answer timed out is resent by the SDK, partly deferred again, and would hand
@@ -1154,6 +1192,9 @@ async fn partial_batches_are_resent_or_handed_back() {
 /// (`Deviation::IgnoresClientRequestTokens`) and forwards the resend to the others.
 #[tokio::test]
 async fn a_resent_transaction_with_its_token_is_acknowledged_once() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let h = harness(11, |plan| plan.with_kinds([])).await;
     let to = open_ticket_one(&h.plain).await;
     let send = |db: &Db<Faults>| {
@@ -1183,6 +1224,9 @@ async fn a_resent_transaction_with_its_token_is_acknowledged_once() {
 /// sends for three attempts when both layers retried).
 #[tokio::test]
 async fn a_failing_transaction_is_sent_exactly_as_often_as_its_policy_says() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let h = always(16, Fault::before(FaultKind::ServiceUnavailable)).await;
     let policy = singletable::RetryPolicy::default()
         .with_max_attempts(3)
@@ -1222,6 +1266,9 @@ async fn a_failing_transaction_is_sent_exactly_as_often_as_its_policy_says() {
 /// library generated; resending with that token is acknowledged without applying it again.
 #[tokio::test]
 async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let h = always(17, Fault::after(FaultKind::ConnectionDropped)).await;
     let to = open_ticket_one(&h.plain).await;
     let error = close_ticket_one(&h.faulty, &to)
@@ -1253,6 +1300,9 @@ async fn a_lost_last_response_is_ambiguous_and_its_token_resends_safely() {
 /// the version went up once, not once per send.
 #[tokio::test]
 async fn a_versioned_update_without_an_expected_version_counts_up_once() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let h = always(15, Fault::after(FaultKind::ConnectionDropped)).await;
     h.plain
         .put(&Doc {
@@ -1281,6 +1331,9 @@ async fn a_versioned_update_without_an_expected_version_counts_up_once() {
 /// retries) and then acknowledges the resend without applying it again.
 #[tokio::test]
 async fn overlapping_sends_of_one_token_apply_once() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let h = harness(12, |plan| plan.with_kinds([])).await;
     for id in 0..20 {
         h.plain
@@ -1360,6 +1413,9 @@ async fn the_engine_honours_client_request_tokens() {
 /// duplicate delivery) fails its guard and counts nothing.
 #[tokio::test]
 async fn a_guarded_increment_is_resent_after_a_lost_response_and_applied_once() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let h = harness(18, |plan| {
         FaultPlan { rate: 0.3, ..plan }.with_kinds([Fault::after(FaultKind::ConnectionDropped)])
     })

@@ -6,6 +6,7 @@
 //! against every request of its model-based run.)
 
 mod common;
+use common::Needs;
 
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::types::BillingMode;
@@ -402,6 +403,9 @@ fn denied(policy: &IamPolicy, needed: &[Authorization]) -> Vec<Authorization> {
 
 #[test]
 fn the_administration_statement_allows_creating_planning_and_migrating_the_table() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     runtime().block_on(async {
         let plan = FaultPlan::new(1, 0.0)
             .recording()

@@ -20,6 +20,7 @@
 //! lack them).
 
 mod common;
+use common::Needs;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -232,6 +233,12 @@ async fn member_comments(db: &Db<Workspace>, member: &str) -> Vec<Comment> {
 
 #[tokio::test]
 async fn the_seed_story_add_gsi2_backfill_under_concurrent_writes_verify_and_query() {
+    if common::skips(Needs::IndexReadAfterWrite) {
+        return;
+    }
+    if common::skips(Needs::TableChange) {
+        return;
+    }
     tokio::time::timeout(TIMEOUT, seed_story()).await.unwrap();
 }
 
@@ -1044,6 +1051,9 @@ async fn stopped_and_resumed() {
 /// progress), sends each throttled read and write again, and backfills every item in one run.
 #[tokio::test]
 async fn a_throttled_sweep_lowers_its_rate_and_backfills_every_item() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     tokio::time::timeout(TIMEOUT, throttled_sweep())
         .await
         .unwrap();

@@ -2,6 +2,7 @@
 //! the rate without losing a write, and a share of capacity is read from the table.
 
 mod common;
+use common::Needs;
 
 use common::{db, raw_items, App, Status, Ticket};
 use singletable::rate::RateError;
@@ -83,6 +84,9 @@ async fn a_bulk_load_holds_its_write_budget() {
 /// ticket lands exactly once.
 #[tokio::test]
 async fn throttling_lowers_the_rate_and_loses_no_write() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
     let table = db().await;
     let plan = FaultPlan::new(11, 0.3)

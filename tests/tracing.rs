@@ -1,6 +1,8 @@
 //! Every operation emits one `tracing` span per request, with the fields named in
 //! `singletable::trace`'s table (OpenTelemetry's names where they have one): asserted here
 //! with a capturing subscriber, on the engine, and through the fault proxy for retries.
+mod common;
+use common::Needs;
 
 use serde::{Deserialize, Serialize};
 use singletable::{Db, Entity, Table};
@@ -255,6 +257,9 @@ async fn error_messages_are_recorded_only_when_the_db_opts_in() {
 /// own retries of a transaction conflict add backoff events.
 #[tokio::test]
 async fn retries_are_attempts_and_events_inside_the_span() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     let capture = Capture::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));

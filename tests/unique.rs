@@ -2,6 +2,7 @@
 //! judged by reading the table raw afterwards.
 
 mod common;
+use common::Needs;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
@@ -490,6 +491,9 @@ async fn racing_updates_of_unique_values_keep_one_owner_each() {
 /// was, and afterwards every email has one owner and every sentinel its user.
 #[tokio::test]
 async fn under_faults_every_value_keeps_one_owner_and_its_sentinel() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
     use singletable::OptionalExt;
     use singletable_fault::{self as fault, FaultPlan};
     let plain = table().await;

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use serde::{Deserialize, Serialize};
+use singletable::local::Engine;
 use singletable::{Entity, KeyPart, Table};
 
 #[derive(Table)]
@@ -52,6 +53,75 @@ impl Ticket {
 pub struct Team {
     pub id: u32,
     pub name: String,
+}
+
+/// What a test waits on or goes through that DynamoDB gives only eventually, or that only a
+/// local endpoint allows. The engines act within the request (or have no such wait), so on
+/// them every test runs; on AWS, a test that needs one of these skips, naming itself and why
+/// (see [`skips`]). docs/production.md lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Waits for time to live to delete an expired item: DynamoDB does so "typically within
+    /// two days of expiration" (UpdateTimeToLive, API reference).
+    TtlDeletion,
+    /// Waits, within the test's bound, for a table change to finish: a new global index's
+    /// backfill, or time to live being enabled. On DynamoDB these take minutes to an hour.
+    TableChange,
+    /// Reads a global secondary index right after writing and asserts on what it sees. The
+    /// engines update indexes within the write; DynamoDB propagates them eventually, and a
+    /// global index takes no consistent reads.
+    IndexReadAfterWrite,
+    /// Goes through `singletable-fault`'s proxy, which forwards plain HTTP to a local
+    /// endpoint; AWS takes HTTPS, signed for its own host.
+    FaultProxy,
+}
+
+impl Needs {
+    fn why(self) -> &'static str {
+        match self {
+            Needs::TtlDeletion => "it waits for a time-to-live deletion, which DynamoDB makes within about two days",
+            Needs::TableChange => "it waits for an index backfill or a time-to-live change, which take minutes to an hour on DynamoDB",
+            Needs::IndexReadAfterWrite => "it reads a global index right after writing, which DynamoDB updates eventually",
+            Needs::FaultProxy => "it goes through the fault proxy, which needs a plain http:// endpoint",
+        }
+    }
+
+    /// Whether `engine` (with `endpoint`, the value of `AWS_ENDPOINT_URL_DYNAMODB`) lacks it.
+    fn missing_on(self, engine: Engine, endpoint: Option<&str>) -> bool {
+        match self {
+            Needs::FaultProxy => {
+                engine == Engine::Aws
+                    || endpoint.is_some_and(|endpoint| !endpoint.trim().starts_with("http://"))
+            }
+            Needs::TtlDeletion | Needs::TableChange | Needs::IndexReadAfterWrite => {
+                engine == Engine::Aws
+            }
+        }
+    }
+}
+
+/// Whether the running test skips on the engine the environment chooses, for lack of `needs`;
+/// when it does, it says so on standard error by the test's name (libtest names each test's
+/// thread after it), so a run against AWS lists every test it did not run and why.
+pub fn skips(needs: Needs) -> bool {
+    let engine = match Engine::from_env() {
+        Ok(engine) => engine,
+        Err(error) => panic!("{error}"),
+    };
+    let endpoint = std::env::var("AWS_ENDPOINT_URL_DYNAMODB").ok();
+    if !needs.missing_on(
+        engine,
+        endpoint.as_deref().filter(|value| !value.trim().is_empty()),
+    ) {
+        return false;
+    }
+    let thread = std::thread::current();
+    let test = thread
+        .name()
+        .filter(|name| *name != "main")
+        .unwrap_or("this test");
+    eprintln!("skipped on {engine}: {test}, because {}", needs.why());
+    true
 }
 
 pub async fn db() -> singletable::testing::TestTable<App> {

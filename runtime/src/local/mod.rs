@@ -4,7 +4,8 @@
 //!
 //! | variable | effect |
 //! |---|---|
-//! | `AWS_ENDPOINT_URL_DYNAMODB=url` | that endpoint, as is (DynamoDB Local, LocalStack, a shared server); wins over the rest |
+//! | `AWS_ENDPOINT_URL_DYNAMODB=url` | that endpoint, as is (DynamoDB Local, LocalStack, a shared server, or AWS itself: a host under `amazonaws.com` is [`Engine::Aws`]); wins over the rest |
+//! | `SINGLETABLE_ENGINE=aws` | Amazon DynamoDB, with the region, credentials and endpoint of the SDK's default chains (`AWS_PROFILE`, SSO, environment, instance roles) |
 //! | `SINGLETABLE_ENGINE=dynoxide` (the default) | [dynoxide], an SQLite-backed engine served in this process |
 //! | `SINGLETABLE_ENGINE=moto` | [moto] 5.2, a Python server, installed on first use into a virtual environment under the target directory |
 //! | `SINGLETABLE_LOCAL_DATA=path` | dynoxide keeps its data in that SQLite file, so it outlives the process (one process at a time); without it, data lives in memory and dies with the process |
@@ -51,8 +52,14 @@ pub enum Engine {
     Dynoxide,
     /// moto, as a child process (`SINGLETABLE_ENGINE=moto`).
     Moto,
-    /// Whatever `AWS_ENDPOINT_URL_DYNAMODB` points at: taken to behave as DynamoDB does.
+    /// Whatever `AWS_ENDPOINT_URL_DYNAMODB` points at, other than AWS: taken to behave as
+    /// DynamoDB does.
     External,
+    /// Amazon DynamoDB itself: `SINGLETABLE_ENGINE=aws`, or an `AWS_ENDPOINT_URL_DYNAMODB`
+    /// whose host is AWS's (`https://dynamodb.eu-west-1.amazonaws.com`). It has DynamoDB's
+    /// behaviour and its timing: indexes and time to live act eventually, not within the
+    /// request, which tests that wait on them must allow for.
+    Aws,
 }
 
 /// A documented DynamoDB behaviour that an engine does not have.
@@ -93,16 +100,32 @@ impl Engine {
     ///
     /// [`LocalError::UnknownEngine`] when `SINGLETABLE_ENGINE` names no engine.
     pub fn from_env() -> Result<Engine, LocalError> {
-        if external_endpoint().is_some() {
-            return Ok(Engine::External);
+        Engine::choose(
+            external_endpoint().as_deref(),
+            std::env::var(ENGINE_ENV).ok().as_deref(),
+        )
+    }
+
+    /// The engine for an endpoint (`AWS_ENDPOINT_URL_DYNAMODB`) and an engine name
+    /// (`SINGLETABLE_ENGINE`), as [`Engine::from_env`] reads them: an endpoint wins.
+    fn choose(endpoint: Option<&str>, name: Option<&str>) -> Result<Engine, LocalError> {
+        if let Some(endpoint) = endpoint {
+            return Ok(if is_aws_endpoint(endpoint) {
+                Engine::Aws
+            } else {
+                Engine::External
+            });
         }
-        match std::env::var(ENGINE_ENV) {
-            Err(_) => Ok(Engine::Dynoxide),
-            Ok(value) => match value.trim().to_ascii_lowercase().as_str() {
-                "" | "dynoxide" => Ok(Engine::Dynoxide),
-                "moto" => Ok(Engine::Moto),
-                _ => Err(LocalError::UnknownEngine { value }),
-            },
+        match name
+            .map(|value| value.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("" | "dynoxide") => Ok(Engine::Dynoxide),
+            Some("moto") => Ok(Engine::Moto),
+            Some("aws") => Ok(Engine::Aws),
+            Some(_) => Err(LocalError::UnknownEngine {
+                value: name.unwrap_or_default().to_owned(),
+            }),
         }
     }
 
@@ -113,13 +136,15 @@ impl Engine {
             Engine::Dynoxide => format!("dynoxide {}", dynoxide::VERSION),
             Engine::Moto => format!("moto {}", moto::VERSION),
             Engine::External => format!("the endpoint in {ENDPOINT_ENV}"),
+            Engine::Aws => "Amazon DynamoDB".to_owned(),
         }
     }
 
     /// The documented DynamoDB behaviours this engine lacks, as far as this library's tests
-    /// have found; an external endpoint is taken to have none.
+    /// have found; AWS and an external endpoint are taken to have none.
     pub fn deviations(self) -> &'static [Deviation] {
         match self {
+            Engine::Aws => &[],
             Engine::Dynoxide => &[
                 Deviation::IndexesActiveAtOnce,
                 Deviation::TtlIdentityUnreadable,
@@ -158,7 +183,8 @@ pub enum LocalError {
     /// `SINGLETABLE_ENGINE` names no engine.
     #[error(
         "SINGLETABLE_ENGINE is {value:?}, which names no engine: use `dynoxide` (the default, \
-         in-process) or `moto` (needs python3), or unset it"
+         in-process), `moto` (needs python3) or `aws` (Amazon DynamoDB, with the SDK's default \
+         region and credentials), or unset it"
     )]
     UnknownEngine {
         /// The variable's value.
@@ -229,6 +255,12 @@ pub enum LocalError {
         /// The server's log file.
         log: std::path::PathBuf,
     },
+    /// `SINGLETABLE_ENGINE=aws`, or an AWS endpoint, and no region configured.
+    #[error(
+        "Amazon DynamoDB was chosen, but no region is configured: set AWS_REGION, or a region \
+         in the profile that AWS_PROFILE names"
+    )]
+    NoRegion,
     /// A filesystem or process operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -278,7 +310,11 @@ static RUNNING: OnceCell<Result<Running, LocalError>> = OnceCell::const_new();
 
 /// The SDK configuration for the engine tests and examples use.
 ///
-/// With `AWS_ENDPOINT_URL_DYNAMODB` set, this is the SDK's default configuration (the SDK
+/// For [`Engine::Aws`], this is the SDK's default configuration: region, credentials and
+/// endpoint from its default chains (environment, the profile that `AWS_PROFILE` names, SSO,
+/// web identity, container and instance roles).
+///
+/// For any other `AWS_ENDPOINT_URL_DYNAMODB`, it is the SDK's default configuration (the SDK
 /// honours that variable itself), with the region defaulting to `us-east-1` and, when
 /// `AWS_ACCESS_KEY_ID` is unset, dummy static credentials (DynamoDB Local and LocalStack
 /// accept any).
@@ -291,32 +327,44 @@ static RUNNING: OnceCell<Result<Running, LocalError>> = OnceCell::const_new();
 ///
 /// # Errors
 ///
-/// When the embedded engine is needed and cannot be started: see [`LocalError`]. A
-/// failure is remembered, so every later call in the process returns the same error at once.
+/// [`LocalError::NoRegion`] when AWS is chosen and no region is configured; when the
+/// embedded engine is needed and cannot be started, see [`LocalError`]. A failure to start
+/// is remembered, so every later call in the process returns the same error at once.
 pub async fn sdk_config() -> Result<SdkConfig, LocalError> {
     let engine = Engine::from_env()?;
-    if engine == Engine::External {
-        // The SDK reads the endpoint variable itself. Region from env and profile only:
-        // the default chain would also ask EC2 instance metadata, off this machine.
-        let region = RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
-            .or_else(ProfileFileRegionProvider::new())
-            .or_else(Region::new(REGION));
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region);
-        if std::env::var_os("AWS_ACCESS_KEY_ID")
-            .filter(|v| !v.is_empty())
-            .is_none()
-        {
-            loader = loader.credentials_provider(dummy_credentials());
+    match engine {
+        Engine::Aws => {
+            let config = aws_config::defaults(BehaviorVersion::latest()).load().await;
+            match config.region() {
+                Some(_) => Ok(config),
+                None => Err(LocalError::NoRegion),
+            }
         }
-        return Ok(loader.load().await);
+        Engine::External => {
+            // The SDK reads the endpoint variable itself. Region from env and profile only:
+            // the default chain would also ask EC2 instance metadata, off this machine.
+            let region = RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
+                .or_else(ProfileFileRegionProvider::new())
+                .or_else(Region::new(REGION));
+            let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region);
+            if std::env::var_os("AWS_ACCESS_KEY_ID")
+                .filter(|v| !v.is_empty())
+                .is_none()
+            {
+                loader = loader.credentials_provider(dummy_credentials());
+            }
+            Ok(loader.load().await)
+        }
+        Engine::Dynoxide | Engine::Moto => {
+            let running = running(engine).await?;
+            Ok(aws_config::defaults(BehaviorVersion::latest())
+                .endpoint_url(running.endpoint())
+                .region(Region::new(REGION))
+                .credentials_provider(dummy_credentials())
+                .load()
+                .await)
+        }
     }
-    let running = running(engine).await?;
-    Ok(aws_config::defaults(BehaviorVersion::latest())
-        .endpoint_url(running.endpoint())
-        .region(Region::new(REGION))
-        .credentials_provider(dummy_credentials())
-        .load()
-        .await)
 }
 
 /// Convenience: a DynamoDB client for [`sdk_config`].
@@ -329,9 +377,10 @@ pub async fn client() -> Result<aws_sdk_dynamodb::Client, LocalError> {
 }
 
 /// A DynamoDB Streams client for the same engine as [`client`]: the embedded engine serves
-/// both APIs on one endpoint. With an external endpoint, `AWS_ENDPOINT_URL_DYNAMODB_STREAMS`
-/// points it elsewhere, as the SDK reads that variable; when only `AWS_ENDPOINT_URL_DYNAMODB`
-/// is set, the streams client uses it too.
+/// both APIs on one endpoint. `AWS_ENDPOINT_URL_DYNAMODB_STREAMS` points it elsewhere, as the
+/// SDK reads that variable. Otherwise, for an external endpoint other than AWS, the streams
+/// client uses `AWS_ENDPOINT_URL_DYNAMODB` too; on AWS, the SDK resolves the region's own
+/// streams endpoint (`streams.dynamodb.<region>.amazonaws.com`).
 ///
 /// # Errors
 ///
@@ -344,7 +393,9 @@ pub async fn streams_client() -> Result<aws_sdk_dynamodbstreams::Client, LocalEr
         std::env::var_os("AWS_ENDPOINT_URL_DYNAMODB_STREAMS").filter(|value| !value.is_empty());
     let mut builder = aws_sdk_dynamodbstreams::config::Builder::from(&config);
     if let (None, Some(endpoint)) = (streams_endpoint, external_endpoint()) {
-        builder = builder.endpoint_url(endpoint);
+        if !is_aws_endpoint(&endpoint) {
+            builder = builder.endpoint_url(endpoint);
+        }
     }
     Ok(aws_sdk_dynamodbstreams::Client::from_conf(builder.build()))
 }
@@ -360,6 +411,13 @@ pub async fn endpoint_description() -> Result<String, LocalError> {
     let engine = Engine::from_env()?;
     if let Some(endpoint) = external_endpoint() {
         return Ok(format!("{endpoint} (from {ENDPOINT_ENV})"));
+    }
+    if engine == Engine::Aws {
+        let config = sdk_config().await?;
+        let region = config.region().map(ToString::to_string).unwrap_or_default();
+        return Ok(format!(
+            "Amazon DynamoDB in {region} (SINGLETABLE_ENGINE=aws)"
+        ));
     }
     let running = running(engine).await?;
     let how = match running {
@@ -377,6 +435,26 @@ fn external_endpoint() -> Option<String> {
     std::env::var(ENDPOINT_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
+}
+
+/// Whether `endpoint` is one of AWS's own (a host under `amazonaws.com`, `amazonaws.com.cn`
+/// or `api.aws`), which takes signed HTTPS only and has DynamoDB's timing.
+fn is_aws_endpoint(endpoint: &str) -> bool {
+    let rest = endpoint.trim();
+    let rest = rest.split_once("://").map_or(rest, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = host
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let host = host.trim_end_matches('.');
+    ["amazonaws.com", "amazonaws.com.cn", "api.aws"]
+        .iter()
+        .any(|domain| host.ends_with(&format!(".{domain}")))
 }
 
 /// Credentials for endpoints that accept any; the engines derive nothing from them that
@@ -398,8 +476,8 @@ async fn running(engine: Engine) -> Result<&'static Running, LocalError> {
             Engine::Moto => moto::start()
                 .await
                 .map(|server| Running::Moto(Box::new(server))),
-            // `External` never gets here: `sdk_config` returns before.
-            Engine::Dynoxide | Engine::External => {
+            // `External` and `Aws` never get here: `sdk_config` returns before.
+            Engine::Dynoxide | Engine::External | Engine::Aws => {
                 let data = std::env::var_os(DATA_ENV).filter(|v| !v.is_empty());
                 dynoxide::start(data.map(Into::into)).map(Running::Dynoxide)
             }
@@ -422,6 +500,42 @@ mod tests {
         assert!(Engine::Moto.deviates(Deviation::IgnoresClientRequestTokens));
         assert!(!Engine::Dynoxide.deviates(Deviation::IgnoresClientRequestTokens));
         assert!(Engine::External.deviations().is_empty());
+        assert!(Engine::Aws.deviations().is_empty());
+    }
+
+    #[test]
+    fn an_endpoint_wins_and_is_aws_when_its_host_is_aws() {
+        let choose = |endpoint, name| Engine::choose(endpoint, name).unwrap();
+        assert_eq!(choose(None, None), Engine::Dynoxide);
+        assert_eq!(choose(None, Some(" Moto ")), Engine::Moto);
+        assert_eq!(choose(None, Some("aws")), Engine::Aws);
+        for aws in [
+            "https://dynamodb.eu-west-1.amazonaws.com",
+            "https://dynamodb.eu-west-1.amazonaws.com/",
+            "https://dynamodb-fips.us-gov-west-1.amazonaws.com:443",
+            "https://dynamodb.cn-north-1.amazonaws.com.cn",
+            "https://dynamodb.us-east-1.api.aws",
+            "https://123456789012.ddb.us-east-1.amazonaws.com.",
+        ] {
+            assert_eq!(choose(Some(aws), Some("moto")), Engine::Aws, "{aws}");
+        }
+        for other in [
+            "http://127.0.0.1:8000",
+            "http://localhost:4566",
+            "https://dynamodb.example.com",
+            "https://amazonaws.com.example.org",
+            "http://notamazonaws.com:8000",
+        ] {
+            assert_eq!(
+                choose(Some(other), Some("aws")),
+                Engine::External,
+                "{other}"
+            );
+        }
+        assert!(matches!(
+            Engine::choose(None, Some("dynamo")),
+            Err(LocalError::UnknownEngine { value }) if value == "dynamo"
+        ));
     }
 
     #[test]
