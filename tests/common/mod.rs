@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use singletable::local::Engine;
 use singletable::{Entity, KeyPart, Table};
+use std::io::Write;
 
 #[derive(Table)]
 #[dynamo(
@@ -102,7 +103,7 @@ impl Needs {
 
 /// Whether the running test skips on the engine the environment chooses, for lack of `needs`;
 /// when it does, it says so on standard error by the test's name (libtest names each test's
-/// thread after it), so a run against AWS lists every test it did not run and why.
+/// thread after it), uncaptured, so a run against AWS lists every test it did not run and why.
 pub fn skips(needs: Needs) -> bool {
     let engine = match Engine::from_env() {
         Ok(engine) => engine,
@@ -120,7 +121,13 @@ pub fn skips(needs: Needs) -> bool {
         .name()
         .filter(|name| *name != "main")
         .unwrap_or("this test");
-    eprintln!("skipped on {engine}: {test}, because {}", needs.why());
+    // Written to the handle, not through `eprintln!`, which libtest captures and shows only
+    // for failing tests: a skip is shown in every run.
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped on {engine}: {test}, because {}",
+        needs.why()
+    );
     true
 }
 
