@@ -69,7 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("=> stored");
 
     let get = db.get(Ticket::key("8842")?).consistent();
-    println!("\n{}", get.params());
+    println!("\n{}", get.params()?);
     let read = get.send().await?;
     println!("=> {read:?}");
 

@@ -64,12 +64,13 @@ fn the_seeds_comparison_gsi_sort_key_update_3_units_versus_rekey_4() {
         closed.estimate.write_units, 1.0,
         "a closed ticket is not indexed: {closed}"
     );
-    let read = tickets.get(Ticket::key("8842").unwrap()).explain();
+    let read = tickets.get(Ticket::key("8842").unwrap()).explain().unwrap();
     assert_eq!(read.estimate.read_units, 0.5);
     let consistent = tickets
         .get(Ticket::key("8842").unwrap())
         .consistent()
-        .explain();
+        .explain()
+        .unwrap();
     assert_eq!(consistent.estimate.read_units, 1.0);
 }
 

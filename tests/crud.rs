@@ -2,6 +2,7 @@
 
 mod common;
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use common::{db, App, Status, Team, Ticket};
 use singletable::{DecodeError, Entity, Error, OptionalExt};
 
@@ -231,7 +232,11 @@ fn params_show_the_exact_request() {
             .build(),
     );
     let db = singletable::Db::<App>::new(client);
-    let get = db.get(Ticket::key("8842").unwrap()).consistent().params();
+    let get = db
+        .get(Ticket::key("8842").unwrap())
+        .consistent()
+        .params()
+        .unwrap();
     assert_eq!(
         get.to_string(),
         r#"GetItem {
@@ -281,19 +286,30 @@ async fn return_values_come_back_typed() {
     let changed = db
         .update(Ticket::key("7").unwrap())
         .set(Ticket::TITLE, "fourth".to_owned())
-        .send_returning_updated(false)
+        .send_returning_updated_new()
         .await
         .unwrap();
     assert_eq!(changed.len(), 1, "only the updated attribute: {changed:?}");
+    assert_eq!(
+        changed.get("title"),
+        Some(&AttributeValue::S("fourth".into()))
+    );
+    let before_change = db
+        .update(Ticket::key("7").unwrap())
+        .set(Ticket::TITLE, "fifth".to_owned())
+        .send_returning_updated_old()
+        .await
+        .unwrap();
+    assert_eq!(
+        before_change,
+        singletable::Item::from([("title".into(), AttributeValue::S("fourth".into()))])
+    );
     let deleted = db
         .delete(Ticket::key("7").unwrap())
         .send_returning_old()
         .await
         .unwrap();
-    assert_eq!(
-        deleted.map(|ticket| ticket.title),
-        Some("fourth".to_owned())
-    );
+    assert_eq!(deleted.map(|ticket| ticket.title), Some("fifth".to_owned()));
     assert_eq!(
         db.delete(Ticket::key("7").unwrap())
             .send_returning_old()

@@ -175,7 +175,7 @@ async fn single_item_writes_and_reads_send_what_params_prints() {
     capture.assert_sent(&printed);
 
     let get = db.get(Order::key("o1").unwrap()).consistent();
-    let printed = get.params();
+    let printed = get.params().unwrap();
     get.send().await.unwrap();
     capture.assert_sent(&printed);
 

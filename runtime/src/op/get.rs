@@ -60,12 +60,21 @@ impl<'db, E: Entity> Get<'db, E> {
     }
 
     /// The request this operation sends.
-    pub fn params(&self) -> Request {
-        describe::request("GetItem", self.request().as_input())
+    ///
+    /// # Errors
+    ///
+    /// None today (a key is checked when it is built); a `Result` like every other
+    /// operation's `params()`.
+    pub fn params(&self) -> Result<Request, Error> {
+        Ok(describe::request("GetItem", self.request().as_input()))
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]).
-    pub fn explain(&self) -> crate::cost::Explain {
+    ///
+    /// # Errors
+    ///
+    /// As [`params`](Self::params).
+    pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
         use crate::cost::{read_units, ASSUMED_ITEM_BYTES};
         let mut estimate = crate::cost::Estimate::default();
         let kind = if self.consistent {
@@ -77,10 +86,10 @@ impl<'db, E: Entity> Get<'db, E> {
             read_units(ASSUMED_ITEM_BYTES, self.consistent),
             format!("{kind} read (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
         );
-        crate::cost::Explain {
-            request: self.params(),
+        Ok(crate::cost::Explain {
+            request: self.params()?,
             estimate,
-        }
+        })
     }
 
     /// The request.

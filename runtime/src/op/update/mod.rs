@@ -491,9 +491,32 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 
     /// Sends the request; returns only the attributes it changed, as they are now
-    /// (`UPDATED_NEW`), or were before (`old = true`, `UPDATED_OLD`): a partial item, so raw.
+    /// (`UPDATED_NEW`): a partial item, so raw.
     #[inline(always)]
-    pub fn send_returning_updated(
+    pub fn send_returning_updated_new(
+        self,
+    ) -> impl Future<Output = Result<crate::Item, Error>> + 'db
+    where
+        E: UpdateComplete<S>,
+    {
+        self.send_returning_updated(false)
+    }
+
+    /// Sends the request; returns only the attributes it changed, as they were before
+    /// (`UPDATED_OLD`): a partial item, so raw.
+    #[inline(always)]
+    pub fn send_returning_updated_old(
+        self,
+    ) -> impl Future<Output = Result<crate::Item, Error>> + 'db
+    where
+        E: UpdateComplete<S>,
+    {
+        self.send_returning_updated(true)
+    }
+
+    /// The two above: `old` picks `UPDATED_OLD` over `UPDATED_NEW`.
+    #[inline(always)]
+    fn send_returning_updated(
         self,
         old: bool,
     ) -> impl Future<Output = Result<crate::Item, Error>> + 'db
