@@ -72,7 +72,7 @@ async fn judge(db: &Db<App>, name: &str) -> Vec<SegmentStatus> {
         .status()
         .await
         .unwrap();
-    assert!(status.is_done(), "{status}");
+    assert!(status.is_done(), "{status:?}");
     assert_eq!(status.segments.len(), SEGMENTS as usize, "the plan's count");
     status.segments
 }
@@ -196,7 +196,7 @@ async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
         .status()
         .await
         .unwrap();
-    assert!(status.is_done(), "{status}");
+    assert!(status.is_done(), "{status:?}");
     let statuses = status.segments;
     // Only the worker holding the lease recorded each page: the counts add up to the items.
     let old: u64 = statuses.iter().map(|s| s.counts.old).sum();
@@ -239,7 +239,7 @@ async fn a_workers_capacity_includes_its_lease_and_checkpoint_writes() {
         .worker()
         .await
         .unwrap();
-    assert_eq!(report.counts.backfilled, u64::from(ITEMS), "{report}");
+    assert_eq!(report.counts.backfilled, u64::from(ITEMS), "{report:?}");
     // The plan, four claims and at least one checkpoint per segment, each at least a unit
     // (moto reports half a unit for every update: `Deviation::FlatUpdateCapacity`).
     let update_units = if Engine::from_env()

@@ -271,7 +271,10 @@ async fn seed_story() {
         shown.contains("create global index GSI2 (GSI2PK HASH, GSI2SK RANGE)"),
         "{shown}"
     );
-    assert_eq!(plan.to_json()["actions"][0]["action"], "create_index");
+    assert_eq!(
+        serde_json::to_value(&plan).unwrap()["actions"][0]["action"],
+        "create_index"
+    );
 
     // Apply: one UpdateTable per index, each followed by polls until ACTIVE.
     let events = Arc::new(Mutex::new(Vec::new()));

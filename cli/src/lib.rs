@@ -21,9 +21,12 @@
 //! done yet), 2 usage error, 130 interrupted (a stopped backfill, resumable from its
 //! checkpoint).
 
+mod view;
+
 use clap::builder::PossibleValuesParser;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use futures::future::{BoxFuture, Either};
+use serde::Serialize;
 use serde_json::{json, Value};
 use singletable_runtime::error::Error;
 use singletable_runtime::infra::{IamPolicy, TableArn};
@@ -342,10 +345,17 @@ struct Output {
 }
 
 impl Output {
-    fn result(&mut self, text: &dyn std::fmt::Display, json: Value) {
+    fn result(&mut self, text: &dyn std::fmt::Display, json: impl Serialize) {
         // A closed stdout (e.g. `| head`) is not worth failing over.
         let _ = if self.json {
-            writeln!(self.out, "{json:#}")
+            match serde_json::to_string_pretty(&json) {
+                Ok(json) => writeln!(self.out, "{json}"),
+                // A path that is not UTF-8, say.
+                Err(error) => {
+                    self.error(&format_args!("the result has no JSON form: {error}"));
+                    Ok(())
+                }
+            }
         } else {
             write!(self.out, "{text}")
         };
@@ -452,7 +462,7 @@ where
         } => sweep_status(&db, &entities, &entity, distributed, &mut output).await,
         Command::Describe => {
             let design = Design::new(db.table_name(), T::SCHEMA, &entities.schemas());
-            output.result(&design, design.to_json());
+            output.result(&design, view::DesignView::new(&design));
             Ok(EXIT_OK)
         }
         Command::Iam(iam_args) => Ok(iam(&db, iam_args, &mut output)),
@@ -503,7 +513,7 @@ fn iam<T: Table>(db: &Db<T>, args: IamArgs, output: &mut Output) -> u8 {
     }
     // The policy is JSON either way.
     let json = serde_json::to_value(&policy).unwrap_or(Value::Null);
-    output.result(&format!("{json:#}\n"), json);
+    output.result(&format!("{json:#}\n"), &json);
     EXIT_OK
 }
 
@@ -527,7 +537,7 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
                 "AWSTemplateFormatVersion": "2010-09-09",
                 "Resources": resources,
             });
-            output.result(&format!("{template:#}\n"), template);
+            output.result(&format!("{template:#}\n"), &template);
             EXIT_OK
         }
         InfraFormat::Terraform => match definition.terraform(&resource) {
@@ -605,7 +615,7 @@ async fn plan<T: Table>(
         .delete_unused(delete_unused)
         .plan()
         .await?;
-    output.result(&plan, plan.to_json());
+    output.result(&plan, view::PlanView::new(&plan));
     Ok(if plan.is_blocked() {
         EXIT_FAILURE
     } else {
@@ -670,10 +680,10 @@ async fn apply<T: Table>(
     ));
     output.result(
         &text,
-        json!({
-            "applied": applied.plan.to_json(),
-            "elapsed_seconds": applied.elapsed.as_secs_f64(),
-        }),
+        view::AppliedView {
+            applied: view::PlanView::new(&applied.plan),
+            elapsed_seconds: applied.elapsed.as_secs_f64(),
+        },
     );
     Ok(EXIT_OK)
 }
@@ -778,7 +788,7 @@ async fn backfill<T: Table>(
             worker: args.worker_id.clone(),
         };
         let report = (entity.worker)(db.clone(), distributed).await?;
-        output.result(&report, report.to_json());
+        output.result(&view::WorkerText(&report), &report);
         return Ok(if report.counts.failed > 0 {
             EXIT_FAILURE
         } else {
@@ -838,7 +848,7 @@ async fn backfill<T: Table>(
         bar.finish_and_clear();
     }
     let report = result?;
-    output.result(&report, report.to_json());
+    output.result(&report, &report);
     if report.complete && report.this_run.examined == 0 && !report.dry_run {
         say(
             &output.err,
@@ -879,7 +889,8 @@ async fn sweep_status<T: Table>(
         worker: None,
     };
     let status = (entity.status)(db.clone(), args).await?;
-    output.result(&status, status.to_json());
+    let shown = view::StatusView::new(&status);
+    output.result(&shown, &shown);
     Ok(if status.is_done() {
         EXIT_OK
     } else {
@@ -902,20 +913,18 @@ async fn verify<T: Table>(
         Some(name) => check.distributed(name),
         None => check.checkpoint(checkpoint),
     };
-    let coverage = check.send().await?;
+    let mut coverage = check.send().await?;
     let mut text = coverage.to_string();
-    let mut json = coverage.to_json();
     if args.mark_complete && coverage.is_done() {
         let record = db.migration(entity.schema).mark_complete(&coverage).await?;
         text.push_str(&format!(
             "  marked complete at {} (Db::migration(..).is_complete() now says so)\n",
             record.completed_at
         ));
-        if let Some(object) = json.as_object_mut() {
-            object.insert("marked_complete".to_owned(), record.to_json());
-        }
+        // The JSON gives the record just written.
+        coverage.marker = Some(record);
     }
-    output.result(&text, json);
+    output.result(&text, view::CoverageView::new(&coverage));
     Ok(if coverage.is_done() {
         EXIT_OK
     } else {

@@ -49,8 +49,10 @@ pub struct TableSchema {
     pub stream: Option<StreamViewType>,
 }
 
-/// What each stream record carries besides the keys: DynamoDB's `StreamViewType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What each stream record carries besides the keys: DynamoDB's `StreamViewType` (and
+/// serialized by its name there, `NEW_AND_OLD_IMAGES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StreamViewType {
     /// The item after and before the change.
     NewAndOldImages,

@@ -1,9 +1,11 @@
 //! An item's primary key as text, for messages and errors.
 
+use serde::Serialize;
 use std::fmt;
 
-/// The primary key of an item, as text, for messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The primary key of an item, as text, for messages; serialized as that text too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
 pub struct KeyText {
     /// Partition key attribute and value.
     pub partition: (&'static str, String),
@@ -18,5 +20,11 @@ impl fmt::Display for KeyText {
             write!(f, ", {name} = {value:?}")?;
         }
         Ok(())
+    }
+}
+
+impl From<KeyText> for String {
+    fn from(key: KeyText) -> String {
+        key.to_string()
     }
 }

@@ -7,7 +7,7 @@ use super::time::unix_now;
 use crate::error::Error;
 use crate::item::Item;
 use crate::wire;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +16,11 @@ const FORMAT: u64 = 2;
 
 /// A sweep's progress: enough to continue it after a crash or Ctrl-C, and to tell
 /// verification that it covered the whole table.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized, it is the file's contents without the format version, and deserializing it
+/// checks nothing more than the types: [`Checkpoint::load`] also refuses another format
+/// version and segments that do not add up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// The table swept.
     pub table: String,
@@ -38,17 +42,87 @@ pub struct Checkpoint {
 }
 
 /// One scan segment's progress.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SegmentCheckpoint {
     /// The segment number.
     pub segment: u32,
     /// `ExclusiveStartKey` of the next page: every page before it is done (`None`: start at
     /// the beginning, unless `done`).
+    #[serde(default, with = "wire::as_item::option")]
     pub start_key: Option<Item>,
     /// Whether the segment read its last page.
     pub done: bool,
-    /// What the segment did so far, over every run.
+    /// What the segment did so far, over every run (missing counts read as zero: they
+    /// report, and the sweep does not depend on them).
+    #[serde(default)]
     pub counts: SweepCounts,
+}
+
+/// A checkpoint file: the format version beside the checkpoint's fields.
+#[derive(Serialize, Deserialize)]
+struct File<C> {
+    format: Format,
+    #[serde(flatten)]
+    checkpoint: C,
+}
+
+/// [`FORMAT`], refused as soon as it is read otherwise: a file of another version may not
+/// even have the fields this one expects.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(try_from = "u64", into = "u64")]
+struct Format;
+
+impl TryFrom<u64> for Format {
+    type Error = String;
+
+    fn try_from(format: u64) -> Result<Format, String> {
+        if format == FORMAT {
+            Ok(Format)
+        } else {
+            Err(format!(
+                "format {format}, but this version of singletable reads format {FORMAT}"
+            ))
+        }
+    }
+}
+
+impl From<Format> for u64 {
+    fn from(Format: Format) -> u64 {
+        FORMAT
+    }
+}
+
+/// A checkpoint read from a file and checked: its segments are the ones a sweep of
+/// `total_segments` makes.
+#[derive(Deserialize)]
+#[serde(try_from = "File<Checkpoint>")]
+struct Checked(Checkpoint);
+
+impl TryFrom<File<Checkpoint>> for Checked {
+    type Error = String;
+
+    fn try_from(file: File<Checkpoint>) -> Result<Checked, String> {
+        let checkpoint = file.checkpoint;
+        // No segment at all would read as "every segment finished".
+        if !(1..=1_000_000).contains(&checkpoint.total_segments) {
+            return Err(format!(
+                "`total_segments` must be between 1 and 1000000, not {}",
+                checkpoint.total_segments
+            ));
+        }
+        let in_order = checkpoint
+            .segments
+            .iter()
+            .zip(0..)
+            .all(|(segment, expected)| segment.segment == expected);
+        if !in_order || checkpoint.segments.len() != checkpoint.total_segments as usize {
+            return Err(format!(
+                "it should list segments 0 to {} in order",
+                checkpoint.total_segments.saturating_sub(1)
+            ));
+        }
+        Ok(Checked(checkpoint))
+    }
 }
 
 impl Checkpoint {
@@ -111,110 +185,6 @@ impl Checkpoint {
         totals
     }
 
-    /// The checkpoint as the JSON its file holds.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "format": FORMAT,
-            "table": self.table,
-            "table_identity": self.table_identity,
-            "entity": self.entity,
-            "schema_version": self.schema_version,
-            "total_segments": self.total_segments,
-            "started_at": self.started_at,
-            "updated_at": self.updated_at,
-            "segments": self.segments.iter().map(|segment| json!({
-                "segment": segment.segment,
-                "start_key": segment.start_key.as_ref().map(wire::item),
-                "done": segment.done,
-                "counts": segment.counts.to_json(),
-            })).collect::<Vec<_>>(),
-        })
-    }
-
-    /// Reads a checkpoint from its JSON.
-    pub fn from_json(value: &Value) -> Result<Checkpoint, String> {
-        let field = |name: &str| value.get(name).ok_or(format!("`{name}` is missing"));
-        let number = |name: &str| {
-            field(name)?
-                .as_u64()
-                .ok_or(format!("`{name}` is not a number"))
-        };
-        let text = |name: &str| {
-            field(name)?
-                .as_str()
-                .map(str::to_owned)
-                .ok_or(format!("`{name}` is not text"))
-        };
-        let small = |name: &str| {
-            u32::try_from(number(name)?).map_err(|_| format!("`{name}` is out of range"))
-        };
-        let format = number("format")?;
-        if format != FORMAT {
-            return Err(format!(
-                "format {format}, but this version of singletable reads format {FORMAT}"
-            ));
-        }
-        let segments = field("segments")?
-            .as_array()
-            .ok_or("`segments` is not a list")?
-            .iter()
-            .map(|segment| {
-                let segment_number = segment
-                    .get("segment")
-                    .and_then(Value::as_u64)
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or("a segment has no `segment` number")?;
-                let start_key = match segment.get("start_key") {
-                    None | Some(Value::Null) => None,
-                    Some(key) => Some(wire::parse_item(key).map_err(|error| error.to_string())?),
-                };
-                Ok(SegmentCheckpoint {
-                    segment: segment_number,
-                    start_key,
-                    done: segment
-                        .get("done")
-                        .and_then(Value::as_bool)
-                        .ok_or("a segment has no `done` flag")?,
-                    counts: SweepCounts::from_json(segment.get("counts").unwrap_or(&Value::Null)),
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let table_identity = match value.get("table_identity") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(identity)) => Some(identity.clone()),
-            Some(_) => return Err("`table_identity` is not text".to_owned()),
-        };
-        let checkpoint = Checkpoint {
-            table: text("table")?,
-            table_identity,
-            entity: text("entity")?,
-            schema_version: small("schema_version")?,
-            total_segments: small("total_segments")?,
-            started_at: number("started_at")?,
-            updated_at: number("updated_at")?,
-            segments,
-        };
-        // No segment at all would read as "every segment finished".
-        if !(1..=1_000_000).contains(&checkpoint.total_segments) {
-            return Err(format!(
-                "`total_segments` must be between 1 and 1000000, not {}",
-                checkpoint.total_segments
-            ));
-        }
-        let in_order = checkpoint
-            .segments
-            .iter()
-            .zip(0..)
-            .all(|(segment, expected)| segment.segment == expected);
-        if !in_order || checkpoint.segments.len() != checkpoint.total_segments as usize {
-            return Err(format!(
-                "it should list segments 0 to {} in order",
-                checkpoint.total_segments.saturating_sub(1)
-            ));
-        }
-        Ok(checkpoint)
-    }
-
     /// Reads the checkpoint at `path`; `None` when there is no such file.
     pub fn load(path: &Path) -> Result<Option<Checkpoint>, Error> {
         let text = match std::fs::read_to_string(path) {
@@ -222,18 +192,22 @@ impl Checkpoint {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(checkpoint_error(path, error.to_string())),
         };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|error| checkpoint_error(path, format!("not JSON: {error}")))?;
-        Checkpoint::from_json(&value)
-            .map(Some)
-            .map_err(|message| checkpoint_error(path, message))
+        match serde_json::from_str(&text) {
+            Ok(Checked(checkpoint)) => Ok(Some(checkpoint)),
+            Err(error) if error.is_data() => Err(checkpoint_error(path, error.to_string())),
+            Err(error) => Err(checkpoint_error(path, format!("not JSON: {error}"))),
+        }
     }
 
     /// Writes the checkpoint to `path` atomically: a crash leaves the old file or the new one,
     /// never a torn one.
     pub fn save(&mut self, path: &Path) -> Result<(), Error> {
         self.updated_at = unix_now();
-        let text = serde_json::to_string_pretty(&self.to_json())
+        let file = File {
+            format: Format,
+            checkpoint: &*self,
+        };
+        let text = serde_json::to_string_pretty(&file)
             .map_err(|error| checkpoint_error(path, error.to_string()))?;
         let directory = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
@@ -299,7 +273,158 @@ mod tests {
         let mut empty = Checkpoint::new("t", "Comment", 2, 1);
         empty.segments.clear();
         empty.total_segments = 0;
-        assert!(Checkpoint::from_json(&empty.to_json()).is_err());
+        empty.save(&path)?;
+        assert!(Checkpoint::load(&path).is_err());
+        let _ = std::fs::remove_dir_all(&directory);
+        Ok(())
+    }
+
+    /// A checkpoint file as `Checkpoint::save` wrote it before the checkpoint was
+    /// serde-derived; a sweep stopped then resumes from it now.
+    const FILE_OF_THE_OLD_CODE: &str = r#"{
+  "entity": "Comment",
+  "format": 2,
+  "schema_version": 2,
+  "segments": [
+    {
+      "counts": {
+        "after_change": 2,
+        "already_current": 1,
+        "backfilled": 37,
+        "changed_concurrently": 1,
+        "examined": 120,
+        "failed": 1,
+        "old": 40,
+        "write_units": 74.5
+      },
+      "done": true,
+      "segment": 0,
+      "start_key": null
+    },
+    {
+      "counts": {
+        "after_change": 0,
+        "already_current": 0,
+        "backfilled": 10,
+        "changed_concurrently": 0,
+        "examined": 50,
+        "failed": 0,
+        "old": 10,
+        "write_units": 20.0
+      },
+      "done": false,
+      "segment": 1,
+      "start_key": {
+        "PK": {
+          "S": "WS#1"
+        },
+        "SK": {
+          "S": "DOC#x"
+        },
+        "n": {
+          "N": "7"
+        }
+      }
+    },
+    {
+      "counts": {
+        "after_change": 0,
+        "already_current": 0,
+        "backfilled": 0,
+        "changed_concurrently": 0,
+        "examined": 0,
+        "failed": 0,
+        "old": 0,
+        "write_units": 0.0
+      },
+      "done": false,
+      "segment": 2,
+      "start_key": null
+    }
+  ],
+  "started_at": 1718000000,
+  "table": "comments",
+  "table_identity": "arn:aws:dynamodb:eu-west-1:123456789012:table/comments@1718000000.5",
+  "total_segments": 3,
+  "updated_at": 1796359014
+}
+"#;
+
+    fn fixture() -> Checkpoint {
+        let mut checkpoint = Checkpoint::new("comments", "Comment", 2, 3);
+        checkpoint.table_identity =
+            Some("arn:aws:dynamodb:eu-west-1:123456789012:table/comments@1718000000.5".to_owned());
+        checkpoint.started_at = 1_718_000_000;
+        checkpoint.updated_at = 1_796_359_014;
+        checkpoint.segments[0].done = true;
+        checkpoint.segments[0].counts = SweepCounts {
+            examined: 120,
+            old: 40,
+            backfilled: 37,
+            after_change: 2,
+            changed_concurrently: 1,
+            already_current: 1,
+            failed: 1,
+            write_units: 74.5,
+        };
+        checkpoint.segments[1].start_key = Some(Item::from([
+            ("PK".to_owned(), AttributeValue::S("WS#1".into())),
+            ("SK".to_owned(), AttributeValue::S("DOC#x".into())),
+            ("n".to_owned(), AttributeValue::N("7".into())),
+        ]));
+        checkpoint.segments[1].counts.examined = 50;
+        checkpoint.segments[1].counts.old = 10;
+        checkpoint.segments[1].counts.backfilled = 10;
+        checkpoint.segments[1].counts.write_units = 20.0;
+        checkpoint
+    }
+
+    #[test]
+    fn a_file_of_the_old_code_loads_to_the_same_checkpoint() -> TestResult {
+        let directory =
+            std::env::temp_dir().join(format!("st-old-checkpoint-{}", std::process::id()));
+        std::fs::create_dir_all(&directory)?;
+        let path = directory.join("sweep.json");
+        std::fs::write(&path, FILE_OF_THE_OLD_CODE)?;
+        let loaded = Checkpoint::load(&path)?.ok_or("the fixture")?;
+        assert_eq!(loaded, fixture());
+        // Missing counts (the whole object, or one of them) read as zero.
+        let mut value: serde_json::Value = serde_json::from_str(FILE_OF_THE_OLD_CODE)?;
+        let segments = value["segments"].as_array_mut().ok_or("segments")?;
+        segments[2]
+            .as_object_mut()
+            .ok_or("segment 2")?
+            .remove("counts");
+        segments[2]
+            .as_object_mut()
+            .ok_or("segment 2")?
+            .remove("start_key");
+        segments[1]["counts"]
+            .as_object_mut()
+            .ok_or("counts")?
+            .remove("examined");
+        std::fs::write(&path, value.to_string())?;
+        let mut expected = fixture();
+        expected.segments[1].counts.examined = 0;
+        assert_eq!(
+            Checkpoint::load(&path)?.ok_or("the edited fixture")?,
+            expected
+        );
+        // A malformed count is an error, not a zero.
+        value["segments"][0]["counts"]["backfilled"] = serde_json::json!("37");
+        std::fs::write(&path, value.to_string())?;
+        let error = Checkpoint::load(&path)
+            .err()
+            .ok_or("a malformed count loaded")?;
+        assert!(
+            matches!(&error, Error::Migration(MigrationError::Checkpoint { message, .. })
+                if message.contains("expected u64")),
+            "{error}"
+        );
+        // Another format is refused as such, before its fields are read.
+        std::fs::write(&path, r#"{"format": 3, "segments": "elsewhere"}"#)?;
+        let error = Checkpoint::load(&path).err().ok_or("format 3 loaded")?;
+        assert!(error.to_string().contains("reads format 2"), "{error}");
         let _ = std::fs::remove_dir_all(&directory);
         Ok(())
     }

@@ -1,8 +1,7 @@
 //! The single-table design as a readable table: each entity's key templates on the table and
 //! every index, i.e. the access patterns the table serves.
 
-use crate::schema::{EntitySchema, IndexKind, TableSchema};
-use serde_json::{json, Value};
+use crate::schema::{EntitySchema, TableSchema};
 use std::fmt;
 
 /// One access pattern: an entity's keys on the table or on one index.
@@ -117,36 +116,6 @@ impl Design {
             rows,
             unused_indexes,
         }
-    }
-
-    /// The design as JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "table": self.table,
-            "declaration": self.schema.type_name,
-            "partition_key": self.schema.partition_key,
-            "sort_key": self.schema.sort_key,
-            "entity_attribute": self.schema.entity_attribute,
-            "schema_version_attribute": self.schema.schema_version_attribute,
-            "indexes": self.schema.indexes.iter().map(|index| json!({
-                "name": index.name,
-                "kind": match index.kind { IndexKind::Global => "global", IndexKind::Local => "local" },
-                "partition_key": index.partition_key,
-                "sort_key": index.sort_key,
-            })).collect::<Vec<_>>(),
-            "access_patterns": self.rows.iter().map(|row| json!({
-                "entity": row.entity,
-                "schema_version": row.schema_version,
-                "index": row.index,
-                "partition_key": {"attribute": row.partition_attribute, "template": row.partition_template},
-                "sort_key": row.sort_attribute.map(|attribute| json!({
-                    "attribute": attribute,
-                    "template": row.sort_template,
-                })),
-                "only_when": row.rule,
-            })).collect::<Vec<_>>(),
-            "unused_indexes": self.unused_indexes,
-        })
     }
 }
 

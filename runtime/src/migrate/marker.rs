@@ -11,14 +11,13 @@ use crate::library::{read_record, record_item, LibraryRecord, RecordKind, MIGRAT
 use crate::schema::{EntitySchema, Table};
 use crate::Db;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 /// The entity attribute of completion records: no entity has it, so entity scans and queries
 /// never return them.
 pub const MARKER_ENTITY: &str = crate::library::MIGRATION_MARKER.tag();
 
 /// A completed migration, as recorded in the table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MigrationRecord {
     /// The entity.
     pub entity: String,
@@ -28,18 +27,6 @@ pub struct MigrationRecord {
     pub completed_at: String,
     /// Items of the entity when it was verified.
     pub items: u64,
-}
-
-impl MigrationRecord {
-    /// The record as JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "entity": self.entity,
-            "schema_version": self.schema_version,
-            "completed_at": self.completed_at,
-            "items": self.items,
-        })
-    }
 }
 
 /// A completion record as the table keeps it.

@@ -13,7 +13,7 @@ use crate::item::KeyText;
 use crate::schema::{EntitySchema, Table};
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -21,8 +21,9 @@ use std::path::PathBuf;
 /// Keys of items still behind that a coverage report lists.
 const MAX_SAMPLES: usize = 10;
 
-/// Whether a sweep covered the whole table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Whether a sweep covered the whole table; serialized as `{"state": "partial", ..}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum SweepCoverage {
     /// The checkpoint says every segment read its last page.
     Complete,
@@ -62,7 +63,7 @@ impl fmt::Display for SweepCoverage {
 }
 
 /// How far an entity's migration to its current schema version is.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Coverage {
     /// The table.
     pub table: String,
@@ -81,7 +82,9 @@ pub struct Coverage {
     pub samples: Vec<KeyText>,
     /// Whether a sweep covered the whole table.
     pub sweep: SweepCoverage,
-    /// The completion record in the table, if the migration was marked complete.
+    /// The completion record in the table, if the migration was marked complete
+    /// (`marked_complete` when serialized).
+    #[serde(rename = "marked_complete")]
     pub marker: Option<MigrationRecord>,
 }
 
@@ -104,36 +107,6 @@ impl Coverage {
         }
         // Casts: item counts far below 2^53, exactly representable.
         (self.items - self.behind.min(self.items)) as f64 * 100.0 / self.items as f64
-    }
-
-    /// The report as JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "table": self.table,
-            "entity": self.entity,
-            "schema_version": self.schema_version,
-            "items": self.items,
-            "behind": self.behind,
-            "percent": self.percent(),
-            "by_version": self.by_version.iter().map(|(version, count)| {
-                (version.to_string(), json!(count))
-            }).collect::<serde_json::Map<_, _>>(),
-            "samples": self.samples.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "sweep": match &self.sweep {
-                SweepCoverage::Complete => json!({"state": "complete"}),
-                SweepCoverage::RecordedInTable => json!({"state": "recorded_in_table"}),
-                SweepCoverage::Partial { segments_done, total_segments } => json!({
-                    "state": "partial",
-                    "segments_done": segments_done,
-                    "total_segments": total_segments,
-                }),
-                SweepCoverage::NotRecorded { reason } => {
-                    json!({"state": "not_recorded", "reason": reason})
-                }
-            },
-            "marked_complete": self.marker.as_ref().map(MigrationRecord::to_json),
-            "done": self.is_done(),
-        })
     }
 }
 

@@ -1,4 +1,5 @@
-//! Requests as DynamoDB's JSON wire format, for `params()`, logs and snapshot tests.
+//! Requests as DynamoDB's JSON wire format, for `params()`, logs and snapshot tests; and items
+//! in the same JSON as serde fields, for checkpoints and cursors.
 
 pub(crate) mod describe;
 
@@ -115,6 +116,55 @@ pub fn parse_item(json: &Value) -> Result<HashMap<String, AttributeValue>, Parse
         .iter()
         .map(|(name, value)| Ok((name.clone(), parse_value(value)?)))
         .collect()
+}
+
+/// An item as a serde field, in DynamoDB JSON (`#[serde(with = "wire::as_item")]`): the
+/// SDK's `AttributeValue` has no serde of its own, and this is the form requests print.
+pub(crate) mod as_item {
+    use super::{item, parse_item};
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+    use std::collections::HashMap;
+
+    type Item = HashMap<String, aws_sdk_dynamodb::types::AttributeValue>;
+
+    pub(crate) fn serialize<S: Serializer>(value: &Item, serializer: S) -> Result<S::Ok, S::Error> {
+        item(value).serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Item, D::Error> {
+        parse_item(&Value::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
+
+    /// The same for an optional item: `null` is `None` (give the field `#[serde(default)]`
+    /// for a missing one to be `None` too).
+    pub(crate) mod option {
+        use super::{parse_item, Item, Value};
+        use serde::de::Error as _;
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(crate) fn serialize<S: Serializer>(
+            value: &Option<Item>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            match value {
+                Some(value) => super::serialize(value, serializer),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<Item>, D::Error> {
+            match Value::deserialize(deserializer)? {
+                Value::Null => Ok(None),
+                value => parse_item(&value).map(Some).map_err(D::Error::custom),
+            }
+        }
+    }
 }
 
 /// Builds a request body, leaving out absent fields.

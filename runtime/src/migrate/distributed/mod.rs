@@ -29,7 +29,7 @@ use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 pub(crate) use records::read_status;
 use records::{library_key, segment_sort, SweepPlan};
-use std::fmt;
+use serde::Serialize;
 use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -52,7 +52,7 @@ pub struct DistributedSweep<E: Entity> {
 }
 
 /// What one worker did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct WorkerReport {
     /// The worker's id.
@@ -74,7 +74,7 @@ pub struct WorkerReport {
 
 /// Every segment of a distributed sweep, as the table records them; see
 /// [`DistributedSweep::status`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct DistributedStatus {
     /// The sweep's name.
@@ -97,99 +97,10 @@ impl DistributedStatus {
         }
         total
     }
-
-    /// The status as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "name": self.name,
-            "done": self.is_done(),
-            "counts": self.counts().to_json(),
-            "segments": self.segments.iter().map(|segment| serde_json::json!({
-                "segment": segment.segment,
-                "owner": segment.owner,
-                "lease_expires_ms": segment.lease_expires_ms,
-                "lease": segment.lease,
-                "done": segment.done,
-                "rate": segment.rate,
-                "counts": segment.counts.to_json(),
-            })).collect::<Vec<_>>(),
-        })
-    }
-}
-
-impl fmt::Display for DistributedStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let done = self.segments.iter().filter(|segment| segment.done).count();
-        let counts = self.counts();
-        writeln!(
-            f,
-            "sweep {}: {done} of {} segments done, {} backfilled of {} old items",
-            self.name,
-            self.segments.len(),
-            counts.backfilled,
-            counts.old
-        )?;
-        let now = now_ms();
-        for segment in &self.segments {
-            let state = if segment.done {
-                "done".to_owned()
-            } else {
-                match (&segment.owner, segment.lease_expires_ms) {
-                    (Some(owner), Some(at)) if at >= now => {
-                        format!("held by {owner}, {} ms left", at - now)
-                    }
-                    (Some(owner), _) => format!("free (lease of {owner} expired)"),
-                    _ => "free".to_owned(),
-                }
-            };
-            let rate = segment
-                .rate
-                .map(|rate| format!(", at {rate:.1}/s"))
-                .unwrap_or_default();
-            writeln!(
-                f,
-                "  segment {:>4}: {state}; {} examined, {} backfilled, {} failed{rate}",
-                segment.segment,
-                segment.counts.examined,
-                segment.counts.backfilled,
-                segment.counts.failed
-            )?;
-        }
-        Ok(())
-    }
-}
-
-impl WorkerReport {
-    /// The report as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "worker": self.worker,
-            "finished": self.finished,
-            "leases_lost": self.leases_lost,
-            "counts": self.counts.to_json(),
-            "record_write_units": self.record_write_units,
-        })
-    }
-}
-
-impl fmt::Display for WorkerReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "worker {}: {} segments finished, {} leases lost to other workers; {} backfilled, \
-             {} changed concurrently, {} failed",
-            self.worker,
-            self.finished.len(),
-            self.leases_lost,
-            self.counts.backfilled,
-            self.counts.changed_concurrently,
-            self.counts.failed
-        )
-    }
 }
 
 /// A segment as the table records it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct SegmentStatus {
     /// The segment number.

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::{
     BillingMode, GlobalSecondaryIndexDescription, KeySchemaElement, KeyType,
     LocalSecondaryIndexDescription, TableDescription,
 };
-use serde_json::{json, Value};
+use serde::{Serialize, Serializer};
 use std::fmt;
 use std::time::Duration;
 
@@ -22,8 +22,10 @@ mod tests;
 use live::declared_keys;
 pub use live::{LiveIndex, LiveTable};
 
-/// One change that [`TableMigration::apply`] makes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One change that [`TableMigration::apply`] makes; serialized as
+/// `{"action": "create_index", ..}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
 pub enum PlanAction {
     /// The table does not exist: create it with every declared index (`CreateTable`).
     CreateTable {
@@ -59,19 +61,72 @@ pub enum PlanAction {
 }
 
 /// A global index to add.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IndexChange {
-    /// The declared index.
+    /// The declared index (serialized as its name and key attributes).
+    #[serde(flatten, serialize_with = "index_keys")]
     pub index: &'static IndexSchema,
     /// Key attributes the table has no definition for yet, with their declared types (added
     /// in the same call).
+    #[serde(serialize_with = "attribute_definitions")]
     pub new_attribute_definitions: Vec<(&'static str, ScalarType)>,
     /// The given entities that write keys for it, with their schema versions.
+    #[serde(serialize_with = "entity_versions")]
     pub written_by: Vec<(&'static str, u32)>,
 }
 
-/// Something that differs and is left alone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// The index change's fields as named JSON, where the Rust fields are a schema reference and
+// tuples.
+
+fn index_keys<S: Serializer>(index: &&IndexSchema, serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Keys {
+        index: &'static str,
+        partition_key: &'static str,
+        sort_key: Option<&'static str>,
+    }
+    Keys {
+        index: index.name,
+        partition_key: index.partition_key,
+        sort_key: index.sort_key,
+    }
+    .serialize(serializer)
+}
+
+fn attribute_definitions<S: Serializer>(
+    definitions: &[(&'static str, ScalarType)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Definition {
+        name: &'static str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    }
+    serializer.collect_seq(definitions.iter().map(|&(name, kind)| Definition {
+        name,
+        kind: kind.code(),
+    }))
+}
+
+fn entity_versions<S: Serializer>(
+    entities: &[(&'static str, u32)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Writer {
+        entity: &'static str,
+        schema_version: u32,
+    }
+    serializer.collect_seq(entities.iter().map(|&(entity, schema_version)| Writer {
+        entity,
+        schema_version,
+    }))
+}
+
+/// Something that differs and is left alone; serialized as `{"note": "unused_index", ..}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "note", rename_all = "snake_case")]
 pub enum Note {
     /// A global index on the live table that the code does not declare; deleted only when
     /// asked (`delete_unused`), since another deployment may still query it.
@@ -104,7 +159,10 @@ pub enum Note {
 }
 
 /// A difference no `UpdateTable` can fix; [`TableMigration::apply`] refuses to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Serialized as its text, which says what to do, as [`MigrationError::Blocked`](super::MigrationError::Blocked) does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
 pub enum Blocker {
     /// The table's primary key differs from the declaration (a new table is needed).
     KeySchema {
@@ -230,9 +288,15 @@ impl fmt::Display for Blocker {
     }
 }
 
+impl From<Blocker> for String {
+    fn from(blocker: Blocker) -> String {
+        blocker.to_string()
+    }
+}
+
 /// Entities whose existing items lack the keys of an index this plan creates: they need a
 /// backfill once it is active.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BackfillHint {
     /// The entity.
     pub entity: &'static str,
@@ -243,15 +307,18 @@ pub struct BackfillHint {
 }
 
 /// What it takes to bring the live table to the declaration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {
     /// The table name.
     pub table: String,
-    /// The live table (`None`: it does not exist).
+    /// The live table (`None`: it does not exist). Not serialized: the plan says what to do,
+    /// and this is what `DescribeTable` said.
+    #[serde(skip)]
     pub live: Option<LiveTable>,
     /// The changes, in the order apply makes them.
     pub actions: Vec<PlanAction>,
-    /// Declared indexes already there and active.
+    /// Declared indexes already there and active (`up_to_date_indexes` when serialized).
+    #[serde(rename = "up_to_date_indexes")]
     pub up_to_date: Vec<&'static str>,
     /// Differences left alone.
     pub notes: Vec<Note>,
@@ -495,85 +562,6 @@ impl Plan {
     /// Whether something stops apply.
     pub fn is_blocked(&self) -> bool {
         !self.blockers.is_empty()
-    }
-
-    /// The plan as JSON, for `--json` output and scripts.
-    pub fn to_json(&self) -> Value {
-        let actions: Vec<Value> = self
-            .actions
-            .iter()
-            .map(|action| match action {
-                PlanAction::CreateTable {
-                    global_indexes,
-                    local_indexes,
-                } => json!({
-                    "action": "create_table",
-                    "global_indexes": global_indexes,
-                    "local_indexes": local_indexes,
-                }),
-                PlanAction::CreateIndex(change) => json!({
-                    "action": "create_index",
-                    "index": change.index.name,
-                    "partition_key": change.index.partition_key,
-                    "sort_key": change.index.sort_key,
-                    "new_attribute_definitions": change.new_attribute_definitions.iter().map(
-                        |(name, kind)| json!({"name": name, "type": kind.code()}),
-                    ).collect::<Vec<_>>(),
-                    "written_by": change.written_by.iter().map(|(entity, version)| {
-                        json!({"entity": entity, "schema_version": version})
-                    }).collect::<Vec<_>>(),
-                }),
-                PlanAction::AwaitIndex { index, status } => {
-                    json!({"action": "await_index", "index": index, "status": status})
-                }
-                PlanAction::DeleteIndex { index } => {
-                    json!({"action": "delete_index", "index": index})
-                }
-                PlanAction::EnableTtl { attribute } => {
-                    json!({"action": "enable_ttl", "attribute": attribute})
-                }
-                PlanAction::EnableStream { view } => {
-                    json!({"action": "enable_stream", "view": view.as_str()})
-                }
-            })
-            .collect();
-        let notes: Vec<Value> = self
-            .notes
-            .iter()
-            .map(|note| match note {
-                Note::UnusedIndex { index, deleted } => {
-                    json!({"note": "unused_index", "index": index, "deleted": deleted})
-                }
-                Note::UnusedLocalIndex { index } => {
-                    json!({"note": "unused_local_index", "index": index})
-                }
-                Note::IndexNotWritten { index } => {
-                    json!({"note": "index_not_written", "index": index})
-                }
-                Note::UndeclaredTtl { attribute } => {
-                    json!({"note": "undeclared_ttl", "attribute": attribute})
-                }
-                Note::UndeclaredStream { view } => {
-                    json!({"note": "undeclared_stream", "view": view})
-                }
-            })
-            .collect();
-        json!({
-            "table": self.table,
-            "exists": self.live.is_some(),
-            "status": self.live.as_ref().map(|live| live.status.clone()),
-            "item_count": self.live.as_ref().and_then(|live| live.item_count),
-            "up_to_date": self.is_up_to_date(),
-            "actions": actions,
-            "up_to_date_indexes": self.up_to_date,
-            "notes": notes,
-            "blockers": self.blockers.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "backfills": self.backfills.iter().map(|hint| json!({
-                "entity": hint.entity,
-                "schema_version": hint.schema_version,
-                "indexes": hint.indexes,
-            })).collect::<Vec<_>>(),
-        })
     }
 }
 

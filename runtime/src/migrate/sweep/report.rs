@@ -2,7 +2,7 @@
 //! and the signal that stops it.
 
 use crate::item::KeyText;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +32,10 @@ impl StopSignal {
 }
 
 /// What a sweep has done, in items (and write units).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+///
+/// A missing count deserializes as zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SweepCounts {
     /// Items the scan read, of any entity (DynamoDB's `ScannedCount`; what a scan is billed
     /// for, and how far through the table it is).
@@ -69,39 +72,6 @@ impl SweepCounts {
         self.failed += other.failed;
         self.write_units += other.write_units;
     }
-
-    /// The counts as JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "examined": self.examined,
-            "old": self.old,
-            "backfilled": self.backfilled,
-            "after_change": self.after_change,
-            "changed_concurrently": self.changed_concurrently,
-            "already_current": self.already_current,
-            "failed": self.failed,
-            "write_units": self.write_units,
-        })
-    }
-
-    /// Reads counts from JSON; a missing or malformed count is zero (counts are reports, not
-    /// state the sweep depends on).
-    pub fn from_json(value: &Value) -> SweepCounts {
-        let count = |name: &str| value.get(name).and_then(Value::as_u64).unwrap_or_default();
-        SweepCounts {
-            examined: count("examined"),
-            old: count("old"),
-            backfilled: count("backfilled"),
-            after_change: count("after_change"),
-            changed_concurrently: count("changed_concurrently"),
-            already_current: count("already_current"),
-            failed: count("failed"),
-            write_units: value
-                .get("write_units")
-                .and_then(Value::as_f64)
-                .unwrap_or_default(),
-        }
-    }
 }
 
 /// A snapshot of a running sweep, given to the progress callback.
@@ -129,7 +99,7 @@ pub struct SweepProgress {
 }
 
 /// An item the sweep could not backfill.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SweepFailure {
     /// The item's key.
     pub key: KeyText,
@@ -138,7 +108,7 @@ pub struct SweepFailure {
 }
 
 /// What a sweep did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepReport {
     /// The table.
     pub table: String,
@@ -163,31 +133,13 @@ pub struct SweepReport {
     pub checkpoint: Option<PathBuf>,
     /// Items that could not be backfilled in this run (the first 100).
     pub failures: Vec<SweepFailure>,
-    /// How long this run took.
+    /// How long this run took (in seconds, `elapsed_seconds`, when serialized).
+    #[serde(rename = "elapsed_seconds", serialize_with = "seconds")]
     pub elapsed: Duration,
 }
 
-impl SweepReport {
-    /// The report as JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "table": self.table,
-            "entity": self.entity,
-            "schema_version": self.schema_version,
-            "dry_run": self.dry_run,
-            "total_segments": self.total_segments,
-            "complete": self.complete,
-            "stopped": self.stopped,
-            "counts": self.counts.to_json(),
-            "this_run": self.this_run.to_json(),
-            "checkpoint": self.checkpoint.as_ref().map(|path| path.display().to_string()),
-            "failures": self.failures.iter().map(|failure| json!({
-                "key": failure.key.to_string(),
-                "message": failure.message,
-            })).collect::<Vec<_>>(),
-            "elapsed_seconds": self.elapsed.as_secs_f64(),
-        })
-    }
+fn seconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64())
 }
 
 impl fmt::Display for SweepReport {

@@ -16,7 +16,7 @@ use base64::Engine;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use chacha20::ChaCha20;
 use hmac::{Hmac, Mac};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::sync::Arc;
@@ -161,33 +161,25 @@ enum State {
     },
 }
 
-/// The index and the `LastEvaluatedKey`.
-#[derive(Debug, Clone, PartialEq)]
+/// The index and the `LastEvaluatedKey`, as a cursor holds them: `{"i": index or null, "k":
+/// key in DynamoDB JSON}`. Clients keep cursors, so this shape stays readable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Position {
+    #[serde(rename = "i")]
     pub(crate) index: Option<String>,
+    #[serde(rename = "k", with = "wire::as_item")]
     pub(crate) key: Item,
 }
 
 impl Position {
-    fn to_json(&self) -> Vec<u8> {
-        json!({ "i": self.index, "k": wire::item(&self.key) })
-            .to_string()
-            .into_bytes()
+    fn bytes(&self) -> Vec<u8> {
+        // Cannot fail: text keys and JSON values only.
+        serde_json::to_vec(self).unwrap_or_default()
     }
 
-    fn from_json(bytes: &[u8]) -> Result<Position, CursorError> {
-        let body: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|_| CursorError::new("not a cursor"))?;
-        let index = match body.get("i") {
-            Some(serde_json::Value::String(name)) => Some(name.clone()),
-            Some(serde_json::Value::Null) | None => None,
-            Some(_) => return Err(CursorError::new("bad index")),
-        };
-        let key = body
-            .get("k")
-            .and_then(|key| wire::parse_item(key).ok())
-            .ok_or_else(|| CursorError::new("bad key"))?;
-        Ok(Position { index, key })
+    fn read(bytes: &[u8]) -> Result<Position, CursorError> {
+        serde_json::from_slice(bytes)
+            .map_err(|error| CursorError::new(format!("not a cursor ({error})")))
     }
 }
 
@@ -237,7 +229,7 @@ impl Cursor {
             State::Open {
                 position,
                 seal: None,
-            } => position.to_json(),
+            } => position.bytes(),
             State::Open {
                 position,
                 seal: Some(seal),
@@ -246,7 +238,7 @@ impl Cursor {
                     .key
                     .lifetime
                     .map_or(0, |lifetime| millis(SystemTime::now() + lifetime));
-                let mut contents = position.to_json();
+                let mut contents = position.bytes();
                 let tag: [u8; 32] = seal
                     .key
                     .tag(&seal.fingerprint, expires, &contents)
@@ -276,7 +268,7 @@ impl Cursor {
         if bytes.first() != Some(&SEALED_VERSION) {
             return Ok(Cursor {
                 state: State::Open {
-                    position: Position::from_json(&bytes)?,
+                    position: Position::read(&bytes)?,
                     seal: None,
                 },
             });
@@ -345,7 +337,7 @@ impl Cursor {
                 if *expires != 0 && millis(SystemTime::now()) > *expires {
                     return Err(invalid("it has expired"));
                 }
-                Position::from_json(&plain)
+                Position::read(&plain)
             }
         }
     }
@@ -364,4 +356,67 @@ fn millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    /// Cursors as this library wrote them before `Position` was serde-derived, of
+    /// [`position`]: clients hold such cursors, so they must keep decoding.
+    const UNSEALED: &str = "eyJpIjoiR1NJMSIsImsiOnsiR1NJMVBLIjp7IlMiOiJDVVNUT01FUiNhbmEifSwiR1NJMVNLIjp7Ik4iOiI0MiJ9LCJQSyI6eyJTIjoiU0hPUCNub3J0aCJ9LCJTSyI6eyJTIjoiT1JERVIjMDAwMDA5In19fQ";
+    /// Sealed with [`SECRET`] for the fingerprint `[7; 32]`, without expiry.
+    const SEALED: &str = "AQAAAAAAAAAAuBoiTBOfugxRdpLiCNKWZkMafOlP_XQAIyY1tcDK3EBY73ngLQZ28U65PXx3hCYnHfAwvz55g29eX7ydioWs7f7hyjjWtoIBfWPJ8wVEG4t4kniulP_RAclR0Io9nHBpYOWY8txul5xVEB_e89q5b7indqSL9Sr3n6K7ENtsuIPCy461qWRONIT6gUgIR_kXWR8Wb74u";
+    /// A position on the table itself (no index), `{"i": null, ..}`.
+    const ON_THE_TABLE: &str = "eyJpIjpudWxsLCJrIjp7IlBLIjp7IlMiOiJBIn19fQ";
+    const SECRET: &[u8; 32] = b"0123456789abcdef0123456789abcdef";
+
+    fn position() -> Position {
+        Position {
+            index: Some("GSI1".to_owned()),
+            key: Item::from([
+                ("PK".to_owned(), AttributeValue::S("SHOP#north".into())),
+                ("SK".to_owned(), AttributeValue::S("ORDER#000009".into())),
+                (
+                    "GSI1PK".to_owned(),
+                    AttributeValue::S("CUSTOMER#ana".into()),
+                ),
+                ("GSI1SK".to_owned(), AttributeValue::N("42".into())),
+            ]),
+        }
+    }
+
+    #[test]
+    fn cursors_of_the_old_code_decode_to_the_same_position() -> Result<(), CursorError> {
+        assert_eq!(Cursor::decode(UNSEALED)?.open(None)?, position());
+        let key = Arc::new(CursorKey::new(SECRET)?);
+        let sealed = Cursor::decode(SEALED)?.open(Some((&key, Fingerprint([7; 32]))))?;
+        assert_eq!(sealed, position());
+        let on_the_table = Cursor::decode(ON_THE_TABLE)?.open(None)?;
+        assert_eq!(on_the_table.index, None);
+        assert_eq!(
+            on_the_table.key,
+            Item::from([("PK".to_owned(), AttributeValue::S("A".into()))])
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_position_goes_round_a_cursor() -> Result<(), CursorError> {
+        let cursor = Cursor::new(position(), None).encode();
+        assert_eq!(Cursor::decode(&cursor)?.open(None)?, position());
+        for bad in [
+            r#"{"i": 3, "k": {}}"#,
+            r#"{"i": null, "k": {"PK": 1}}"#,
+            "[]",
+        ] {
+            let text = URL_SAFE_NO_PAD.encode(bad);
+            assert!(
+                Cursor::decode(&text).and_then(|c| c.open(None)).is_err(),
+                "{bad}"
+            );
+        }
+        Ok(())
+    }
 }
