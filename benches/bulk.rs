@@ -255,7 +255,8 @@ fn main() {
             let running: Vec<_> = (0..workers)
                 .map(|worker| {
                     tokio::spawn(
-                        db.sweep::<Record>()
+                        db.admin()
+                            .sweep::<Record>()
                             .segments(16)
                             .distributed("bench")
                             .worker_id(format!("w{worker}"))

@@ -88,7 +88,7 @@ mod yesterday {
 /// Creates the table in yesterday's shape, with old comments, if it does not exist.
 async fn demo_data(client: &aws_sdk_dynamodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     let old = Db::<yesterday::Workspace>::new(client.clone());
-    if !old.ensure_table().await? {
+    if !old.admin().ensure_table().await? {
         return Ok(());
     }
     let mut batch = old.batch_write();

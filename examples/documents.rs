@@ -30,7 +30,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         singletable::local::endpoint_description().await?
     );
     let db = singletable::Db::<App>::new(singletable::local::client().await?);
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
 
     // History written before appends were guarded: initialise the pointer from it.
     for time in [100, 200] {
@@ -43,6 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     }
     let latest = db
+        .admin()
         .init_latest(DocumentUpdate::partition("A"), DocumentUpdate::UPDATE_TIME)
         .await?;
     println!("pointer initialised from history: {latest:?}");

@@ -192,7 +192,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let client = singletable::local::client().await?;
     let table_name = format!("lambda-example-{}", std::process::id());
     let db = Db::<App>::new(client).with_table_name(table_name);
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
     for (name, text) in [
         ("batch", BATCH),
         ("the same batch again", BATCH),

@@ -91,7 +91,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let old = Db::<before::Workspace>::new(client.clone());
     // The example starts from scratch each run (on a persistent endpoint too).
     let _ = client.delete_table().table_name(TABLE).send().await;
-    old.ensure_table().await?;
+    old.admin().ensure_table().await?;
     let members = ["u44", "u45", "u46"];
     let mut batch = old.batch_write();
     for n in 0..3u32 {
@@ -128,11 +128,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // 1. Plan: what the live table lacks.
-    let plan = db.table_migration(&entities).plan().await?;
+    let plan = db.admin().table_migration(&entities).plan().await?;
     println!("plan:\n{plan}");
 
     // 2. Apply: one UpdateTable per index, then poll until ACTIVE.
-    db.table_migration(&entities)
+    db.admin()
+        .table_migration(&entities)
         .poll_interval(std::time::Duration::from_millis(200))
         .on_progress(|event| match event {
             ApplyEvent::Started(action) => println!("apply: {action} ..."),
@@ -144,7 +145,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             ApplyEvent::Planned(_) => {}
         })
-        .apply()
+        .send()
         .await?;
 
     // 3. The index is there, but the old comments lack its attributes.
@@ -178,10 +179,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 5. The sweep: a dry run counts, then the real one, throttled, with a checkpoint.
     let checkpoint = std::env::temp_dir().join(format!("{TABLE}-{}.json", std::process::id()));
-    let dry = db.sweep::<Comment>().dry_run(true).run().await?;
+    let dry = db.admin().sweep::<Comment>().dry_run().send().await?;
     println!("\n{dry}");
     let reported = AtomicU64::new(0);
     let report = db
+        .admin()
         .sweep::<Comment>()
         .segments(2)
         .page_size(20)
@@ -200,12 +202,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             ControlFlow::Continue(())
         })
-        .run()
+        .send()
         .await?;
     println!("{report}");
 
     // 6. Verify: nothing behind, and the sweep covered the whole table; record it.
     let coverage = db
+        .admin()
         .coverage(schema_of::<Comment>())
         .checkpoint(&checkpoint)
         .send()
@@ -213,6 +216,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{coverage}");
     if coverage.is_done() {
         let record = db
+            .admin()
             .migration(schema_of::<Comment>())
             .mark_complete(&coverage)
             .await?;

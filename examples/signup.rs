@@ -76,7 +76,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = singletable::local::client().await?;
     let db =
         Db::<App>::new(client).with_table_name(format!("signup-example-{}", std::process::id()));
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
 
     let ana = User::new("u1", "Ana@Example.com", "Ana");
     assert!(sign_up(&db, &ana).await?);

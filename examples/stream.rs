@@ -144,7 +144,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = singletable::local::client().await?;
     let table_name = format!("stream-example-{}", std::process::id());
     let db = Db::<App>::new(client).with_table_name(table_name);
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
     println!("table {}: stream and time to live on", db.table_name());
 
     let ticket = |id: &str, team: &str| Ticket {
@@ -166,12 +166,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.delete(Ticket::key("t4")?).send().await?;
 
     let streams = singletable::local::streams_client().await?;
-    let mut first = db.stream_reader("open-tickets", streams.clone());
+    let mut first = db.admin().stream_reader("open-tickets", streams.clone());
     let (applied, _) = consume(&db, &mut first, true).await?;
     println!("consumer 1 applied {applied} records, then stopped before its commit");
     drop(first);
 
-    let mut second = db.stream_reader("open-tickets", streams);
+    let mut second = db.admin().stream_reader("open-tickets", streams);
     let (applied, duplicates) = consume(&db, &mut second, false).await?;
     println!(
         "consumer 2 resumed: {applied} records applied, {duplicates} delivered again and absorbed"

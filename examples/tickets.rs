@@ -49,8 +49,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         singletable::local::endpoint_description().await?
     );
     let db = singletable::Db::<App>::new(singletable::local::client().await?);
-    println!("\n{}", db.create_table().params()?);
-    let created = db.ensure_table().await?;
+    println!("\n{}", db.admin().create_table().params()?);
+    let created = db.admin().ensure_table().await?;
     println!(
         "=> table {} {}",
         db.table_name(),

@@ -53,7 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         singletable::local::endpoint_description().await?
     );
     let db = singletable::Db::<App>::new(singletable::local::client().await?);
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
 
     let date: chrono::NaiveDate = "2026-04-01".parse()?;
     let document = Document {

@@ -58,7 +58,7 @@ pub use singletable_runtime::schema::schema_of;
 #[doc = include_str!("../docs/streams.md")]
 pub use singletable_runtime::stream;
 pub use singletable_runtime::{
-    Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,
+    Admin, Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,
     KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Rate, Request, RetryPolicy,
 };
 // The traits of the derives share their names, in the type namespace.

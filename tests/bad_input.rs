@@ -589,7 +589,7 @@ async fn a_backfill_sweep_reports_malformed_items() {
         seed.item.insert("_sv".into(), n("1"));
     }
     let db = seeded(&seeds).await;
-    let report = AssertUnwindSafe(db.sweep::<Ticket>().segments(2).page_size(5).run())
+    let report = AssertUnwindSafe(db.admin().sweep::<Ticket>().segments(2).page_size(5).send())
         .catch_unwind()
         .await
         .expect("the sweep does not panic")

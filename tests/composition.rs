@@ -66,7 +66,7 @@ async fn reader<'db>(
     consumer: &str,
 ) -> StreamReader<'db, Composed> {
     let client = singletable::local::streams_client().await.unwrap();
-    db.stream_reader(consumer, client)
+    db.admin().stream_reader(consumer, client)
 }
 
 /// The raw item at `pk`/`sk`, read consistently.
@@ -154,6 +154,7 @@ async fn a_distributed_sweeps_records_stay_out_of_scans_and_streams() {
     let before = drain(&mut stream).await;
     assert_eq!(before.len(), 12, "the old comments' inserts");
     let report = db
+        .admin()
         .sweep::<Comment>()
         .segments(3)
         .page_size(4)
@@ -216,7 +217,12 @@ async fn a_page_of_library_records_does_not_end_a_drain() {
         singletable::testing::put_raw(&db, item).await.unwrap();
     }
     assert_eq!(drain(&mut stream).await.len(), 1100, "the raw inserts");
-    let claimed = db.claim_unique_values::<Invite>().run().await.unwrap();
+    let claimed = db
+        .admin()
+        .claim_unique_values::<Invite>()
+        .send()
+        .await
+        .unwrap();
     assert_eq!(claimed.claimed, 1100, "{claimed:?}");
     db.put(&invite("new", "NEW", None)).send().await.unwrap();
     let records = drain(&mut stream).await;
@@ -708,9 +714,9 @@ async fn two_schema_versions_of_one_entity_share_its_items() {
     .unwrap();
     let read = db.get(Comment::key(1).unwrap()).send().await.unwrap();
     assert_eq!((read.id, read.author.as_str()), (1, "ada"));
-    let coverage = db.coverage(Comment::SCHEMA).send().await.unwrap();
+    let coverage = db.admin().coverage(Comment::SCHEMA).send().await.unwrap();
     assert_eq!((coverage.items, coverage.behind), (2, 1), "{coverage}");
-    let report = db.sweep::<Comment>().run().await.unwrap();
+    let report = db.admin().sweep::<Comment>().send().await.unwrap();
     assert_eq!(report.counts.backfilled, 1, "{report}");
     let by_author = db.query(Comment::gsi1("ada")).all().await.unwrap();
     assert_eq!(by_author.len(), 2);

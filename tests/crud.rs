@@ -201,7 +201,7 @@ async fn malformed_item_names_the_key_and_the_attribute() {
 async fn ensure_table_is_idempotent_and_matches_the_declaration() {
     let db = db().await;
     assert!(
-        !db.ensure_table().await.unwrap(),
+        !db.admin().ensure_table().await.unwrap(),
         "the helper already created it"
     );
     let description = db
@@ -215,7 +215,7 @@ async fn ensure_table_is_idempotent_and_matches_the_declaration() {
     let gsis = table.global_secondary_indexes();
     assert_eq!(gsis.len(), 1);
     assert_eq!(gsis[0].index_name(), Some("GSI1"));
-    let params = db.create_table().params().unwrap();
+    let params = db.admin().create_table().params().unwrap();
     assert_eq!(params.operation, "CreateTable");
     assert_eq!(params.body["BillingMode"], "PAY_PER_REQUEST");
     assert_eq!(

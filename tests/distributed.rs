@@ -59,6 +59,7 @@ async fn judge(db: &Db<App>, name: &str) -> Vec<SegmentStatus> {
     // Coverage reads the sweep's state from the table: every item current, and the whole
     // table swept.
     let coverage = db
+        .admin()
         .coverage(schema_of::<Comment>())
         .distributed(name)
         .send()
@@ -67,6 +68,7 @@ async fn judge(db: &Db<App>, name: &str) -> Vec<SegmentStatus> {
     assert_eq!((coverage.items, coverage.behind), (u64::from(ITEMS), 0));
     assert!(coverage.is_done(), "{coverage}");
     let status = db
+        .admin()
         .sweep::<Comment>()
         .distributed(name)
         .status()
@@ -82,7 +84,8 @@ async fn four_workers_share_the_segments_and_take_over_a_killed_one() {
     let table = old_comments().await;
     let db = (*table).clone();
     let sweep = |worker: &str| {
-        db.sweep::<Comment>()
+        db.admin()
+            .sweep::<Comment>()
             .segments(SEGMENTS)
             .page_size(3)
             .distributed("comments-v2")
@@ -93,7 +96,8 @@ async fn four_workers_share_the_segments_and_take_over_a_killed_one() {
     // segment: with pages of three it could be seen between its last page and the empty scan
     // that ends the segment, and finish before the kill (seen once on two busy cores).
     let doomed = tokio::spawn(
-        db.sweep::<Comment>()
+        db.admin()
+            .sweep::<Comment>()
             .segments(SEGMENTS)
             .page_size(1)
             .rate(Rate::ItemsPerSecond(5.0))
@@ -158,7 +162,8 @@ async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
     // long before, even on a loaded machine (at 10 items a second, a CI run once saw the slow
     // worker finish first), and takes the slow one's over.
     let slow = tokio::spawn(
-        db.sweep::<Comment>()
+        db.admin()
+            .sweep::<Comment>()
             .segments(4)
             .page_size(6)
             .rate(Rate::ItemsPerSecond(4.0))
@@ -169,7 +174,8 @@ async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
     );
     tokio::time::sleep(Duration::from_millis(100)).await;
     let fast = tokio::spawn(
-        db.sweep::<Comment>()
+        db.admin()
+            .sweep::<Comment>()
             .segments(4)
             .page_size(6)
             .distributed("fenced")
@@ -190,6 +196,7 @@ async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
     assert!(slow.leases_lost >= 1, "{slow:?}");
     assert!(!fast.finished.is_empty(), "{fast:?}");
     let status = db
+        .admin()
         .sweep::<Comment>()
         .segments(4)
         .distributed("fenced")
@@ -207,13 +214,15 @@ async fn a_worker_whose_lease_expired_has_its_checkpoint_refused() {
 async fn workers_of_one_sweep_must_agree_on_its_plan() {
     let table = old_comments().await;
     let db = (*table).clone();
-    db.sweep::<Comment>()
+    db.admin()
+        .sweep::<Comment>()
         .segments(2)
         .distributed("planned")
         .worker()
         .await
         .unwrap();
     let refused = db
+        .admin()
         .sweep::<Comment>()
         .segments(3)
         .distributed("planned")
@@ -231,6 +240,7 @@ async fn a_workers_capacity_includes_its_lease_and_checkpoint_writes() {
     let table = old_comments().await;
     let db = (*table).clone().track_capacity();
     let report = db
+        .admin()
         .sweep::<Comment>()
         .segments(4)
         .page_size(100)

@@ -194,9 +194,9 @@ fn a_table_created_from_the_cloudformation_resource_is_what_the_plan_expects() {
     runtime().block_on(async {
         let client = singletable::local::client().await.unwrap();
         let db = Db::<Shop>::new(client.clone()).with_table_name(table_name("infra-cfn"));
-        let resource = serde_json::to_value(db.create_table().cloudformation()).unwrap();
+        let resource = serde_json::to_value(db.admin().create_table().cloudformation()).unwrap();
         // What a template holds is JSON text: print it and read it back as a parser would.
-        let printed = db.create_table().cloudformation().to_string();
+        let printed = db.admin().create_table().cloudformation().to_string();
         assert_eq!(serde_json::from_str::<Value>(&printed).unwrap(), resource);
 
         let properties = &resource["Properties"];
@@ -225,7 +225,12 @@ fn a_table_created_from_the_cloudformation_resource_is_what_the_plan_expects() {
         );
 
         create_from_cloudformation(&client, &resource).await;
-        let plan = db.table_migration(&[Order::SCHEMA]).plan().await.unwrap();
+        let plan = db
+            .admin()
+            .table_migration(&[Order::SCHEMA])
+            .plan()
+            .await
+            .unwrap();
         assert!(plan.is_up_to_date(), "{plan}");
         assert!(plan.notes.is_empty(), "{plan}");
         // And the table works as the library's own would.
@@ -263,8 +268,8 @@ fn hcl_text(body: &hcl::Body, name: &str) -> Option<String> {
 #[test]
 fn the_terraform_block_parses_and_states_the_same_table() {
     let db = singletable_offline::<Shop>();
-    let block = db.create_table().terraform("shop").unwrap();
-    let resource = db.create_table().cloudformation();
+    let block = db.admin().create_table().terraform("shop").unwrap();
+    let resource = db.admin().create_table().cloudformation();
     let properties = &serde_json::to_value(&resource).unwrap()["Properties"];
 
     let body: hcl::Body = hcl::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
@@ -342,7 +347,7 @@ fn the_terraform_block_parses_and_states_the_same_table() {
     assert_eq!(hcl_text(ttl[0], "enabled").as_deref(), Some("true"));
 
     assert_eq!(
-        db.create_table().terraform("1shop"),
+        db.admin().create_table().terraform("1shop"),
         Err(InfraError::ResourceName {
             name: "1shop".into()
         })
@@ -358,12 +363,12 @@ pub struct Multi;
 fn a_multi_attribute_index_key_is_refused_by_terraform_and_stated_by_cloudformation() {
     let db = singletable_offline::<Multi>();
     assert_eq!(
-        db.create_table().terraform("multi"),
+        db.admin().create_table().terraform("multi"),
         Err(InfraError::MultiAttributeKey {
             index: "ByTenantDay"
         })
     );
-    let resource = serde_json::to_value(db.create_table().cloudformation()).unwrap();
+    let resource = serde_json::to_value(db.admin().create_table().cloudformation()).unwrap();
     let keys = &resource["Properties"]["GlobalSecondaryIndexes"][0]["KeySchema"];
     let keys: Vec<(&str, &str)> = keys
         .as_array()
@@ -413,7 +418,7 @@ fn the_administration_statement_allows_creating_planning_and_migrating_the_table
         let (client, stats) = fault::client(plan).await.unwrap();
         let name = table_name("infra-iam");
         let db = Db::<Shop>::new(client.clone()).with_table_name(name.clone());
-        assert!(db.ensure_table().await.unwrap());
+        assert!(db.admin().ensure_table().await.unwrap());
         let order = Order {
             id: "1".into(),
             customer: "ana".into(),
@@ -424,7 +429,7 @@ fn the_administration_statement_allows_creating_planning_and_migrating_the_table
         };
         db.put(&order).send().await.unwrap();
         let next = Db::<ShopNext>::new(client.clone()).with_table_name(name.clone());
-        let migration = next.table_migration(&[]);
+        let migration = next.admin().table_migration(&[]);
         let planned = migration.plan().await.unwrap();
         assert!(
             planned
@@ -435,7 +440,7 @@ fn the_administration_statement_allows_creating_planning_and_migrating_the_table
         );
         migration
             .poll_interval(Duration::from_millis(50))
-            .apply()
+            .send()
             .await
             .unwrap();
 
@@ -549,13 +554,13 @@ mod cli {
         assert_eq!(code, EXIT_OK, "{err}");
         let template: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(template["AWSTemplateFormatVersion"], "2010-09-09");
-        let resource = serde_json::to_value(db.create_table().cloudformation()).unwrap();
+        let resource = serde_json::to_value(db.admin().create_table().cloudformation()).unwrap();
         assert_eq!(template["Resources"]["Shop"], resource);
 
         let args = ["infra", "--format", "terraform", "--resource", "shop"];
         let (code, out, err) = run(&db, &args);
         assert_eq!(code, EXIT_OK, "{err}");
-        assert_eq!(out, db.create_table().terraform("shop").unwrap());
+        assert_eq!(out, db.admin().create_table().terraform("shop").unwrap());
 
         let args = ["infra", "--format", "terraform", "--resource", "9"];
         let (code, _, err) = run(&db, &args);

@@ -98,7 +98,7 @@ fn create_table_declares_each_index_projection() {
             .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
             .build(),
     ));
-    let request = db.create_table().params().unwrap();
+    let request = db.admin().create_table().params().unwrap();
     let indexes = request.body["GlobalSecondaryIndexes"].as_array().unwrap();
     let projection = |name: &str| {
         indexes
@@ -144,6 +144,7 @@ async fn the_engine_creates_the_declared_projections() {
     }
     // The plan sees the table as declared.
     let plan = db
+        .admin()
         .table_migration(&[Ticket::SCHEMA, Team::SCHEMA])
         .plan()
         .await
@@ -301,6 +302,7 @@ async fn a_changed_projection_blocks_the_plan() {
     // The code now says ByTeam projects ALL; the live index projects KEYS_ONLY.
     let changed = Db::<DeskWithAll>::new(db.client().clone()).with_table_name(db.table_name());
     let plan = changed
+        .admin()
         .table_migration(&[AllTicket::SCHEMA])
         .plan()
         .await
@@ -322,8 +324,9 @@ async fn a_changed_projection_blocks_the_plan() {
     assert!(blocker.to_string().contains("new index name"), "{blocker}");
     // Applying it starts nothing.
     assert!(changed
+        .admin()
         .table_migration(&[AllTicket::SCHEMA])
-        .apply()
+        .send()
         .await
         .is_err());
 }

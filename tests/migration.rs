@@ -248,7 +248,7 @@ async fn seed_story() {
     let entities = [Document::SCHEMA, Comment::SCHEMA];
 
     // Plan: both indexes and their key attributes are missing; comments need a backfill.
-    let plan = db.table_migration(&entities).plan().await.unwrap();
+    let plan = db.admin().table_migration(&entities).plan().await.unwrap();
     assert!(!plan.is_blocked(), "{plan}");
     let [PlanAction::CreateIndex(change), PlanAction::CreateIndex(by_author)] =
         plan.actions.as_slice()
@@ -280,6 +280,7 @@ async fn seed_story() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
     let applied = db
+        .admin()
         .table_migration(&entities)
         .poll_interval(Duration::from_millis(50))
         .timeout(Duration::from_secs(60))
@@ -291,7 +292,7 @@ async fn seed_story() {
                 ApplyEvent::Finished { .. } => "finished".to_owned(),
             })
         })
-        .apply()
+        .send()
         .await
         .unwrap();
     assert_eq!(applied.plan.actions.len(), 2);
@@ -362,7 +363,7 @@ async fn seed_story() {
         defined,
         ["GSI2PK", "GSI2SK", "PK", "SK", "author", "created_at"]
     );
-    let again = db.table_migration(&entities).plan().await.unwrap();
+    let again = db.admin().table_migration(&entities).plan().await.unwrap();
     assert!(again.is_up_to_date(), "{again}");
     assert_eq!(again.up_to_date, ["GSI2", "ByAuthor"]);
 
@@ -388,11 +389,12 @@ async fn seed_story() {
     assert_eq!(on_x0.len(), 30);
 
     // Coverage before any backfill: everything behind, no sweep.
-    let before = db.coverage(Comment::SCHEMA).send().await.unwrap();
+    let before = db.admin().coverage(Comment::SCHEMA).send().await.unwrap();
     assert_eq!((before.items, before.behind), (90, 90));
     assert_eq!(before.by_version, BTreeMap::from([(0, 10), (1, 80)]));
     assert!(!before.is_done());
     let refused = db
+        .admin()
         .migration(Comment::SCHEMA)
         .mark_complete(&before)
         .await
@@ -426,12 +428,13 @@ async fn seed_story() {
     ));
     let checkpoint = temp_checkpoint("story");
     let sweep = tokio::spawn(
-        db.sweep::<Comment>()
+        db.admin()
+            .sweep::<Comment>()
             .segments(3)
             .page_size(7)
             .rate(Rate::ItemsPerSecond(150.0))
             .checkpoint(&checkpoint)
-            .run(),
+            .send(),
     );
     let writers: Vec<_> = (0..3u32)
         .map(|writer| {
@@ -517,6 +520,7 @@ async fn seed_story() {
 
     // Coverage: 100%, and the checkpoint says the sweep covered every segment.
     let coverage = db
+        .admin()
         .coverage(Comment::SCHEMA)
         .checkpoint(&checkpoint)
         .segments(2)
@@ -527,7 +531,7 @@ async fn seed_story() {
     assert_eq!(coverage.sweep, SweepCoverage::Complete);
     assert!(coverage.is_done(), "{coverage}");
     assert_eq!(coverage.percent(), 100.0);
-    let migration = db.migration(Comment::SCHEMA);
+    let migration = db.admin().migration(Comment::SCHEMA);
     assert!(!migration.is_complete().await.unwrap());
     let record = migration.mark_complete(&coverage).await.unwrap();
     assert_eq!(record.items, 90);
@@ -568,7 +572,11 @@ async fn stale_fields() {
     let stale = raw_item(&db, &comment).await;
 
     // The request: index keys and version only, conditioned on every input read.
-    let request = db.backfill_params::<Comment>(&stale).unwrap().unwrap();
+    let request = db
+        .admin()
+        .backfill_params::<Comment>(&stale)
+        .unwrap()
+        .unwrap();
     let body = &request.body;
     assert_eq!(
         body["UpdateExpression"],
@@ -593,7 +601,11 @@ async fn stale_fields() {
         .send()
         .await
         .unwrap();
-    let done = db.backfill_item::<Comment>(stale.clone()).await.unwrap();
+    let done = db
+        .admin()
+        .backfill_item::<Comment>(stale.clone())
+        .await
+        .unwrap();
     // The condition failed on `author`; the keys were computed again from the item as the
     // writer left it, never from the stale read.
     assert!(
@@ -615,7 +627,7 @@ async fn stale_fields() {
     let mut rewritten = other.clone();
     rewritten.text = "rewritten".into();
     db.put(&rewritten).send().await.unwrap();
-    let done = db.backfill_item::<Comment>(stale).await.unwrap();
+    let done = db.admin().backfill_item::<Comment>(stale).await.unwrap();
     assert_eq!(done.outcome, BackfillOutcome::ChangedConcurrently);
     let item = raw_item(&db, &rewritten).await;
     assert_eq!(text(&item, "text"), Some("rewritten"));
@@ -624,7 +636,7 @@ async fn stale_fields() {
     let gone = upgraded(&comments[0]);
     let stale = raw_item(&db, &gone).await;
     db.delete(gone.primary_key().unwrap()).send().await.unwrap();
-    let done = db.backfill_item::<Comment>(stale).await.unwrap();
+    let done = db.admin().backfill_item::<Comment>(stale).await.unwrap();
     assert_eq!(done.outcome, BackfillOutcome::ChangedConcurrently);
     assert_eq!(done.entity, None);
     let missing = db
@@ -639,7 +651,11 @@ async fn stale_fields() {
     assert!(missing.item.is_none());
 
     // An item already in the new shape needs nothing.
-    assert!(db.backfill_params::<Comment>(&item).unwrap().is_none());
+    assert!(db
+        .admin()
+        .backfill_params::<Comment>(&item)
+        .unwrap()
+        .is_none());
 }
 
 #[tokio::test]
@@ -658,7 +674,8 @@ async fn killed_and_resumed() {
     let backfilled = Arc::new(AtomicU64::new(0));
     let progress = backfilled.clone();
     let sweep = tokio::spawn(
-        db.sweep::<Comment>()
+        db.admin()
+            .sweep::<Comment>()
             .segments(2)
             .page_size(10)
             .checkpoint(&checkpoint)
@@ -666,7 +683,7 @@ async fn killed_and_resumed() {
                 progress.store(snapshot.counts.backfilled, Ordering::SeqCst);
                 ControlFlow::Continue(())
             })
-            .run(),
+            .send(),
     );
     while backfilled.load(Ordering::SeqCst) < 35 {
         assert!(
@@ -683,16 +700,17 @@ async fn killed_and_resumed() {
     let saved = Checkpoint::load(&checkpoint).unwrap().unwrap();
     assert!(!saved.is_complete());
     assert_eq!(saved.total_segments, 2);
-    let before = db.coverage(Comment::SCHEMA).send().await.unwrap();
+    let before = db.admin().coverage(Comment::SCHEMA).send().await.unwrap();
     assert!(before.behind > 0 && before.behind <= 120 - 35, "{before}");
     assert!(matches!(before.sweep, SweepCoverage::NotRecorded { .. }));
 
     // Resuming with another segment count would scan other item sets: refused.
     let refused = db
+        .admin()
         .sweep::<Comment>()
         .segments(3)
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap_err();
     assert!(
@@ -705,9 +723,10 @@ async fn killed_and_resumed() {
 
     // Resume: exactly the items still behind are backfilled, each once.
     let report = db
+        .admin()
         .sweep::<Comment>()
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(report.complete, "{report}");
@@ -730,6 +749,7 @@ async fn killed_and_resumed() {
         assert_new_shape(&item, &comment);
     }
     let after = db
+        .admin()
         .coverage(Comment::SCHEMA)
         .checkpoint(&checkpoint)
         .send()
@@ -739,9 +759,10 @@ async fn killed_and_resumed() {
 
     // A finished sweep run again reads nothing more and writes nothing.
     let again = db
+        .admin()
         .sweep::<Comment>()
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap();
     assert_eq!(again.this_run.examined, 0);
@@ -762,10 +783,11 @@ async fn dry_run_and_stop() {
     let checkpoint = temp_checkpoint("dry");
 
     let dry = db
+        .admin()
         .sweep::<Comment>()
-        .dry_run(true)
+        .dry_run()
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(dry.dry_run && dry.complete);
@@ -774,11 +796,17 @@ async fn dry_run_and_stop() {
     assert_eq!(dry.this_run.backfilled, 0);
     assert!(!checkpoint.exists(), "a dry run writes no checkpoint");
     assert_eq!(
-        db.coverage(Comment::SCHEMA).send().await.unwrap().behind,
+        db.admin()
+            .coverage(Comment::SCHEMA)
+            .send()
+            .await
+            .unwrap()
+            .behind,
         40
     );
 
     let stopped = db
+        .admin()
         .sweep::<Comment>()
         .page_size(8)
         .checkpoint(&checkpoint)
@@ -789,16 +817,17 @@ async fn dry_run_and_stop() {
                 ControlFlow::Continue(())
             }
         })
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(stopped.stopped && !stopped.complete, "{stopped}");
     assert_eq!(stopped.this_run.backfilled, 5);
     let finished = db
+        .admin()
         .sweep::<Comment>()
         .checkpoint(&checkpoint)
         .rate(Rate::WriteUnitsPerSecond(500.0))
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(finished.complete);
@@ -932,7 +961,12 @@ mod cli {
         assert_eq!(coverage["done"], true);
         assert_eq!(coverage["behind"], 0);
         assert_eq!(coverage["marked_complete"]["items"], 25);
-        assert!(db.migration(Comment::SCHEMA).is_complete().await.unwrap());
+        assert!(db
+            .admin()
+            .migration(Comment::SCHEMA)
+            .is_complete()
+            .await
+            .unwrap());
         let _ = std::fs::remove_file(&checkpoint);
     }
 }
@@ -952,9 +986,10 @@ async fn foreign_checkpoint() {
     let db = new_code(&old);
     let checkpoint = temp_checkpoint("foreign");
     let report = db
+        .admin()
         .sweep::<Comment>()
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(report.complete, "{report}");
@@ -967,7 +1002,7 @@ async fn foreign_checkpoint() {
         .await
         .unwrap();
     let again = Db::<WorkspaceV1>::new(db.client().clone()).with_table_name(db.table_name());
-    again.ensure_table().await.unwrap();
+    again.admin().ensure_table().await.unwrap();
     let comments: Vec<CommentV1> = (0..20).map(old_comment).collect();
     assert!(again
         .batch_write()
@@ -978,9 +1013,10 @@ async fn foreign_checkpoint() {
         .is_complete());
 
     let refused = db
+        .admin()
         .sweep::<Comment>()
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap_err();
     match &refused {
@@ -990,6 +1026,7 @@ async fn foreign_checkpoint() {
         other => panic!("expected CheckpointMismatch, got {other:?}"),
     }
     let coverage = db
+        .admin()
         .coverage(Comment::SCHEMA)
         .checkpoint(&checkpoint)
         .send()
@@ -1017,6 +1054,7 @@ async fn stopped_and_resumed() {
     let db = new_code(&old);
     let checkpoint = temp_checkpoint("stopped");
     let first = db
+        .admin()
         .sweep::<Comment>()
         .page_size(25)
         .checkpoint(&checkpoint)
@@ -1027,15 +1065,16 @@ async fn stopped_and_resumed() {
                 ControlFlow::Continue(())
             }
         })
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(first.stopped && !first.complete, "{first}");
     assert_eq!(first.this_run.backfilled, 61, "{first}");
     let second = db
+        .admin()
         .sweep::<Comment>()
         .checkpoint(&checkpoint)
-        .run()
+        .send()
         .await
         .unwrap();
     assert!(second.complete, "{second}");
@@ -1077,6 +1116,7 @@ async fn throttled_sweep() {
     let seen = lowest.clone();
     // Its scans are throttled too, and resent as its writes are: one run gets through.
     let report = db
+        .admin()
         .sweep::<Comment>()
         .page_size(20)
         .rate(Rate::ItemsPerSecond(400.0))
@@ -1088,7 +1128,7 @@ async fn throttled_sweep() {
             *lowest = lowest.min(rate);
             ControlFlow::Continue(())
         })
-        .run()
+        .send()
         .await
         .unwrap();
     assert_eq!(report.this_run.backfilled, 60, "{report}");
@@ -1102,7 +1142,13 @@ async fn throttled_sweep() {
     );
     let plain = new_code(&old);
     assert_eq!(
-        plain.coverage(Comment::SCHEMA).send().await.unwrap().behind,
+        plain
+            .admin()
+            .coverage(Comment::SCHEMA)
+            .send()
+            .await
+            .unwrap()
+            .behind,
         0
     );
 }

@@ -332,9 +332,9 @@ async fn creating_a_table_sends_what_params_prints() {
     let fresh = db
         .clone()
         .with_table_name(format!("{}-created", db.table_name()));
-    let create = fresh.create_table();
+    let create = fresh.admin().create_table();
     let printed = create.params().unwrap();
-    create.send(fresh.client()).await.unwrap();
+    create.send().await.unwrap();
     capture.assert_sent(&printed);
     fresh
         .client()

@@ -583,7 +583,7 @@ fn indexes_on_plain_attributes_query_typed_values() {
         .params()
         .unwrap();
     assert_eq!(update.body["UpdateExpression"], "SET #n0 = :v0");
-    let create = db.create_table().params().unwrap();
+    let create = db.admin().create_table().params().unwrap();
     let definitions = create.body["AttributeDefinitions"].as_array().unwrap();
     assert!(definitions
         .iter()
@@ -723,7 +723,7 @@ fn multi_attribute_keys_build_left_to_right_conditions() {
     );
     assert_eq!(request.body["ExpressionAttributeNames"]["#n2"], "day");
     assert_eq!(request.body["ExpressionAttributeValues"][":v3"]["N"], "3");
-    let create = db.create_table().params().unwrap();
+    let create = db.admin().create_table().params().unwrap();
     let gsi4 = create.body["GlobalSecondaryIndexes"]
         .as_array()
         .unwrap()

@@ -73,7 +73,7 @@ async fn counted_table() -> (Db<App>, RequestCounter) {
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
     let db = Db::new(aws_sdk_dynamodb::Client::from_conf(config)).with_table_name(name);
-    db.ensure_table().await.unwrap();
+    db.admin().ensure_table().await.unwrap();
     counter.take();
     (db, counter)
 }

@@ -86,7 +86,7 @@ async fn reader<'db, T: Table>(
     consumer: &str,
 ) -> StreamReader<'db, T> {
     let client = singletable::local::streams_client().await.unwrap();
-    db.stream_reader(consumer, client)
+    db.admin().stream_reader(consumer, client)
 }
 
 /// Every record the reader has, committing each batch.
@@ -451,7 +451,7 @@ async fn a_keys_only_stream_gives_typed_keys() {
         .await
         .unwrap();
     let client = singletable::local::streams_client().await.unwrap();
-    let mut reader = db.stream_reader("keys", client);
+    let mut reader = db.admin().stream_reader("keys", client);
     let batch = reader.poll::<KeyedTicket>().await.unwrap();
     let records = batch.into_records();
     let record = records[0].as_ref().unwrap();
@@ -467,7 +467,7 @@ async fn the_plan_enables_a_declared_stream_and_ttl_on_an_existing_table() {
     let plain = table::<Plain>().await;
     let db = singletable::Db::<Streamed>::new(plain.client().clone())
         .with_table_name(plain.table_name());
-    let plan = db.table_migration(&[]).plan().await.unwrap();
+    let plan = db.admin().table_migration(&[]).plan().await.unwrap();
     let actions: Vec<String> = plan.actions.iter().map(ToString::to_string).collect();
     assert_eq!(
         actions,
@@ -477,8 +477,8 @@ async fn the_plan_enables_a_declared_stream_and_ttl_on_an_existing_table() {
         ],
         "{plan}"
     );
-    db.table_migration(&[]).apply().await.unwrap();
-    let again = db.table_migration(&[]).plan().await.unwrap();
+    db.admin().table_migration(&[]).send().await.unwrap();
+    let again = db.admin().table_migration(&[]).plan().await.unwrap();
     assert!(again.is_up_to_date(), "{again}");
     let live = again.live.unwrap();
     assert_eq!(live.stream.as_deref(), Some("NEW_AND_OLD_IMAGES"));
@@ -548,7 +548,7 @@ async fn a_table_without_a_stream_is_a_typed_error_for_a_reader() {
     let db = singletable::Db::<KeysTable>::new(plain.client().clone())
         .with_table_name(plain.table_name());
     let client = singletable::local::streams_client().await.unwrap();
-    let mut reader = db.stream_reader("none", client);
+    let mut reader = db.admin().stream_reader("none", client);
     let error = reader.poll::<Other>().await.err().unwrap();
     match error.as_stream_error() {
         Some(StreamError::NoStream { table }) => assert_eq!(table, plain.table_name()),

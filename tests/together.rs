@@ -769,9 +769,9 @@ static SWEEPS: AtomicU64 = AtomicU64::new(0);
 /// Backfills the tasks version 1 wrote: one sweep, or two distributed workers at once; what
 /// they did, added up.
 async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::SweepCounts {
-    let sweep = || db.sweep::<Task>().segments(2).page_size(2);
+    let sweep = || db.admin().sweep::<Task>().segments(2).page_size(2);
     if !distributed {
-        return sweep().run().await.unwrap().counts;
+        return sweep().send().await.unwrap().counts;
     }
     let name = format!("tasks-v2-{}", SWEEPS.fetch_add(1, Ordering::SeqCst));
     let worker = |id: &'static str| sweep().distributed(name.clone()).worker_id(id).worker();
@@ -915,7 +915,7 @@ async fn check(db: &Db<Together>, model: &Model) {
     }
     // Coverage counts every stored task (an expired one too, until DynamoDB deletes it) and
     // those version 1 wrote.
-    let coverage = db.coverage(Task::SCHEMA).send().await.unwrap();
+    let coverage = db.admin().coverage(Task::SCHEMA).send().await.unwrap();
     assert_eq!(
         (coverage.items, coverage.behind),
         (model.tasks.len() as u64, model.old_tasks.len() as u64),
@@ -1058,7 +1058,7 @@ async fn drain(db: &Db<Together>, model: &Model, proxy: &FaultStats) -> usize {
         .endpoint_url(proxy.endpoint())
         .build();
     let client = aws_sdk_dynamodbstreams::Client::from_conf(config);
-    let mut reader = db.stream_reader("together", client);
+    let mut reader = db.admin().stream_reader("together", client);
     let mut replayed: BTreeMap<(&'static str, u8, u8), TeamItem> = BTreeMap::new();
     let mut records = 0;
     loop {

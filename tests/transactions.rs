@@ -463,6 +463,7 @@ async fn pointers_are_initialised_from_existing_history() {
         .unwrap();
     }
     let latest = db
+        .admin()
         .init_latest(DocumentUpdate::partition("B"), DocumentUpdate::UPDATE_TIME)
         .await
         .unwrap();
@@ -493,18 +494,20 @@ async fn pointers_are_initialised_from_existing_history() {
         Appended::Accepted
     );
     assert_eq!(
-        db.init_latest(DocumentUpdate::partition("B"), DocumentUpdate::UPDATE_TIME)
+        db.admin()
+            .init_latest(DocumentUpdate::partition("B"), DocumentUpdate::UPDATE_TIME)
             .await
             .unwrap(),
         Some(40)
     );
     assert_eq!(
-        db.init_latest(
-            DocumentUpdate::partition("empty"),
-            DocumentUpdate::UPDATE_TIME
-        )
-        .await
-        .unwrap(),
+        db.admin()
+            .init_latest(
+                DocumentUpdate::partition("empty"),
+                DocumentUpdate::UPDATE_TIME
+            )
+            .await
+            .unwrap(),
         None
     );
 }
@@ -575,6 +578,7 @@ async fn init_latest_takes_the_greatest_value_not_the_last_key() {
         db.put(&item).send().await.unwrap();
     }
     let latest = db
+        .admin()
         .init_latest(Revision::partition("d"), Revision::AT)
         .await
         .unwrap();
@@ -606,6 +610,7 @@ async fn init_latest_behind_the_pointer_returns_the_pointer_s_value() {
         .await
         .unwrap();
     let latest = db
+        .admin()
         .init_latest(Revision::partition("d"), Revision::AT)
         .await
         .unwrap();
@@ -933,7 +938,7 @@ macro_rules! append_race {
                     "{document}: the history is the accepted values"
                 );
                 let pointer = db
-                    .init_latest($entity::partition(document), $entity::$field)
+                    .admin().init_latest($entity::partition(document), $entity::$field)
                     .await
                     .unwrap();
                 assert_eq!(

@@ -608,7 +608,12 @@ async fn the_claim_sweep_covers_existing_items_and_reports_duplicates() {
             .await
             .unwrap();
     }
-    let report = db.claim_unique_values::<User>().run().await.unwrap();
+    let report = db
+        .admin()
+        .claim_unique_values::<User>()
+        .send()
+        .await
+        .unwrap();
     assert_eq!((report.items, report.claimed), (3, 2), "{report:?}");
     let [duplicate] = report.duplicates.as_slice() else {
         panic!("one duplicate: {report:?}");
@@ -625,9 +630,10 @@ async fn the_claim_sweep_covers_existing_items_and_reports_duplicates() {
     assert_eq!(pair, BTreeSet::from(["USER#u1", "USER#u3"]));
     // Swept again, nothing new is claimed twice and the duplicate is still reported.
     let again = db
+        .admin()
         .claim_unique_values::<User>()
         .segments(2)
-        .run()
+        .send()
         .await
         .unwrap();
     assert_eq!((again.claimed, again.duplicates.len()), (2, 1), "{again:?}");

@@ -60,7 +60,7 @@ fn sweep_of<T: Table, E: Entity<Table = T>>(
     db: Db<T>,
     options: SweepOptions,
 ) -> BoxFuture<'static, Result<SweepReport, Error>> {
-    Box::pin(async move { db.sweep::<E>().options(options).run().await })
+    Box::pin(async move { db.admin().sweep::<E>().options(options).send().await })
 }
 
 /// What a distributed sweep's worker or status command is given.
@@ -78,7 +78,7 @@ fn distributed_of<T: Table, E: Entity<Table = T>>(
     db: &Db<T>,
     args: &DistributedArgs,
 ) -> singletable_runtime::migrate::DistributedSweep<E> {
-    let mut sweep = db.sweep::<E>().page_size(args.page_size);
+    let mut sweep = db.admin().sweep::<E>().page_size(args.page_size);
     if let Some(segments) = args.segments {
         sweep = sweep.segments(segments);
     }
@@ -330,7 +330,7 @@ struct VerifyArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "checkpoint")]
     distributed: Option<String>,
     /// When done, record completion in the table (apps check it with
-    /// `Db::migration(..).is_complete()`).
+    /// `db.admin().migration(..).is_complete()`).
     #[arg(long)]
     mark_complete: bool,
 }
@@ -521,7 +521,7 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
     let resource = args
         .resource
         .unwrap_or_else(|| T::SCHEMA.type_name.to_owned());
-    let definition = db.create_table();
+    let definition = db.admin().create_table();
     match args.format {
         InfraFormat::Cloudformation => {
             if resource.is_empty() || !resource.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -610,11 +610,11 @@ async fn plan<T: Table>(
     delete_unused: bool,
     output: &mut Output,
 ) -> Result<u8, Error> {
-    let plan = db
-        .table_migration(&entities.schemas())
-        .delete_unused(delete_unused)
-        .plan()
-        .await?;
+    let mut migration = db.admin().table_migration(&entities.schemas());
+    if delete_unused {
+        migration = migration.delete_unused();
+    }
+    let plan = migration.plan().await?;
     output.result(&plan, view::PlanView::new(&plan));
     Ok(if plan.is_blocked() {
         EXIT_FAILURE
@@ -632,9 +632,11 @@ async fn apply<T: Table>(
     output: &mut Output,
 ) -> Result<u8, Error> {
     let err = output.err.clone();
-    let applied = db
-        .table_migration(&entities.schemas())
-        .delete_unused(delete_unused)
+    let mut migration = db.admin().table_migration(&entities.schemas());
+    if delete_unused {
+        migration = migration.delete_unused();
+    }
+    let applied = migration
         .timeout(timeout)
         .poll_interval(poll)
         .on_progress(move |event| match event {
@@ -671,7 +673,7 @@ async fn apply<T: Table>(
                 say(&err, &format!("  {done} in {:.1}s", elapsed.as_secs_f64()))
             }
         })
-        .apply()
+        .send()
         .await?;
     let mut text = applied.plan.to_string();
     text.push_str(&format!(
@@ -908,7 +910,7 @@ async fn verify<T: Table>(
     let checkpoint = args
         .checkpoint
         .unwrap_or_else(|| default_checkpoint(db.table_name(), entity.schema));
-    let mut check = db.coverage(entity.schema).segments(args.segments);
+    let mut check = db.admin().coverage(entity.schema).segments(args.segments);
     check = match args.distributed {
         Some(name) => check.distributed(name),
         None => check.checkpoint(checkpoint),
@@ -916,9 +918,13 @@ async fn verify<T: Table>(
     let mut coverage = check.send().await?;
     let mut text = coverage.to_string();
     if args.mark_complete && coverage.is_done() {
-        let record = db.migration(entity.schema).mark_complete(&coverage).await?;
+        let record = db
+            .admin()
+            .migration(entity.schema)
+            .mark_complete(&coverage)
+            .await?;
         text.push_str(&format!(
-            "  marked complete at {} (Db::migration(..).is_complete() now says so)\n",
+            "  marked complete at {} (db.admin().migration(..).is_complete() now says so)\n",
             record.completed_at
         ));
         // The JSON gives the record just written.

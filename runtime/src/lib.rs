@@ -5,6 +5,7 @@
 // On docs.rs (nightly, `--cfg docsrs`), each feature-gated item says which feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod admin;
 mod const_text;
 pub mod cost;
 mod db;
@@ -37,6 +38,7 @@ pub mod unique;
 pub mod wire;
 mod write;
 
+pub use admin::Admin;
 pub use db::{Consumed, Db};
 pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalExt};
 pub use expr::Condition;

@@ -33,7 +33,7 @@ pub async fn table<T: Table>() -> Result<TestTable<T>, TestTableError> {
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
     let db = Db::new(client).with_table_name(name);
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
     Ok(TestTable { db })
 }
 

@@ -34,7 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .endpoint_url(endpoint)
         .build();
     let db = Db::<App>::new(aws_sdk_dynamodb::Client::from_conf(config));
-    db.ensure_table().await?;
+    db.admin().ensure_table().await?;
     let note = Note {
         id: "1".into(),
         text: "sent over rustls with ring".into(),

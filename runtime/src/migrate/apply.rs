@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{
 };
 use std::time::{Duration, Instant};
 
-/// How [`TableMigration::apply`] behaves.
+/// How [`TableMigration::send`] behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApplyOptions {
     /// Delete global indexes the declaration no longer has.
@@ -34,7 +34,7 @@ impl Default for ApplyOptions {
     }
 }
 
-/// A step of [`TableMigration::apply`], for progress output.
+/// A step of [`TableMigration::send`], for progress output.
 #[derive(Debug, Clone, Copy)]
 pub enum ApplyEvent<'a> {
     /// The plan about to be applied.
@@ -64,7 +64,7 @@ pub enum ApplyEvent<'a> {
     },
 }
 
-/// What [`TableMigration::apply`] did.
+/// What [`TableMigration::send`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
     /// The plan it carried out (every action in it is done).
@@ -90,7 +90,7 @@ impl<T: Table> TableMigration<'_, T> {
     ///
     /// Refuses to start ([`MigrationError::Blocked`]) when the plan has blockers. Safe to run
     /// again after a timeout or a crash: the next plan waits for what is still building.
-    pub async fn apply(mut self) -> Result<Applied, Error> {
+    pub async fn send(mut self) -> Result<Applied, Error> {
         let started = Instant::now();
         let plan = self.plan().await?;
         if plan.is_blocked() {
@@ -106,7 +106,7 @@ impl<T: Table> TableMigration<'_, T> {
             self.emit(&ApplyEvent::Started(action));
             match action {
                 PlanAction::CreateTable { .. } => {
-                    self.db.ensure_table().await?;
+                    self.db.admin().ensure_table().await?;
                 }
                 PlanAction::CreateIndex(change) => {
                     self.wait(Until::TableActive).await?;

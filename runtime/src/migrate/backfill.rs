@@ -12,6 +12,7 @@ use crate::item::{self, Item};
 use crate::schema::{Entity, IndexKind, Table};
 use crate::wire::Request;
 use crate::write::{Change, Write, Written};
+use crate::Admin;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -236,6 +237,57 @@ async fn send<E: Entity>(db: &Db<E::Table>, request: BackfillRequest) -> Result<
 }
 
 impl<T: Table> Db<T> {
+    /// Lazy backfill on read (opt in per call site): reads the item like
+    /// [`Db::get`](crate::Db::get) and, if an older schema version wrote it, backfills it with
+    /// [`Admin::backfill_item`](crate::Admin::backfill_item), so frequently read items reach the new shape without waiting
+    /// for the sweep.
+    ///
+    /// The read is what matters to the caller: when the backfill write itself fails (e.g.
+    /// throttling), the entity is still returned and the failure is logged (`tracing`, warn);
+    /// the sweep will handle the item.
+    pub async fn get_and_backfill<E: Entity<Table = T>>(&self, key: Key<E>) -> Result<E, Error> {
+        let output = self
+            .client()
+            .get_item()
+            .table_name(self.table_name())
+            .set_key(Some(key.to_attributes()))
+            .send()
+            .await?;
+        let Some(raw) = output.item else {
+            return Err(Error::NotFound {
+                entity: E::SCHEMA.name,
+                key: key.text(),
+            });
+        };
+        let table = T::SCHEMA;
+        let old = item_schema_version(&raw, table)
+            .is_some_and(|version| version < E::SCHEMA.schema_version);
+        if !old {
+            return Ok(item::decode(raw)?);
+        }
+        let read: E = item::decode(raw.clone())?;
+        match self.admin().backfill_item::<E>(raw).await {
+            Ok(Backfilled {
+                entity: Some(entity),
+                ..
+            }) => Ok(entity),
+            // Deleted since the read: the caller still gets what it read, as with any read
+            // that races a delete.
+            Ok(Backfilled { entity: None, .. }) => Ok(read),
+            Err(error) => {
+                tracing::warn!(
+                    entity = E::SCHEMA.name,
+                    key = %key,
+                    %error,
+                    "lazy backfill failed; the item keeps its old shape until the sweep"
+                );
+                Ok(read)
+            }
+        }
+    }
+}
+
+impl<'db, T: Table> Admin<'db, T> {
     /// Backfills one item read from the table (e.g. by your own query or scan): if an older
     /// schema version of `E` wrote it, writes the index key attributes the current version
     /// computes, and the current schema version, with a conditional `UpdateItem` that holds
@@ -281,7 +333,7 @@ impl<T: Table> Db<T> {
                 }
                 Prepared::Old(entity, request) => (entity, request),
             };
-            match send::<E>(self, request).await? {
+            match send::<E>(self.db, request).await? {
                 Sent::Written(write_units) => {
                     return Ok(Backfilled {
                         entity: Some(entity),
@@ -309,8 +361,7 @@ impl<T: Table> Db<T> {
             outcome: BackfillOutcome::ChangedConcurrently,
         })
     }
-
-    /// The conditional `UpdateItem` [`Db::backfill_item`] would send first for `item`, or
+    /// The conditional `UpdateItem` [`Admin::backfill_item`](crate::Admin::backfill_item) would send first for `item`, or
     /// `None` when the item is already at `E`'s schema version.
     pub fn backfill_params<E: Entity<Table = T>>(
         &self,
@@ -318,56 +369,7 @@ impl<T: Table> Db<T> {
     ) -> Result<Option<Request>, Error> {
         Ok(match prepare::<E>(item)? {
             Prepared::Current(_) => None,
-            Prepared::Old(_, request) => Some(self.write_params(request.write(E::SCHEMA.name))?),
+            Prepared::Old(_, request) => Some(self.db.write_params(request.write(E::SCHEMA.name))?),
         })
-    }
-
-    /// Lazy backfill on read (opt in per call site): reads the item like
-    /// [`Db::get`](crate::Db::get) and, if an older schema version wrote it, backfills it with
-    /// [`Db::backfill_item`], so frequently read items reach the new shape without waiting
-    /// for the sweep.
-    ///
-    /// The read is what matters to the caller: when the backfill write itself fails (e.g.
-    /// throttling), the entity is still returned and the failure is logged (`tracing`, warn);
-    /// the sweep will handle the item.
-    pub async fn get_and_backfill<E: Entity<Table = T>>(&self, key: Key<E>) -> Result<E, Error> {
-        let output = self
-            .client()
-            .get_item()
-            .table_name(self.table_name())
-            .set_key(Some(key.to_attributes()))
-            .send()
-            .await?;
-        let Some(raw) = output.item else {
-            return Err(Error::NotFound {
-                entity: E::SCHEMA.name,
-                key: key.text(),
-            });
-        };
-        let table = T::SCHEMA;
-        let old = item_schema_version(&raw, table)
-            .is_some_and(|version| version < E::SCHEMA.schema_version);
-        if !old {
-            return Ok(item::decode(raw)?);
-        }
-        let read: E = item::decode(raw.clone())?;
-        match self.backfill_item::<E>(raw).await {
-            Ok(Backfilled {
-                entity: Some(entity),
-                ..
-            }) => Ok(entity),
-            // Deleted since the read: the caller still gets what it read, as with any read
-            // that races a delete.
-            Ok(Backfilled { entity: None, .. }) => Ok(read),
-            Err(error) => {
-                tracing::warn!(
-                    entity = E::SCHEMA.name,
-                    key = %key,
-                    %error,
-                    "lazy backfill failed; the item keeps its old shape until the sweep"
-                );
-                Ok(read)
-            }
-        }
     }
 }

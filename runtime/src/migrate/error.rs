@@ -17,7 +17,7 @@ pub enum MigrationError {
         problems: Vec<String>,
     },
     /// The table does not exist (and the step needs it).
-    #[error("table {table:?} does not exist; run `apply` (or `Db::ensure_table`) first")]
+    #[error("table {table:?} does not exist; run `apply` (or `db.admin().ensure_table()`) first")]
     TableMissing {
         /// The table.
         table: String,

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, MIGRATION_MARKER};
 use crate::schema::{EntitySchema, Table};
+use crate::Admin;
 use crate::Db;
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +49,7 @@ impl LibraryRecord for StoredRecord {
 
 /// The completion record of one entity's migration to its current schema version, stored at
 /// `PK = "_MIGRATION#<entity>"`, `SK = "V#<version>"` (or `PK = "_MIGRATION#<entity>#V#<version>"`
-/// in a table without a sort key); see [`Db::migration`].
+/// in a table without a sort key); see [`Admin::migration`](crate::Admin::migration).
 #[derive(Debug)]
 pub struct Migration<'db, T> {
     db: &'db Db<T>,
@@ -56,14 +57,14 @@ pub struct Migration<'db, T> {
     schema_version: u32,
 }
 
-impl<T: Table> Db<T> {
+impl<'db, T: Table> Admin<'db, T> {
     /// The completion record of `entity`'s migration to its current schema version. Apps
     /// check [`Migration::is_complete`] to decide whether the old read path (e.g. the lazy
     /// backfill) is still needed; it is recorded only by [`Migration::mark_complete`] with a
     /// coverage check that is done.
-    pub fn migration(&self, entity: &'static EntitySchema) -> Migration<'_, T> {
+    pub fn migration(&self, entity: &'static EntitySchema) -> Migration<'db, T> {
         Migration {
-            db: self,
+            db: self.db,
             entity: entity.name,
             schema_version: entity.schema_version,
         }

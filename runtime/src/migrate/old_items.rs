@@ -107,7 +107,7 @@ pub(super) async fn backfill_counted<E: Entity>(
 ) -> Result<Option<Error>, Error> {
     let done = match limiter {
         Some(limiter) => backfill_paced::<E>(db, raw, limiter).await,
-        None => db.backfill_item::<E>(raw).await,
+        None => db.admin().backfill_item::<E>(raw).await,
     };
     match done {
         Ok(done) => {
@@ -148,7 +148,7 @@ async fn backfill_paced<E: Entity>(
     loop {
         limiter.acquire(1.0).await;
         attempt += 1;
-        match db.backfill_item::<E>(raw.clone()).await {
+        match db.admin().backfill_item::<E>(raw.clone()).await {
             Ok(done) => {
                 if let (Unit::WriteUnits, BackfillOutcome::Written { write_units, .. }) =
                     (limiter.unit(), &done.outcome)

@@ -11,6 +11,7 @@ use crate::expr::{AttrPath, Placeholders};
 use crate::item;
 use crate::item::KeyText;
 use crate::schema::{EntitySchema, Table};
+use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
@@ -153,7 +154,7 @@ impl fmt::Display for Coverage {
     }
 }
 
-/// Counts an entity's items by schema version; see [`Db::coverage`].
+/// Counts an entity's items by schema version; see [`Admin::coverage`](crate::Admin::coverage).
 #[must_use = "a coverage check does nothing until `send` is awaited"]
 pub struct Verify<'db, T> {
     db: &'db Db<T>,
@@ -163,14 +164,14 @@ pub struct Verify<'db, T> {
     segments: u32,
 }
 
-impl<T: Table> Db<T> {
+impl<'db, T: Table> Admin<'db, T> {
     /// Checks how far `entity`'s migration to its current schema version is: a strongly
     /// consistent scan counts its items by recorded schema version, and the sweep's
     /// checkpoint (see [`Verify::checkpoint`]) or the table's completion record says whether
     /// a sweep covered the whole table.
-    pub fn coverage(&self, entity: &'static EntitySchema) -> Verify<'_, T> {
+    pub fn coverage(&self, entity: &'static EntitySchema) -> Verify<'db, T> {
         Verify {
-            db: self,
+            db: self.db,
             entity,
             checkpoint: None,
             distributed: None,
@@ -289,7 +290,7 @@ impl<T: Table> Verify<'_, T> {
                     .take(MAX_SAMPLES - total.samples.len().min(MAX_SAMPLES)),
             );
         }
-        let marker = self.db.migration(entity).record().await?;
+        let marker = self.db.admin().migration(entity).record().await?;
         let sweep = self.sweep_coverage(marker.as_ref()).await?;
         Ok(Coverage {
             table: self.db.table_name().to_owned(),

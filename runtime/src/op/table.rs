@@ -5,7 +5,7 @@ use crate::rate::{Limiter, Rate};
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
 use crate::stream::StreamViewType;
 use crate::wire::{describe, Request};
-use crate::Db;
+use crate::{Admin, Db};
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
@@ -22,6 +22,8 @@ use std::time::Duration;
 /// [`terraform`](Self::terraform)).
 #[derive(Debug, Clone)]
 pub struct CreateTable {
+    /// The client `send` uses.
+    client: aws_sdk_dynamodb::Client,
     pub(crate) table_name: String,
     pub(crate) attributes: Vec<(&'static str, ScalarType)>,
     pub(crate) partition_key: &'static str,
@@ -34,69 +36,6 @@ pub struct CreateTable {
 }
 
 impl<T: Table> Db<T> {
-    /// The `CreateTable` request for this table.
-    pub fn create_table(&self) -> CreateTable {
-        let schema = T::SCHEMA;
-        let mut attributes = vec![(schema.partition_key, ScalarType::String)];
-        attributes.extend(schema.sort_key.map(|name| (name, ScalarType::String)));
-        let mut indexes = Vec::new();
-        for index in schema.indexes {
-            attributes.extend(index.key_attributes().map(|key| (key.name, key.kind)));
-            indexes.push(index);
-        }
-        attributes.sort_unstable_by_key(|(name, _)| *name);
-        attributes.dedup_by_key(|(name, _)| *name);
-        CreateTable {
-            table_name: self.table_name().to_owned(),
-            attributes,
-            partition_key: schema.partition_key,
-            sort_key: schema.sort_key,
-            indexes,
-            stream: schema.stream,
-            ttl_attribute: schema.ttl_attribute,
-        }
-    }
-
-    /// Creates the table if it does not exist, waits until it is active, and enables time to
-    /// live when the table declares a TTL attribute; returns whether it created it. (A table
-    /// that exists is left as it is: [`Db::table_migration`] plans and applies the differences.)
-    pub async fn ensure_table(&self) -> Result<bool, Error> {
-        let described = self
-            .client()
-            .describe_table()
-            .table_name(self.table_name())
-            .send()
-            .await;
-        match described {
-            Ok(_) => return Ok(false),
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_resource_not_found_exception()) => {}
-            Err(error) => return Err(error.into()),
-        }
-        let created = self.create_table().send(self.client()).await;
-        match created {
-            Ok(()) => {}
-            // Another process created it between our describe and create.
-            Err(Error::Service(aws_sdk_dynamodb::Error::ResourceInUseException(_))) => {}
-            Err(error) => return Err(error),
-        }
-        self.client()
-            .wait_until_table_exists()
-            .table_name(self.table_name())
-            .wait(Duration::from_secs(300))
-            .await
-            .map_err(|error| Error::Wait {
-                table: self.table_name().to_owned(),
-                message: error.to_string(),
-            })?;
-        if let Some(attribute) = T::SCHEMA.ttl_attribute {
-            self.enable_ttl(attribute).await?;
-        }
-        Ok(true)
-    }
-
     /// The limiter that holds `rate` on this table; `DescribeTable` tells the provisioned
     /// capacity when the rate is a share of it.
     pub(crate) async fn limiter(&self, rate: Rate) -> Result<Limiter, Error> {
@@ -132,6 +71,73 @@ impl<T: Table> Db<T> {
             .send()
             .await?;
         Ok(())
+    }
+}
+
+impl<'db, T: Table> Admin<'db, T> {
+    /// The `CreateTable` request for this table.
+    pub fn create_table(&self) -> CreateTable {
+        let schema = T::SCHEMA;
+        let mut attributes = vec![(schema.partition_key, ScalarType::String)];
+        attributes.extend(schema.sort_key.map(|name| (name, ScalarType::String)));
+        let mut indexes = Vec::new();
+        for index in schema.indexes {
+            attributes.extend(index.key_attributes().map(|key| (key.name, key.kind)));
+            indexes.push(index);
+        }
+        attributes.sort_unstable_by_key(|(name, _)| *name);
+        attributes.dedup_by_key(|(name, _)| *name);
+        CreateTable {
+            client: self.db.client().clone(),
+            table_name: self.db.table_name().to_owned(),
+            attributes,
+            partition_key: schema.partition_key,
+            sort_key: schema.sort_key,
+            indexes,
+            stream: schema.stream,
+            ttl_attribute: schema.ttl_attribute,
+        }
+    }
+    /// Creates the table if it does not exist, waits until it is active, and enables time to
+    /// live when the table declares a TTL attribute; returns whether it created it. (A table
+    /// that exists is left as it is: [`Admin::table_migration`](crate::Admin::table_migration) plans and applies the differences.)
+    pub async fn ensure_table(&self) -> Result<bool, Error> {
+        let described = self
+            .db
+            .client()
+            .describe_table()
+            .table_name(self.db.table_name())
+            .send()
+            .await;
+        match described {
+            Ok(_) => return Ok(false),
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) => {}
+            Err(error) => return Err(error.into()),
+        }
+        let created = self.create_table().send().await;
+        match created {
+            Ok(()) => {}
+            // Another process created it between our describe and create.
+            Err(Error::Service(aws_sdk_dynamodb::Error::ResourceInUseException(_))) => {}
+            Err(error) => return Err(error),
+        }
+        self.db
+            .client()
+            .wait_until_table_exists()
+            .table_name(self.db.table_name())
+            .wait(Duration::from_secs(300))
+            .await
+            .map_err(|error| Error::Wait {
+                table: self.db.table_name().to_owned(),
+                message: error.to_string(),
+            })?;
+        if let Some(attribute) = T::SCHEMA.ttl_attribute {
+            self.db.enable_ttl(attribute).await?;
+        }
+        Ok(true)
     }
 }
 
@@ -209,9 +215,9 @@ impl CreateTable {
         Ok(describe::request("CreateTable", &self.input()?))
     }
 
-    /// Sends the request (it fails if the table exists; see [`Db::ensure_table`]).
-    pub async fn send(self, client: &aws_sdk_dynamodb::Client) -> Result<(), Error> {
-        self.input()?.send_with(client).await?;
+    /// Sends the request (it fails if the table exists; see [`Admin::ensure_table`]).
+    pub async fn send(self) -> Result<(), Error> {
+        self.input()?.send_with(&self.client).await?;
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
 use crate::schema::Table;
+use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodbstreams::error::DisplayErrorContext;
 use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
@@ -103,7 +104,7 @@ where
     }
 }
 
-impl<T: Table> Db<T> {
+impl<'db, T: Table> Admin<'db, T> {
     /// A reader of this table's stream for the consumer named `consumer`, through `client`
     /// (with the `local` feature, [`crate::local::streams_client`] gives one for the local
     /// engine).
@@ -111,9 +112,9 @@ impl<T: Table> Db<T> {
         &self,
         consumer: &str,
         client: aws_sdk_dynamodbstreams::Client,
-    ) -> StreamReader<'_, T> {
+    ) -> StreamReader<'db, T> {
         StreamReader {
-            db: self,
+            db: self.db,
             client,
             consumer: consumer.to_owned(),
             stream_arn: None,

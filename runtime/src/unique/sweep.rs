@@ -8,6 +8,7 @@ use crate::item::KeyText;
 use crate::library::UNIQUE_SENTINEL;
 use crate::schema::{Entity, Table};
 use crate::write::{Write, Written};
+use crate::Admin;
 use crate::Db;
 use futures::StreamExt;
 
@@ -36,22 +37,22 @@ pub struct ClaimReport {
 }
 
 /// A sweep that writes the sentinels of the items of `E` that exist; see
-/// [`Db::claim_unique_values`].
+/// [`Admin::claim_unique_values`](crate::Admin::claim_unique_values).
 #[must_use = "a sweep does nothing until it is run"]
 pub struct ClaimUnique<'db, E: Entity> {
     db: &'db Db<E::Table>,
     segments: u32,
 }
 
-impl<T: Table> Db<T> {
+impl<'db, T: Table> Admin<'db, T> {
     /// The migration step for a value newly declared unique: claims the value of every
     /// existing item of `E` (one conditional `PutItem` per value, free or already the item's),
     /// and reports the values that two items share. Run it once the code that keeps the
     /// sentinels is deployed, so that items written meanwhile are covered too; it can be run
     /// again at any time.
-    pub fn claim_unique_values<E: Entity<Table = T>>(&self) -> ClaimUnique<'_, E> {
+    pub fn claim_unique_values<E: Entity<Table = T>>(&self) -> ClaimUnique<'db, E> {
         ClaimUnique {
-            db: self,
+            db: self.db,
             segments: 1,
         }
     }
@@ -64,8 +65,8 @@ impl<E: Entity> ClaimUnique<'_, E> {
         self
     }
 
-    /// Runs the sweep.
-    pub async fn run(self) -> Result<ClaimReport, Error> {
+    /// Sends the sweep's requests: scans, and claims each value.
+    pub async fn send(self) -> Result<ClaimReport, Error> {
         let mut report = ClaimReport::default();
         // Expired items too: until DynamoDB deletes them they hold their values.
         let mut items = Box::pin(

@@ -5,6 +5,7 @@ use super::apply::{ApplyEvent, ApplyOptions};
 use crate::error::Error;
 use crate::schema::{EntitySchema, IndexKind, IndexSchema, ScalarType, Table, TableSchema};
 use crate::stream::StreamViewType;
+use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::{
     BillingMode, GlobalSecondaryIndexDescription, KeySchemaElement, KeyType,
@@ -22,7 +23,7 @@ mod tests;
 use live::declared_keys;
 pub use live::{LiveIndex, LiveTable};
 
-/// One change that [`TableMigration::apply`] makes; serialized as
+/// One change that [`TableMigration::send`] makes; serialized as
 /// `{"action": "create_index", ..}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -158,7 +159,7 @@ pub enum Note {
     },
 }
 
-/// A difference no `UpdateTable` can fix; [`TableMigration::apply`] refuses to start.
+/// A difference no `UpdateTable` can fix; [`TableMigration::send`] refuses to start.
 ///
 /// Serialized as its text, which says what to do, as [`MigrationError::Blocked`](super::MigrationError::Blocked) does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -566,7 +567,7 @@ impl Plan {
 }
 
 /// Plans and applies the changes that bring the live table to the declaration; see
-/// [`Db::table_migration`].
+/// [`Admin::table_migration`](crate::Admin::table_migration).
 #[must_use = "a table migration does nothing until `plan` or `apply` is awaited"]
 pub struct TableMigration<'db, T> {
     pub(super) db: &'db Db<T>,
@@ -575,16 +576,16 @@ pub struct TableMigration<'db, T> {
     pub(super) progress: Option<ApplyProgress<'db>>,
 }
 
-/// The progress callback of [`TableMigration::apply`].
+/// The progress callback of [`TableMigration::send`].
 pub(super) type ApplyProgress<'db> = Box<dyn FnMut(&ApplyEvent<'_>) + Send + 'db>;
 
-impl<T: Table> Db<T> {
+impl<'db, T: Table> Admin<'db, T> {
     /// Compares this table's declaration (and the `entities` stored in it, e.g.
     /// `&[Document::SCHEMA, Comment::SCHEMA]`, which say which indexes are written and which
     /// entities need a backfill) with the live table.
-    pub fn table_migration(&self, entities: &[&'static EntitySchema]) -> TableMigration<'_, T> {
+    pub fn table_migration(&self, entities: &[&'static EntitySchema]) -> TableMigration<'db, T> {
         TableMigration {
-            db: self,
+            db: self.db,
             entities: entities.to_vec(),
             options: ApplyOptions::default(),
             progress: None,
@@ -595,8 +596,8 @@ impl<T: Table> Db<T> {
 impl<'db, T: Table> TableMigration<'db, T> {
     /// Also deletes global indexes the live table has and the declaration does not (off by
     /// default: another deployment may still query them).
-    pub fn delete_unused(mut self, delete: bool) -> Self {
-        self.options.delete_unused = delete;
+    pub fn delete_unused(mut self) -> Self {
+        self.options.delete_unused = true;
         self
     }
 

@@ -16,6 +16,7 @@ use super::plan::LiveTable;
 use crate::error::Error;
 use crate::rate::Rate;
 use crate::schema::{Entity, Table};
+use crate::Admin;
 use crate::Db;
 use run::{lock, Shared};
 use std::fmt;
@@ -68,7 +69,7 @@ impl fmt::Debug for SweepOptions {
     }
 }
 
-/// A sweep over one entity's old items; see [`Db::sweep`].
+/// A sweep over one entity's old items; see [`Admin::sweep`](crate::Admin::sweep).
 #[must_use = "a sweep does nothing until `run` is awaited"]
 pub struct Sweep<E: Entity> {
     db: Db<E::Table>,
@@ -76,13 +77,13 @@ pub struct Sweep<E: Entity> {
     entity: PhantomData<fn() -> E>,
 }
 
-impl<T: Table> Db<T> {
+impl<'db, T: Table> Admin<'db, T> {
     /// A sweep that backfills every item of `E` an older schema version wrote: a parallel
     /// scan for items whose schema version attribute is missing or lower, and for each one the
-    /// conditional update of [`Db::backfill_item`]. Configure it, then [`Sweep::run`] it.
+    /// conditional update of [`Admin::backfill_item`](crate::Admin::backfill_item). Configure it, then [`Sweep::send`] it.
     pub fn sweep<E: Entity<Table = T>>(&self) -> Sweep<E> {
         Sweep {
-            db: self.clone(),
+            db: self.db.clone(),
             options: SweepOptions::default(),
             entity: PhantomData,
         }
@@ -117,8 +118,8 @@ impl<E: Entity> Sweep<E> {
     }
 
     /// Only counts the old items; writes nothing, not even the checkpoint.
-    pub fn dry_run(mut self, dry_run: bool) -> Self {
-        self.options.dry_run = dry_run;
+    pub fn dry_run(mut self) -> Self {
+        self.options.dry_run = true;
         self
     }
 
@@ -153,7 +154,7 @@ impl<E: Entity> Sweep<E> {
     ///
     /// A request that fails (after the SDK's retries) ends the sweep with that error; the
     /// checkpoint keeps every finished page, so running it again continues from there.
-    pub async fn run(self) -> Result<SweepReport, Error> {
+    pub async fn send(self) -> Result<SweepReport, Error> {
         let started = Instant::now();
         let options = self.options;
         let schema = E::SCHEMA;

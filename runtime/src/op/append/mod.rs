@@ -30,6 +30,7 @@ use crate::retry::RetryPolicy;
 use crate::schema::{Entity, HasSortKey, Table};
 use crate::wire::Request;
 use crate::write::{Write, Written};
+use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::FutureExt;
@@ -54,7 +55,7 @@ pub enum Appended<T> {
         latest: T,
     },
     /// The pointer is older (or missing) but an item with this exact key already exists
-    /// (written before the pointer existed; see [`Db::init_latest`]). Nothing was written.
+    /// (written before the pointer existed; see [`Admin::init_latest`](crate::Admin::init_latest)). Nothing was written.
     Duplicate,
 }
 
@@ -77,54 +78,8 @@ impl<T: Table + HasSortKey> Db<T> {
         }
     }
 
-    /// Creates or raises the pointer of one partition from its existing history (the
-    /// migration for partitions written before appends were guarded): the greatest value of
-    /// `field` in the partition, read consistently. Safe while writers run: the pointer only
-    /// ever moves forward. Returns the pointer's value after the call (which may be a newer
-    /// value another writer put there), if the partition has history or a pointer.
-    pub async fn init_latest<E, V, F>(
-        &self,
-        partition: PartitionKey<E, primary>,
-        field: Field<E, V, F>,
-    ) -> Result<Option<V>, Error>
-    where
-        E: Entity<Table = T>,
-        V: AppendOrder + DeserializeOwned + Send + Sync + 'static,
-    {
-        let partition_value = partition_text(&partition)?;
-        // The whole history: the greatest value need not be the last by sort key. The
-        // history's constant sort key prefix keeps the pointer out.
-        let history = self.query(partition).consistent().items();
-        futures::pin_mut!(history);
-        let mut greatest: Option<(V, String)> = None;
-        while let Some(item) = history.next().await.transpose()? {
-            let value = field_value(&item, field)?;
-            if greatest.as_ref().is_none_or(|(best, _)| value > *best) {
-                let key = item.primary_key()?;
-                greatest = Some((value, key.sort().unwrap_or_default().to_owned()));
-            }
-        }
-        let Some((value, sort_key)) = greatest else {
-            return self.read_latest::<E, V>(&partition_value).await;
-        };
-        let (key, actions, condition) =
-            pointer_change::<E>(&partition_value, value.to_latest(), &sort_key);
-        // The same update as in an append's transaction, sent alone.
-        let write = Write::update(APPEND_POINTER.description, key, actions).condition(&condition);
-        match self.write(write).await? {
-            Written::Applied { .. } => Ok(Some(value)),
-            // The pointer is already at or past this history: its own value is the answer.
-            Written::ConditionFailed { current, .. } => {
-                match current.as_ref().and_then(|item| item.get(LATEST_ATTRIBUTE)) {
-                    Some(latest) => decode_latest::<E, V>(&partition_value, latest).map(Some),
-                    None => self.read_latest::<E, V>(&partition_value).await,
-                }
-            }
-        }
-    }
-
     /// The partition's append pointer: the greatest value of `field` accepted so far by
-    /// [`Db::append`] (or set by [`Db::init_latest`]), read consistently and left as it is.
+    /// [`Db::append`] (or set by [`Admin::init_latest`](crate::Admin::init_latest)), read consistently and left as it is.
     /// `None` before the first guarded append.
     pub async fn latest<E, V, F>(
         &self,
@@ -158,6 +113,54 @@ impl<T: Table + HasSortKey> Db<T> {
             .and_then(|item| item.get(LATEST_ATTRIBUTE))
             .map(|latest| decode_latest::<E, V>(partition, latest))
             .transpose()
+    }
+}
+
+impl<'db, T: Table + HasSortKey> Admin<'db, T> {
+    /// Creates or raises the pointer of one partition from its existing history (the
+    /// migration for partitions written before appends were guarded): the greatest value of
+    /// `field` in the partition, read consistently. Safe while writers run: the pointer only
+    /// ever moves forward. Returns the pointer's value after the call (which may be a newer
+    /// value another writer put there), if the partition has history or a pointer.
+    pub async fn init_latest<E, V, F>(
+        &self,
+        partition: PartitionKey<E, primary>,
+        field: Field<E, V, F>,
+    ) -> Result<Option<V>, Error>
+    where
+        E: Entity<Table = T>,
+        V: AppendOrder + DeserializeOwned + Send + Sync + 'static,
+    {
+        let partition_value = partition_text(&partition)?;
+        // The whole history: the greatest value need not be the last by sort key. The
+        // history's constant sort key prefix keeps the pointer out.
+        let history = self.db.query(partition).consistent().items();
+        futures::pin_mut!(history);
+        let mut greatest: Option<(V, String)> = None;
+        while let Some(item) = history.next().await.transpose()? {
+            let value = field_value(&item, field)?;
+            if greatest.as_ref().is_none_or(|(best, _)| value > *best) {
+                let key = item.primary_key()?;
+                greatest = Some((value, key.sort().unwrap_or_default().to_owned()));
+            }
+        }
+        let Some((value, sort_key)) = greatest else {
+            return self.db.read_latest::<E, V>(&partition_value).await;
+        };
+        let (key, actions, condition) =
+            pointer_change::<E>(&partition_value, value.to_latest(), &sort_key);
+        // The same update as in an append's transaction, sent alone.
+        let write = Write::update(APPEND_POINTER.description, key, actions).condition(&condition);
+        match self.db.write(write).await? {
+            Written::Applied { .. } => Ok(Some(value)),
+            // The pointer is already at or past this history: its own value is the answer.
+            Written::ConditionFailed { current, .. } => {
+                match current.as_ref().and_then(|item| item.get(LATEST_ATTRIBUTE)) {
+                    Some(latest) => decode_latest::<E, V>(&partition_value, latest).map(Some),
+                    None => self.db.read_latest::<E, V>(&partition_value).await,
+                }
+            }
+        }
     }
 }
 
