@@ -20,9 +20,8 @@ pub struct Placeholders {
 }
 
 /// Room for a typical request's names or values, reserved on first use so that a map is
-/// allocated once (and not at all when unused). Seven fill eight buckets: the values map stays
-/// below 1 KB, where glibc's allocator takes a slow path that first consolidates its free
-/// lists.
+/// allocated once (and not at all when unused). Why seven: bench `operations`, group
+/// `status_update`; benches/README.md, "The mechanics behind the ratios".
 const TYPICAL_PLACEHOLDERS: usize = 7;
 
 impl Placeholders {

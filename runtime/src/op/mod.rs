@@ -22,14 +22,12 @@ use std::future::Future;
 /// `send(request)` (the SDK's request future) with `then` applied to its output, or, when the
 /// request could not be built, that error at once.
 ///
-/// Operations return this instead of an `async` block around the SDK's future: the SDK's
-/// future is several kilobytes, and each `async` layer holding it copies it again on every
-/// call (boxing it instead costs a large allocation per request). The future is made here,
-/// from the request builder, so that it is written once, in place. For that, operations build
-/// their request in a function of its own, out of line, and call this from a small one that
-/// is inlined into the caller (`#[inline(always)]` where LLVM declines a plain `#[inline]`,
-/// as for a function called from several places): the future is then made in the caller's
-/// future, not returned from a call and copied into it.
+/// Operations return this instead of an `async` block around the SDK's future, so that the
+/// future (several kilobytes) is written once, in place, not copied by each layer holding
+/// it. For that, operations build their request out of line and call this from a small
+/// function inlined into the caller. Justified by bench `operations` (groups `put`,
+/// `status_update`, `query`); the measurements are in benches/README.md, "The mechanics
+/// behind the ratios".
 #[inline(always)]
 pub(crate) fn sent<R, F: Future, T>(
     request: Result<R, Error>,
@@ -42,8 +40,8 @@ pub(crate) fn sent<R, F: Future, T>(
     }
 }
 
-/// Calls an SDK builder's setter only for a value that is there: the builders are about a
-/// kilobyte and move through every setter, so setting `None` is not free.
+/// Calls an SDK builder's setter only for a value that is there: the builders move through
+/// every setter, so setting `None` is not free (bench `operations`, group `put`).
 pub(crate) trait SetSome: Sized {
     fn set_some<T>(self, value: Option<T>, set: impl FnOnce(Self, T) -> Self) -> Self {
         match value {

@@ -15,8 +15,8 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// The request is built when this is called; the future sends it, and holds the SDK's
     /// future in place (see `op::sent`), so awaiting it costs what awaiting a hand-written
     /// request does.
-    // Plain `#[inline]` (see `op::sent`): it is inlined, and forcing it made LLVM copy the
-    // future once more (measured: one 7 KB copy per page).
+    // Plain `#[inline]`, not `always` (see `op::sent`; bench `operations`, group `query`;
+    // benches/README.md, "The mechanics behind the ratios").
     #[inline]
     pub fn page(
         &self,
