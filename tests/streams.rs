@@ -214,6 +214,15 @@ async fn reads_hide_expired_items_unless_asked() {
         .map(|ticket| ticket.id.as_str())
         .collect();
     assert_eq!(found, ["live"]);
+    // Every read takes the same options; the last one set wins.
+    let batch = db
+        .batch_get([Ticket::key("gone").unwrap(), Ticket::key("live").unwrap()])
+        .include_expired()
+        .hide_expired()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(batch.items.len(), 1, "{:?}", batch.items);
     let mut read = db.transact_get();
     let (gone, live) = (
         read.get(Ticket::key("gone").unwrap()),

@@ -1,10 +1,10 @@
 //! `GetItem`.
 
+use super::read_options::ReadOptions;
 use super::SetSome;
 use crate::error::Error;
 use crate::schema::Entity;
 use crate::trace::Operation;
-use crate::ttl::Expiry;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
@@ -16,8 +16,7 @@ impl<T: crate::Table> Db<T> {
         Get {
             db: self,
             key,
-            consistent: false,
-            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
+            read: ReadOptions::new(T::SCHEMA, || self.now()),
         }
     }
 }
@@ -27,37 +26,11 @@ impl<T: crate::Table> Db<T> {
 pub struct Get<'db, E: Entity> {
     db: &'db Db<E::Table>,
     key: Key<E>,
-    consistent: bool,
-    /// Whether an item whose TTL has passed reads as not found.
-    expiry: Expiry,
+    read: ReadOptions,
 }
 
 impl<'db, E: Entity> Get<'db, E> {
-    /// Asks for a strongly consistent read (twice the read cost).
-    pub fn consistent(mut self) -> Self {
-        self.consistent = true;
-        self
-    }
-
-    /// Returns the item even if its time to live has passed. By default an expired item reads
-    /// as [`Error::NotFound`]: DynamoDB deletes expired items only eventually, typically
-    /// within two days, and a read in between would see an item that is gone.
-    pub fn include_expired(mut self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.expiry.attribute = None;
-        self
-    }
-
-    /// An expired item reads as [`Error::NotFound`]: the default, written out.
-    pub fn hide_expired(mut self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.expiry = Expiry::hidden(<E::Table as crate::Table>::SCHEMA, || self.db.now());
-        self
-    }
+    super::read_options::read_option_setters!();
 
     /// The request this operation sends.
     ///
@@ -77,13 +50,13 @@ impl<'db, E: Entity> Get<'db, E> {
     pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
         use crate::cost::{read_units, ASSUMED_ITEM_BYTES};
         let mut estimate = crate::cost::Estimate::default();
-        let kind = if self.consistent {
+        let kind = if self.read.consistent {
             "strongly consistent"
         } else {
             "eventually consistent"
         };
         estimate.read(
-            read_units(ASSUMED_ITEM_BYTES, self.consistent),
+            read_units(ASSUMED_ITEM_BYTES, self.read.consistent),
             format!("{kind} read (assuming at most {ASSUMED_ITEM_BYTES} bytes)"),
         );
         Ok(crate::cost::Explain {
@@ -101,7 +74,7 @@ impl<'db, E: Entity> Get<'db, E> {
             .table_name(self.db.table_name())
             .set_key(Some(self.key.to_attributes()))
             .set_some(
-                self.consistent.then_some(true),
+                self.read.consistent.then_some(true),
                 GetItemFluentBuilder::consistent_read,
             )
             .set_some(
@@ -127,7 +100,9 @@ impl<'db, E: Entity> Get<'db, E> {
             let output = output?;
             self.db.record(output.consumed_capacity());
             match output.item {
-                Some(item) if !self.expiry.has_expired(&item) => Ok(crate::item::decode(item)?),
+                Some(item) if !self.read.expiry.has_expired(&item) => {
+                    Ok(crate::item::decode(item)?)
+                }
                 _ => Err(Error::NotFound {
                     entity: E::SCHEMA.name,
                     key: self.key.text(),

@@ -1,12 +1,12 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
+use super::read_options::ReadOptions;
 use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter, Keeps};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
 use crate::schema::{Entity, Table};
-use crate::ttl::Expiry;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
@@ -28,8 +28,7 @@ impl<T: Table> Db<T> {
             filter: None,
             segments: 1,
             limit: None,
-            consistent: false,
-            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
+            read: ReadOptions::new(T::SCHEMA, || self.now()),
         }
     }
 }
@@ -41,9 +40,7 @@ pub struct Scan<'db, E: Entity> {
     filter: Option<Condition<E>>,
     segments: u32,
     limit: Option<u32>,
-    consistent: bool,
-    /// Whether items whose TTL has passed are filtered out.
-    expiry: Expiry,
+    read: ReadOptions,
 }
 
 /// Everything a segment's requests share.
@@ -66,27 +63,11 @@ impl<T> Prepared<T> {
 }
 
 impl<E: Entity> Scan<'_, E> {
-    /// Returns items whose time to live has passed too; by default they are filtered out, as
-    /// [`Query::include_expired`](crate::op::query::Query::include_expired) explains.
-    pub fn include_expired(self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.showing_expired()
-    }
+    super::read_options::read_option_setters!();
 
     /// [`Self::include_expired`] for the library's own scans, which run on any table.
     pub(crate) fn showing_expired(mut self) -> Self {
-        self.expiry.attribute = None;
-        self
-    }
-
-    /// Leaves out items whose time to live has passed: the default, written out.
-    pub fn hide_expired(mut self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now());
+        self.read.expiry.attribute = None;
         self
     }
 
@@ -112,12 +93,6 @@ impl<E: Entity> Scan<'_, E> {
         self
     }
 
-    /// Asks for strongly consistent reads (twice the read cost).
-    pub fn consistent(mut self) -> Self {
-        self.consistent = true;
-        self
-    }
-
     fn prepare(&self) -> Result<Prepared<E::Table>, Error> {
         let segments = super::in_range("TotalSegments", self.segments, MAX_SEGMENTS)?;
         let limit = super::page_limit(self.limit)?;
@@ -130,7 +105,7 @@ impl<E: Entity> Scan<'_, E> {
                 attribute: table.entity_attribute,
                 keeps: Keeps::Entity(E::SCHEMA.name),
                 user,
-                expiry: self.expiry,
+                expiry: self.read.expiry,
             },
             &mut placeholders,
         );
@@ -147,7 +122,7 @@ impl<E: Entity> Scan<'_, E> {
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
             .set_limit(limit)
-            .set_consistent_read(self.consistent.then_some(true))
+            .set_consistent_read(self.read.consistent.then_some(true))
             .set_total_segments(total_segments)
             .set_return_consumed_capacity(self.db.return_consumed_capacity());
         Ok(Prepared {

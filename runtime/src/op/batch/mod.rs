@@ -9,6 +9,7 @@ mod stream;
 pub use output::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
 pub use stream::PutStream;
 
+use super::read_options::ReadOptions;
 use crate::error::Error;
 use crate::item::{self, Item};
 use crate::item::{DecodeError, KeyText};
@@ -16,7 +17,6 @@ use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::trace::Operation;
-use crate::ttl::Expiry;
 use crate::unique::NoUniqueValues;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
@@ -51,9 +51,8 @@ impl<T: Table> Db<T> {
         BatchGet {
             db: self,
             keys,
-            consistent: false,
+            read: ReadOptions::new(T::SCHEMA, || self.now()),
             retry: RetryPolicy::default(),
-            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
         }
     }
 
@@ -162,10 +161,8 @@ where
 pub struct BatchGet<'db, E: Entity> {
     db: &'db Db<E::Table>,
     keys: Vec<Key<E>>,
-    consistent: bool,
+    read: ReadOptions,
     retry: RetryPolicy,
-    /// Whether items whose TTL has passed are left out, as if not found.
-    expiry: Expiry,
 }
 
 /// What a [`BatchGet`] read.
@@ -193,21 +190,7 @@ impl<E: Entity> BatchGetOutput<E> {
 }
 
 impl<E: Entity> BatchGet<'_, E> {
-    /// Asks for strongly consistent reads (twice the read cost).
-    pub fn consistent(mut self) -> Self {
-        self.consistent = true;
-        self
-    }
-
-    /// Returns items whose time to live has passed too; by default they are left out, as
-    /// [`Get::include_expired`](crate::op::get::Get::include_expired) explains.
-    pub fn include_expired(mut self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.expiry.attribute = None;
-        self
-    }
+    super::read_options::read_option_setters!();
 
     /// How to resend unprocessed keys; [`RetryPolicy::default`] unless set.
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
@@ -232,7 +215,7 @@ impl<E: Entity> BatchGet<'_, E> {
     fn request_of(&self, keys: Vec<Item>) -> Result<BatchGetItemFluentBuilder, Error> {
         let request = KeysAndAttributes::builder()
             .set_keys(Some(keys))
-            .set_consistent_read(self.consistent.then_some(true))
+            .set_consistent_read(self.read.consistent.then_some(true))
             .build()?;
         Ok(self
             .db
@@ -271,7 +254,7 @@ impl<E: Entity> BatchGet<'_, E> {
             let live = driven
                 .items
                 .into_iter()
-                .filter(|found| !self.expiry.has_expired(found));
+                .filter(|found| !self.read.expiry.has_expired(found));
             for found in live {
                 match item::decode::<E>(found) {
                     Ok(entity) => output.items.push(entity),

@@ -42,6 +42,7 @@ pub use page::{Page, FULL_PAGE_REQUESTS};
 
 pub use cursor::{Cursor, CursorError, CursorKey};
 
+use super::read_options::ReadOptions;
 use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Keeps, Node, Operand};
@@ -52,7 +53,6 @@ use crate::item::EncodeError;
 use crate::item::Item;
 use crate::key::{KeyError, KeyPart, KeyTemplate};
 use crate::schema::{Entity, IndexSchema, Table};
-use crate::ttl::Expiry;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
@@ -80,9 +80,8 @@ impl<T: Table> Db<T> {
             descending: false,
             limit: None,
             filter: None,
-            consistent: false,
             projection: Vec::new(),
-            expiry: Expiry::hidden(T::SCHEMA, || self.now()),
+            read: ReadOptions::new(T::SCHEMA, || self.now()),
             state: PhantomData,
         }
     }
@@ -98,11 +97,9 @@ pub struct Query<'db, E: Entity, I, P, D = E> {
     descending: bool,
     limit: Option<u32>,
     filter: Option<Condition<E>>,
-    consistent: bool,
     /// Attributes to return (`ProjectionExpression`); empty for whole items.
     projection: Vec<AttrPath>,
-    /// Whether items whose TTL has passed are filtered out.
-    expiry: Expiry,
+    read: ReadOptions,
     state: PhantomData<fn() -> (P, D)>,
 }
 
@@ -116,9 +113,8 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             descending: self.descending,
             limit: self.limit,
             filter: self.filter,
-            consistent: self.consistent,
             projection: self.projection,
-            expiry: self.expiry,
+            read: self.read,
             state: PhantomData,
         }
     }
@@ -272,26 +268,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         self
     }
 
-    /// Returns items whose time to live has passed too. By default a query of a table with a
-    /// TTL attribute leaves them out (a filter on the TTL attribute, `ttl >= now`), because
-    /// DynamoDB deletes expired items only eventually, typically within two days.
-    pub fn include_expired(mut self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.expiry.attribute = None;
-        self
-    }
-
-    /// Leaves out items whose time to live has passed: the default, written out.
-    pub fn hide_expired(mut self) -> Self
-    where
-        E::Table: crate::schema::ExpiringTable,
-    {
-        self.expiry = Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now());
-        self
-    }
-
     /// Keeps only items for which `filter` holds (evaluated by DynamoDB after the key
     /// condition; filtered items still cost reads).
     pub fn filter(mut self, filter: Condition<E>) -> Self {
@@ -299,12 +275,5 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         self
     }
 
-    /// A strongly consistent read; only the table and local indexes support it.
-    pub fn consistent(mut self) -> Self
-    where
-        I: ConsistentIndex,
-    {
-        self.consistent = true;
-        self
-    }
+    super::read_options::read_option_setters!(I: ConsistentIndex);
 }

@@ -2,6 +2,7 @@
 
 use super::page::FULL_PAGE_REQUESTS;
 use super::*;
+use crate::ttl::Expiry;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// The request this operation sends (the first page).
@@ -119,7 +120,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         // With the expiry time left out, which changes every second but not the query.
         let timeless = Expiry {
             now: 0,
-            ..self.expiry
+            ..self.read.expiry
         };
         let request = self.prepare_at(false, timeless)?.builder(self, None);
         let request = describe::request("Query", request.as_input());

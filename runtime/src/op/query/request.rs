@@ -2,10 +2,11 @@
 //! request built from them.
 
 use super::*;
+use crate::ttl::Expiry;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     pub(super) fn prepare(&self, count: bool) -> Result<Prepared, Error> {
-        self.prepare_at(count, self.expiry)
+        self.prepare_at(count, self.read.expiry)
     }
 
     /// The request, hiding what `expiry` says has expired.
@@ -214,7 +215,7 @@ impl Prepared {
             )
             .set_some(self.limit, QueryFluentBuilder::limit)
             .set_some(
-                query.consistent.then_some(true),
+                query.read.consistent.then_some(true),
                 QueryFluentBuilder::consistent_read,
             )
             .set_some(
