@@ -5,8 +5,8 @@
 //! ([`CreateTable::terraform`](crate::op::table::CreateTable::terraform)).
 //!
 //! Both come from the same [`CreateTable`](crate::op::table::CreateTable) value that
-//! [`Admin::ensure_table`](crate::Admin::ensure_table)(crate::Admin::ensure_table) sends, so a table made by either has the
-//! shape the library expects, and [`Admin::table_migration`](crate::Admin::table_migration)(crate::Admin::table_migration)'s plan
+//! [`Admin::ensure_table`](crate::Admin::ensure_table) sends, so a table made by either has the
+//! shape the library expects, and [`Admin::table_migration`](crate::Admin::table_migration)'s plan
 //! of it is empty. The CLI prints them (`iam`, `infra`).
 
 mod arn;

@@ -239,8 +239,8 @@ async fn send<E: Entity>(db: &Db<E::Table>, request: BackfillRequest) -> Result<
 impl<T: Table> Db<T> {
     /// Lazy backfill on read (opt in per call site): reads the item like
     /// [`Db::get`](crate::Db::get) and, if an older schema version wrote it, backfills it with
-    /// [`Admin::backfill_item`](crate::Admin::backfill_item), so frequently read items reach the new shape without waiting
-    /// for the sweep.
+    /// [`Admin::backfill_item`](crate::Admin::backfill_item), so frequently read items reach the
+    /// new shape without waiting for the sweep.
     ///
     /// The read is what matters to the caller: when the backfill write itself fails (e.g.
     /// throttling), the entity is still returned and the failure is logged (`tracing`, warn);
@@ -361,8 +361,9 @@ impl<'db, T: Table> Admin<'db, T> {
             outcome: BackfillOutcome::ChangedConcurrently,
         })
     }
-    /// The conditional `UpdateItem` [`Admin::backfill_item`](crate::Admin::backfill_item) would send first for `item`, or
-    /// `None` when the item is already at `E`'s schema version.
+
+    /// The conditional `UpdateItem` [`Admin::backfill_item`](crate::Admin::backfill_item) would
+    /// send first for `item`, or `None` when the item is already at `E`'s schema version.
     pub fn backfill_params<E: Entity<Table = T>>(
         &self,
         item: &Item,

@@ -7,7 +7,7 @@
 //!
 //! 1. **Declare** the new access pattern: add the index to the [`Table`](crate::Table), the
 //!    templates to the entity, and bump the entity's `#[dynamo(schema_version = N)]`.
-//! 2. **Plan and apply** ([`Admin::table_migration`](crate::Admin::table_migration)(crate::Admin::table_migration)): compare the
+//! 2. **Plan and apply** ([`Admin::table_migration`](crate::Admin::table_migration)): compare the
 //!    declaration with `DescribeTable` and create what is missing with `UpdateTable`, one
 //!    global secondary index per call, waiting until each is `ACTIVE`.
 //! 3. **Deploy** the new code. Every write through the derives ([`Db::put`](crate::Db::put),
@@ -17,11 +17,11 @@
 //!    working). An update that changes an index input rewrites that index's keys too.
 //! 4. **Backfill** the items older versions wrote, lazily on read
 //!    ([`Db::get_and_backfill`](crate::Db::get_and_backfill)) and with a throttled, resumable
-//!    sweep ([`Admin::sweep`](crate::Admin::sweep)(crate::Admin::sweep)). Every backfill write is a conditional
+//!    sweep ([`Admin::sweep`](crate::Admin::sweep)). Every backfill write is a conditional
 //!    `UpdateItem` that only adds the index attributes and the schema version, and only if
 //!    the item is still old and the fields the new keys derive from still hold the values
 //!    read; it never rewrites what a concurrent writer wrote.
-//! 5. **Verify** ([`Admin::coverage`](crate::Admin::coverage)(crate::Admin::coverage)): no item of the entity is below the
+//! 5. **Verify** ([`Admin::coverage`](crate::Admin::coverage)): no item of the entity is below the
 //!    current version, and a sweep covered the whole table. Only then
 //!    [mark the migration complete](Migration::mark_complete) and remove the old read path.
 //!

@@ -98,9 +98,11 @@ impl<'db, T: Table> Admin<'db, T> {
             ttl_attribute: schema.ttl_attribute,
         }
     }
+
     /// Creates the table if it does not exist, waits until it is active, and enables time to
     /// live when the table declares a TTL attribute; returns whether it created it. (A table
-    /// that exists is left as it is: [`Admin::table_migration`](crate::Admin::table_migration) plans and applies the differences.)
+    /// that exists is left as it is: [`Admin::table_migration`](crate::Admin::table_migration)
+    /// plans and applies the differences.)
     pub async fn ensure_table(&self) -> Result<bool, Error> {
         let described = self
             .db

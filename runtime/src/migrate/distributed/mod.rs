@@ -8,7 +8,7 @@
 //! conditioned on still holding that token. A worker that lost its lease (it paused past the
 //! expiry, and another took the segment over from the last checkpoint) has its next write
 //! refused and leaves the segment. Items are backfilled with the conditional writes of
-//! [`Admin::backfill_item`](crate::Admin::backfill_item)(crate::Admin::backfill_item), so a page read twice, by a worker that
+//! [`Admin::backfill_item`](crate::Admin::backfill_item), so a page read twice, by a worker that
 //! lost its lease and by the one that took over, writes nothing twice.
 
 mod records;

@@ -80,7 +80,8 @@ pub struct Sweep<E: Entity> {
 impl<'db, T: Table> Admin<'db, T> {
     /// A sweep that backfills every item of `E` an older schema version wrote: a parallel
     /// scan for items whose schema version attribute is missing or lower, and for each one the
-    /// conditional update of [`Admin::backfill_item`](crate::Admin::backfill_item). Configure it, then [`Sweep::send`] it.
+    /// conditional update of [`Admin::backfill_item`](crate::Admin::backfill_item). Configure it,
+    /// then [`Sweep::send`] it.
     pub fn sweep<E: Entity<Table = T>>(&self) -> Sweep<E> {
         Sweep {
             db: self.db.clone(),

@@ -55,7 +55,8 @@ pub enum Appended<T> {
         latest: T,
     },
     /// The pointer is older (or missing) but an item with this exact key already exists
-    /// (written before the pointer existed; see [`Admin::init_latest`](crate::Admin::init_latest)). Nothing was written.
+    /// (written before the pointer existed; see
+    /// [`Admin::init_latest`](crate::Admin::init_latest)). Nothing was written.
     Duplicate,
 }
 
@@ -79,8 +80,8 @@ impl<T: Table + HasSortKey> Db<T> {
     }
 
     /// The partition's append pointer: the greatest value of `field` accepted so far by
-    /// [`Db::append`] (or set by [`Admin::init_latest`](crate::Admin::init_latest)), read consistently and left as it is.
-    /// `None` before the first guarded append.
+    /// [`Db::append`] (or set by [`Admin::init_latest`](crate::Admin::init_latest)), read
+    /// consistently and left as it is. `None` before the first guarded append.
     pub async fn latest<E, V, F>(
         &self,
         partition: PartitionKey<E, primary>,
