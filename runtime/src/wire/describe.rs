@@ -181,44 +181,52 @@ impl Describe for GetItemInputBuilder {
     }
 }
 
+/// The fields `Query` and `Scan` have in common, read from either input builder (their getters
+/// share names, though no trait joins them).
+macro_rules! read_fields {
+    ($input:expr, $body:expr) => {
+        $body
+            .field("TableName", text($input.get_table_name().as_deref()))
+            .field("IndexName", text($input.get_index_name().as_deref()))
+            .field(
+                "FilterExpression",
+                text($input.get_filter_expression().as_deref()),
+            )
+            .field(
+                "ProjectionExpression",
+                text($input.get_projection_expression().as_deref()),
+            )
+            .field(
+                "ExpressionAttributeNames",
+                names($input.get_expression_attribute_names().as_ref()),
+            )
+            .field(
+                "ExpressionAttributeValues",
+                attributes($input.get_expression_attribute_values().as_ref()),
+            )
+            .field("Select", code($input.get_select().as_ref()))
+            .field("Limit", number(*$input.get_limit()))
+            .field("ConsistentRead", flag(*$input.get_consistent_read()))
+            .field(
+                "ExclusiveStartKey",
+                attributes($input.get_exclusive_start_key().as_ref()),
+            )
+            .field(
+                "ReturnConsumedCapacity",
+                code($input.get_return_consumed_capacity().as_ref()),
+            )
+    };
+}
+
 impl Describe for QueryInputBuilder {
     fn describe(&self) -> Value {
         body(
-            Body::default()
-                .field("TableName", text(self.get_table_name().as_deref()))
-                .field("IndexName", text(self.get_index_name().as_deref()))
+            read_fields!(self, Body::default())
                 .field(
                     "KeyConditionExpression",
                     text(self.get_key_condition_expression().as_deref()),
                 )
-                .field(
-                    "FilterExpression",
-                    text(self.get_filter_expression().as_deref()),
-                )
-                .field(
-                    "ProjectionExpression",
-                    text(self.get_projection_expression().as_deref()),
-                )
-                .field(
-                    "ExpressionAttributeNames",
-                    names(self.get_expression_attribute_names().as_ref()),
-                )
-                .field(
-                    "ExpressionAttributeValues",
-                    attributes(self.get_expression_attribute_values().as_ref()),
-                )
-                .field("Select", code(self.get_select().as_ref()))
-                .field("Limit", number(*self.get_limit()))
-                .field("ConsistentRead", flag(*self.get_consistent_read()))
-                .field("ScanIndexForward", flag(*self.get_scan_index_forward()))
-                .field(
-                    "ExclusiveStartKey",
-                    attributes(self.get_exclusive_start_key().as_ref()),
-                )
-                .field(
-                    "ReturnConsumedCapacity",
-                    code(self.get_return_consumed_capacity().as_ref()),
-                ),
+                .field("ScanIndexForward", flag(*self.get_scan_index_forward())),
         )
     }
 }
@@ -226,38 +234,9 @@ impl Describe for QueryInputBuilder {
 impl Describe for ScanInputBuilder {
     fn describe(&self) -> Value {
         body(
-            Body::default()
-                .field("TableName", text(self.get_table_name().as_deref()))
-                .field("IndexName", text(self.get_index_name().as_deref()))
-                .field(
-                    "FilterExpression",
-                    text(self.get_filter_expression().as_deref()),
-                )
-                .field(
-                    "ProjectionExpression",
-                    text(self.get_projection_expression().as_deref()),
-                )
-                .field(
-                    "ExpressionAttributeNames",
-                    names(self.get_expression_attribute_names().as_ref()),
-                )
-                .field(
-                    "ExpressionAttributeValues",
-                    attributes(self.get_expression_attribute_values().as_ref()),
-                )
-                .field("Select", code(self.get_select().as_ref()))
-                .field("Limit", number(*self.get_limit()))
-                .field("ConsistentRead", flag(*self.get_consistent_read()))
+            read_fields!(self, Body::default())
                 .field("Segment", number(*self.get_segment()))
-                .field("TotalSegments", number(*self.get_total_segments()))
-                .field(
-                    "ExclusiveStartKey",
-                    attributes(self.get_exclusive_start_key().as_ref()),
-                )
-                .field(
-                    "ReturnConsumedCapacity",
-                    code(self.get_return_consumed_capacity().as_ref()),
-                ),
+                .field("TotalSegments", number(*self.get_total_segments())),
         )
     }
 }
