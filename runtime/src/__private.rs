@@ -32,7 +32,7 @@ pub use crate::schema::{
 };
 
 pub use crate::expr::field::to_value;
-pub use crate::key_space::collection_overlap;
+pub use crate::key::space::collection_overlap;
 pub use crate::schema::KeyAttribute;
 pub use crate::schema::{NoStream, UniqueSchema};
 pub use crate::stream::{collection_key, CollectionKey, StreamTarget};

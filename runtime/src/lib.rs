@@ -16,7 +16,6 @@ mod index_projection;
 pub mod infra;
 pub mod item;
 pub mod key;
-mod key_space;
 mod library;
 #[cfg(feature = "local")]
 #[cfg_attr(docsrs, doc(cfg(feature = "local")))]
@@ -24,7 +23,6 @@ pub mod local;
 pub mod managed;
 pub mod migrate;
 pub mod op;
-mod primary_key;
 pub mod rate;
 pub mod retry;
 pub mod schema;
@@ -44,7 +42,7 @@ pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalEx
 pub use expr::Condition;
 pub use item::Item;
 pub use key::{KeyError, KeyField, KeyPart, KeyTemplate};
-pub use primary_key::Key;
+pub use key::primary::Key;
 pub use rate::Rate;
 pub use retry::RetryPolicy;
 pub use schema::{Entity, Table};

@@ -7,10 +7,9 @@ use std::collections::HashMap;
 mod codec;
 mod equality;
 mod error;
-mod key_text;
 
+pub use crate::key::text::KeyText;
 pub use error::{DecodeError, EncodeError, LimitError};
-pub use key_text::KeyText;
 
 pub use equality::same_item;
 

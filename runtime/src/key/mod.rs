@@ -1,4 +1,11 @@
-//! Key templates: how an entity's fields become the text of a key attribute, and back.
+//! Keys: how an entity's fields become the text of a key attribute, and back.
+//!
+//! This folder holds every key concept: the template and its segments, how each type is
+//! written into a key ([`KeyPart`]) and the contract an implementation keeps
+//! ([`check_key_part`]), why a key could not be rendered ([`KeyError`]), whether two templates
+//! can render the same key ([`may_overlap`]), and, inside the crate, that check applied to the
+//! entities of a table, the rendered primary key of an item ([`Key`](crate::Key)) and a key as
+//! text for messages ([`KeyText`](crate::KeyText)).
 //!
 //! A template such as `"STATUS#{status}#TICKET#{id}"` is parsed by the derive at compile time
 //! into a static [`KeyTemplate`]; at run time [`KeyTemplate::render`] writes each field with its
@@ -12,7 +19,10 @@ mod contract;
 mod error;
 mod overlap;
 mod part;
+pub(crate) mod primary;
+pub(crate) mod space;
 mod template;
+pub(crate) mod text;
 
 pub use contract::{check_key_part, check_prefix_free, KeyPartViolation};
 pub use error::{EntityKeys, KeyError, Overlap, OverlappingKey, PartError};

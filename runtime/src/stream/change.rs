@@ -62,7 +62,7 @@ pub fn collection_key<C: Collection>(
     // The templates of a collection's entities are checked disjoint, so at most one fits.
     match entities
         .iter()
-        .find(|entity| crate::primary_key::fitting_key::<C::Table>(entity, keys).is_some())
+        .find(|entity| crate::key::primary::fitting_key::<C::Table>(entity, keys).is_some())
     {
         Some(entity) => Ok(CollectionKey {
             entity: entity.name,

@@ -1,6 +1,6 @@
 //! The primary key of one item of an entity.
 
-use crate::item::KeyText;
+use super::text::KeyText;
 use crate::item::{key_text, DecodeError, Item, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::key::KeyError;
 use crate::schema::{Entity, EntitySchema, Table};
@@ -26,7 +26,7 @@ impl<E: Entity> Key<E> {
         partition: Cow<'static, str>,
         sort: Option<Cow<'static, str>>,
     ) -> Result<Self, KeyError> {
-        crate::key_space::check::<E>()?;
+        super::space::check::<E>()?;
         check_length(&partition, MAX_PARTITION_KEY_BYTES, "partition")?;
         if let Some(sort) = &sort {
             check_length(sort, MAX_SORT_KEY_BYTES, "sort")?;
