@@ -63,3 +63,20 @@ impl std::fmt::Debug for ConstText {
         std::fmt::Debug::fmt(self.as_str(), f)
     }
 }
+
+#[doc(hidden)]
+/// Byte-wise string equality usable in constants (the derive checks attribute names with it).
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut position = 0;
+    while position < a.len() {
+        if a[position] != b[position] {
+            return false;
+        }
+        position += 1;
+    }
+    true
+}

@@ -1,6 +1,8 @@
 //! Converting entities to and from DynamoDB items.
 
-use crate::schema::{Entity, Table};
+// From the schema's own files: an entity's trait names `Item`, so this is a circle of two.
+use crate::schema::entity::Entity;
+use crate::schema::table::Table;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -108,7 +110,10 @@ pub fn decode_fields<E: Entity, T: serde::de::DeserializeOwned>(
 
 /// Replaces the TTL field as serde wrote it by DynamoDB's form, a number of epoch seconds (or
 /// nothing, for no expiry).
-fn store_ttl<E: Entity>(ttl: &crate::schema::TtlField, item: &mut Item) -> Result<(), EncodeError> {
+fn store_ttl<E: Entity>(
+    ttl: &crate::schema::field::TtlField,
+    item: &mut Item,
+) -> Result<(), EncodeError> {
     let Some(value) = item.remove(ttl.attribute) else {
         return Ok(());
     };
