@@ -4,11 +4,15 @@
 //! their second map (`serde_dynamo`'s own item type, converted to or from the SDK's), and with
 //! the name of the attribute an error is about.
 
-use super::Item;
+use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::value::StrDeserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::ser::{self, Impossible, Serialize};
+use std::collections::HashMap;
 use std::fmt;
+
+/// A DynamoDB item: attribute names to values.
+pub type Item = HashMap<String, AttributeValue>;
 
 /// Why an item could not be encoded or decoded, and at which attribute (`None`: the item as
 /// a whole, such as a missing field).

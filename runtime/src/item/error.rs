@@ -1,7 +1,7 @@
 //! Why an entity could not become an item, or an item the entity; and the DynamoDB limits an
 //! item or request can break.
 
-use super::KeyText;
+use crate::key::text::KeyText;
 use crate::key::KeyError;
 
 /// `WrongEntity` as a sentence: what the item is, or that it says nothing.

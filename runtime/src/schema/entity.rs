@@ -4,7 +4,8 @@
 
 use super::field::{FieldSchema, ManagedFields, UniqueSchema};
 use super::table::{IndexSchema, Table};
-use crate::item::Item;
+// From its own file: `crate::item` imports the schema, and that would be a circle of three.
+use crate::item::codec::Item;
 use crate::key::{same_name, KeyError, KeyTemplate};
 use crate::Key;
 use serde::de::DeserializeOwned;
