@@ -14,7 +14,7 @@ use std::any::Any;
 
 /// The schema of entity `E`: [`Entity::SCHEMA`] under a name no field path can shadow (the
 /// derive gives a field `schema` the path `E::SCHEMA`), for migration plans and coverage:
-/// `db.table_migration(&[schema_of::<Comment>()])`.
+/// `db.admin().table_migration(&[schema_of::<Comment>()])`.
 pub const fn schema_of<E: Entity>() -> &'static EntitySchema {
     E::SCHEMA
 }
