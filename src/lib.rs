@@ -48,22 +48,29 @@ pub use singletable_macros::Projection;
 #[doc = include_str!("../docs/derive/test.md")]
 pub use singletable_macros::test;
 
-pub use singletable_runtime::{
-    cost, error, expr, item, key, managed, migrate, op, rate, retry, schema, ttl, unique, wire,
-};
-
+// Each module by name with the items most programs use, as sqlx's facade does; what a module
+// holds is public API, and derive support lives in `__private` alone.
+pub use singletable_runtime::cost::{self, Estimate, Explain};
+pub use singletable_runtime::error::{self, Error, OptionalExt};
+pub use singletable_runtime::expr::{self, AttributeType, Comparison, Condition, Field};
 #[doc = include_str!("../docs/infra.md")]
 pub use singletable_runtime::infra;
-pub use singletable_runtime::schema::schema_of;
+pub use singletable_runtime::infra::{CloudFormationTable, IamPolicy};
+pub use singletable_runtime::item::{self, DecodeError, EncodeError, Item, KeyText, LimitError};
+pub use singletable_runtime::key::{self, KeyError, KeyField, KeyPart, KeyTemplate, PrefixFree};
+pub use singletable_runtime::managed;
+pub use singletable_runtime::migrate::{self, Plan, Sweep, TableMigration};
+pub use singletable_runtime::op::{self, query::Page, query::Projection, query::Query};
+pub use singletable_runtime::rate::{self, Rate};
+pub use singletable_runtime::retry::{self, RetryPolicy};
+pub use singletable_runtime::schema::{self, schema_of, Entity, Table};
 #[doc = include_str!("../docs/streams.md")]
 pub use singletable_runtime::stream;
-pub use singletable_runtime::{
-    Admin, Condition, Consumed, Db, DecodeError, EncodeError, Error, Item, Key, KeyError, KeyField,
-    KeyPart, KeyTemplate, KeyText, LimitError, OptionalExt, Rate, Request, RetryPolicy,
-};
-// The traits of the derives share their names, in the type namespace.
-pub use singletable_runtime::op::query::Projection;
-pub use singletable_runtime::{Entity, Table};
+pub use singletable_runtime::stream::Change;
+pub use singletable_runtime::ttl::{self, TtlValue};
+pub use singletable_runtime::unique::{self, UniqueValue};
+pub use singletable_runtime::wire::{self, Request};
+pub use singletable_runtime::{Admin, Consumed, Db, Key};
 
 // `local` and `testing` (feature `local`), however the runtime was built; nothing, and so
 // unused, when it was built without.

@@ -3,7 +3,9 @@
 
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
-use singletable::key::{KeyField, KeyTemplate, Segment};
+// Templates built by hand, as the derive builds them (their segments are derive data).
+use singletable::__private::Segment;
+use singletable::key::{KeyField, KeyTemplate};
 use singletable::{Entity, KeyError, Table};
 
 const PAIR: KeyTemplate = KeyTemplate {

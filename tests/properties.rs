@@ -8,11 +8,15 @@ use aws_smithy_types::Blob;
 use proptest::collection::{hash_map, vec};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
-use singletable::expr::condition::{AttributeType, Comparison, Node, Operand};
-use singletable::expr::update::{self, Action, SetValue};
-use singletable::expr::{AttrPath, Placeholders};
+// The expression trees, their placeholders and template segments are internal: these
+// properties reach them as generated code does.
+use singletable::__private::expr::{
+    self as update, Action, AttrPath, Node, Operand, Placeholders, SetValue,
+};
+use singletable::__private::Segment;
+use singletable::expr::{AttributeType, Comparison};
 use singletable::item::Item;
-use singletable::key::{KeyTemplate, PartContext, Segment};
+use singletable::key::{KeyTemplate, PartContext};
 use singletable::op::query::Cursor;
 use singletable::{Db, Entity, KeyError, KeyField, KeyPart, Table};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -783,19 +783,17 @@ async fn projections_read_some_attributes_into_a_typed_struct() {
     if common::skips(Needs::IndexReadAfterWrite) {
         return;
     }
-    #[derive(serde::Deserialize, Debug, PartialEq)]
+    #[derive(singletable::Projection, serde::Deserialize, Debug, PartialEq)]
+    #[dynamo(entity = Comment, index = gsi2)]
     struct Said {
         author: String,
         text: String,
     }
     let db = seeded(12).await;
-    let query = db
-        .query(Comment::gsi2("ana"))
-        .descending()
-        .project::<Said>(&[Comment::AUTHOR.path(), Comment::TEXT.path()]);
+    let query = db.query(Comment::gsi2("ana")).descending().select::<Said>();
     let request = query.params().unwrap();
-    assert_eq!(request.body["ProjectionExpression"], "#n2, #n3, #n1");
-    assert_eq!(request.body["ExpressionAttributeNames"]["#n1"], "_type");
+    // The table's keys, then the projection's attributes.
+    assert_eq!(projected(&request), ["PK", "SK", "author", "text"]);
     let said: Vec<Said> = query
         .all()
         .await
@@ -810,6 +808,47 @@ async fn projections_read_some_attributes_into_a_typed_struct() {
         ["comment 10", "comment 5", "comment 0"]
     );
     assert!(said.iter().all(|said| said.author == "ana"));
+}
+
+/// The attribute names a request's `ProjectionExpression` reads, in order.
+fn projected(request: &singletable::Request) -> Vec<String> {
+    let names = &request.body["ExpressionAttributeNames"];
+    request.body["ProjectionExpression"]
+        .as_str()
+        .unwrap()
+        .split(", ")
+        .map(|placeholder| names[placeholder].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// One projection API: `select` reads part of each item of the table too, with a projection
+/// derived for the table (no `index`), and returns each item's key with it.
+#[tokio::test]
+async fn selecting_from_the_table_reads_part_of_each_item_with_its_key() {
+    #[derive(singletable::Projection, serde::Deserialize, Debug, PartialEq)]
+    #[dynamo(entity = Comment)]
+    struct Text {
+        text: String,
+    }
+    let db = seeded(12).await;
+    let query = db.query(Comment::partition("w1")).select::<Text>();
+    let request = query.params().unwrap();
+    assert_eq!(request.body.get("IndexName"), None);
+    assert_eq!(projected(&request), ["PK", "SK", "text"]);
+    let entries = query.all().await.unwrap();
+    let mut texts: Vec<String> = entries
+        .iter()
+        .map(|entry| entry.value.text.clone())
+        .collect();
+    texts.sort();
+    let mut expected: Vec<String> = (0..12).map(|n| format!("comment {n}")).collect();
+    expected.sort();
+    assert_eq!(texts, expected);
+    // Each key is the key of the comment whose text came with it.
+    for entry in &entries {
+        let whole = db.get(entry.key.clone()).send().await.unwrap();
+        assert_eq!(whole.text, entry.value.text);
+    }
 }
 
 #[derive(Table)]

@@ -432,24 +432,6 @@ async fn overlapping_document_paths_are_refused_before_sending() {
         .unwrap();
 }
 
-#[test]
-fn only_actions_that_change_the_item_again_count_as_repeating() {
-    use aws_sdk_dynamodb::types::AttributeValue;
-    use singletable::expr::update::{Action, SetValue};
-    use singletable::expr::AttrPath;
-    let path = || AttrPath::attribute("a");
-    let number = || AttributeValue::N("1".into());
-    assert!(!Action::Set(path(), SetValue::Value(number())).repeats());
-    assert!(!Action::Set(path(), SetValue::IfNotExists(number())).repeats());
-    assert!(Action::Set(path(), SetValue::Plus(number())).repeats());
-    assert!(Action::Set(path(), SetValue::Append(AttributeValue::L(vec![]))).repeats());
-    assert!(Action::Add(path(), number()).repeats());
-    assert!(!Action::Add(path(), AttributeValue::Ss(vec!["x".into()])).repeats());
-    assert!(!Action::Delete(path(), AttributeValue::Ss(vec!["x".into()])).repeats());
-    assert!(Action::Remove(path().index(2)).repeats());
-    assert!(!Action::Remove(path().key("k")).repeats());
-}
-
 /// Labels stored as a DynamoDB string set.
 #[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = App, pk = "TAGGED#{id}", sk = "TAGGED")]

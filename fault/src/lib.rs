@@ -539,7 +539,7 @@ pub fn is_own_write<E: Entity>(error: &Error, written: &E) -> bool {
     };
     let managed = E::SCHEMA.managed;
     if let Some(attribute) = managed.version {
-        let version = singletable_runtime::managed::version_of(expected.get(attribute));
+        let version = singletable_runtime::__private::version_of(expected.get(attribute));
         expected.insert(
             attribute.to_owned(),
             AttributeValue::N((version + 1).to_string()),

@@ -137,7 +137,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
 #[derive(Default)]
 pub struct ProjectionAttrs {
     pub entity: Option<Path>,
-    /// The index slot as written, and what it names.
+    /// The index slot as written, and what it names; none for the table itself.
     pub index: Option<(Ident, Option<Slot>)>,
 }
 

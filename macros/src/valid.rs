@@ -401,19 +401,14 @@ impl ProjectionStruct<'_> {
         if self.attrs.entity.is_none() {
             cx.error_spanned_by(
                 self.ident,
-                "name the entity and the index this projection reads: `#[dynamo(entity = Ticket, index = gsi1)]`",
+                "name the entity this projection reads, and the index unless it reads the table: `#[dynamo(entity = Ticket)]` or `#[dynamo(entity = Ticket, index = gsi1)]`",
             );
         }
-        match &self.attrs.index {
-            None if self.attrs.entity.is_some() => cx.error_spanned_by(
-                self.ident,
-                "name the index this projection reads: `#[dynamo(index = gsi1)]` (the slot the table declares it in)",
-            ),
-            Some((slot, None)) => cx.error_spanned_by(
+        if let Some((slot, None)) = &self.attrs.index {
+            cx.error_spanned_by(
                 slot,
                 format!("`{slot}` is not an index slot; indexes are `gsi1`..`gsi20` and `lsi1`..`lsi5`, as the table declares them"),
-            ),
-            _ => {}
+            );
         }
         for field in &self.flattened {
             cx.error_spanned_by(

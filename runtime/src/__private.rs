@@ -1,44 +1,77 @@
 //! What generated code calls; not a public API. The derives expand to static schema data and
 //! calls into these items, through `::singletable::__private`, so that nothing they need has
 //! to be public API of its own.
-pub use crate::key::{
-    KeyArg, KeyField, KeyPart, KeyTemplate, PartContext, PartError, PrefixFree, Segment,
+pub use crate::const_text::str_eq;
+pub use crate::design_check::{
+    HasNoSortKey, HasSortKey, IndexSortKeyAbsent, IndexSortKeyDeclared, WithSortKey, WithoutSortKey,
 };
-pub use crate::schema::index;
+pub use crate::index_projection::{IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
+pub use crate::key::part::{AnyValue, KeyArg};
+pub use crate::key::template::Segment;
+pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, PrefixFree};
+pub use crate::schema::entity::{EntityIndex, IndexRule, RuleArguments, Versioned};
+pub use crate::schema::field::{
+    FieldSchema, KeyPartFns, ManagedFields, ManagedTimestamp, ScalarAttribute, TtlField,
+    UniqueSchema,
+};
+pub use crate::schema::table::{DeclaresIndex, ExpiringTable, NoStream};
 pub use crate::schema::{
-    DeclaresIndex, EntityIndex, EntitySchema, HasNoSortKey, HasSortKey, IndexKind, IndexSchema,
-    IndexSortKeyAbsent, IndexSortKeyDeclared, TableSchema, WithSortKey, WithoutSortKey,
+    EntitySchema, IndexKind, IndexSchema, KeyAttribute, ScalarType, TableSchema,
 };
 
-pub use crate::expr::field_role::{role, FieldOf};
-pub use crate::expr::state;
-pub use crate::expr::{Field, NoTypedPath};
-pub use crate::item::decode_fields;
-pub use crate::managed::{timestamp_value, Timestamp, VersionNumber};
-pub use crate::op::query::{
-    primary, After, Collection, CollectionTable, DeclaredTable, Decode, InTable, InnerPart,
-    LastPart, PartitionKey, SortKeyPart, Start, UnknownTable,
+/// The index slots a template names (`gsi1` to `gsi20`, `lsi1` to `lsi5`).
+pub mod index {
+    pub use crate::schema::index::*;
+}
+
+pub use crate::expr::field::{
+    Addable, Container, FieldPath, GuardPath, IntoField, ListType, MapType, NoTypedPath, Optional,
+    Searchable, SetType, StoredForm, ValueFor,
 };
-pub use crate::op::query::{Projection, ProjectionOf};
-pub use crate::schema::{ExpiringTable, IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
+pub use crate::expr::field_role::{role, FieldOf};
+pub use crate::expr::Field;
+
+/// The type states of an update: which fields it changed, and whether its versions and
+/// timestamps are given.
+pub mod state {
+    pub use crate::expr::state::*;
+}
+
+/// The untyped expression trees and their placeholders, for the property tests and the
+/// benches that build requests by hand.
+pub mod expr {
+    pub use crate::expr::condition::{Node, Operand};
+    pub use crate::expr::path::{AttrPath, PathStep};
+    pub use crate::expr::placeholders::{Names, Placeholders, Values};
+    pub use crate::expr::update::{overlapping, render, Action, SetValue};
+}
+pub use crate::item::decode_fields;
+pub use crate::managed::{timestamp_value, version_of, Timestamp, VersionNumber};
+pub use crate::op::query::collection_table::{
+    CollectionTable, DeclaredTable, InTable, SameTable, UnknownTable,
+};
+pub use crate::op::query::decode::Decode;
+pub use crate::op::query::entry::ProjectionOf;
+pub use crate::op::query::indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
+pub use crate::op::query::key_condition::{
+    After, Closed, InnerPart, LastPart, RangeOn, SortKeyPart, Start,
+};
+pub use crate::op::query::{Collection, PartitionKey, Projection};
 
 /// Whether index `I` of table `T` holds attribute `name` (the `Projection` derive's check).
 pub const fn index_holds<T: DeclaresIndex<I>, I: index::IndexSlot>(name: &str) -> bool {
     T::INDEX.holds(T::SCHEMA, name)
 }
-pub use crate::schema::{
-    str_eq, FieldSchema, IndexRule, KeyPartFns, ManagedFields, ManagedTimestamp, ScalarAttribute,
-    ScalarType, Versioned,
-};
 
 pub use crate::expr::field::to_value;
 pub use crate::key::space::collection_overlap;
-pub use crate::schema::KeyAttribute;
-pub use crate::schema::{NoStream, UniqueSchema};
-pub use crate::stream::{collection_key, CollectionKey, StreamTarget};
+pub use crate::stream::change::collection_key;
+pub use crate::stream::view::{DeclaredStream, StreamView, ViewOf};
+pub use crate::stream::{CollectionKey, StreamTarget};
 pub use crate::stream::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamViewType};
-pub use crate::ttl::{ttl_attribute_mismatch, ttl_field, TtlField, TtlValue};
-pub use crate::unique::{NoUniqueValues, UniqueField, UniqueValue};
+pub use crate::ttl::{ttl_attribute_mismatch, ttl_field, TtlValue};
+pub use crate::unique::markers::{NoUniqueValues, UniqueField};
+pub use crate::unique::UniqueValue;
 
 /// Whether key attribute number `position` is named `name` (usable in constants).
 pub const fn key_name_is(keys: &[KeyAttribute], position: usize, name: &str) -> bool {

@@ -5,6 +5,7 @@
 /// boundary.
 const CAPACITY: usize = 1024;
 
+#[doc(hidden)]
 /// A string built by value in constant evaluation.
 #[derive(Clone, Copy)]
 pub struct ConstText {

@@ -53,16 +53,20 @@ impl fmt::Display for IndexProjection {
     }
 }
 
+#[doc(hidden)]
 /// An index's projection as a type, which decides what its queries return: [`ProjectsAll`]
 /// entities, the other two [`IndexEntry`](crate::op::query::IndexEntry) values.
 pub trait ProjectionKind: Send + Sync + 'static {}
 
+#[doc(hidden)]
 /// `projection = "all"` as a type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectsAll {}
+#[doc(hidden)]
 /// `projection = "keys_only"` as a type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectsKeys {}
+#[doc(hidden)]
 /// `projection = [..]` as a type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectsSome {}

@@ -106,6 +106,7 @@ pub async fn put_raw<T: Table>(db: &Db<T>, item: crate::Item) -> Result<(), Erro
     db.raw_put("raw item", item).await
 }
 
+#[doc(hidden)]
 /// What a `#[singletable::test]` body may return: nothing, or a `Result` whose error fails the
 /// test with its `Debug` text.
 pub trait TestOutcome {

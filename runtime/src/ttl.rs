@@ -18,7 +18,7 @@
 //! it with `include_expired()`, and delete it, or set a new expiry, if it should live.
 
 use crate::const_text::ConstText;
-use crate::schema::{str_eq, TableSchema};
+use crate::schema::{str_eq, TableSchema, TtlField};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// Rust types a `#[dynamo(ttl)]` field may have.
@@ -96,8 +96,6 @@ impl<T: TtlValue> TtlValue for Option<T> {
         T::read(stored)
     }
 }
-
-pub use crate::schema::TtlField;
 
 /// The field's stored form, as the derive refers to it.
 pub const fn ttl_field<T: TtlValue>(attribute: &'static str) -> TtlField {

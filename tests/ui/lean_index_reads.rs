@@ -25,7 +25,9 @@ pub struct Title {
 
 fn check(db: singletable::Db<Lean>) {
     // A lean index's items are not whole entities.
-    let _ = db.query(Ticket::gsi1(7)).project::<Title>(&[Ticket::TITLE.path()]);
+    let _ = db.query(Ticket::gsi1(7)).collection::<Items>();
+    // A projection is chosen once.
+    let _ = db.query(Ticket::gsi2(7)).select::<Title>().select::<Title>();
     // A projection is declared for one index.
     let _ = db.query(Ticket::gsi1(7)).select::<Title>();
 }

@@ -1,5 +1,5 @@
-//! `#[derive(Projection)]`: attributes of an entity read from one index, each checked at
-//! compile time against what the table declares the index holds.
+//! `#[derive(Projection)]`: attributes of an entity read from the table, or from one index,
+//! each checked at compile time against what the table declares the index holds.
 
 use super::tokens::{private, respan};
 use crate::ast::ProjectionStruct;
@@ -30,8 +30,12 @@ pub fn derive_projection(input: &DeriveInput) -> TokenStream {
 
 fn expand(parsed: &ProjectionStruct) -> TokenStream {
     let st = private();
-    let (Some(entity), Some((slot, _))) = (&parsed.attrs.entity, &parsed.attrs.index) else {
+    let Some(entity) = &parsed.attrs.entity else {
         return TokenStream::new();
+    };
+    // The table holds every attribute: nothing to check.
+    let Some((slot, _)) = &parsed.attrs.index else {
+        return impls(parsed, &[]);
     };
     let entity_name = quote!(#entity).to_string().replace(' ', "");
     // One check per field, at the field, so the error points at what the index lacks.
@@ -60,10 +64,17 @@ fn expand(parsed: &ProjectionStruct) -> TokenStream {
 fn impls(parsed: &ProjectionStruct, checks: &[TokenStream]) -> TokenStream {
     let st = private();
     let ident = parsed.ident;
-    let (Some(entity), Some((slot, Some(_)))) = (&parsed.attrs.entity, &parsed.attrs.index) else {
+    let Some(entity) = &parsed.attrs.entity else {
         return TokenStream::new();
     };
-    let slot = format_ident!("{}", slot.to_string(), span = slot.span());
+    let index = match &parsed.attrs.index {
+        None => quote!(#st::primary),
+        Some((slot, Some(_))) => {
+            let slot = format_ident!("{}", slot.to_string(), span = slot.span());
+            quote!(#st::index::#slot)
+        }
+        Some((_, None)) => return TokenStream::new(),
+    };
     let attributes = parsed.fields.iter().map(|(_, attribute)| attribute);
     quote! {
         const _: () = {
@@ -77,7 +88,7 @@ fn impls(parsed: &ProjectionStruct, checks: &[TokenStream]) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl #st::ProjectionOf<#entity, #st::index::#slot> for #ident {}
+            impl #st::ProjectionOf<#entity, #index> for #ident {}
 
             #(#checks)*
         };

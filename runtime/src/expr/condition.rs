@@ -79,6 +79,7 @@ impl AttributeType {
     }
 }
 
+#[doc(hidden)]
 /// The right-hand side of a comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operand {
@@ -90,6 +91,7 @@ pub enum Operand {
     Size(AttrPath),
 }
 
+#[doc(hidden)]
 /// An untyped condition tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node {
@@ -347,8 +349,7 @@ impl<E> Clone for Condition<E> {
 
 impl<E> Condition<E> {
     /// Wraps an untyped tree; the typed builders are the public way in.
-    #[doc(hidden)]
-    pub fn from_node(node: Node) -> Self {
+    pub(crate) fn from_node(node: Node) -> Self {
         Condition {
             node: Ok(node),
             entity: PhantomData,
@@ -365,7 +366,7 @@ impl<E> Condition<E> {
     }
 
     /// The untyped tree, or the error of a value that could not be encoded.
-    pub fn node(&self) -> Result<&Node, &EncodeError> {
+    pub(crate) fn node(&self) -> Result<&Node, &EncodeError> {
         self.node.as_ref()
     }
 
@@ -382,7 +383,7 @@ impl<E> Condition<E> {
     }
 
     /// Adds `condition` to an optional one with `AND` (builders accumulate conditions this way).
-    pub fn and_to(existing: &mut Option<Condition<E>>, condition: Condition<E>) {
+    pub(crate) fn and_to(existing: &mut Option<Condition<E>>, condition: Condition<E>) {
         *existing = Some(match existing.take() {
             Some(existing) => existing.and(condition),
             None => condition,

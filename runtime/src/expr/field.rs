@@ -30,6 +30,7 @@ type Marks<E, T, F> = fn() -> (E, T, F);
 #[derive(Debug, Clone, Copy)]
 pub struct NoTypedPath;
 
+#[doc(hidden)]
 /// The stored form of a value as serde writes it; `None` for a value stored as no attribute.
 pub type StoredForm = fn(AttributeValue) -> Result<Option<AttributeValue>, String>;
 
@@ -47,6 +48,7 @@ impl<E, T, F> std::fmt::Debug for Field<E, T, F> {
     }
 }
 
+#[doc(hidden)]
 /// What a typed path points at, for APIs that take "any field path" as one type parameter.
 pub trait FieldPath {
     /// The entity.
@@ -150,7 +152,7 @@ impl<E, T, F> Field<E, T, F> {
     }
 
     /// The untyped document path.
-    pub fn path(&self) -> AttrPath {
+    pub(crate) fn path(&self) -> AttrPath {
         AttrPath::attribute(self.attribute)
     }
 
@@ -209,7 +211,7 @@ impl<E, Top, T, F> Nested<E, Top, T, F> {
     }
 
     /// The document path.
-    pub fn path(&self) -> AttrPath {
+    pub(crate) fn path(&self) -> AttrPath {
         self.path.clone()
     }
 
@@ -435,6 +437,7 @@ fn encoded<E>(build: impl FnOnce() -> Result<Node, EncodeError>) -> Condition<E>
     }
 }
 
+#[doc(hidden)]
 /// A value a condition compares a field of type `T` with: a `T` or a `&T`, or a `&str` for a
 /// `String` field, whichever the caller has at hand.
 #[diagnostic::on_unimplemented(
@@ -465,6 +468,7 @@ impl ValueFor<String> for &str {
     }
 }
 
+#[doc(hidden)]
 /// A value an update sets a field of type `T` to: a `T`, a `&T` (cloned), or a `&str` for a
 /// `String` field.
 #[diagnostic::on_unimplemented(
@@ -500,6 +504,7 @@ fn operand<V: Serialize + ?Sized>(value: &V) -> Result<Operand, EncodeError> {
     to_value(value).map(Operand::Value)
 }
 
+#[doc(hidden)]
 /// A set or list type, for `contains`, `ADD`/`DELETE` of elements and `list_append`.
 pub trait Container {
     /// The element type.
@@ -526,6 +531,7 @@ impl<U> Container for std::collections::BTreeSet<U> {
     type Element = U;
 }
 
+#[doc(hidden)]
 /// Optional fields, which `REMOVE` may delete.
 #[diagnostic::on_unimplemented(
     message = "cannot REMOVE a required field: its type `{Self}` is not an `Option`",
@@ -543,6 +549,7 @@ impl<U> Optional for Option<U> {
     }
 }
 
+#[doc(hidden)]
 /// Numbers and sets, which `ADD` works on.
 #[diagnostic::on_unimplemented(
     message = "ADD works only on numbers and sets, not on `{Self}`",
@@ -558,6 +565,7 @@ addable_numbers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 impl<U, S> Addable for std::collections::HashSet<U, S> {}
 impl<U> Addable for std::collections::BTreeSet<U> {}
 
+#[doc(hidden)]
 /// Sets, which `DELETE` removes elements from.
 #[diagnostic::on_unimplemented(
     message = "DELETE works only on sets, not on `{Self}`",
@@ -568,6 +576,7 @@ pub trait SetType: Container {}
 impl<U, S> SetType for std::collections::HashSet<U, S> {}
 impl<U> SetType for std::collections::BTreeSet<U> {}
 
+#[doc(hidden)]
 /// Maps with string keys, whose entries have paths (`field.key("name")`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a map with string keys, so it has no `key(..)` paths"
@@ -577,6 +586,7 @@ pub trait MapType: Container {}
 impl<V, S> MapType for std::collections::HashMap<String, V, S> {}
 impl<V> MapType for std::collections::BTreeMap<String, V> {}
 
+#[doc(hidden)]
 /// Lists and sets, which `contains` searches.
 #[diagnostic::on_unimplemented(message = "`contains` searches lists and sets, not `{Self}`")]
 pub trait Searchable: Container {}
@@ -585,6 +595,7 @@ impl<U> Searchable for Vec<U> {}
 impl<U, S> Searchable for std::collections::HashSet<U, S> {}
 impl<U> Searchable for std::collections::BTreeSet<U> {}
 
+#[doc(hidden)]
 /// Lists, which `list_append` extends.
 #[diagnostic::on_unimplemented(
     message = "list_append works only on lists (`Vec`), not on `{Self}`"
@@ -613,6 +624,7 @@ mod tests {
     }
 }
 
+#[doc(hidden)]
 /// A path [`Update::advance`](crate::op::update::Update::advance) can guard: a field of `E`
 /// (`Top = T`), or a list element or map entry inside field `F` (of type `Top`). Sealed:
 /// implemented for [`Field`] and [`Nested`] only.
@@ -627,6 +639,7 @@ pub trait GuardPath<E, Top, T, F>: guard_path::Sealed {
 }
 
 mod guard_path {
+    #[doc(hidden)]
     pub trait Sealed {}
     impl<E, T, F> Sealed for super::Field<E, T, F> {}
     impl<E, Top, T, F> Sealed for super::Nested<E, Top, T, F> {}

@@ -4,22 +4,29 @@
 //! so the same request always renders to the same text and nothing a user supplies is ever
 //! spliced into expression text.
 
-pub mod condition;
-pub mod field;
+// The expression trees and their placeholders are this crate's; generated code, the
+// property tests and the benches reach them through `__private`.
+pub(crate) mod condition;
+pub(crate) mod field;
 #[doc(hidden)]
 pub mod field_role;
-pub mod path;
-mod placeholders;
+pub(crate) mod path;
+pub(crate) mod placeholders;
 pub(crate) mod sets;
 pub(crate) mod shape;
 #[doc(hidden)]
 pub mod state;
-pub mod update;
+pub(crate) mod update;
 
 pub use condition::{AttributeType, Comparison, Condition};
-pub use field::Field;
+pub use field::{Field, Nested, MAX_IN_OPERANDS};
+// The rules compile errors name: public, so that an error names them by a path a user can
+// read, but undocumented.
 #[doc(hidden)]
-pub use field::NoTypedPath;
-pub use path::AttrPath;
-pub(crate) use placeholders::{check_expression, render, Expression, Name, Sink};
-pub use placeholders::{Names, Placeholders, Values, MAX_EXPRESSION_BYTES};
+pub use field::{
+    Addable, Container, FieldPath, GuardPath, IntoField, ListType, MapType, NoTypedPath, Optional,
+    Searchable, SetType, ValueFor,
+};
+pub(crate) use path::AttrPath;
+pub use placeholders::MAX_EXPRESSION_BYTES;
+pub(crate) use placeholders::{check_expression, render, Expression, Name, Placeholders, Sink};

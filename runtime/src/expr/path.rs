@@ -4,6 +4,7 @@ use super::placeholders::{Expression, Name, Placeholders, Renderer, Sink};
 use std::borrow::Cow;
 use std::fmt;
 
+#[doc(hidden)]
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PathStep {
@@ -13,6 +14,7 @@ pub enum PathStep {
     Index(usize),
 }
 
+#[doc(hidden)]
 /// A document path such as `address.city` or `tags[2]`; each name is a placeholder when
 /// rendered, so names may contain any character.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -6,11 +6,14 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+#[doc(hidden)]
 /// `ExpressionAttributeNames`: placeholder to attribute name.
 pub type Names = HashMap<String, String>;
+#[doc(hidden)]
 /// `ExpressionAttributeValues`: placeholder to value.
 pub type Values = HashMap<String, AttributeValue>;
 
+#[doc(hidden)]
 /// Placeholders for the names and values of one request's expressions, kept as the maps the
 /// SDK sends (so sending moves them instead of building them).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -5,6 +5,7 @@ use super::placeholders::{Expression, Placeholders, Sink};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::fmt;
 
+#[doc(hidden)]
 /// What a `SET` writes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SetValue {
@@ -25,6 +26,7 @@ pub enum SetValue {
     CountUp(AttributeValue),
 }
 
+#[doc(hidden)]
 /// One clause of an update expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -197,5 +199,25 @@ fn walk_set(target: &AttrPath, value: &mut SetValue, sink: &mut impl Sink) {
     }
     if !close.is_empty() {
         sink.text(close);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_actions_that_change_the_item_again_count_as_repeating() {
+        let path = || AttrPath::attribute("a");
+        let number = || AttributeValue::N("1".into());
+        assert!(!Action::Set(path(), SetValue::Value(number())).repeats());
+        assert!(!Action::Set(path(), SetValue::IfNotExists(number())).repeats());
+        assert!(Action::Set(path(), SetValue::Plus(number())).repeats());
+        assert!(Action::Set(path(), SetValue::Append(AttributeValue::L(vec![]))).repeats());
+        assert!(Action::Add(path(), number()).repeats());
+        assert!(!Action::Add(path(), AttributeValue::Ss(vec!["x".into()])).repeats());
+        assert!(!Action::Delete(path(), AttributeValue::Ss(vec!["x".into()])).repeats());
+        assert!(Action::Remove(path().index(2)).repeats());
+        assert!(!Action::Remove(path().key("k")).repeats());
     }
 }

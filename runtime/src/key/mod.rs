@@ -18,16 +18,18 @@
 mod contract;
 mod error;
 mod overlap;
-mod part;
+pub(crate) mod part;
 pub(crate) mod primary;
 pub(crate) mod space;
-mod template;
+pub(crate) mod template;
 pub(crate) mod text;
 
 pub use contract::{check_key_part, check_prefix_free, KeyPartViolation};
 pub use error::{EntityKeys, KeyError, Overlap, OverlappingKey, PartError};
 pub use overlap::may_overlap;
+pub(crate) use part::AnyValue;
 pub(crate) use part::HIGHEST_CHARACTER;
-pub use part::{AnyValue, KeyArg, KeyField, KeyPart, PartContext, PrefixFree};
+pub use part::{KeyField, KeyPart, PartContext, PrefixFree};
 pub(crate) use template::same_name;
-pub use template::{KeyTemplate, Segment};
+pub use template::KeyTemplate;
+pub(crate) use template::Segment;

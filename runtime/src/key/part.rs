@@ -18,6 +18,7 @@ pub struct PartContext {
     /// The template source.
     pub template: &'static str,
     /// The template's segments, whose constant text holds its separators.
+    #[doc(hidden)]
     pub segments: &'static [Segment],
 }
 
@@ -129,9 +130,11 @@ pub trait KeyField: KeyPart + Sized {
     }
 }
 
+#[doc(hidden)]
 /// A field value of any type, as updates carry them to recompute index keys.
 pub type AnyValue = Box<dyn Any + Send + Sync>;
 
+#[doc(hidden)]
 /// What a generated key constructor takes for a key field of type `T`: the value or a
 /// reference to it for the `Copy` key types (`Ticket::gsi1(7)` or `(&7)`), and `&str`,
 /// `&String` or `String` for a `String` field.

@@ -5,6 +5,7 @@ use super::part::{KeyField, KeyPart, PartContext};
 use std::borrow::Cow;
 use std::fmt;
 
+#[doc(hidden)]
 /// One piece of a key template: constant text or a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Segment {
@@ -25,6 +26,7 @@ pub struct KeyTemplate {
     /// The template as written, e.g. `"TICKET#{id}"` (used in messages).
     pub source: &'static str,
     /// The template split into constant text and fields, in order.
+    #[doc(hidden)]
     pub segments: &'static [Segment],
 }
 
@@ -45,16 +47,18 @@ impl KeyTemplate {
     /// Renders the template with `values` given in field order (as [`KeyTemplate::fields`]).
     ///
     /// ```
-    /// use singletable_runtime::key::{KeyTemplate, Segment};
-    /// const TEMPLATE: KeyTemplate = KeyTemplate {
-    ///     source: "TEAM#{team}#TICKET#{id}",
-    ///     segments: &[
-    ///         Segment::Literal("TEAM#"),
-    ///         Segment::Field { name: "team", width: None },
-    ///         Segment::Literal("#TICKET#"),
-    ///         Segment::Field { name: "id", width: None },
-    ///     ],
-    /// };
+    /// // `TEMPLATE` is what the derive makes of `"TEAM#{team}#TICKET#{id}"`.
+    /// # use singletable_runtime::__private::Segment;
+    /// # use singletable_runtime::key::KeyTemplate;
+    /// # const TEMPLATE: KeyTemplate = KeyTemplate {
+    /// #     source: "TEAM#{team}#TICKET#{id}",
+    /// #     segments: &[
+    /// #         Segment::Literal("TEAM#"),
+    /// #         Segment::Field { name: "team", width: None },
+    /// #         Segment::Literal("#TICKET#"),
+    /// #         Segment::Field { name: "id", width: None },
+    /// #     ],
+    /// # };
     /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"])?, "TEAM#0000000007#TICKET#8842");
     /// // A string part cannot hold the template's separators, wherever it stands.
     /// assert!(TEMPLATE.render(&[&7u32, &"a#TICKET#b"]).is_err());
@@ -196,16 +200,18 @@ impl KeyTemplate {
     /// Splits a stored key into the raw text of each field, in field order.
     ///
     /// ```
-    /// use singletable_runtime::key::{KeyTemplate, Segment};
-    /// const TEMPLATE: KeyTemplate = KeyTemplate {
-    ///     source: "STATUS#{status}#TICKET#{id}",
-    ///     segments: &[
-    ///         Segment::Literal("STATUS#"),
-    ///         Segment::Field { name: "status", width: None },
-    ///         Segment::Literal("#TICKET#"),
-    ///         Segment::Field { name: "id", width: None },
-    ///     ],
-    /// };
+    /// // `TEMPLATE` is what the derive makes of `"STATUS#{status}#TICKET#{id}"`.
+    /// # use singletable_runtime::__private::Segment;
+    /// # use singletable_runtime::key::KeyTemplate;
+    /// # const TEMPLATE: KeyTemplate = KeyTemplate {
+    /// #     source: "STATUS#{status}#TICKET#{id}",
+    /// #     segments: &[
+    /// #         Segment::Literal("STATUS#"),
+    /// #         Segment::Field { name: "status", width: None },
+    /// #         Segment::Literal("#TICKET#"),
+    /// #         Segment::Field { name: "id", width: None },
+    /// #     ],
+    /// # };
     /// assert_eq!(TEMPLATE.split("STATUS#open#TICKET#8842")?, vec!["open", "8842"]);
     /// assert!(TEMPLATE.split("ORDER#1").is_err());
     /// # Ok::<(), singletable_runtime::key::KeyError>(())

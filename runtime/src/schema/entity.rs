@@ -74,9 +74,11 @@ impl EntitySchema {
     }
 }
 
+#[doc(hidden)]
 /// How a rule reads its arguments: input number `n` of [`IndexRule::inputs`] as `argument(n)`.
 pub type RuleArguments<'a> = dyn Fn(usize) -> Option<&'a dyn Any> + 'a;
 
+#[doc(hidden)]
 /// A sparse index rule: the fields it reads and the function deciding whether an item is
 /// indexed, called with those fields' values in order.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +101,7 @@ impl PartialEq for IndexRule {
 
 impl Eq for IndexRule {}
 
+#[doc(hidden)]
 /// An entity's templates on one secondary index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntityIndex {
@@ -133,6 +136,7 @@ impl EntityIndex {
     }
 }
 
+#[doc(hidden)]
 /// An entity with a `#[dynamo(version)]` field: what optimistic locking
 /// ([`Update::expect_version`](crate::op::update::Update::expect_version)) needs, so that on
 /// any other entity it does not compile instead of checking nothing. Implemented by the

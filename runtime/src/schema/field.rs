@@ -6,6 +6,7 @@ use super::table::ScalarType;
 use crate::key::{AnyValue, KeyError, PartContext, PartError};
 use std::any::Any;
 
+#[doc(hidden)]
 /// One field of an entity.
 #[derive(Debug, Clone, Copy)]
 pub struct FieldSchema {
@@ -25,6 +26,7 @@ impl PartialEq for FieldSchema {
 
 impl Eq for FieldSchema {}
 
+#[doc(hidden)]
 /// Type-erased [`KeyPart`](crate::KeyPart) functions of a field, so index keys can be
 /// recomputed from the values an update carries.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +37,7 @@ pub struct KeyPartFns {
     pub parse: fn(&str, Option<u8>) -> Result<AnyValue, PartError>,
 }
 
+#[doc(hidden)]
 /// Field types that can be an index key attribute read directly from the item
 /// (`gsi2pk = author`), by the DynamoDB type serde writes them as.
 #[diagnostic::on_unimplemented(
@@ -65,6 +68,7 @@ scalar_attributes!(String: uuid::Uuid);
 #[cfg(feature = "ulid")]
 scalar_attributes!(String: ulid::Ulid);
 
+#[doc(hidden)]
 /// Fields maintained by the library, `#[dynamo(version)]`, `#[dynamo(created_at)]` and
 /// `#[dynamo(updated_at)]`, and the field stored in DynamoDB's own form, `#[dynamo(ttl)]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,6 +85,7 @@ pub struct ManagedFields {
     pub ttl: Option<TtlField>,
 }
 
+#[doc(hidden)]
 /// A timestamp attribute and how to write a time in the field's own type.
 #[derive(Debug, Clone, Copy)]
 pub struct ManagedTimestamp {
@@ -100,6 +105,7 @@ impl PartialEq for ManagedTimestamp {
 
 impl Eq for ManagedTimestamp {}
 
+#[doc(hidden)]
 /// How an entity's TTL field is stored; referenced by generated schemas.
 #[derive(Debug, Clone, Copy)]
 pub struct TtlField {
@@ -123,6 +129,7 @@ impl PartialEq for TtlField {
 
 impl Eq for TtlField {}
 
+#[doc(hidden)]
 /// A value no two items of an entity share: one field, or several together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UniqueSchema {

@@ -90,9 +90,8 @@ const fn contains_text(names: &[&str], name: &str) -> bool {
 mod tests {
     use super::*;
     use crate::key::Segment;
-    use crate::schema::{
-        EntityIndex, FieldSchema, IndexKind, IndexProjection, IndexRule, IndexSchema, ManagedFields,
-    };
+    use crate::schema::field::{FieldSchema, ManagedFields};
+    use crate::schema::{EntityIndex, IndexKind, IndexProjection, IndexRule, IndexSchema};
 
     const fn template(source: &'static str, segments: &'static [Segment]) -> KeyTemplate {
         KeyTemplate { source, segments }

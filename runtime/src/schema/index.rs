@@ -1,6 +1,8 @@
 //! Index markers: the type-level names of index slots, used by the derives to check that a
-//! table declares the indexes an entity uses.
+//! table declares the indexes an entity uses. Documented, because compile errors name them
+//! (`table `App` does not declare index `gsi2``): a documented type is printed by its name.
 
+#[doc(hidden)]
 /// A secondary index slot.
 pub trait IndexSlot: 'static {
     /// Global or local.

@@ -4,7 +4,8 @@
 //! field feeds.
 
 // One concept a file: `table.rs`, `index.rs` (the slots), `entity.rs`, `field.rs` and
-// `field_indexes.rs`. Everything is re-exported here, under the paths the derives emit.
+// `field_indexes.rs`. What a user reads of a schema is public here; what only the derives
+// fill in is not, and generated code reaches it through `__private`.
 
 pub(crate) mod entity;
 pub(crate) mod field;
@@ -12,29 +13,28 @@ pub(crate) mod field_indexes;
 pub mod index;
 pub(crate) mod table;
 
-pub(crate) use crate::key::same_name;
-pub use entity::{
-    schema_of, Entity, EntityIndex, EntitySchema, IndexRule, RuleArguments, Versioned,
-};
-pub use field::{
-    FieldSchema, KeyPartFns, ManagedFields, ManagedTimestamp, ScalarAttribute, TtlField,
-    UniqueSchema,
-};
-pub(crate) use field_indexes::{index_bit, FieldIndexes};
+pub use crate::index_projection::IndexProjection;
+pub use entity::{schema_of, Entity, EntitySchema};
 pub use table::{
-    DeclaresIndex, ExpiringTable, IndexKind, IndexSchema, KeyAttribute, NoStream, ScalarType,
-    StreamViewType, Table, TableSchema,
+    IndexKind, IndexSchema, KeyAttribute, ScalarType, StreamViewType, Table, TableSchema,
 };
 
-pub use crate::index_projection::{
-    IndexProjection, ProjectionKind, ProjectsAll, ProjectsKeys, ProjectsSome,
-};
-
-pub use crate::key::AnyValue;
-
+// The rules compile errors name: public (so an error names them by a path a user can read)
+// but undocumented; they are no API to write against.
+#[doc(hidden)]
 pub use crate::design_check::{
     HasNoSortKey, HasSortKey, IndexSortKeyAbsent, IndexSortKeyDeclared, WithSortKey, WithoutSortKey,
 };
-
 #[doc(hidden)]
-pub use crate::const_text::str_eq;
+pub use entity::Versioned;
+#[doc(hidden)]
+pub use table::{DeclaresIndex, ExpiringTable, NoStream};
+
+// Derive data: reached by generated code through `__private`, and by this crate here.
+pub(crate) use crate::const_text::str_eq;
+pub(crate) use crate::index_projection::{ProjectionKind, ProjectsAll, ProjectsKeys, ProjectsSome};
+pub(crate) use crate::key::same_name;
+pub(crate) use crate::key::AnyValue;
+pub(crate) use entity::{EntityIndex, IndexRule};
+pub(crate) use field::{TtlField, UniqueSchema};
+pub(crate) use field_indexes::{index_bit, FieldIndexes};

@@ -10,7 +10,7 @@
 //! idempotently, for example under a condition on the record's sequence number, as
 //! `examples/stream.rs` does.
 
-mod change;
+pub(crate) mod change;
 pub(crate) mod error;
 #[cfg(feature = "aws_lambda_events")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws_lambda_events")))]
@@ -19,17 +19,14 @@ pub mod lambda;
 #[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
 pub mod reader;
 pub(crate) mod record;
-mod view;
+pub(crate) mod view;
 
-pub use change::{
-    collection_key, decode, Change, CollectionKey, Record, StreamRecord, StreamTarget,
-};
+pub use change::{decode, Change, CollectionKey, Record, StreamRecord, StreamTarget};
 pub use error::StreamError;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
 pub use reader::{Batch, StreamReader};
 pub use record::{EventName, RawRecord, TTL_PRINCIPAL};
-pub use view::{
-    DeclaredStream, KeysOnly, NewAndOldImages, NewImage, OldImage, StreamView, StreamViewType,
-    ViewOf,
-};
+#[doc(hidden)]
+pub use view::{DeclaredStream, StreamView, ViewOf};
+pub use view::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamViewType};

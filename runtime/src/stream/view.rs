@@ -6,9 +6,11 @@ use crate::schema::{NoStream, Table};
 pub use crate::schema::StreamViewType;
 
 mod sealed {
+    #[doc(hidden)]
     pub trait Sealed {}
 }
 
+#[doc(hidden)]
 /// A stream view as a type: which images a decoded [`Change`](super::Change) holds. `T` is
 /// what the records decode into; a view without an image puts `()` in its place.
 pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
@@ -23,6 +25,7 @@ pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
     fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::Old<T>, E>;
 }
 
+#[doc(hidden)]
 /// A view a table declares: what reading its stream needs. (A table without a stream has the
 /// view [`NoStream`], which is a [`StreamView`] without images, and not this.)
 #[diagnostic::on_unimplemented(
@@ -87,5 +90,6 @@ views! {
     KeysOnly, new: no, old: no;
 }
 
+#[doc(hidden)]
 /// The stream view of table `T`, when it declares one.
 pub type ViewOf<T> = <T as Table>::Stream;

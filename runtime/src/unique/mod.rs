@@ -32,10 +32,13 @@
 //! such a transaction is [`UpdateError::UniqueInTransaction`](crate::op::update::UpdateError).
 
 mod lookup;
+pub(crate) mod markers;
 mod sentinel;
 mod sweep;
 mod write;
 
+#[doc(hidden)]
+pub use markers::{NoUniqueValues, UniqueField};
 pub use sweep::{ClaimReport, ClaimUnique, Duplicate};
 
 pub(crate) use sentinel::{key_of, sentinel_ops, SENTINEL_ENTITY};
@@ -64,26 +67,3 @@ pub trait UniqueValue {
 
 impl<T: crate::KeyPart + ?Sized> UniqueValue for T {}
 impl<T: crate::KeyPart> UniqueValue for Option<T> {}
-
-/// A field of entity `E` (its marker type) that is `#[dynamo(unique)]`, so that
-/// [`Db::get_by_unique`](crate::Db::get_by_unique) can look an item up by it. Implemented by
-/// the `Entity` derive.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` of `{E}` is not unique, so it cannot find one item",
-    label = "a lookup by value needs a `#[dynamo(unique)]` field",
-    note = "mark the field `#[dynamo(unique)]` (writes then keep a sentinel item per value), or query an index on it"
-)]
-pub trait UniqueField<E> {
-    /// Its position in the entity's unique values.
-    const UNIQUE: usize;
-}
-
-/// An entity without unique values: what batch writes and user-built transactions need,
-/// since they would write the item without its sentinels (a batch cannot even be
-/// conditional). Implemented by the `Entity` derive.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has unique values, which only its own writes keep",
-    label = "this would write the item without the sentinel items of its unique values",
-    note = "write `{Self}` with `db.put(..)`, `db.delete(..)` or `db.rekey(..)`: each keeps its unique values in a transaction of its own"
-)]
-pub trait NoUniqueValues {}

@@ -69,6 +69,7 @@ pub trait InTable<T> {
 #[diagnostic::do_not_recommend]
 impl<T, E: Entity> InTable<T> for E where E::Table: SameTable<T> {}
 
+#[doc(hidden)]
 /// Tables `Self` and `T` are one, or one of them is [`UnknownTable`].
 pub trait SameTable<T> {}
 

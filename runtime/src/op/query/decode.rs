@@ -1,31 +1,10 @@
-//! What a query's items decode into: an entity, a projection, or a collection.
+//! What a query's items decode into: an entity, index entries, or a collection.
 
 use crate::item::DecodeError;
 use crate::item::Item;
 use crate::schema::{Entity, Table};
-use std::marker::PhantomData;
 
-/// Items of entity `E` read with a projection, decoded as `T` (see [`Query::project`](super::Query::project)).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Projected<E, T> {
-    /// The projected attributes.
-    pub value: T,
-    pub(super) entity: PhantomData<fn() -> E>,
-}
-
-impl<E: Entity, T: serde::de::DeserializeOwned> Decode for Projected<E, T> {
-    const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
-    const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
-    const NAME: &'static str = E::SCHEMA.name;
-
-    fn decode(item: Item) -> Result<Self, DecodeError> {
-        crate::item::decode_as::<E, T>(item).map(|value| Projected {
-            value,
-            entity: PhantomData,
-        })
-    }
-}
-
+#[doc(hidden)]
 /// What a query's items decode into: one entity, or a [`Collection`] of several.
 pub trait Decode: Sized {
     /// The only entity to read (the query filters on it), or `None` for a collection.

@@ -1,14 +1,14 @@
-//! What a lean index (`KEYS_ONLY` or `INCLUDE`) holds of an item: its primary key, and the
-//! attributes the index projects, read as a [`Projection`].
+//! An item read in part: its primary key, and the attributes of a [`Projection`] (what a
+//! lean index, `KEYS_ONLY` or `INCLUDE`, holds of it, or what `select` reads of it).
 
 use crate::item::{DecodeError, Item};
 use crate::schema::Entity;
 use crate::Key;
 use std::fmt;
 
-/// One item of entity `E` as a lean index holds it: the primary key, with which
-/// [`Hydrate`](super::Hydrate) reads the whole item, and the projected attributes
-/// as `T` (`()` for none).
+/// One item of entity `E` read in part: the primary key, with which
+/// [`Hydrate`](super::Hydrate) reads the whole item, and the attributes selected as `T`
+/// (`()` for none: what a lean index's query returns until it `select`s).
 pub struct IndexEntry<E, T = ()> {
     /// The item's primary key in the table.
     pub key: Key<E>,
@@ -41,8 +41,9 @@ impl<E: Entity, T: fmt::Debug> fmt::Debug for IndexEntry<E, T> {
     }
 }
 
-/// Attributes of entity `E` read from an index, declared with
-/// `#[derive(singletable::Projection)]` (or `()`, for none).
+/// Attributes of entity `E` read from the table or one of its indexes, declared with
+/// `#[derive(singletable::Projection)]` (or `()`, for none); see
+/// [`Query::select`](super::Query::select).
 pub trait Projection<E: Entity>: Sized + Send + 'static {
     /// The attributes it reads (its `ProjectionExpression`, with the keys).
     const ATTRIBUTES: &'static [&'static str];
@@ -51,12 +52,13 @@ pub trait Projection<E: Entity>: Sized + Send + 'static {
     fn from_item(item: Item) -> Result<Self, DecodeError>;
 }
 
+#[doc(hidden)]
 /// A [`Projection`] that index `I` holds every attribute of: checked when it is derived, so a
 /// projection of an attribute the index leaves out does not compile.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a projection of index `{I}` of `{E}`",
-    label = "a projection is declared for one index",
-    note = "derive it with `#[derive(singletable::Projection)]` and `#[dynamo(entity = {E}, index = {I})]`"
+    label = "a projection is declared for the table or for one index",
+    note = "derive it with `#[derive(singletable::Projection)]` and `#[dynamo(entity = {E}, index = {I})]` (no `index` for the table)"
 )]
 pub trait ProjectionOf<E: Entity, I>: Projection<E> {}
 

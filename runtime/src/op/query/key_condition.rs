@@ -22,6 +22,7 @@ pub struct After<F>(std::marker::PhantomData<fn() -> F>);
 #[derive(Debug)]
 pub enum Closed {}
 
+#[doc(hidden)]
 /// Implemented by the derive on the marker type of each sort key part: the part may follow
 /// state `P` ([`Start`] or [`After`] the part before it) of a query on index `I` of entity
 /// `E`, which admits parts in template order only.
@@ -37,15 +38,18 @@ pub trait SortKeyPart<E, I, P> {
     type Position;
 }
 
+#[doc(hidden)]
 /// A sort key part that ends its template: a range on it is exact for every key part type.
 #[derive(Debug)]
 pub enum LastPart {}
 
+#[doc(hidden)]
 /// A sort key part that other key text follows: a range on it is exact only for a
 /// [`PrefixFree`] key part.
 #[derive(Debug)]
 pub enum InnerPart {}
 
+#[doc(hidden)]
 /// A range (`lt`, `le`, `gt`, `ge`, `between`) on a sort key part of type `V` at this
 /// position is exact: it selects the items whose part is in the range, and no other.
 #[diagnostic::on_unimplemented(

@@ -1,5 +1,6 @@
-//! Reading lean indexes (`KEYS_ONLY`, `INCLUDE`): the attributes they project, read as a
-//! [`Projection`] type, and whole items fetched by key ("hydration") with `BatchGetItem`.
+//! Choosing what a query reads: the attributes of a [`Projection`] type, from any index (a
+//! lean one's entries, or whole items read in part), and, for lean indexes (`KEYS_ONLY`,
+//! `INCLUDE`), whole items fetched by key ("hydration") with `BatchGetItem`.
 
 use super::entry::{IndexEntry, Projection, ProjectionOf};
 use super::*;
@@ -10,20 +11,36 @@ use crate::Key;
 use std::collections::HashMap;
 use std::fmt;
 
-/// What a query returns when it returns whole items: entities, which `collection` and
-/// `project` start from.
+#[doc(hidden)]
+/// What a query returns when it returns whole items: entities, which `collection` starts
+/// from.
 #[diagnostic::on_unimplemented(
     message = "this query reads a lean index, whose items hold only the attributes it projects",
-    label = "`collection` and `project` read whole items",
+    label = "`collection` reads whole items",
     note = "read the projected attributes with `.select::<P>()` (a `#[derive(singletable::Projection)]` type), or whole items with `.hydrate()`"
 )]
 pub trait WholeItems {}
 impl<E: Entity> WholeItems for E {}
 
-impl<'db, E: Entity, I: QueryIndex, P> Query<'db, E, I, P, IndexEntry<E>> {
-    /// Reads the attributes of projection `T` too (its `ProjectionExpression`, with the
-    /// keys). `T` is derived for this index with `#[derive(singletable::Projection)]`, which
-    /// checks at compile time that the index holds every attribute it reads.
+#[doc(hidden)]
+/// What a query reads before its projection is chosen: entities, or a lean index's keys.
+#[diagnostic::on_unimplemented(
+    message = "this query already reads `{Self}`, so it cannot select a projection",
+    label = "`select` chooses what a query of one entity reads",
+    note = "call `.select::<P>()` right after `db.query(..)` and the key condition, before `.collection()` or another `.select()`"
+)]
+pub trait Unselected<E> {}
+impl<E: Entity> Unselected<E> for E {}
+impl<E: Entity> Unselected<E> for IndexEntry<E> {}
+
+impl<'db, E: Entity, I: QueryIndex, P, D: Unselected<E> + Decode> Query<'db, E, I, P, D> {
+    /// Reads only the attributes of projection `T` (its `ProjectionExpression`, with the
+    /// table's keys), as [`IndexEntry`] values: each item's key, and `T`. `T` is derived for
+    /// the table or for this index with `#[derive(singletable::Projection)]`, which checks at
+    /// compile time that the index holds every attribute it reads. On a lean index this is
+    /// how its projected attributes are read; on the table or an index of all attributes it
+    /// reads part of each item (a `ProjectionExpression` costs the same read capacity, but
+    /// moves and decodes less). Examples: the `Projection` derive's documentation.
     pub fn select<T: ProjectionOf<E, I>>(mut self) -> Query<'db, E, I, P, IndexEntry<E, T>> {
         let table = <E::Table as Table>::SCHEMA;
         self.projection = std::iter::once(table.partition_key)

@@ -16,28 +16,38 @@
 //! enums whose names start no other name; see [`RangeOn`]). Give a string the last place in
 //! its template to range over it, or compare it for equality.
 
-mod collection_table;
+pub(crate) mod collection_table;
 pub(crate) mod cursor;
-mod decode;
-mod entry;
+pub(crate) mod decode;
+pub(crate) mod entry;
 pub mod error;
-mod indexes;
-mod key_condition;
+pub(crate) mod indexes;
+pub(crate) mod key_condition;
 mod lean;
 mod page;
 mod read;
 mod request;
 
+// The type-level rules of queries (index markers, key-condition states) are public, so that
+// compile errors name them by a path a user can read, but undocumented; decoding is derive
+// support, reached through `__private`.
 #[doc(hidden)]
-pub use collection_table::{CollectionTable, DeclaredTable, InTable, UnknownTable};
-pub use decode::{Collection, Decode, Projected};
-pub use entry::{IndexEntry, Projection, ProjectionOf};
-pub use indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
+pub use collection_table::InTable;
+pub use decode::Collection;
+pub(crate) use decode::Decode;
+pub use entry::{IndexEntry, Projection};
+pub use indexes::primary;
+#[doc(hidden)]
+pub use indexes::{ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
+pub use key_condition::PartitionKey;
 use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts};
-pub use key_condition::{
-    After, Closed, InnerPart, LastPart, PartitionKey, RangeOn, SortKeyPart, Start,
-};
-pub use lean::{Hydrate, Hydrated, LeanCost, WholeItems};
+// The states of a key condition are documented: compile errors and signatures print them.
+pub use key_condition::{After, Closed, Start};
+#[doc(hidden)]
+pub use key_condition::{InnerPart, LastPart, RangeOn, SortKeyPart};
+pub use lean::{Hydrate, Hydrated, LeanCost};
+#[doc(hidden)]
+pub use lean::{Unselected, WholeItems};
 pub use page::{Page, FULL_PAGE_REQUESTS};
 
 pub use cursor::{Cursor, CursorError, CursorKey};
@@ -227,29 +237,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         D: WholeItems,
     {
-        self.next(None)
-    }
-
-    /// Returns only the attributes of `fields` (`ProjectionExpression`), decoded as `T`: a
-    /// struct with those fields (serde names). The entity attribute is always read too, so
-    /// items of other entities are still told apart.
-    ///
-    /// ```ignore
-    /// #[derive(serde::Deserialize)]
-    /// struct Title { id: String, title: String }
-    /// let titles = db.query(Ticket::gsi1(&7)).project::<Title>(&[Ticket::ID.path(), Ticket::TITLE.path()]);
-    /// ```
-    pub fn project<T: serde::de::DeserializeOwned>(
-        mut self,
-        fields: &[AttrPath],
-    ) -> Query<'db, E, I, P, Projected<E, T>>
-    where
-        D: WholeItems,
-    {
-        let table = <E::Table as Table>::SCHEMA;
-        self.projection = fields.to_vec();
-        self.projection
-            .push(AttrPath::attribute(table.entity_attribute));
         self.next(None)
     }
 

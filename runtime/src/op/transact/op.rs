@@ -64,5 +64,6 @@ pub trait TransactWrite: sealed::Sealed {
 
 /// Keeps [`TransactWrite`] to the library's own operations.
 pub(crate) mod sealed {
+    #[doc(hidden)]
     pub trait Sealed {}
 }
