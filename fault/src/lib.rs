@@ -37,13 +37,27 @@
 //! ([`FaultPlan::without_idempotency_emulation`] turns it off), so the tests check the
 //! library against DynamoDB's contract rather than against the engine's gap; on an engine
 //! that honours tokens it forwards every resend as it is.
+//!
+//! # DynamoDB's latency and partition limits
+//!
+//! Off unless a plan asks for them: [`FaultPlan::with_latency`] holds each request for a round
+//! trip's delay ([`Latency::IN_REGION`] is 8 ms ± 2), concurrently, so that a bench measures
+//! how the library overlaps requests rather than how fast the local engine answers; and
+//! [`FaultPlan::with_partition_limits`] throttles a partition key value above DynamoDB's
+//! per-partition throughput ([`PartitionLimits::DYNAMODB`]), with DynamoDB's errors, and
+//! reports which keys it throttled ([`FaultReport::throttled_writes`]).
 
 mod authorization;
+mod capacity;
+mod latency;
 pub use authorization::{allows, Authorization};
+pub use capacity::{PartitionKey, PartitionLimits};
+pub use latency::Latency;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::types::AttributeValue;
+use capacity::{Access, Admission, CapacityModel};
 use serde_json::{json, Map, Value};
 use singletable_runtime::error::Error;
 use singletable_runtime::item::{self, Item};
@@ -63,6 +77,9 @@ const TOKEN_WINDOW: Duration = Duration::from_secs(600);
 const HANG_LIMIT: Duration = Duration::from_secs(60);
 /// Request and response heads larger than this are refused (DynamoDB's are a few hundred bytes).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Mixed into the plan's seed for the latency schedule, so that adding latency to a plan does
+/// not change which requests its fault schedule hits.
+const LATENCY_SEED: u64 = 0x6c61_7465_6e63_7921;
 
 /// What goes wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -227,6 +244,12 @@ pub struct FaultPlan {
     pub emulate_idempotency: bool,
     /// Whether the proxy keeps every request it receives ([`FaultStats::requests`]).
     pub record_requests: bool,
+    /// The delay the proxy adds to every request, as a round trip to DynamoDB would
+    /// ([`Latency`]); none when `None`.
+    pub latency: Option<Latency>,
+    /// The throughput limits per partition key value the proxy enforces, as DynamoDB's
+    /// partitions do ([`FaultPlan::with_partition_limits`]); none when `None`.
+    pub partition_limits: Option<PartitionLimits>,
 }
 
 impl FaultPlan {
@@ -241,6 +264,8 @@ impl FaultPlan {
             attempt_timeout: Duration::from_millis(500),
             emulate_idempotency: true,
             record_requests: false,
+            latency: None,
+            partition_limits: None,
         }
     }
 
@@ -275,6 +300,29 @@ impl FaultPlan {
         self.emulate_idempotency = false;
         self
     }
+
+    /// Holds every request for `latency` before serving it, each on its own timer, so that
+    /// requests in flight together wait together, as round trips to DynamoDB do. The delays
+    /// are drawn from a schedule of their own, seeded by the plan's seed. Keep the
+    /// [attempt timeout](FaultPlan::with_attempt_timeout) well above
+    /// [`Latency::longest`].
+    pub fn with_latency(mut self, latency: Latency) -> Self {
+        self.latency = Some(latency);
+        self
+    }
+
+    /// Enforces `limits` per partition key value, as DynamoDB's partitions do
+    /// ([`PartitionLimits::DYNAMODB`]: 1,000 write units and 3,000 read units a second): a
+    /// token bucket per key, charged by item size; requests over a key's limit are refused
+    /// with DynamoDB's errors (`ProvisionedThroughputExceededException`, batch items left
+    /// unprocessed, transactions cancelled), and the keys counted in
+    /// [`FaultReport::throttled_writes`] and [`FaultReport::throttled_reads`]. What is charged
+    /// and what is approximated is told on [`PartitionLimits`]. Independent of the fault
+    /// schedule: a request refused here draws no fault.
+    pub fn with_partition_limits(mut self, limits: PartitionLimits) -> Self {
+        self.partition_limits = Some(limits);
+        self
+    }
 }
 
 /// Why a faulty client could not be made.
@@ -305,6 +353,12 @@ pub struct FaultReport {
     pub replayed: u64,
     /// Faults injected.
     pub injected: BTreeMap<Fault, u64>,
+    /// Writes refused by the [partition limits](FaultPlan::with_partition_limits), per
+    /// partition key: each refused item counts once (a batch item left unprocessed, a
+    /// transaction's item over its key's limit, a single write).
+    pub throttled_writes: BTreeMap<PartitionKey, u64>,
+    /// Reads refused by the partition limits, per partition key, counted as writes are.
+    pub throttled_reads: BTreeMap<PartitionKey, u64>,
 }
 
 impl FaultReport {
@@ -320,6 +374,11 @@ impl FaultReport {
             *kinds.entry(fault.kind).or_insert(0) += count;
         }
         kinds
+    }
+
+    /// Items refused by the partition limits in all, reads and writes.
+    pub fn throttled_total(&self) -> u64 {
+        self.throttled_writes.values().sum::<u64>() + self.throttled_reads.values().sum::<u64>()
     }
 
     /// Faults injected after the engine applied the request.
@@ -349,6 +408,22 @@ impl fmt::Display for FaultReport {
                 .map(|(fault, count)| format!("{fault}: {count}"))
                 .collect();
             write!(f, " [{}]", faults.join(", "))?;
+        }
+        for (what, throttled) in [
+            ("writes", &self.throttled_writes),
+            ("reads", &self.throttled_reads),
+        ] {
+            if !throttled.is_empty() {
+                let keys: Vec<String> = throttled
+                    .iter()
+                    .map(|(key, count)| format!("{key}: {count}"))
+                    .collect();
+                write!(
+                    f,
+                    "; {what} throttled by partition limits: {}",
+                    keys.join(", ")
+                )?;
+            }
         }
         Ok(())
     }
@@ -404,6 +479,10 @@ struct Shared {
     tokens: Mutex<HashMap<String, Token>>,
     /// Every request received, when the plan records them.
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Draws each request's delay when the plan has a latency.
+    latency_schedule: Mutex<fastrand::Rng>,
+    /// The partition limits' buckets, when the plan has them.
+    capacity: Option<CapacityModel>,
 }
 
 /// A request as the proxy received it.
@@ -483,8 +562,15 @@ pub async fn proxy(plan: FaultPlan) -> Result<(aws_config::SdkConfig, FaultStats
     let upstream = upstream_address(&endpoint)?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let proxy = format!("http://{}", listener.local_addr()?);
+    let region = sdk_config
+        .region()
+        .map_or_else(|| "us-east-1".to_owned(), ToString::to_string);
     let shared = Arc::new(Shared {
         schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed)),
+        latency_schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed ^ LATENCY_SEED)),
+        capacity: plan
+            .partition_limits
+            .map(|limits| CapacityModel::new(limits, region)),
         plan,
         emulate_idempotency,
         upstream,
@@ -653,24 +739,95 @@ async fn handle(shared: &Shared, request: Message) -> Reply {
             body,
         });
     }
-    let fault = shared.decide(&operation);
+    if let Some(latency) = shared.plan.latency {
+        let delay = latency.draw(&mut lock(&shared.latency_schedule));
+        // This task's own timer: other connections' requests wait meanwhile, not after.
+        tokio::time::sleep(delay).await;
+    }
+    let Some(model) = &shared.capacity else {
+        return inject(shared, &operation, request).await;
+    };
+    let (request, unprocessed) = match model.admit(&shared.upstream, &operation, &request).await {
+        Admission::Whole => (request, None),
+        Admission::Refused {
+            response,
+            throttled,
+        } => {
+            shared.record(|report| {
+                report.requests += 1;
+                *report.by_operation.entry(operation.clone()).or_insert(0) += 1;
+                count_throttled(report, throttled);
+            });
+            return Reply::Send(response);
+        }
+        Admission::Part {
+            body,
+            unprocessed,
+            throttled,
+        } => {
+            shared.record(|report| count_throttled(report, throttled));
+            (Message { body, ..request }, Some(unprocessed))
+        }
+    };
+    let sent = request.clone();
+    let reply = inject(shared, &operation, request).await;
+    if let Reply::Send(response) = &reply {
+        model.charge_reads(&operation, &sent, response);
+    }
+    match unprocessed {
+        Some(unprocessed) => with_unprocessed(reply, unprocessed, operation == "BatchGetItem"),
+        None => reply,
+    }
+}
+
+fn count_throttled(report: &mut FaultReport, throttled: Vec<(Access, PartitionKey)>) {
+    for (access, key) in throttled {
+        let counts = match access {
+            Access::Read => &mut report.throttled_reads,
+            Access::Write => &mut report.throttled_writes,
+        };
+        *counts.entry(key).or_insert(0) += 1;
+    }
+}
+
+/// A batch's reply with the part the partition limits held back added to what it reports
+/// unprocessed; any other reply as it is (the client resends the whole batch after an error).
+fn with_unprocessed(reply: Reply, unprocessed: Map<String, Value>, reads: bool) -> Reply {
+    let Reply::Send(response) = reply else {
+        return reply;
+    };
+    if response.status() != Some(200) {
+        return Reply::Send(response);
+    }
+    let Ok(mut answer) = serde_json::from_slice::<Value>(&response.body) else {
+        return Reply::Send(response);
+    };
+    if !merge_unprocessed(&mut answer, unprocessed, reads) {
+        return Reply::Send(response);
+    }
+    Reply::Send(json_response(200, "OK", &answer))
+}
+
+/// The request's fault, drawn from the schedule and injected; the engine's answer when none.
+async fn inject(shared: &Shared, operation: &str, request: Message) -> Reply {
+    let fault = shared.decide(operation);
     shared.record(|report| {
         report.requests += 1;
-        *report.by_operation.entry(operation.clone()).or_insert(0) += 1;
+        *report.by_operation.entry(operation.to_owned()).or_insert(0) += 1;
         if let Some(fault) = fault {
             *report.injected.entry(fault).or_insert(0) += 1;
         }
     });
     let Some(fault) = fault else {
-        return match forward(shared, &operation, &request).await {
+        return match forward(shared, operation, &request).await {
             Ok(response) => Reply::Send(response),
             Err(_) => Reply::Drop,
         };
     };
     if fault.kind == FaultKind::Unprocessed {
-        return partial_batch(shared, &operation, request).await;
+        return partial_batch(shared, operation, request).await;
     }
-    if fault.phase == Phase::AfterApply && forward(shared, &operation, &request).await.is_err() {
+    if fault.phase == Phase::AfterApply && forward(shared, operation, &request).await.is_err() {
         return Reply::Drop;
     }
     match fault.kind {
@@ -910,11 +1067,6 @@ async fn partial_batch(shared: &Shared, operation: &str, request: Message) -> Re
         }
         tables.retain(|_, entry| entries(entry, reads).is_some_and(|list| !list.is_empty()));
     }
-    let unprocessed_field = if reads {
-        "UnprocessedKeys"
-    } else {
-        "UnprocessedItems"
-    };
     let mut answer = if tables.is_empty() {
         // Nothing left to forward: the engine's answer to an empty batch.
         if reads {
@@ -939,9 +1091,23 @@ async fn partial_batch(shared: &Shared, operation: &str, request: Message) -> Re
             Err(_) => return Reply::Send(response),
         }
     };
-    // Merges the deferred part into what the engine left unprocessed itself.
-    let Some(answer_object) = answer.as_object_mut() else {
+    if !merge_unprocessed(&mut answer, deferred, reads) {
         return Reply::Drop;
+    }
+    Reply::Send(json_response(200, "OK", &answer))
+}
+
+/// Merges a deferred part of a batch (in the shape of `UnprocessedItems` or
+/// `UnprocessedKeys`) into what a batch's answer reports unprocessed; `false` when the answer
+/// is not a JSON object.
+fn merge_unprocessed(answer: &mut Value, deferred: Map<String, Value>, reads: bool) -> bool {
+    let unprocessed_field = if reads {
+        "UnprocessedKeys"
+    } else {
+        "UnprocessedItems"
+    };
+    let Some(answer_object) = answer.as_object_mut() else {
+        return false;
     };
     let unprocessed = answer_object
         .entry(unprocessed_field)
@@ -965,7 +1131,7 @@ async fn partial_batch(shared: &Shared, operation: &str, request: Message) -> Re
             }
         }
     }
-    Reply::Send(json_response(200, "OK", &answer))
+    true
 }
 
 fn relay(response: io::Result<Message>) -> Reply {
@@ -1298,6 +1464,8 @@ mod tests {
             report: Mutex::new(FaultReport::default()),
             tokens: Mutex::new(HashMap::new()),
             requests: Mutex::new(Vec::new()),
+            latency_schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed)),
+            capacity: None,
         };
         let (first, second) = (shared(&plan), shared(&plan));
         let draws: Vec<Option<Fault>> = (0..10_000).map(|_| first.decide("PutItem")).collect();
