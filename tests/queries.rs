@@ -831,7 +831,11 @@ async fn selecting_from_the_table_reads_part_of_each_item_with_its_key() {
         text: String,
     }
     let db = seeded(12).await;
-    let query = db.query(Comment::partition("w1")).select::<Text>();
+    // Strongly consistent: the items were written just before, and the table can be read so.
+    let query = db
+        .query(Comment::partition("w1"))
+        .consistent()
+        .select::<Text>();
     let request = query.params().unwrap();
     assert_eq!(request.body.get("IndexName"), None);
     assert_eq!(projected(&request), ["PK", "SK", "text"]);
@@ -846,7 +850,7 @@ async fn selecting_from_the_table_reads_part_of_each_item_with_its_key() {
     assert_eq!(texts, expected);
     // Each key is the key of the comment whose text came with it.
     for entry in &entries {
-        let whole = db.get(entry.key.clone()).send().await.unwrap();
+        let whole = db.get(entry.key.clone()).consistent().send().await.unwrap();
         assert_eq!(whole.text, entry.value.text);
     }
 }
