@@ -103,9 +103,9 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                             <#later as #st::Entity>::SCHEMA,
                             <#earlier as #st::Entity>::SCHEMA,
                         ) {
-                            // ok: evaluated by the compiler in this constant, from the user's
-                            // declarations; it is the compile error naming the overlapping
-                            // entities and never runs in the program.
+                            // Evaluated by the compiler in this constant, from the user's
+                            // declarations: the compile error naming the overlapping entities.
+                            // ok: it never runs in the program.
                             ::core::panic!("{}", message.as_str())
                         };
                     },

@@ -390,9 +390,9 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         Some(respan(
             quote! {
                 const _: () = if let #st::Some(message) = #st::ttl_attribute_mismatch(<#table as #st::Table>::SCHEMA, #entity_name, #field_name, #attribute) {
-                    // ok: evaluated by the compiler in this constant, from the user's own
-                    // declarations; it is the compile error that explains the design mistake
-                    // and never runs in the program.
+                    // Evaluated by the compiler in this constant, from the user's own
+                    // declarations: the compile error that explains the design mistake.
+                    // ok: it never runs in the program.
                     ::core::panic!("{}", message.as_str())
                 };
             },
