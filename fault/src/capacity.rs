@@ -2,10 +2,9 @@
 //! are on [`PartitionLimits`].
 
 use super::{json_response, lock, send_upstream, Message};
-use aws_sdk_dynamodb::types::AttributeValue;
-use aws_smithy_types::Blob;
 use serde_json::{json, Map, Value};
 use singletable_runtime::item::value_size;
+use singletable_runtime::wire;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -1010,50 +1009,8 @@ fn item_size(item: &Value) -> usize {
 }
 
 fn json_value_size(value: &Value) -> usize {
-    attribute_value(value).map_or(0, |value| value_size(&value))
-}
-
-/// The SDK's value for DynamoDB's JSON form of one (`{"S": "text"}`, `{"L": [..]}`).
-fn attribute_value(value: &Value) -> Option<AttributeValue> {
-    let (kind, inner) = value.as_object()?.iter().next()?;
-    let texts = || -> Option<Vec<String>> {
-        inner
-            .as_array()?
-            .iter()
-            .map(|text| text.as_str().map(str::to_owned))
-            .collect()
-    };
-    let bytes = |text: &str| aws_smithy_types::base64::decode(text).ok().map(Blob::new);
-    Some(match kind.as_str() {
-        "S" => AttributeValue::S(inner.as_str()?.to_owned()),
-        "N" => AttributeValue::N(inner.as_str()?.to_owned()),
-        "B" => AttributeValue::B(bytes(inner.as_str()?)?),
-        "BOOL" => AttributeValue::Bool(inner.as_bool()?),
-        "NULL" => AttributeValue::Null(true),
-        "SS" => AttributeValue::Ss(texts()?),
-        "NS" => AttributeValue::Ns(texts()?),
-        "BS" => AttributeValue::Bs(
-            texts()?
-                .iter()
-                .map(|text| bytes(text))
-                .collect::<Option<_>>()?,
-        ),
-        "L" => AttributeValue::L(
-            inner
-                .as_array()?
-                .iter()
-                .map(attribute_value)
-                .collect::<Option<_>>()?,
-        ),
-        "M" => AttributeValue::M(
-            inner
-                .as_object()?
-                .iter()
-                .map(|(name, value)| Some((name.clone(), attribute_value(value)?)))
-                .collect::<Option<_>>()?,
-        ),
-        _ => return None,
-    })
+    // A value that does not parse is the engine's to refuse; it is charged nothing here.
+    wire::parse_value(value).map_or(0, |value| value_size(&value))
 }
 
 #[cfg(test)]
