@@ -1,6 +1,8 @@
 //! Index markers: the type-level names of index slots, used by the derives to check that a
-//! table declares the indexes an entity uses. Documented, because compile errors name them
-//! (`table `App` does not declare index `gsi2``): a documented type is printed by its name.
+//! table declares the indexes an entity uses. No API to write against, so `schema` re-exports
+//! them hidden; but their definitions are not hidden, because rustc prints an item by its bare
+//! name only when it is defined visibly (`table `App` does not declare index `gsi2``), while
+//! rustdoc leaves out an item whose only public path is a hidden re-export.
 
 #[doc(hidden)]
 /// A secondary index slot.
@@ -9,8 +11,25 @@ pub trait IndexSlot: 'static {
     const KIND: super::table::IndexKind;
 }
 
-macro_rules! slots {
-    ($kind:ident: $($slot:ident),*) => {$(
+/// Calls `$callback!` with every slot, so that the list is written once:
+/// `$callback! { global: gsi1, .., gsi20; local: lsi1, .., lsi5 }`.
+macro_rules! with_index_slots {
+    ($callback:ident) => {
+        $callback! {
+            global: gsi1, gsi2, gsi3, gsi4, gsi5, gsi6, gsi7, gsi8, gsi9, gsi10, gsi11, gsi12,
+                gsi13, gsi14, gsi15, gsi16, gsi17, gsi18, gsi19, gsi20;
+            local: lsi1, lsi2, lsi3, lsi4, lsi5
+        }
+    };
+}
+pub(crate) use with_index_slots;
+
+macro_rules! define_slots {
+    (global: $($global:ident),*; local: $($local:ident),*) => {
+        define_slots!(@kind Global: $($global),*);
+        define_slots!(@kind Local: $($local),*);
+    };
+    (@kind $kind:ident: $($slot:ident),*) => {$(
         #[doc = concat!("The `", stringify!($slot), "` index slot.")]
         #[allow(non_camel_case_types)]
         #[derive(Debug, Clone, Copy)]
@@ -21,6 +40,4 @@ macro_rules! slots {
     )*};
 }
 
-slots!(Global: gsi1, gsi2, gsi3, gsi4, gsi5, gsi6, gsi7, gsi8, gsi9, gsi10,
-    gsi11, gsi12, gsi13, gsi14, gsi15, gsi16, gsi17, gsi18, gsi19, gsi20);
-slots!(Local: lsi1, lsi2, lsi3, lsi4, lsi5);
+with_index_slots!(define_slots);

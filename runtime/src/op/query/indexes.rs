@@ -62,6 +62,8 @@ impl ReadsAs for ProjectsSome {
 pub trait ConsistentIndex {}
 impl ConsistentIndex for primary {}
 macro_rules! consistent_local_indexes {
-    ($($slot:ident),*) => {$( impl ConsistentIndex for index::$slot {} )*};
+    (global: $($global:ident),*; local: $($local:ident),*) => {
+        $( impl ConsistentIndex for index::$local {} )*
+    };
 }
-consistent_local_indexes!(lsi1, lsi2, lsi3, lsi4, lsi5);
+index::with_index_slots!(consistent_local_indexes);
