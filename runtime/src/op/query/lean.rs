@@ -1,8 +1,7 @@
-//! Choosing what a query reads: the attributes of a [`Projection`] type, from any index (a
-//! lean one's entries, or whole items read in part), and, for lean indexes (`KEYS_ONLY`,
-//! `INCLUDE`), whole items fetched by key ("hydration") with `BatchGetItem`.
+//! Lean indexes (`KEYS_ONLY`, `INCLUDE`): their entries read as whole items fetched by key
+//! ("hydration") with `BatchGetItem`, and the rule that `collection` reads whole items.
 
-use super::entry::{IndexEntry, Projection, ProjectionOf};
+use super::entry::{IndexEntry, Projection};
 use super::*;
 use crate::cost::{read_units, write_units, Estimate};
 use crate::item::DecodeError;
@@ -21,36 +20,6 @@ use std::fmt;
 )]
 pub trait WholeItems {}
 impl<E: Entity> WholeItems for E {}
-
-#[doc(hidden)]
-/// What a query reads before its projection is chosen: entities, or a lean index's keys.
-#[diagnostic::on_unimplemented(
-    message = "this query already reads `{Self}`, so it cannot select a projection",
-    label = "`select` chooses what a query of one entity reads",
-    note = "call `.select::<P>()` right after `db.query(..)` and the key condition, before `.collection()` or another `.select()`"
-)]
-pub trait Unselected<E> {}
-impl<E: Entity> Unselected<E> for E {}
-impl<E: Entity> Unselected<E> for IndexEntry<E> {}
-
-impl<'db, E: Entity, I: QueryIndex, P, D: Unselected<E> + Decode> Query<'db, E, I, P, D> {
-    /// Reads only the attributes of projection `T` (its `ProjectionExpression`, with the
-    /// table's keys), as [`IndexEntry`] values: each item's key, and `T`. `T` is derived for
-    /// the table or for this index with `#[derive(singletable::Projection)]`, which checks at
-    /// compile time that the index holds every attribute it reads. On a lean index this is
-    /// how its projected attributes are read; on the table or an index of all attributes it
-    /// reads part of each item (a `ProjectionExpression` costs the same read capacity, but
-    /// moves and decodes less). Examples: the `Projection` derive's documentation.
-    pub fn select<T: ProjectionOf<E, I>>(mut self) -> Query<'db, E, I, P, IndexEntry<E, T>> {
-        let table = <E::Table as Table>::SCHEMA;
-        self.projection = std::iter::once(table.partition_key)
-            .chain(table.sort_key)
-            .chain(T::ATTRIBUTES.iter().copied())
-            .map(AttrPath::attribute)
-            .collect();
-        self.next(None)
-    }
-}
 
 impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Query<'db, E, I, P, IndexEntry<E, T>> {
     /// Reads the whole items the index's entries point to, with `BatchGetItem` (chunks of

@@ -27,6 +27,7 @@ mod lean;
 mod page;
 mod read;
 mod request;
+mod select;
 
 // The type-level rules of queries (index markers, key-condition states) are public, so that
 // compile errors name them by a path a user can read, but undocumented; decoding is derive
@@ -45,10 +46,12 @@ use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShap
 pub use key_condition::{After, Closed, Start};
 #[doc(hidden)]
 pub use key_condition::{InnerPart, LastPart, RangeOn, SortKeyPart};
-pub use lean::{Hydrate, Hydrated, LeanCost};
 #[doc(hidden)]
-pub use lean::{Unselected, WholeItems};
+pub use lean::WholeItems;
+pub use lean::{Hydrate, Hydrated, LeanCost};
 pub use page::{Page, FULL_PAGE_REQUESTS};
+#[doc(hidden)]
+pub use select::Unselected;
 
 pub use cursor::{Cursor, CursorError, CursorKey};
 
