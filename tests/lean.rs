@@ -259,7 +259,7 @@ async fn an_include_index_reads_its_projection_typed() {
         .params()
         .unwrap_err();
     assert!(
-        matches!(&refused, Error::Query(_)) && refused.to_string().contains("`body`"),
+        matches!(&refused, Error::NotProjected { .. }) && refused.to_string().contains("`body`"),
         "{refused}"
     );
     // One it holds is sent.

@@ -124,9 +124,21 @@ pub enum Error {
     /// An update that would leave an index stale.
     #[error(transparent)]
     Update(#[from] UpdateError),
-    /// A query its index cannot answer.
-    #[error(transparent)]
-    Query(#[from] crate::op::query::error::QueryError),
+    /// A query's filter reads an attribute a lean index does not project: the index's items
+    /// lack it, so the filter would drop every one of them.
+    #[error(
+        "the filter reads `{attribute}`, which index {index} does not hold (it projects \
+         {projection}), so it would drop every item: filter on an attribute the index \
+         projects, or hydrate and filter the items"
+    )]
+    NotProjected {
+        /// The index.
+        index: &'static str,
+        /// The attribute the filter reads.
+        attribute: String,
+        /// What the index projects.
+        projection: String,
+    },
     /// The request would break a DynamoDB limit.
     #[error(transparent)]
     Limit(#[from] LimitError),
@@ -226,7 +238,7 @@ impl Error {
             Error::Transaction { .. } => "transaction",
             Error::TransactionCanceled { .. } => "transaction_canceled",
             Error::Update { .. } => "update",
-            Error::Query { .. } => "query",
+            Error::NotProjected { .. } => "not_projected",
             Error::Limit { .. } => "limit",
             Error::Rate { .. } => "rate",
             Error::Build { .. } => "build",

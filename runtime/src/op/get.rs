@@ -84,7 +84,7 @@ impl<'db, E: Entity> Get<'db, E> {
     }
 
     /// Sends the request: the item, or [`Error::NotFound`].
-    // Always inlined, with the request built out of line, as `super::sent` explains.
+    // Always inlined, with the request built out of line, as `op::mechanics` explains.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
         let request = self.request();

@@ -5,9 +5,11 @@ pub(crate) mod as_read;
 pub mod batch;
 pub mod delete;
 pub mod get;
+mod mechanics;
 pub mod put;
 pub mod query;
 mod read_options;
+pub(crate) use mechanics::{sent, SetSome};
 pub mod rekey;
 pub mod scan;
 pub mod table;
@@ -17,42 +19,6 @@ pub mod update;
 use crate::error::Error;
 use crate::item::Item;
 use crate::item::KeyText;
-use futures::future::{Either, FutureExt};
-use std::future::Future;
-
-/// `send(request)` (the SDK's request future) with `then` applied to its output, or, when the
-/// request could not be built, that error at once.
-///
-/// Operations return this instead of an `async` block around the SDK's future, so that the
-/// future (several kilobytes) is written once, in place, not copied by each layer holding
-/// it. For that, operations build their request out of line and call this from a small
-/// function inlined into the caller. Justified by bench `operations` (groups `put`,
-/// `status_update`, `query`); the measurements are in benches/README.md, "The mechanics
-/// behind the ratios".
-#[inline(always)]
-pub(crate) fn sent<R, F: Future, T>(
-    request: Result<R, Error>,
-    send: impl FnOnce(R) -> F,
-    then: impl FnOnce(F::Output) -> Result<T, Error>,
-) -> impl Future<Output = Result<T, Error>> {
-    match request {
-        Ok(request) => Either::Left(send(request).map(then)),
-        Err(error) => Either::Right(std::future::ready(Err(error))),
-    }
-}
-
-/// Calls an SDK builder's setter only for a value that is there: the builders move through
-/// every setter, so setting `None` is not free (bench `operations`, group `put`).
-pub(crate) trait SetSome: Sized {
-    fn set_some<T>(self, value: Option<T>, set: impl FnOnce(Self, T) -> Self) -> Self {
-        match value {
-            Some(value) => set(self, value),
-            None => self,
-        }
-    }
-}
-
-impl<Builder> SetSome for Builder {}
 
 /// `value` as the `i32` DynamoDB's parameter takes, if it is within `1..=max`.
 pub(crate) fn in_range(parameter: &'static str, value: u32, max: u32) -> Result<i32, Error> {

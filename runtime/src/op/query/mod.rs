@@ -20,7 +20,6 @@ pub(crate) mod collection_table;
 pub(crate) mod cursor;
 pub(crate) mod decode;
 pub(crate) mod entry;
-pub mod error;
 pub(crate) mod indexes;
 pub(crate) mod key_condition;
 mod lean;

@@ -14,9 +14,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// One page, starting after `cursor` (from the previous page), or the first page.
     ///
     /// The request is built when this is called; the future sends it, and holds the SDK's
-    /// future in place (see `op::sent`), so awaiting it costs what awaiting a hand-written
+    /// future in place (see `op::mechanics`), so awaiting it costs what awaiting a hand-written
     /// request does.
-    // Plain `#[inline]`, not `always` (see `op::sent`; bench `operations`, group `query`;
+    // Plain `#[inline]`, not `always` (see `op::mechanics`; bench `operations`, group `query`;
     // benches/README.md, "The mechanics behind the ratios").
     #[inline]
     pub fn page(

@@ -171,12 +171,11 @@ where
         }
     });
     match missing {
-        Some(attribute) => Err(super::error::QueryError::NotProjected {
+        Some(attribute) => Err(Error::NotProjected {
             index: index.name,
             attribute,
             projection: index.projection.to_string(),
-        }
-        .into()),
+        }),
         None => Ok(()),
     }
 }
