@@ -12,6 +12,9 @@
 #     The two variants alternate run by run, so load from other processes on a shared
 #     machine falls on both alike; reported are the minimum and the median of RUNS runs
 #     and the median of the per-run ratios;
+#   - the incremental case: a crate of 100 entities (hundred/, written by hundred.py from the
+#     30), checked once, then re-checked after each edit of one entity's field, incremental
+#     compilation on (cargo's default for dev), the variants alternating as above;
 #   - generated code size, by stable means (macro expansion output needs nightly): the
 #     lines of MIR (`--emit=mir`: every function body in the crate, generic ones included,
 #     after expansion), and the size of the .rmeta (`cargo check`) and .rlib (`cargo build`).
@@ -38,9 +41,9 @@ flags_of() {
 
 now() { date +%s.%N; }
 
-# rustc's duration for this crate in the last --timings report.
+# rustc's duration for crate $1 (default: this one) in the last --timings report.
 unit_seconds() {
-    python3 - "$CRATE" <<'EOF'
+    python3 - "${1:-$CRATE}" <<'EOF'
 import json, re, sys
 html = open("target/cargo-timings/cargo-timing.html").read()
 match = re.search(r"const UNIT_DATA = (\[.*?\]);\n", html, re.S)
@@ -90,6 +93,26 @@ for command in check build; do
     echo "$command: $(grep -c "^$command" "$OUT/crate_build.tsv") builds timed" >&2
 done
 
+# The incremental case, in hundred/ with this crate's target directory (the dependencies are
+# shared; cargo keeps each crate's and each feature set's incremental state apart).
+HUNDRED=singletable-bench-compile-hundred
+python3 hundred.py
+[ -f hundred/Cargo.lock ] || cp Cargo.lock hundred/Cargo.lock
+for variant in "${VARIANTS[@]}"; do
+    # shellcheck disable=SC2046
+    cargo check -q --manifest-path hundred/Cargo.toml --target-dir target $(flags_of "$variant")
+done
+for run in $(seq "$RUNS"); do
+    python3 hundred.py --edit "$run"
+    for variant in "${VARIANTS[@]}"; do
+        # shellcheck disable=SC2046
+        CARGO_INCREMENTAL=1 cargo check -q --manifest-path hundred/Cargo.toml --target-dir target \
+            $(flags_of "$variant") --timings 2>/dev/null
+        printf '%s\t%s\t%s\t%s\n' "recheck" "$run" "$variant" "$(unit_seconds "$HUNDRED")" >>"$OUT/crate_build.tsv"
+    done
+done
+echo "recheck: $(grep -c "^recheck" "$OUT/crate_build.tsv") checks timed" >&2
+
 for variant in "${VARIANTS[@]}"; do
     flags=$(flags_of "$variant")
     # shellcheck disable=SC2086
@@ -118,7 +141,12 @@ if clean:
     print(f"| clean `cargo build`, dependencies included | {clean['serde']:.1f} s | "
           f"{clean['singletable']:.1f} s | {clean['singletable'] / clean['serde']:.1f} |")
 builds = rows("crate_build")
-for command in ["check", "build"]:
+labels = {
+    "check": "entity crate only, `cargo check`",
+    "build": "entity crate only, `cargo build`",
+    "recheck": "100 entities, `cargo check` after editing one field (incremental)",
+}
+for command in ["check", "build", "recheck"]:
     runs = {}
     for c, run, variant, seconds in builds:
         if c == command:
@@ -126,7 +154,9 @@ for command in ["check", "build"]:
     serde = [r["serde"] for r in runs.values()]
     ours = [r["singletable"] for r in runs.values()]
     ratio = statistics.median(r["singletable"] / r["serde"] for r in runs.values())
-    print(f"| entity crate only, `cargo {command}`, min (median) of {len(runs)} | "
+    if not runs:
+        continue
+    print(f"| {labels[command]}, min (median) of {len(runs)} | "
           f"{min(serde):.2f} s ({statistics.median(serde):.2f} s) | "
           f"{min(ours):.2f} s ({statistics.median(ours):.2f} s) | {ratio:.2f} |")
 size = {r[0]: [int(x) for x in r[1:]] for r in rows("size")}
