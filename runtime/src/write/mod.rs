@@ -28,6 +28,8 @@ use aws_sdk_dynamodb::types::{
     Delete, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use request::Request;
+use std::future::Future;
+use std::pin::Pin;
 
 /// What a write does to its item.
 #[derive(Debug, Clone)]
@@ -256,7 +258,19 @@ impl<T: Table> Db<T> {
     /// Sends `write` in its span, resending it after a lost response as its [`Resend`] says,
     /// records the capacity it consumed, and tells a failed condition (with the item as it
     /// is) from the errors that are errors.
-    pub(crate) async fn write(&self, write: Write) -> Result<Written, Error> {
+    // Boxed, as the SDK's future inside it is (see `ItemRequest::send_retrying`): the
+    // write's future holds its request and the resend loop's state, kilobytes, which the
+    // operation's future and the caller's would otherwise copy (bench `operations`, groups
+    // `put` and `status_update`; see `op::mechanics`).
+    pub(crate) fn write(
+        &self,
+        write: Write,
+    ) -> Pin<Box<impl Future<Output = Result<Written, Error>> + '_>> {
+        Box::pin(self.write_unboxed(write))
+    }
+
+    /// [`Db::write`], before it is boxed.
+    async fn write_unboxed(&self, write: Write) -> Result<Written, Error> {
         let key = write.key_text::<T>();
         let record = write.record;
         let resend = write.resend;
