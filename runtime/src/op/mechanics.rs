@@ -11,9 +11,9 @@
 //!   of their way the same way (`range_condition`, `attribute_sort_condition`, the update's
 //!   `#[cold]` estimate text).
 //! - [`SetSome`]: an SDK builder's setter called only for a value that is there.
-//! - Writes box their futures where they are made, since a write's layers (the resend loop,
-//!   the span, the operation) are async functions that would each copy what they hold:
-//!   `ItemRequest::send_retrying` boxes the SDK's future, `Db::write` the write's own.
+//! - `Db::write` boxes the request's future (the SDK's, inside the resend loop) where it makes
+//!   it: the layers above it (the span, the operation, the caller) are async functions that
+//!   would each copy it.
 //!
 //! The other mechanics are rendering's, and live with it: the shape cache
 //! (`expr/shape.rs`) and the placeholder maps' first reservation (`expr/placeholders.rs`).

@@ -28,8 +28,6 @@ use aws_sdk_dynamodb::types::{
     Delete, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use request::Request;
-use std::future::Future;
-use std::pin::Pin;
 
 /// What a write does to its item.
 #[derive(Debug, Clone)]
@@ -258,19 +256,7 @@ impl<T: Table> Db<T> {
     /// Sends `write` in its span, resending it after a lost response as its [`Resend`] says,
     /// records the capacity it consumed, and tells a failed condition (with the item as it
     /// is) from the errors that are errors.
-    // Boxed, as the SDK's future inside it is (see `ItemRequest::send_retrying`): the
-    // write's future holds its request and the resend loop's state, kilobytes, which the
-    // operation's future and the caller's would otherwise copy (bench `operations`, groups
-    // `put` and `status_update`; see `op::mechanics`).
-    pub(crate) fn write(
-        &self,
-        write: Write,
-    ) -> Pin<Box<impl Future<Output = Result<Written, Error>> + '_>> {
-        Box::pin(self.write_unboxed(write))
-    }
-
-    /// [`Db::write`], before it is boxed.
-    async fn write_unboxed(&self, write: Write) -> Result<Written, Error> {
+    pub(crate) async fn write(&self, write: Write) -> Result<Written, Error> {
         let key = write.key_text::<T>();
         let record = write.record;
         let resend = write.resend;
@@ -282,7 +268,12 @@ impl<T: Table> Db<T> {
             || self.traced_key(|| key.to_string()),
             None,
         );
-        let outcome = async { WriteOutcome(request.send(self, resend, record, key).await) };
+        // Boxed once here: the request's future (the SDK's, several kilobytes, inside the
+        // resend loop) is then made on the heap, and the layers above it (the span, the
+        // operation's own future, the caller's) move a pointer instead of copying it at each
+        // (bench `operations`, groups `put` and `status_update`; see `op::mechanics`).
+        let send = Box::pin(request.send(self, resend, record, key));
+        let outcome = async { WriteOutcome(send.await) };
         self.traced(span, outcome).await.0
     }
 }

@@ -66,18 +66,12 @@ macro_rules! item_request {
                         consumed: output.consumed_capacity,
                     })
                 };
-                // Boxed: the SDK's future is several kilobytes, and the resend loop and the
-                // write's future above it would each copy it; they move a pointer instead
-                // (bench `operations`, groups `put` and `status_update`; see
-                // `op::mechanics`).
                 if retries {
-                    return Box::pin(Either::Left(self.send().map(response)));
+                    return Either::Left(self.send().map(response));
                 }
                 let once = aws_sdk_dynamodb::config::Builder::new()
                     .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
-                Box::pin(Either::Right(
-                    self.customize().config_override(once).send().map(response),
-                ))
+                Either::Right(self.customize().config_override(once).send().map(response))
             }
 
             fn condition_failed(failure: &$Failure) -> Option<Option<Item>> {
