@@ -17,38 +17,12 @@
 //! cargo bench --bench bulk_latency
 //! ```
 
-use serde::{Deserialize, Serialize};
-use singletable::{testing, Db, Entity, Table};
-use singletable_fault::{self as fault, FaultPlan, FaultStats, Latency, PartitionLimits};
+mod common;
+
+use common::{proxied_table, records, Bulk, Record};
+use singletable::Db;
+use singletable_fault::{FaultPlan, Latency, PartitionLimits};
 use std::time::{Duration, Instant};
-
-#[derive(Table)]
-#[dynamo(
-    name = "bulk_latency",
-    pk = "PK",
-    sk = "SK",
-    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
-)]
-pub struct Bench;
-
-/// The records of `benches/bulk.rs`: about 200 bytes, one GSI.
-#[derive(Entity, Serialize, Deserialize, Clone)]
-#[dynamo(table = Bench, pk = "ITEM#{id}", sk = "ITEM", gsi1pk = "GROUP#{group}", gsi1sk = "ITEM#{id}")]
-pub struct Record {
-    pub id: u64,
-    pub group: u32,
-    pub payload: String,
-}
-
-fn records(count: u64) -> impl Iterator<Item = Record> {
-    (0..count).map(|id| Record {
-        id,
-        group: (id % 97) as u32,
-        payload: format!(
-            "payload of record {id}, about a hundred bytes long to be typical of small items"
-        ),
-    })
-}
 
 const CONCURRENCY: [usize; 4] = [1, 4, 16, 64];
 
@@ -67,17 +41,9 @@ impl Load {
     }
 }
 
-/// A fresh table, and a `Db` on it whose requests go through a proxy with `plan`.
-async fn db(plan: FaultPlan) -> (testing::TestTable<Bench>, Db<Bench>, FaultStats) {
-    let table = testing::table::<Bench>().await.expect("a table");
-    let (client, stats) = fault::client(plan).await.expect("the proxy");
-    let db = Db::<Bench>::new(client).with_table_name(table.table_name());
-    (table, db, stats)
-}
-
 /// Loads `count` records with `load` at `concurrency`; the time from the records in memory to
 /// the last response.
-async fn run(db: &Db<Bench>, load: Load, concurrency: usize, count: u64) -> Duration {
+async fn run(db: &Db<Bulk>, load: Load, concurrency: usize, count: u64) -> Duration {
     let started = Instant::now();
     let written = match load {
         Load::BatchWrite => {
@@ -114,10 +80,7 @@ fn modelled(seed: u64, latency: Latency) -> FaultPlan {
 }
 
 fn main() {
-    let base: u64 = std::env::var("SINGLETABLE_LATENCY_ITEMS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(2_000);
+    let base: u64 = common::setting("SINGLETABLE_LATENCY_ITEMS", 2_000);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .enable_all()
@@ -125,16 +88,7 @@ fn main() {
         .expect("a runtime");
     runtime.block_on(async {
         let engine = singletable::local::Engine::from_env().expect("an engine");
-        let latency = match std::env::var("SINGLETABLE_LATENCY_MS")
-            .ok()
-            .and_then(|value| value.parse::<u64>().ok())
-        {
-            Some(millis) => Latency::new(
-                Duration::from_millis(millis),
-                Duration::from_millis(millis) / 4,
-            ),
-            None => Latency::IN_REGION,
-        };
+        let latency = common::latency();
         println!(
             "bulk writes on {engine} behind the proxy: latency {:?} ± {:?} a request, {} write units a second per partition key",
             latency.base,
@@ -149,7 +103,7 @@ fn main() {
             let mut at_one = None;
             for (point, concurrency) in CONCURRENCY.into_iter().enumerate() {
                 let count = base * (concurrency as u64 / 4).max(1);
-                let (_table, db, stats) = db(modelled(point as u64, latency)).await;
+                let (_table, db, stats) = proxied_table(modelled(point as u64, latency)).await;
                 let elapsed = run(&db, load, concurrency, count).await;
                 let rate = count as f64 / elapsed.as_secs_f64();
                 let at_one = *at_one.get_or_insert(rate);
@@ -167,7 +121,7 @@ fn main() {
         // The engine's ceiling: the same proxy without its latency.
         let count = base * 16;
         let plan = FaultPlan::new(99, 0.0).with_attempt_timeout(Duration::from_secs(10));
-        let (_table, db, stats) = db(plan).await;
+        let (_table, db, stats) = proxied_table(plan).await;
         let elapsed = run(&db, Load::PutStream, 64, count).await;
         println!(
             "put_stream at 64 without latency (the engine's ceiling): {count} items in {:.2} s, {:.0} items/s, {} requests",

@@ -11,29 +11,13 @@
 //! cargo bench --bench rate
 //! ```
 
+mod common;
+
 use futures::StreamExt;
 use plotters::prelude::*;
-use serde::{Deserialize, Serialize};
-use singletable::{testing, Db, Entity, Rate, Table};
-use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+use singletable::Rate;
+use singletable_fault::{Fault, FaultKind, FaultPlan};
 use std::time::{Duration, Instant};
-
-#[derive(Table)]
-#[dynamo(
-    name = "rate",
-    pk = "PK",
-    sk = "SK",
-    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
-)]
-pub struct Bench;
-
-#[derive(Entity, Serialize, Deserialize, Clone)]
-#[dynamo(table = Bench, pk = "ITEM#{id}", sk = "ITEM", gsi1pk = "GROUP#{group}", gsi1sk = "ITEM#{id}")]
-pub struct Record {
-    pub id: u64,
-    pub group: u32,
-    pub payload: String,
-}
 
 const BUDGET: f64 = 500.0;
 const RUN: Duration = Duration::from_secs(30);
@@ -69,23 +53,14 @@ fn main() {
 /// Runs the load and samples it: (seconds since the start, write units per second over the
 /// last second, whether the proxy was throttling).
 async fn run() -> Vec<(f64, f64, bool)> {
-    let table = testing::table::<Bench>().await.expect("a table");
     let plan = FaultPlan::new(500, 0.5)
         .with_kinds([Fault::before(FaultKind::Unprocessed)])
         .with_attempt_timeout(Duration::from_secs(5));
-    let (client, stats) = fault::client(plan).await.expect("the proxy");
+    let (_table, db, stats) = common::proxied_table(plan).await;
     stats.set_paused(true);
-    let db = Db::<Bench>::new(client)
-        .with_table_name(table.table_name())
-        .track_capacity();
+    let db = db.track_capacity();
     let started = Instant::now();
-    let records = futures::stream::iter(0u64..).map(|id| Record {
-        id,
-        group: (id % 97) as u32,
-        payload: format!(
-            "payload of record {id}, about a hundred bytes long to be typical of small items"
-        ),
-    });
+    let records = futures::stream::iter(0u64..).map(common::record);
     let until = started + RUN;
     let records = records.take_while(move |_| std::future::ready(Instant::now() < until));
     let load = {
