@@ -127,10 +127,7 @@ pub fn latency() -> Latency {
         .ok()
         .and_then(|value| value.parse::<u64>().ok())
     {
-        Some(millis) => Latency::new(
-            Duration::from_millis(millis),
-            Duration::from_millis(millis) / 4,
-        ),
+        Some(millis) => Latency::with_mean(Duration::from_millis(millis)),
         None => Latency::IN_REGION,
     }
 }

@@ -31,6 +31,11 @@ impl Latency {
         Latency { base, jitter }
     }
 
+    /// `mean` with a quarter of it as jitter, the proportion of [`Latency::IN_REGION`].
+    pub const fn with_mean(mean: Duration) -> Self {
+        Latency::new(mean, Duration::from_nanos((mean.as_nanos() / 4) as u64))
+    }
+
     /// The shortest delay a request gets.
     pub fn shortest(&self) -> Duration {
         self.base.saturating_sub(self.jitter)
@@ -82,6 +87,18 @@ mod tests {
         assert!(delays
             .iter()
             .all(|delay| *delay == latency.draw(&mut again)));
+    }
+
+    #[test]
+    fn a_mean_alone_gets_the_in_region_proportion_of_jitter() {
+        assert_eq!(
+            Latency::with_mean(Duration::from_millis(8)),
+            Latency::IN_REGION
+        );
+        assert_eq!(
+            Latency::with_mean(Duration::from_millis(80)).jitter,
+            Duration::from_millis(20)
+        );
     }
 
     #[test]
