@@ -1,0 +1,197 @@
+//! A distributed sweep as the command line runs it: 1, 2, 4 and 8 worker processes, each
+//! `backfill --entity Record --distributed NAME --worker` of the library's command line, share
+//! the backfill of `SINGLETABLE_SWEEP_ITEMS` version-1 records (8,000 unless set) in one table,
+//! over `SINGLETABLE_SWEEP_SEGMENTS` scan segments (32 unless set), coordinated by leases in the
+//! table. The engine runs in a `fault-proxy` process (`--rate 0 --partition-limits`, and the
+//! latency of `SINGLETABLE_LATENCY_MS`, 8 ms ± 2 unless set): every worker's request takes a
+//! round trip, as on DynamoDB. The same sweeps then run without latency: the engine's ceiling.
+//!
+//! Each point gets a fresh table and is timed from starting the workers to the last one's
+//! exit; the workers' reports must add up to every record, and a dry run afterwards must find
+//! no old item left. Prints a table, then the points as CSV.
+//!
+//! ```sh
+//! cargo bench --bench sweep_workers --features cli
+//! ```
+//!
+//! The bench is its own worker: run with `SWEEP_WORKER_TABLE` set, it is a command line
+//! (`singletable::cli::run`) for that table and the record entity, as a user's binary is.
+
+mod common;
+
+use common::{write_old, Bulk, Record};
+use singletable::cli::{self, Entities};
+use singletable::{testing, Db};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// Names the table of a worker process; without it the process is the bench.
+const WORKER_TABLE: &str = "SWEEP_WORKER_TABLE";
+const WORKERS: [usize; 4] = [1, 2, 4, 8];
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn main() -> ExitCode {
+    if let Ok(table) = std::env::var(WORKER_TABLE) {
+        return runtime().block_on(async {
+            let client = singletable::local::client().await.expect("a client");
+            let db = Db::<Bulk>::new(client).with_table_name(table);
+            cli::run(db, Entities::new().with::<Record>()).await
+        });
+    }
+    let items: u64 = common::setting("SINGLETABLE_SWEEP_ITEMS", 8_000);
+    let segments: u32 = common::setting("SINGLETABLE_SWEEP_SEGMENTS", 32);
+    let latency = common::latency();
+    let mut points = Vec::new();
+    for (modelled, flags) in [
+        (
+            true,
+            vec![
+                "--latency-ms".to_owned(),
+                latency.base.as_millis().to_string(),
+            ],
+        ),
+        (false, Vec::new()),
+    ] {
+        let proxy = Proxy::start(&flags);
+        // Set while no other thread runs: the runtime of the points is made after it.
+        std::env::set_var("AWS_ENDPOINT_URL_DYNAMODB", &proxy.endpoint);
+        let runtime = runtime();
+        println!(
+            "distributed sweep of {items} records, {segments} segments, worker processes of the command line, {}",
+            if modelled {
+                format!("through the proxy with {:?} ± {:?} a request and DynamoDB's partition limits", latency.base, latency.jitter)
+            } else {
+                "through the proxy without latency (the engine's ceiling)".to_owned()
+            }
+        );
+        println!(
+            "{:>7} {:>8} {:>9} {:>6}",
+            "workers", "seconds", "items/s", "vs 1"
+        );
+        let mut at_one = None;
+        for workers in WORKERS {
+            let elapsed = runtime.block_on(sweep(&proxy.endpoint, workers, items, segments));
+            let rate = items as f64 / elapsed.as_secs_f64();
+            let at_one = *at_one.get_or_insert(rate);
+            println!(
+                "{workers:>7} {:>8.2} {rate:>9.0} {:>5.2}×",
+                elapsed.as_secs_f64(),
+                rate / at_one
+            );
+            points.push((modelled, workers, rate, rate / at_one));
+        }
+        drop(runtime);
+        eprintln!("proxy: {}", proxy.stop());
+    }
+    println!("latency,workers,items_per_second,vs_one_worker");
+    for (modelled, workers, rate, ratio) in points {
+        let latency = if modelled { "modelled" } else { "none" };
+        println!("{latency},{workers},{rate:.0},{ratio:.2}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// One point: a fresh table of old records, swept by `workers` processes.
+async fn sweep(endpoint: &str, workers: usize, items: u64, segments: u32) -> Duration {
+    let db = testing::table::<Bulk>().await.expect("a table");
+    write_old(&db, common::records(items), 16).await;
+    let name = format!("bench-{workers}");
+    let started = Instant::now();
+    let running: Vec<Child> = (0..workers)
+        .map(|worker| {
+            Command::new(std::env::current_exe().expect("the bench's path"))
+                .env(WORKER_TABLE, db.table_name())
+                .env("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+                .args(["--json", "backfill", "--entity", "Record", "--worker"])
+                .args(["--distributed", &name, "--worker-id", &format!("w{worker}")])
+                .args(["--segments", &segments.to_string()])
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("a worker process")
+        })
+        .collect();
+    let mut backfilled = 0;
+    for worker in running {
+        let output = worker.wait_with_output().expect("a worker's report");
+        assert!(
+            output.status.success(),
+            "a worker failed: {}",
+            output.status
+        );
+        let report: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("the worker's JSON report");
+        backfilled += report["counts"]["backfilled"]
+            .as_u64()
+            .expect("a count of backfilled items");
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(backfilled, items, "every record backfilled once");
+    let left = db
+        .admin()
+        .sweep::<Record>()
+        .dry_run()
+        .send()
+        .await
+        .expect("the dry run");
+    assert_eq!(left.counts.old, 0, "no old record left");
+    elapsed
+}
+
+/// A `fault-proxy` process with the engine inside it.
+struct Proxy {
+    process: Child,
+    endpoint: String,
+}
+
+impl Proxy {
+    /// Builds the binary if needed and starts it, injecting no faults, with DynamoDB's
+    /// partition limits and `flags`.
+    fn start(flags: &[String]) -> Self {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let built = Command::new(cargo)
+            .args(["build", "--release", "-q", "-p", "singletable-fault"])
+            .args(["--bin", "fault-proxy"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo");
+        assert!(built.success(), "building fault-proxy");
+        let binary =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/fault-proxy");
+        let mut process = Command::new(binary)
+            // Its engine is its own, not the endpoint an earlier proxy left in the variable.
+            .env_remove("AWS_ENDPOINT_URL_DYNAMODB")
+            .args(["--rate", "0", "--partition-limits"])
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the fault-proxy process");
+        // Both lines are read before the pipe closes: a write to a closed pipe ends the proxy.
+        let lines: Vec<String> = BufReader::new(process.stdout.take().expect("its output"))
+            .lines()
+            .take(2)
+            .collect::<Result<_, _>>()
+            .expect("its endpoints");
+        let endpoint = lines
+            .first()
+            .and_then(|line| line.strip_prefix("AWS_ENDPOINT_URL_DYNAMODB="))
+            .expect("the endpoint line")
+            .to_owned();
+        Proxy { process, endpoint }
+    }
+
+    /// Interrupts the proxy and returns the report it prints: requests, faults, throttled keys.
+    fn stop(self) -> String {
+        let pid = self.process.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let output = self.process.wait_with_output().expect("the proxy's report");
+        String::from_utf8_lossy(&output.stderr).trim().to_owned()
+    }
+}
