@@ -19,10 +19,9 @@
 
 mod common;
 
-use common::{write_old, Bulk, Record};
+use common::{write_old, Bulk, ProxyProcess, Record};
 use singletable::cli::{self, Entities};
 use singletable::{testing, Db};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -59,7 +58,7 @@ fn main() -> ExitCode {
         ),
         (false, Vec::new()),
     ] {
-        let proxy = Proxy::start(&flags);
+        let proxy = ProxyProcess::start(&flags);
         // Set while no other thread runs: the runtime of the points is made after it.
         std::env::set_var("AWS_ENDPOINT_URL_DYNAMODB", &proxy.endpoint);
         let runtime = runtime();
@@ -142,56 +141,4 @@ async fn sweep(endpoint: &str, workers: usize, items: u64, segments: u32) -> Dur
         .expect("the dry run");
     assert_eq!(left.counts.old, 0, "no old record left");
     elapsed
-}
-
-/// A `fault-proxy` process with the engine inside it.
-struct Proxy {
-    process: Child,
-    endpoint: String,
-}
-
-impl Proxy {
-    /// Builds the binary if needed and starts it, injecting no faults, with DynamoDB's
-    /// partition limits and `flags`.
-    fn start(flags: &[String]) -> Self {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let built = Command::new(cargo)
-            .args(["build", "--release", "-q", "-p", "singletable-fault"])
-            .args(["--bin", "fault-proxy"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo");
-        assert!(built.success(), "building fault-proxy");
-        let binary =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/fault-proxy");
-        let mut process = Command::new(binary)
-            // Its engine is its own, not the endpoint an earlier proxy left in the variable.
-            .env_remove("AWS_ENDPOINT_URL_DYNAMODB")
-            .args(["--rate", "0", "--partition-limits"])
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the fault-proxy process");
-        // Both lines are read before the pipe closes: a write to a closed pipe ends the proxy.
-        let lines: Vec<String> = BufReader::new(process.stdout.take().expect("its output"))
-            .lines()
-            .take(2)
-            .collect::<Result<_, _>>()
-            .expect("its endpoints");
-        let endpoint = lines
-            .first()
-            .and_then(|line| line.strip_prefix("AWS_ENDPOINT_URL_DYNAMODB="))
-            .expect("the endpoint line")
-            .to_owned();
-        Proxy { process, endpoint }
-    }
-
-    /// Interrupts the proxy and returns the report it prints: requests, faults, throttled keys.
-    fn stop(self) -> String {
-        let pid = self.process.id().to_string();
-        let _ = Command::new("kill").args(["-INT", &pid]).status();
-        let output = self.process.wait_with_output().expect("the proxy's report");
-        String::from_utf8_lossy(&output.stderr).trim().to_owned()
-    }
 }

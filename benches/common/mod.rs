@@ -9,6 +9,8 @@ use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use serde::{Deserialize, Serialize};
 use singletable::{testing, Db, Entity, Table};
 use singletable_fault::{self as fault, FaultPlan, FaultStats, Latency};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 #[derive(Table)]
@@ -81,8 +83,8 @@ pub async fn send_all<T: Table>(db: &Db<T>, mut requests: Vec<WriteRequest>) {
     }
 }
 
-/// `record` as version 1 wrote it: no index keys.
-pub fn old_item(record: &Record) -> singletable::Item {
+/// `record` as version 1 wrote it: no GSI1 keys.
+pub fn old_item<E: Entity + Serialize>(record: &E) -> singletable::Item {
     let mut item = singletable::item::encode(record).expect("a record encodes");
     item.remove("GSI1PK");
     item.remove("GSI1SK");
@@ -92,9 +94,9 @@ pub fn old_item(record: &Record) -> singletable::Item {
 
 /// Writes `records` as version 1 wrote them, for a sweep to backfill, 25 to a request and
 /// `concurrency` requests at a time.
-pub async fn write_old<T: Table>(
+pub async fn write_old<T: Table, E: Entity<Table = T> + Serialize>(
     db: &Db<T>,
-    records: impl Iterator<Item = Record>,
+    records: impl Iterator<Item = E>,
     concurrency: usize,
 ) {
     use futures::StreamExt;
@@ -129,5 +131,57 @@ pub fn latency() -> Latency {
     {
         Some(millis) => Latency::with_mean(Duration::from_millis(millis)),
         None => Latency::IN_REGION,
+    }
+}
+
+/// A `fault-proxy` process with the engine inside it.
+pub struct ProxyProcess {
+    process: Child,
+    pub endpoint: String,
+}
+
+impl ProxyProcess {
+    /// Builds the binary if needed and starts it, injecting no faults, with DynamoDB's
+    /// partition limits and `flags`.
+    pub fn start(flags: &[String]) -> Self {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let built = Command::new(cargo)
+            .args(["build", "--release", "-q", "-p", "singletable-fault"])
+            .args(["--bin", "fault-proxy"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo");
+        assert!(built.success(), "building fault-proxy");
+        let binary =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/fault-proxy");
+        let mut process = Command::new(binary)
+            // Its engine is its own, not the endpoint an earlier proxy left in the variable.
+            .env_remove("AWS_ENDPOINT_URL_DYNAMODB")
+            .args(["--rate", "0", "--partition-limits"])
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the fault-proxy process");
+        // Both lines are read before the pipe closes: a write to a closed pipe ends the proxy.
+        let lines: Vec<String> = BufReader::new(process.stdout.take().expect("its output"))
+            .lines()
+            .take(2)
+            .collect::<Result<_, _>>()
+            .expect("its endpoints");
+        let endpoint = lines
+            .first()
+            .and_then(|line| line.strip_prefix("AWS_ENDPOINT_URL_DYNAMODB="))
+            .expect("the endpoint line")
+            .to_owned();
+        ProxyProcess { process, endpoint }
+    }
+
+    /// Interrupts the proxy and returns the report it prints: requests, faults, throttled keys.
+    pub fn stop(self) -> String {
+        let pid = self.process.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let output = self.process.wait_with_output().expect("the proxy's report");
+        String::from_utf8_lossy(&output.stderr).trim().to_owned()
     }
 }

@@ -52,8 +52,10 @@ use tokio::sync::OnceCell;
 ///   sets; `DeleteItem` and a transaction's `ConditionCheck` by the key's size; each rounded up
 ///   to 1 KB, at least one unit, twice in `TransactWriteItems`. DynamoDB charges a put, an
 ///   update or a delete by the larger of the item before and after, which only the engine
-///   knows: the model's charge is a lower bound, so it never throttles a write DynamoDB would
-///   let through at the same rate.
+///   knows: when the engine's answer reports it (a client that asked for
+///   `ReturnConsumedCapacity: INDEXES`, whose `Table` units are the table's own), the rest is
+///   taken then, as for reads, and may overdraw the bucket; otherwise the model's charge is a
+///   lower bound, so it never throttles a write DynamoDB would let through at the same rate.
 /// - **Reads** (`GetItem`, `Query`, `BatchGetItem`, `TransactGetItems`) take their least
 ///   possible charge when they arrive (one unit per key, half for an eventually consistent
 ///   read, twice in a transaction) and the rest when the engine's answer shows the items' sizes,
@@ -253,13 +255,16 @@ impl CapacityModel {
         }
     }
 
-    /// After the engine answered a read: the rest of its charge, from the items' sizes.
-    pub(crate) fn charge_reads(&self, operation: &str, request: &Message, response: &Message) {
+    /// After the engine answered: the rest of a read's charge, from the items' sizes, or of a
+    /// single write's, from the table's units the engine reported.
+    pub(crate) fn charge_rest(&self, operation: &str, request: &Message, response: &Message) {
+        let writes = matches!(operation, "PutItem" | "UpdateItem" | "DeleteItem");
         if response.status() != Some(200)
-            || !matches!(
-                operation,
-                "GetItem" | "Query" | "BatchGetItem" | "TransactGetItems"
-            )
+            || !(writes
+                || matches!(
+                    operation,
+                    "GetItem" | "Query" | "BatchGetItem" | "TransactGetItems"
+                ))
         {
             return;
         }
@@ -270,8 +275,14 @@ impl CapacityModel {
             return;
         };
         let tables = self.known_tables();
+        if writes {
+            if let Some(charge) = reported_write_rest(operation, &body, &answer, &tables) {
+                self.overdraw(Access::Write, &charge);
+            }
+            return;
+        }
         for charge in read_charges(operation, &body, &answer, &tables) {
-            self.overdraw(&charge);
+            self.overdraw(Access::Read, &charge);
         }
     }
 
@@ -519,14 +530,14 @@ impl CapacityModel {
         Ok(())
     }
 
-    /// Takes a read's rest, which may leave its bucket below zero, by one second's units at
+    /// Takes a charge's rest, which may leave its bucket below zero, by one second's units at
     /// most.
-    fn overdraw(&self, charge: &Charge) {
-        let per_second = self.limits.per_second(Access::Read);
+    fn overdraw(&self, access: Access, charge: &Charge) {
+        let per_second = self.limits.per_second(access);
         let mut buckets = lock(&self.buckets);
         let bucket = refilled(
             &mut buckets,
-            Access::Read,
+            access,
             &charge.key,
             per_second,
             Instant::now(),
@@ -910,6 +921,27 @@ fn batch_write_charge(keys: &TableKeys, table: &str, request: &Value) -> Option<
             1.0,
         )
     }
+}
+
+/// The rest of a single write's charge when the engine reported the table's own units: what
+/// they exceed the charge taken on arrival by.
+fn reported_write_rest(
+    operation: &str,
+    body: &Value,
+    answer: &Value,
+    tables: &HashMap<String, TableKeys>,
+) -> Option<Charge> {
+    let reported = answer
+        .get("ConsumedCapacity")?
+        .get("Table")?
+        .get("CapacityUnits")?
+        .as_f64()?;
+    let table = body.get("TableName")?.as_str()?;
+    let taken = write_charge(tables.get(table)?, table, operation, body, 1.0)?;
+    (reported > taken.units).then(|| Charge {
+        key: taken.key,
+        units: reported - taken.units,
+    })
 }
 
 /// The rest of a read's charge once its items are known: their units less the least charge

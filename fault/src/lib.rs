@@ -772,7 +772,7 @@ async fn handle(shared: &Shared, request: Message) -> Reply {
     let sent = request.clone();
     let reply = inject(shared, &operation, request).await;
     if let Reply::Send(response) = &reply {
-        model.charge_reads(&operation, &sent, response);
+        model.charge_rest(&operation, &sent, response);
     }
     match unprocessed {
         Some(unprocessed) => with_unprocessed(reply, unprocessed, operation == "BatchGetItem"),

@@ -481,3 +481,66 @@ async fn one_partition_key_is_throttled_above_its_read_limit() -> TestResult {
     assert!(report.throttled_writes.is_empty());
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it() -> TestResult {
+    use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+    use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+    let plan = FaultPlan::new(14, 0.0)
+        .without_sdk_retries()
+        .with_partition_limits(PartitionLimits::new(100.0, 300.0));
+    let (client, stats) = fault::client(plan).await?;
+    let table = table(&client).await?;
+    // A small update of an item of 250 KB: DynamoDB charges the larger of the item before and
+    // after, 251 write units, far above the update's own size.
+    let update = |pk: &str, capacity: Option<ReturnConsumedCapacity>| {
+        client
+            .update_item()
+            .table_name(&table)
+            .key("PK", AttributeValue::S(pk.to_owned()))
+            .key("SK", AttributeValue::S("0000".to_owned()))
+            .update_expression("SET n = :n")
+            .expression_attribute_values(":n", AttributeValue::N("1".to_owned()))
+            .set_return_consumed_capacity(capacity)
+            .send()
+    };
+    for pk in ["reported", "unreported"] {
+        client
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(item(pk, 0, 250)))
+            .send()
+            .await?;
+    }
+    // The puts overdrew their keys' buckets; two seconds fill them again.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    // Reported: the 250 units beyond the update's one empty the bucket (a second's worth of
+    // deficit), and the next update is refused.
+    let reported = update("reported", Some(ReturnConsumedCapacity::Indexes)).await?;
+    let units = reported
+        .consumed_capacity()
+        .and_then(|consumed| consumed.table())
+        .and_then(|table| table.capacity_units());
+    assert_eq!(units, Some(251.0));
+    match update("reported", None).await {
+        Err(error) => assert!(
+            matches!(
+                error.into_service_error(),
+                UpdateItemError::ProvisionedThroughputExceededException(_)
+            ),
+            "not throttling"
+        ),
+        Ok(_) => return Err("the update after a 251-unit update was not throttled".into()),
+    }
+
+    // Not reported: each update is charged its own size, a lower bound, and three fit.
+    for _ in 0..3 {
+        update("unreported", None).await?;
+    }
+    assert_eq!(
+        stats.report().throttled_writes,
+        [(key(&table, "reported"), 1)].into()
+    );
+    Ok(())
+}
