@@ -938,9 +938,10 @@ fn reported_write_rest(
         .as_f64()?;
     let table = body.get("TableName")?.as_str()?;
     let taken = write_charge(tables.get(table)?, table, operation, body, 1.0)?;
-    (reported > taken.units).then(|| Charge {
+    let units = reported - taken.units;
+    (units > 0.0).then_some(Charge {
         key: taken.key,
-        units: reported - taken.units,
+        units,
     })
 }
 
