@@ -1,5 +1,6 @@
 //! Peak heap of a bulk load and of a sweep, at 100,000 and at 1,000,000 items
-//! (`SINGLETABLE_MEMORY_ITEMS`, a comma-separated list, sets others): `put_stream` at
+//! (`SINGLETABLE_MEMORY_ITEMS`, a comma-separated list, sets others;
+//! `SINGLETABLE_MEMORY_SWEEP_ITEMS` others for the sweep alone): `put_stream` at
 //! concurrency 16 from a lazy stream of records, then `sweep().segments(16)` over as many
 //! version-1 records in a fresh table. The engine runs in a `fault-proxy` process (no faults,
 //! no latency), so the heap counted here, by a global allocator, is the library's, the SDK's
@@ -55,7 +56,7 @@ fn main() {
                 heap::peak_since(heap) as f64 / 1e6
             );
         }
-        for &items in &sizes {
+        for &items in &sweep_sizes {
             let db = testing::table::<Bulk>().await.expect("a table");
             write_old(&db, records(items), 16).await;
             let heap = heap::start_peak();

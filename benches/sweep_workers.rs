@@ -18,6 +18,8 @@
 //! (`singletable::cli::run`) for that table and the record entity, as a user's binary is.
 
 mod common;
+#[path = "common/plot.rs"]
+mod plot;
 
 use common::{write_old, Bulk, ProxyProcess, Record};
 use singletable::cli::{self, Entities};
@@ -90,10 +92,42 @@ fn main() -> ExitCode {
         eprintln!("proxy: {}", proxy.stop());
     }
     println!("latency,workers,items_per_second,vs_one_worker");
-    for (modelled, workers, rate, ratio) in points {
-        let latency = if modelled { "modelled" } else { "none" };
+    for (modelled, workers, rate, ratio) in &points {
+        let latency = if *modelled { "modelled" } else { "none" };
         println!("{latency},{workers},{rate:.0},{ratio:.2}");
     }
+    let line = |modelled: bool| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .filter(|point| point.0 == modelled)
+            .map(|(_, workers, rate, _)| (*workers as f64, *rate))
+            .collect()
+    };
+    let modelled = line(true);
+    let linear = modelled
+        .first()
+        .map(|(_, one)| {
+            WORKERS
+                .map(|workers| (workers as f64, one * workers as f64))
+                .to_vec()
+        })
+        .unwrap_or_default();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/plots/sweep_workers.svg"
+    );
+    plot::lines(
+        path,
+        "distributed sweep: worker processes of the command line",
+        ("worker processes", "items per second"),
+        &[
+            ("8 ms ± 2 a request", modelled),
+            ("no latency (the engine's ceiling)", line(false)),
+            ("1 worker × workers", linear),
+        ],
+    )
+    .expect("the plot");
+    println!("plot: {path}");
     ExitCode::SUCCESS
 }
 
