@@ -61,11 +61,7 @@ async fn hand_written(db: &singletable::Db<Bulk>, count: u64) -> Duration {
 
 fn main() {
     let count: u64 = common::setting("SINGLETABLE_BULK_ITEMS", 100_000);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = common::runtime();
     runtime.block_on(async {
         let engine = singletable::local::Engine::from_env().expect("an engine");
         println!("bulk writes and sweeps on {engine}, {count} items each");

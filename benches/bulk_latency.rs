@@ -81,11 +81,7 @@ fn modelled(seed: u64, latency: Latency) -> FaultPlan {
 
 fn main() {
     let base: u64 = common::setting("SINGLETABLE_LATENCY_ITEMS", 2_000);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = common::runtime();
     runtime.block_on(async {
         let engine = singletable::local::Engine::from_env().expect("an engine");
         let latency = common::latency();

@@ -52,11 +52,7 @@ fn crowded(count: u64) -> impl Iterator<Item = Crowded> {
 
 fn main() {
     let items: u64 = common::setting("SINGLETABLE_HOT_ITEMS", 1_600);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = common::runtime();
     runtime.block_on(async {
         let latency = common::latency();
         let plan = FaultPlan::new(7, 0.0)

@@ -20,22 +20,20 @@ use singletable::testing;
 use std::time::Instant;
 
 fn main() {
-    let sizes: Vec<u64> = std::env::var("SINGLETABLE_MEMORY_ITEMS")
-        .ok()
-        .map(|list| {
+    let list = |variable: &str| -> Option<Vec<u64>> {
+        let list = std::env::var(variable).ok()?;
+        Some(
             list.split(',')
                 .filter_map(|n| n.trim().parse().ok())
-                .collect()
-        })
-        .unwrap_or_else(|| vec![100_000, 1_000_000]);
+                .collect(),
+        )
+    };
+    let sizes = list("SINGLETABLE_MEMORY_ITEMS").unwrap_or_else(|| vec![100_000, 1_000_000]);
+    let sweep_sizes = list("SINGLETABLE_MEMORY_SWEEP_ITEMS").unwrap_or_else(|| sizes.clone());
     let proxy = ProxyProcess::start(&[]);
     // Set before the runtime's threads exist.
     std::env::set_var("AWS_ENDPOINT_URL_DYNAMODB", &proxy.endpoint);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = common::runtime();
     println!("run,items,seconds,items_per_second,peak_heap_mb");
     runtime.block_on(async {
         for &items in &sizes {

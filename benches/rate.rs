@@ -28,11 +28,7 @@ const SAMPLE: Duration = Duration::from_millis(250);
 const WINDOW: Duration = Duration::from_secs(1);
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = common::runtime();
     let series = runtime.block_on(run());
     println!("seconds,write_units_per_second,throttled");
     for (at, rate, throttled) in &series {

@@ -31,20 +31,16 @@ use std::time::{Duration, Instant};
 const WORKER_TABLE: &str = "SWEEP_WORKER_TABLE";
 const WORKERS: [usize; 4] = [1, 2, 4, 8];
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
-
 fn main() -> ExitCode {
     if let Ok(table) = std::env::var(WORKER_TABLE) {
-        return runtime().block_on(async {
-            let client = singletable::local::client().await.expect("a client");
-            let db = Db::<Bulk>::new(client).with_table_name(table);
-            cli::run(db, Entities::new().with::<Record>()).await
-        });
+        // As a user's `#[tokio::main]` binary runs.
+        return tokio::runtime::Runtime::new()
+            .expect("a runtime")
+            .block_on(async {
+                let client = singletable::local::client().await.expect("a client");
+                let db = Db::<Bulk>::new(client).with_table_name(table);
+                cli::run(db, Entities::new().with::<Record>()).await
+            });
     }
     let items: u64 = common::setting("SINGLETABLE_SWEEP_ITEMS", 8_000);
     let segments: u32 = common::setting("SINGLETABLE_SWEEP_SEGMENTS", 32);
@@ -63,7 +59,7 @@ fn main() -> ExitCode {
         let proxy = ProxyProcess::start(&flags);
         // Set while no other thread runs: the runtime of the points is made after it.
         std::env::set_var("AWS_ENDPOINT_URL_DYNAMODB", &proxy.endpoint);
-        let runtime = runtime();
+        let runtime = common::runtime();
         println!(
             "distributed sweep of {items} records, {segments} segments, worker processes of the command line, {}",
             if modelled {

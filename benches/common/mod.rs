@@ -114,6 +114,15 @@ pub async fn write_old<T: Table, E: Entity<Table = T> + Serialize>(
         .await;
 }
 
+/// The benches' runtime: four worker threads, timers and sockets.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 /// `SINGLETABLE_…` settings of the benches: the number in the variable, or `default`.
 pub fn setting<N: std::str::FromStr>(variable: &str, default: N) -> N {
     std::env::var(variable)
