@@ -13,6 +13,9 @@
 //! ```
 
 mod common;
+#[path = "common/plot.rs"]
+#[allow(dead_code)] // rate draws its own chart and takes only the legend
+mod plot;
 
 use futures::StreamExt;
 use plotters::prelude::*;
@@ -161,12 +164,7 @@ fn plot(series: &[(f64, f64, bool)], path: &str) -> Result<(), Box<dyn std::erro
         ))?
         .label("measured (ConsumedCapacity)")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLUE.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    plot::legend(&mut chart)?;
     root.present()?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Line plots of a bench's series, as SVG.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// Draws each `(label, points)` series as a line on one chart at `path`.
@@ -42,12 +43,20 @@ pub fn lines(
             )?;
         }
     }
+    legend(&mut chart)?;
+    root.present()?;
+    Ok(())
+}
+
+/// The legend of every bench plot: its series' labels in a box at the lower right.
+pub fn legend<'a>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+) -> Result<(), Box<dyn std::error::Error>> {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
-    root.present()?;
     Ok(())
 }
