@@ -26,6 +26,7 @@ type Marks<E, T, F> = fn() -> (E, T, F);
 /// What the derive generates, deprecated with the reason, in place of the typed path of a
 /// field no typed path can serve: one serde never stores, or stores in a form only its own
 /// function knows. Using it fails to compile, with the reason as the deprecation note.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct NoTypedPath;
 
@@ -47,6 +48,7 @@ impl<E, T, F> std::fmt::Debug for Field<E, T, F> {
     }
 }
 
+#[doc(hidden)]
 /// What a typed path points at, for APIs that take "any field path" as one type parameter.
 pub trait FieldPath {
     /// The entity.
@@ -435,6 +437,7 @@ fn encoded<E>(build: impl FnOnce() -> Result<Node, EncodeError>) -> Condition<E>
     }
 }
 
+#[doc(hidden)]
 /// A value a condition compares a field of type `T` with: a `T` or a `&T`, or a `&str` for a
 /// `String` field, whichever the caller has at hand.
 #[diagnostic::on_unimplemented(
@@ -465,6 +468,7 @@ impl ValueFor<String> for &str {
     }
 }
 
+#[doc(hidden)]
 /// A value an update sets a field of type `T` to: a `T`, a `&T` (cloned), or a `&str` for a
 /// `String` field.
 #[diagnostic::on_unimplemented(
@@ -500,6 +504,7 @@ fn operand<V: Serialize + ?Sized>(value: &V) -> Result<Operand, EncodeError> {
     to_value(value).map(Operand::Value)
 }
 
+#[doc(hidden)]
 /// A set or list type, for `contains`, `ADD`/`DELETE` of elements and `list_append`.
 pub trait Container {
     /// The element type.
@@ -526,6 +531,7 @@ impl<U> Container for std::collections::BTreeSet<U> {
     type Element = U;
 }
 
+#[doc(hidden)]
 /// Optional fields, which `REMOVE` may delete.
 #[diagnostic::on_unimplemented(
     message = "cannot REMOVE a required field: its type `{Self}` is not an `Option`",
@@ -543,6 +549,7 @@ impl<U> Optional for Option<U> {
     }
 }
 
+#[doc(hidden)]
 /// Numbers and sets, which `ADD` works on.
 #[diagnostic::on_unimplemented(
     message = "ADD works only on numbers and sets, not on `{Self}`",
@@ -558,6 +565,7 @@ addable_numbers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 impl<U, S> Addable for std::collections::HashSet<U, S> {}
 impl<U> Addable for std::collections::BTreeSet<U> {}
 
+#[doc(hidden)]
 /// Sets, which `DELETE` removes elements from.
 #[diagnostic::on_unimplemented(
     message = "DELETE works only on sets, not on `{Self}`",
@@ -568,6 +576,7 @@ pub trait SetType: Container {}
 impl<U, S> SetType for std::collections::HashSet<U, S> {}
 impl<U> SetType for std::collections::BTreeSet<U> {}
 
+#[doc(hidden)]
 /// Maps with string keys, whose entries have paths (`field.key("name")`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a map with string keys, so it has no `key(..)` paths"
@@ -577,6 +586,7 @@ pub trait MapType: Container {}
 impl<V, S> MapType for std::collections::HashMap<String, V, S> {}
 impl<V> MapType for std::collections::BTreeMap<String, V> {}
 
+#[doc(hidden)]
 /// Lists and sets, which `contains` searches.
 #[diagnostic::on_unimplemented(message = "`contains` searches lists and sets, not `{Self}`")]
 pub trait Searchable: Container {}
@@ -585,6 +595,7 @@ impl<U> Searchable for Vec<U> {}
 impl<U, S> Searchable for std::collections::HashSet<U, S> {}
 impl<U> Searchable for std::collections::BTreeSet<U> {}
 
+#[doc(hidden)]
 /// Lists, which `list_append` extends.
 #[diagnostic::on_unimplemented(
     message = "list_append works only on lists (`Vec`), not on `{Self}`"
@@ -613,6 +624,7 @@ mod tests {
     }
 }
 
+#[doc(hidden)]
 /// A path [`Update::advance`](crate::op::update::Update::advance) can guard: a field of `E`
 /// (`Top = T`), or a list element or map entry inside field `F` (of type `Top`). Sealed:
 /// implemented for [`Field`] and [`Nested`] only.

@@ -136,6 +136,7 @@ impl EntityIndex {
     }
 }
 
+#[doc(hidden)]
 /// An entity with a `#[dynamo(version)]` field: what optimistic locking
 /// ([`Update::expect_version`](crate::op::update::Update::expect_version)) needs, so that on
 /// any other entity it does not compile instead of checking nothing. Implemented by the

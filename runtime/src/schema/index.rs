@@ -4,6 +4,7 @@
 //! name only when it is defined visibly (`table `App` does not declare index `gsi2``), while
 //! rustdoc leaves out an item whose only public path is a hidden re-export.
 
+#[doc(hidden)]
 /// A secondary index slot.
 pub trait IndexSlot: 'static {
     /// Global or local.

@@ -15,6 +15,7 @@ pub trait Table: Send + Sync + 'static {
     type Stream;
 }
 
+#[doc(hidden)]
 /// The `Stream` of a table that declares no stream: it is no
 /// [`DeclaredStream`](crate::stream::DeclaredStream), so decoding its records does not compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +81,7 @@ impl std::fmt::Display for StreamViewType {
     }
 }
 
+#[doc(hidden)]
 /// A table with a TTL attribute (`ttl = ".."`): what choosing whether reads show expired items
 /// needs, so that on a table whose items never expire the choice does not compile instead of
 /// changing nothing. Implemented by the `Table` derive.
@@ -198,6 +200,7 @@ impl ScalarType {
     }
 }
 
+#[doc(hidden)]
 /// Implemented by the `Table` derive for each index the table declares.
 #[diagnostic::on_unimplemented(
     message = "table `{Self}` does not declare index `{I}`",

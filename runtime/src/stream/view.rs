@@ -10,6 +10,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
+#[doc(hidden)]
 /// A stream view as a type: which images a decoded [`Change`](super::Change) holds. `T` is
 /// what the records decode into; a view without an image puts `()` in its place.
 pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
@@ -24,6 +25,7 @@ pub trait StreamView: sealed::Sealed + Send + Sync + 'static {
     fn old_image<T, E>(decode: impl FnOnce() -> Result<T, E>) -> Result<Self::Old<T>, E>;
 }
 
+#[doc(hidden)]
 /// A view a table declares: what reading its stream needs. (A table without a stream has the
 /// view [`NoStream`], which is a [`StreamView`] without images, and not this.)
 #[diagnostic::on_unimplemented(

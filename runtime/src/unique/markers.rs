@@ -4,6 +4,7 @@
 /// A field of entity `E` (its marker type) that is `#[dynamo(unique)]`, so that
 /// [`Db::get_by_unique`](crate::Db::get_by_unique) can look an item up by it. Implemented by
 /// the `Entity` derive.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` of `{E}` is not unique, so it cannot find one item",
     label = "a lookup by value needs a `#[dynamo(unique)]` field",
@@ -17,6 +18,7 @@ pub trait UniqueField<E> {
 /// An entity without unique values: what batch writes and user-built transactions need,
 /// since they would write the item without its sentinels (a batch cannot even be
 /// conditional). Implemented by the `Entity` derive.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has unique values, which only its own writes keep",
     label = "this would write the item without the sentinel items of its unique values",

@@ -7,9 +7,11 @@
 
 use crate::schema::{Entity, NoStream, Table, TableSchema};
 
+#[doc(hidden)]
 /// Implemented by `#[derive(Table)]`: a table the user declared, never [`UnknownTable`].
 pub trait DeclaredTable: Table {}
 
+#[doc(hidden)]
 /// The table of an entity whose `table = ..` is missing; that error is already reported.
 #[derive(Debug, Clone, Copy)]
 pub enum UnknownTable {}
@@ -29,6 +31,7 @@ impl Table for UnknownTable {
     type Stream = NoStream;
 }
 
+#[doc(hidden)]
 /// The table of a collection's entities so far (`Self`) and one more entity's table (`T`):
 /// the first declared one. Whether they are the same is [`InTable`]'s check, not this one's.
 pub trait CollectionTable<T> {
@@ -48,6 +51,7 @@ impl<A: DeclaredTable> CollectionTable<UnknownTable> for A {
     type Out = A;
 }
 
+#[doc(hidden)]
 /// An entity of table `T`: checked for each variant of a `Collection`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` lives in another table than `{T}`, the table of the collection's first entity",
@@ -65,6 +69,7 @@ pub trait InTable<T> {
 #[diagnostic::do_not_recommend]
 impl<T, E: Entity> InTable<T> for E where E::Table: SameTable<T> {}
 
+#[doc(hidden)]
 /// Tables `Self` and `T` are one, or one of them is [`UnknownTable`].
 pub trait SameTable<T> {}
 

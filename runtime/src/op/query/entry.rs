@@ -52,6 +52,7 @@ pub trait Projection<E: Entity>: Sized + Send + 'static {
     fn from_item(item: Item) -> Result<Self, DecodeError>;
 }
 
+#[doc(hidden)]
 /// A [`Projection`] that index `I` holds every attribute of: checked when it is derived, so a
 /// projection of an attribute the index leaves out does not compile.
 #[diagnostic::on_unimplemented(

@@ -9,11 +9,13 @@ use crate::schema::{ProjectsAll, ProjectsKeys, ProjectsSome};
 #[derive(Debug, Clone, Copy)]
 pub enum primary {}
 
+#[doc(hidden)]
 /// An index a query can target: the table's primary key, a GSI or an LSI.
 pub trait QueryIndex: 'static {}
 impl QueryIndex for primary {}
 impl<I: index::IndexSlot> QueryIndex for I {}
 
+#[doc(hidden)]
 /// What a query of this index of table `T` returns for entity `E`: entities, from the table
 /// and from indexes that project every attribute; [`IndexEntry`]
 /// values from lean ones (`KEYS_ONLY`, `INCLUDE`).
@@ -33,6 +35,7 @@ where
     type Entry<E: Entity<Table = T>> = <T::Projection as ReadsAs>::Entry<E>;
 }
 
+#[doc(hidden)]
 /// What queries of an index with this projection return for entity `E`.
 pub trait ReadsAs: ProjectionKind {
     /// The decoded item.
@@ -49,6 +52,7 @@ impl ReadsAs for ProjectsSome {
     type Entry<E: Entity> = IndexEntry<E>;
 }
 
+#[doc(hidden)]
 /// Indexes that support strongly consistent reads.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is a global secondary index: DynamoDB rejects ConsistentRead on global secondary indexes",

@@ -10,6 +10,7 @@ use crate::Key;
 use std::collections::HashMap;
 use std::fmt;
 
+#[doc(hidden)]
 /// What a query returns when it returns whole items: entities, which `collection` starts
 /// from.
 #[diagnostic::on_unimplemented(

@@ -4,6 +4,7 @@
 use super::entry::{IndexEntry, ProjectionOf};
 use super::*;
 
+#[doc(hidden)]
 /// What a query reads before its projection is chosen: entities, or a lean index's keys.
 #[diagnostic::on_unimplemented(
     message = "this query already reads `{Self}`, so it cannot select a projection",
