@@ -23,7 +23,7 @@ pub use crate::schema::{
 pub mod index {
     macro_rules! reexport_slots {
         (global: $($global:ident),*; local: $($local:ident),*) => {
-            pub use crate::schema::{IndexSlot, $($global,)* $($local),*};
+            pub use crate::schema::index::{IndexSlot, $($global,)* $($local),*};
         };
     }
     crate::schema::index::with_index_slots!(reexport_slots);

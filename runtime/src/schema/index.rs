@@ -1,8 +1,7 @@
 //! Index markers: the type-level names of index slots, used by the derives to check that a
-//! table declares the indexes an entity uses. No API to write against, so `schema` re-exports
-//! them hidden; but their definitions are not hidden, because rustc prints an item by its bare
-//! name only when it is defined visibly (`table `App` does not declare index `gsi2``), while
-//! rustdoc leaves out an item whose only public path is a hidden re-export.
+//! table declares the indexes an entity uses. Documented, because compile errors name them
+//! (`table `App` does not declare index `gsi2``): rustc prints a type by its bare name only
+//! when its definition is not `#[doc(hidden)]`.
 
 #[doc(hidden)]
 /// A secondary index slot.

@@ -10,7 +10,7 @@
 pub(crate) mod entity;
 pub(crate) mod field;
 pub(crate) mod field_indexes;
-pub(crate) mod index;
+pub mod index;
 pub(crate) mod table;
 
 pub use crate::index_projection::IndexProjection;
@@ -27,15 +27,6 @@ pub use crate::design_check::{
 };
 #[doc(hidden)]
 pub use entity::Versioned;
-#[doc(hidden)]
-pub use index::IndexSlot;
-macro_rules! reexport_slots {
-    (global: $($global:ident),*; local: $($local:ident),*) => {
-        #[doc(hidden)]
-        pub use index::{$($global,)* $($local),*};
-    };
-}
-index::with_index_slots!(reexport_slots);
 #[doc(hidden)]
 pub use table::{DeclaresIndex, ExpiringTable, NoStream};
 
