@@ -21,12 +21,7 @@ pub use crate::schema::{
 
 /// The index slots a template names (`gsi1` to `gsi20`, `lsi1` to `lsi5`).
 pub mod index {
-    macro_rules! reexport_slots {
-        (global: $($global:ident),*; local: $($local:ident),*) => {
-            pub use crate::schema::index::{IndexSlot, $($global,)* $($local),*};
-        };
-    }
-    crate::schema::index::with_index_slots!(reexport_slots);
+    pub use crate::schema::index::*;
 }
 
 pub use crate::expr::field::{
