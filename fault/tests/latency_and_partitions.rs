@@ -53,6 +53,20 @@ async fn table(client: &Client) -> Result<String, Box<dyn std::error::Error>> {
 }
 
 /// An item of about `kilobytes` KB on partition key `pk`.
+/// A client through the proxy with partition `limits` (seed `seed`, no injected faults and no
+/// SDK retries, so each throttling is seen), and a fresh table on it.
+async fn limited(
+    seed: u64,
+    limits: PartitionLimits,
+) -> Result<(Client, fault::FaultStats, String), Box<dyn std::error::Error>> {
+    let plan = FaultPlan::new(seed, 0.0)
+        .without_sdk_retries()
+        .with_partition_limits(limits);
+    let (client, stats) = fault::client(plan).await?;
+    let table = table(&client).await?;
+    Ok((client, stats, table))
+}
+
 fn item(pk: &str, sk: usize, kilobytes: usize) -> HashMap<String, AttributeValue> {
     HashMap::from([
         ("PK".to_owned(), AttributeValue::S(pk.to_owned())),
@@ -161,11 +175,7 @@ async fn latency_is_paid_per_request_in_sequence_and_once_by_concurrent_requests
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_partition_key_is_throttled_above_1000_write_units_a_second_and_many_are_not(
 ) -> TestResult {
-    let plan = FaultPlan::new(12, 0.0)
-        .without_sdk_retries()
-        .with_partition_limits(PartitionLimits::DYNAMODB);
-    let (client, stats) = fault::client(plan).await?;
-    let table = table(&client).await?;
+    let (client, stats, table) = limited(12, PartitionLimits::DYNAMODB).await?;
 
     // 40 puts of 100 KB (101 write units each, 4,040 in all) on one key, as fast as they go.
     const PUTS: usize = 40;
@@ -243,11 +253,7 @@ async fn one_partition_key_is_throttled_above_1000_write_units_a_second_and_many
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_leaves_the_items_over_their_keys_limit_unprocessed_and_fails_when_none_fit(
 ) -> TestResult {
-    let plan = FaultPlan::new(13, 0.0)
-        .without_sdk_retries()
-        .with_partition_limits(PartitionLimits::DYNAMODB);
-    let (client, stats) = fault::client(plan).await?;
-    let table = table(&client).await?;
+    let (client, stats, table) = limited(13, PartitionLimits::DYNAMODB).await?;
     let put = |item| -> Result<WriteRequest, BuildError> {
         Ok(WriteRequest::builder()
             .put_request(PutRequest::builder().set_item(Some(item)).build()?)
@@ -352,11 +358,7 @@ async fn a_batch_leaves_the_items_over_their_keys_limit_unprocessed_and_fails_wh
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transaction_over_one_keys_limit_is_cancelled_whole() -> TestResult {
-    let plan = FaultPlan::new(14, 0.0)
-        .without_sdk_retries()
-        .with_partition_limits(PartitionLimits::DYNAMODB);
-    let (client, stats) = fault::client(plan).await?;
-    let table = table(&client).await?;
+    let (client, stats, table) = limited(14, PartitionLimits::DYNAMODB).await?;
     let put = |item| -> Result<TransactWriteItem, BuildError> {
         Ok(TransactWriteItem::builder()
             .put(
@@ -423,11 +425,7 @@ async fn one_partition_key_is_throttled_above_its_read_limit() -> TestResult {
     // consistent reads, more than a debug build of the engine and the SDK serve here, and
     // a load that cannot reach the limit tests nothing. The behaviour is DynamoDB's.
     const READ_LIMIT: f64 = 300.0;
-    let plan = FaultPlan::new(15, 0.0)
-        .without_sdk_retries()
-        .with_partition_limits(PartitionLimits::new(1_000.0, READ_LIMIT));
-    let (client, stats) = fault::client(plan).await?;
-    let table = table(&client).await?;
+    let (client, stats, table) = limited(15, PartitionLimits::new(1_000.0, READ_LIMIT)).await?;
     client
         .put_item()
         .table_name(&table)
@@ -486,11 +484,7 @@ async fn one_partition_key_is_throttled_above_its_read_limit() -> TestResult {
 async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it() -> TestResult {
     use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
     use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-    let plan = FaultPlan::new(14, 0.0)
-        .without_sdk_retries()
-        .with_partition_limits(PartitionLimits::new(100.0, 300.0));
-    let (client, stats) = fault::client(plan).await?;
-    let table = table(&client).await?;
+    let (client, stats, table) = limited(14, PartitionLimits::new(100.0, 300.0)).await?;
     // A small update of an item of 250 KB: DynamoDB charges the larger of the item before and
     // after, 251 write units, far above the update's own size.
     let update = |pk: &str, capacity: Option<ReturnConsumedCapacity>| {
