@@ -71,3 +71,14 @@ impl<E: Entity> Projection<E> for () {
 }
 
 impl<E: Entity, I> ProjectionOf<E, I> for () {}
+
+#[doc(hidden)]
+/// What a query reads before its projection is chosen: entities, or a lean index's keys.
+#[diagnostic::on_unimplemented(
+    message = "this query already reads `{Self}`, so it cannot select a projection",
+    label = "`select` chooses what a query of one entity reads",
+    note = "call `.select::<P>()` right after `db.query(..)` and the key condition, before `.collection()` or another `.select()`"
+)]
+pub trait Unselected<E> {}
+impl<E: Entity> Unselected<E> for E {}
+impl<E: Entity> Unselected<E> for IndexEntry<E> {}

@@ -35,6 +35,8 @@ mod select;
 pub use collection_table::InTable;
 pub use decode::Collection;
 pub(crate) use decode::Decode;
+#[doc(hidden)]
+pub use entry::Unselected;
 pub use entry::{IndexEntry, Projection};
 pub use indexes::primary;
 #[doc(hidden)]
@@ -49,8 +51,6 @@ pub use key_condition::{InnerPart, LastPart, RangeOn, SortKeyPart};
 pub use lean::WholeItems;
 pub use lean::{Hydrate, Hydrated, LeanCost};
 pub use page::{Page, FULL_PAGE_REQUESTS};
-#[doc(hidden)]
-pub use select::Unselected;
 
 pub use cursor::{Cursor, CursorError, CursorKey};
 

@@ -1,19 +1,8 @@
 //! Choosing what a query reads: the attributes of a [`Projection`] type, from the table or
 //! any index (a lean one's entries, or whole items read in part).
 
-use super::entry::{IndexEntry, ProjectionOf};
+use super::entry::{IndexEntry, ProjectionOf, Unselected};
 use super::*;
-
-#[doc(hidden)]
-/// What a query reads before its projection is chosen: entities, or a lean index's keys.
-#[diagnostic::on_unimplemented(
-    message = "this query already reads `{Self}`, so it cannot select a projection",
-    label = "`select` chooses what a query of one entity reads",
-    note = "call `.select::<P>()` right after `db.query(..)` and the key condition, before `.collection()` or another `.select()`"
-)]
-pub trait Unselected<E> {}
-impl<E: Entity> Unselected<E> for E {}
-impl<E: Entity> Unselected<E> for IndexEntry<E> {}
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// Reads only the attributes of projection `T` (its `ProjectionExpression`, with the
