@@ -107,50 +107,8 @@ pub fn unknown_entity<T: Table>(
     }
 }
 
-/// A template field's value as the key part it renders: the derive calls
-/// `(&KeyPartOf(&value)).key_part()` with [`IsKeyPart`] and [`NotKeyPart`] in scope.
-///
-/// A field whose type is no [`KeyField`] is reported once, at the field, by its schema's
-/// `<T as KeyField>::parse_erased`; its templates then take [`NotKeyPart`]'s stand-in, which compiles, so
-/// that they report nothing more (the program never builds, so it never renders).
-pub struct KeyPartOf<'a, T>(pub &'a T);
-
-/// The key part of a [`KeyField`] value (chosen first by method resolution).
-pub trait IsKeyPart {
-    /// The value, as a key part.
-    fn key_part(&self) -> &dyn KeyPart;
-}
-
-impl<T: KeyField> IsKeyPart for KeyPartOf<'_, T> {
-    fn key_part(&self) -> &dyn KeyPart {
-        self.0
-    }
-}
-
-/// The stand-in for a value of a type that is no key part, already an error at its field.
-pub trait NotKeyPart {
-    /// The stand-in.
-    fn key_part(&self) -> &dyn KeyPart;
-}
-
-impl<T> NotKeyPart for &KeyPartOf<'_, T> {
-    fn key_part(&self) -> &dyn KeyPart {
-        &NoKeyPart
-    }
-}
-
-/// What [`NotKeyPart`] stands in with.
-struct NoKeyPart;
-
-impl KeyPart for NoKeyPart {
-    fn render_part(&self, context: PartContext, _: &mut String) -> Result<(), KeyError> {
-        Err(KeyError::Unrepresentable {
-            field: context.field,
-            reason: "its type is no key part".to_owned(),
-        })
-    }
-}
 pub use crate::item::decode;
+pub use crate::schema::item_keys::key_from_arguments;
 #[cfg(feature = "local")]
 pub use crate::testing;
 pub use crate::{Entity, Item, Key, KeyError, Table};

@@ -59,11 +59,8 @@ fn entity_stub(entity: &Entity) -> TokenStream {
                     unique: &[],
                     schema_version: 1,
                 };
-                fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
-                    ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
-                }
-                fn write_index_keys(&self, _: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
-                    ::core::unimplemented!() // ok: only emitted next to a compile error, never runs.
+                fn key_input(&self, _: usize) -> #st::Option<&dyn ::core::any::Any> {
+                    #st::None
                 }
             }
         };
@@ -86,47 +83,6 @@ pub(super) fn template_const(template: &Template) -> TokenStream {
     quote!(#st::KeyTemplate { source: #source, segments: &[#(#segments),*] })
 }
 
-/// `TEMPLATE.render(&[&self.a, &self.b])?` (or with bare idents for key constructors).
-///
-/// Field values pass through `key_part`, spanned at the template, so a field type that cannot
-/// be a key part is reported once, at the template that uses it.
-fn render(
-    template_const: &Ident,
-    template: &Template,
-    receiver: Option<&TokenStream>,
-) -> TokenStream {
-    render_as(template_const, template, receiver, "render")
-}
-
-/// [`render`] calling the template's `method`: `render_key` for primary keys, which borrows a
-/// constant template's text.
-fn render_as(
-    template_const: &Ident,
-    template: &Template,
-    receiver: Option<&TokenStream>,
-    method: &str,
-) -> TokenStream {
-    let st = private();
-    let span = template.literal.span();
-    let values = template.fields().map(|name| {
-        let field = super::tokens::field_ident(name, span);
-        match receiver {
-            Some(receiver) => respan(
-                quote!({
-                    // One of the two is the method called.
-                    #[allow(unused_imports)]
-                    use #st::{IsKeyPart as _, NotKeyPart as _};
-                    (&#st::KeyPartOf(&#receiver.#field)).key_part()
-                }),
-                span,
-            ),
-            None => respan(quote!(&#field), span),
-        }
-    });
-    let method = Ident::new(method, Span::call_site());
-    quote!(#template_const.#method(&[#(#values),*])?)
-}
-
 fn expand_entity(entity: &Entity) -> TokenStream {
     let st = private();
     let ident = entity.ident;
@@ -139,25 +95,15 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         .as_ref()
         .map(|name| name.value())
         .unwrap_or_else(|| ident.to_string());
-    let this = quote!(self);
-
-    let pk_const = format_ident!("__PK");
-    let sk_const = format_ident!("__SK");
     let pk_value = template_const(pk);
     let mut consts = vec![quote!(const __PK: #st::KeyTemplate = #pk_value;)];
     let mut checks = Vec::new();
     let sk_schema;
-    let sk_render_self;
-    let sk_render_args;
     match &entity.attrs.sk {
         Some(sk) => {
             let value = template_const(sk);
             consts.push(quote!(const __SK: #st::KeyTemplate = #value;));
             sk_schema = quote!(#st::Some(__SK));
-            let render_self = render_as(&sk_const, sk, Some(&this), "render_key");
-            let render_args = render_as(&sk_const, sk, None, "render_key");
-            sk_render_self = quote!(#st::Some(#render_self));
-            sk_render_args = quote!(#st::Some(#render_args));
             checks.push(respan(
                 quote!(const _: () = <#table as #st::HasSortKey>::CHECKED;),
                 sk.literal.span(),
@@ -165,8 +111,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         }
         None => {
             sk_schema = quote!(#st::None);
-            sk_render_self = quote!(#st::None);
-            sk_render_args = quote!(#st::None);
             checks.push(respan(
                 quote!(const _: () = <#table as #st::HasNoSortKey>::CHECKED;),
                 pk.literal.span(),
@@ -180,7 +124,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         templates.extend(index.pk.iter().chain(&index.sk));
     }
     let mut index_schemas = Vec::new();
-    let mut index_writes = Vec::new();
     for index in &entity.attrs.indexes {
         let slot_name = index.slot.name();
         let slot = format_ident!("{}", slot_name);
@@ -207,16 +150,11 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         consts.push(quote_spanned! {span=>
             const #index_const: &#st::IndexSchema = #declared::INDEX;
         });
-        let mut writes = Vec::new();
         let pk_schema = match &index.pk {
             Some(template) => {
                 let template_name = format_ident!("__{}_PK", upper);
                 let value = template_const(template);
                 consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
-                let rendered = render(&template_name, template, Some(&this));
-                writes.push(quote! {
-                    item.insert(#index_const.partition_key.into(), #st::AttributeValue::S(#rendered));
-                });
                 quote!(#st::Some(#template_name))
             }
             None => quote!(#st::None),
@@ -226,12 +164,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 let template_name = format_ident!("__{}_SK", upper);
                 let value = template_const(template);
                 consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
-                let rendered = render(&template_name, template, Some(&this));
-                writes.push(quote! {
-                    if let #st::Some(name) = #index_const.sort_key {
-                        item.insert(name.into(), #st::AttributeValue::S(#rendered));
-                    }
-                });
                 checks.push(respan(
                     quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyDeclared>::CHECKED;),
                     template.literal.span(),
@@ -334,18 +266,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 rule: #rule,
             }
         });
-        index_writes.push(match &index.when {
-            Some(rule) => {
-                let function = &rule.function;
-                let arguments = &rule.arguments;
-                quote! {
-                    if #function(#(&self.#arguments),*) {
-                        #(#writes)*
-                    }
-                }
-            }
-            None => quote!(#(#writes)*),
-        });
     }
 
     // Key constructor arguments: the primary key's fields, in order of first appearance.
@@ -411,8 +331,12 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         .as_ref()
         .and_then(|version| version.base10_parse::<u32>().ok())
         .unwrap_or(1);
-    let pk_render_self = render_as(&pk_const, pk, Some(&this), "render_key");
-    let pk_render_args = render_as(&pk_const, pk, None, "render_key");
+    let key_arguments = key_fields
+        .iter()
+        .filter_map(|name| entity.field(name))
+        .map(|field| field.ident)
+        .map(|ident| quote!(&#ident));
+    let key_inputs = key_inputs(entity, &templates);
     let key_doc = format!(
         "The primary key of the `{ident}` with these key fields (pk = {:?}{}).",
         pk.literal.value(),
@@ -445,17 +369,14 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                     schema_version: #schema_version,
                 };
 
-                // Inline, as the other generated functions are generic: compiled where they
-                // are used, and not at all for entities a crate declares but never writes.
+                // Inline, as the generic code that renders keys from it is: compiled where
+                // it is used, and not at all for entities a crate declares but never writes.
                 #[inline]
-                fn primary_key(&self) -> #st::Result<#st::Key<Self>, #st::KeyError> {
-                    #st::Key::from_rendered(#pk_render_self, #sk_render_self)
-                }
-
-                #[inline]
-                fn write_index_keys(&self, item: &mut #st::Item) -> #st::Result<(), #st::KeyError> {
-                    #(#index_writes)*
-                    #st::Ok(())
+                fn key_input(&self, field: usize) -> #st::Option<&dyn ::core::any::Any> {
+                    match field {
+                        #(#key_inputs)*
+                        _ => #st::None,
+                    }
                 }
             }
 
@@ -476,13 +397,39 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 #[allow(clippy::too_many_arguments, clippy::self_named_constructors)]
                 pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
                     #(#key_bindings)*
-                    #st::Key::from_rendered(#pk_render_args, #sk_render_args)
+                    #st::key_from_arguments::<Self>(&[#(#key_arguments),*])
                 }
             }
 
             #(#checks)*
         };
     }
+}
+
+/// The arms of `Entity::key_input`: each field a key template or an index rule reads, by its
+/// number in the schema's fields.
+fn key_inputs(entity: &Entity, templates: &[&Template]) -> Vec<TokenStream> {
+    let st = private();
+    let rule_inputs: Vec<String> = (entity.attrs.indexes.iter())
+        .filter_map(|index| index.when.as_ref())
+        .flat_map(|rule| rule.arguments.iter().map(Ident::to_string))
+        .collect();
+    let read = |name: &str| {
+        templates
+            .iter()
+            .any(|template| template.fields().any(|used| used == name))
+            || rule_inputs.iter().any(|input| input == name)
+    };
+    entity
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| read(&syn::ext::IdentExt::unraw(field.ident).to_string()))
+        .map(|(position, field)| {
+            let ident = field.ident;
+            quote!(#position => #st::Some(&self.#ident),)
+        })
+        .collect()
 }
 
 /// The unique values' schemas, and the traits that say which operations they allow: a lookup

@@ -1,6 +1,5 @@
 //! The query constructors of an entity: one per index partition template.
 
-use super::entity::template_const;
 use super::markers::Markers;
 use super::tokens::{private, respan};
 use crate::ast::Entity;
@@ -26,6 +25,7 @@ pub(super) fn expand_queries(
         marker: quote!(#st::primary),
         schema: None,
         partition: KeySource::Template(pk),
+        partition_const: format_ident!("__PK"),
         sort: entity.attrs.sk.as_ref().map(KeySource::Template),
         label: "the table".to_owned(),
     }];
@@ -33,6 +33,10 @@ pub(super) fn expand_queries(
         let slot = index.slot.name();
         let marker = format_ident!("{}", slot);
         let schema = format_ident!("__{}", slot.to_uppercase());
+        let partition_const = match &index.pk {
+            Some(_) => format_ident!("__{}_PK", slot.to_uppercase()),
+            None => format_ident!("__PK"),
+        };
         let partition = match &index.pk {
             Some(template) => KeySource::Template(template),
             None if !index.pk_attributes.is_empty() => KeySource::Attributes(&index.pk_attributes),
@@ -50,6 +54,7 @@ pub(super) fn expand_queries(
             marker: quote!(#st::index::#marker),
             schema: Some(schema),
             partition,
+            partition_const,
             sort,
             label: format!("index `{slot}`"),
         });
@@ -62,11 +67,17 @@ pub(super) fn expand_queries(
             marker,
             schema,
             partition,
+            partition_const,
             sort,
             label,
         } = target;
         constructors.push(partition_constructor(
-            entity, &name, &marker, &schema, &partition, &label,
+            entity,
+            &name,
+            &marker,
+            &schema,
+            (&partition, &partition_const),
+            &label,
         ));
         let Some(sort) = sort else { continue };
         let parts: Vec<String> = sort.fields();
@@ -105,6 +116,8 @@ struct QueryTarget<'a> {
     /// `None` for the table, the index schema constant otherwise.
     schema: Option<Ident>,
     partition: KeySource<'a>,
+    /// The entity's constant holding the partition template (when it is one).
+    partition_const: Ident,
     sort: Option<KeySource<'a>>,
     label: String,
 }
@@ -150,7 +163,7 @@ fn partition_constructor(
     name: &Ident,
     marker: &TokenStream,
     schema: &Option<Ident>,
-    partition: &KeySource,
+    (partition, template_const): (&KeySource, &Ident),
     label: &str,
 ) -> TokenStream {
     let st = private();
@@ -202,7 +215,6 @@ fn partition_constructor(
         let arg = super::tokens::field_ident(field_name, partition.literal.span());
         quote!(&#arg)
     });
-    let template = template_const(partition);
     let index = match schema {
         Some(schema) => quote!(#st::Some(#schema)),
         None => quote!(#st::None),
@@ -214,8 +226,7 @@ fn partition_constructor(
         #[allow(clippy::too_many_arguments)]
         pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
             #(#bindings)*
-            const TEMPLATE: #st::KeyTemplate = #template;
-            #st::PartitionKey::new(TEMPLATE.render(&[#(#values),*]), #index)
+            #st::PartitionKey::new(#template_const.render(&[#(#values),*]), #index)
         }
     }
 }

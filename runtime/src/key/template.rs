@@ -71,9 +71,17 @@ impl KeyTemplate {
     /// Renders the template as a key: borrowed for a constant template, which costs nothing.
     #[doc(hidden)]
     pub fn render_key(&self, values: &[&dyn KeyPart]) -> Result<Cow<'static, str>, KeyError> {
+        match self.constant_text() {
+            Some(text) => Ok(Cow::Borrowed(text)),
+            None => self.render(values).map(Cow::Owned),
+        }
+    }
+
+    /// The whole key of a constant template (`"TICKET"`), which every item shares.
+    pub(crate) fn constant_text(&self) -> Option<&'static str> {
         match self.segments {
-            [Segment::Literal(text)] if !text.is_empty() => Ok(Cow::Borrowed(text)),
-            _ => self.render(values).map(Cow::Owned),
+            [Segment::Literal(text)] if !text.is_empty() => Some(text),
+            _ => None,
         }
     }
 

@@ -29,12 +29,22 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
     #[doc(hidden)]
     type UpdateState;
 
+    /// Field number `field` of [`EntitySchema::fields`], if a key template or an index rule
+    /// reads it: the one function the derive writes for keys, which the library's generic
+    /// code renders every key from.
+    #[doc(hidden)]
+    fn key_input(&self, field: usize) -> Option<&dyn Any>;
+
     /// Renders this item's primary key.
-    fn primary_key(&self) -> Result<Key<Self>, KeyError>;
+    fn primary_key(&self) -> Result<Key<Self>, KeyError> {
+        super::item_keys::primary_key(self)
+    }
 
     /// Writes this item's secondary index key attributes into `item`, leaving out those of
     /// sparse indexes whose rule does not hold.
-    fn write_index_keys(&self, item: &mut Item) -> Result<(), KeyError>;
+    fn write_index_keys(&self, item: &mut Item) -> Result<(), KeyError> {
+        super::item_keys::write_index_keys(self, item)
+    }
 }
 
 /// An entity's key templates on the table and its indexes.

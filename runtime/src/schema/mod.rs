@@ -11,6 +11,7 @@ pub(crate) mod entity;
 pub(crate) mod field;
 pub(crate) mod field_indexes;
 pub mod index;
+pub(crate) mod item_keys;
 pub(crate) mod table;
 
 pub use crate::index_projection::IndexProjection;

@@ -1,0 +1,152 @@
+//! An item's keys, rendered from its fields through its entity's schema: the primary key, the
+//! keys a key constructor takes, and the secondary index key attributes.
+//!
+//! The derive emits data (the templates, each field's key-part functions, each index's rule)
+//! and one small function per entity, [`Entity::key_input`], that hands out the fields the
+//! templates and rules read. Everything else is this generic code, compiled once in the
+//! library rather than type-checked again for every entity (issue 32: the derive's compile
+//! cost is in how many items and bodies each entity gets).
+
+use super::entity::{Entity, EntityIndex, EntitySchema};
+use crate::item::codec::Item;
+use crate::key::{same_name, KeyError, KeyPart, KeyTemplate, PartContext};
+use crate::Key;
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::any::Any;
+use std::borrow::Cow;
+
+/// The item's primary key, from its fields.
+pub(crate) fn primary_key<E: Entity>(item: &E) -> Result<Key<E>, KeyError> {
+    let schema = E::SCHEMA;
+    let partition = render_key(&schema.partition_key, |context, out| {
+        render_field(item, context, out)
+    })?;
+    let sort = match &schema.sort_key {
+        Some(template) => Some(render_key(template, |context, out| {
+            render_field(item, context, out)
+        })?),
+        None => None,
+    };
+    Key::from_rendered(partition, sort)
+}
+
+/// The primary key from a key constructor's arguments: one value per primary key field, in
+/// the order the fields first appear in the partition and then the sort key template
+/// ([`EntitySchema::primary_key_fields`](super::EntitySchema::primary_key_fields)).
+pub fn key_from_arguments<E: Entity>(arguments: &[&dyn KeyPart]) -> Result<Key<E>, KeyError> {
+    let schema = E::SCHEMA;
+    let argument = |context: PartContext, out: &mut String| {
+        let position = argument_position(schema, context.field);
+        match position.and_then(|position| arguments.get(position)) {
+            Some(value) => value.render_part(context, out),
+            None => Err(missing(context.field)),
+        }
+    };
+    let partition = render_key(&schema.partition_key, argument)?;
+    let sort = match &schema.sort_key {
+        Some(template) => Some(render_key(template, argument)?),
+        None => None,
+    };
+    Key::from_rendered(partition, sort)
+}
+
+/// Writes the item's secondary index key attributes into `attributes`, leaving out those of
+/// sparse indexes whose rule does not hold. An index keyed by the item's own attributes
+/// (`gsi2pk = author`) needs nothing written: the attributes are its keys.
+pub(crate) fn write_index_keys<E: Entity>(item: &E, attributes: &mut Item) -> Result<(), KeyError> {
+    for index in E::SCHEMA.indexes {
+        if !rule_holds(item, index) {
+            continue;
+        }
+        if let Some(template) = &index.partition_key {
+            let key = template.render_with(usize::MAX, |_, context, out| {
+                render_field(item, context, out)
+            })?;
+            attributes.insert(index.index.partition_key.into(), AttributeValue::S(key));
+        }
+        if let (Some(template), Some(name)) = (&index.sort_key, index.index.sort_key) {
+            let key = template.render_with(usize::MAX, |_, context, out| {
+                render_field(item, context, out)
+            })?;
+            attributes.insert(name.into(), AttributeValue::S(key));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the index's rule holds for the item (an index without one holds every item).
+fn rule_holds<E: Entity>(item: &E, index: &EntityIndex) -> bool {
+    let Some(rule) = &index.rule else {
+        return true;
+    };
+    let argument = |position: usize| -> Option<&dyn Any> {
+        let name = rule.inputs.get(position)?;
+        item.key_input(field_number::<E>(name)?)
+    };
+    // `None` only if an input is missing or of another type, which the derive rules out; the
+    // item is then left out of the index, as the update path does.
+    (rule.evaluate)(&argument).unwrap_or(false)
+}
+
+/// Renders one template field of the item: its value through its field schema's key part.
+fn render_field<E: Entity>(
+    item: &E,
+    context: PartContext,
+    out: &mut String,
+) -> Result<(), KeyError> {
+    let field = field_number::<E>(context.field);
+    let render = field
+        .and_then(|field| E::SCHEMA.fields.get(field))
+        .and_then(|field| field.key_part);
+    match (field.and_then(|field| item.key_input(field)), render) {
+        (Some(value), Some(key_part)) => (key_part.render)(value, context, out),
+        _ => Err(missing(context.field)),
+    }
+}
+
+/// A primary key template as a key: borrowed for a constant template, which costs nothing.
+fn render_key(
+    template: &KeyTemplate,
+    mut part: impl FnMut(PartContext, &mut String) -> Result<(), KeyError>,
+) -> Result<Cow<'static, str>, KeyError> {
+    if let Some(text) = template.constant_text() {
+        return Ok(Cow::Borrowed(text));
+    }
+    template
+        .render_with(usize::MAX, |_, context, out| part(context, out))
+        .map(Cow::Owned)
+}
+
+/// The number of field `name` in the entity's schema (its declaration order).
+fn field_number<E: Entity>(name: &str) -> Option<usize> {
+    E::SCHEMA
+        .fields
+        .iter()
+        .position(|field| same_name(field.name, name))
+}
+
+/// The position of `name` among the primary key's fields with repeats left out: the
+/// argument of a key constructor that holds it.
+fn argument_position(schema: &EntitySchema, name: &str) -> Option<usize> {
+    let mut distinct = 0;
+    for (index, field) in schema.primary_key_fields().enumerate() {
+        let repeated =
+            (schema.primary_key_fields().take(index)).any(|earlier| same_name(earlier, field));
+        if repeated {
+            continue;
+        }
+        if same_name(field, name) {
+            return Some(distinct);
+        }
+        distinct += 1;
+    }
+    None
+}
+
+/// A template field the entity does not hand out: the derive rules it out.
+fn missing(field: &'static str) -> KeyError {
+    KeyError::Unrepresentable {
+        field,
+        reason: "the entity has no key value for it".to_owned(),
+    }
+}
