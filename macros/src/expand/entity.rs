@@ -295,7 +295,8 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         })
     });
     let markers = Markers::new(entity);
-    let marker_items = markers.items(entity);
+    let (_, inputs) = super::update_state::index_inputs(entity);
+    let marker_items = markers.items(entity, &inputs);
     let (field_schemas, field_paths) = expand_fields(entity, &markers, &templates);
     let (update_state, update_state_items) = expand_update_state(entity, &markers);
     let (query_constructors, query_items) = expand_queries(entity, &markers);

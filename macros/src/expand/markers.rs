@@ -63,8 +63,11 @@ impl Markers {
             .map(|position| self.at(position))
     }
 
-    /// The markers, and what each field is to the entity: its position and its role.
-    pub(super) fn items(&self, entity: &Entity) -> TokenStream {
+    /// The markers, and what each field is to the entity: its position, its role and its
+    /// input.
+    /// `inputs` are the fields an index reads, whose markers carry their updates' effect on the
+    /// update state.
+    pub(super) fn items(&self, entity: &Entity, inputs: &[String]) -> TokenStream {
         let st = private();
         let ident = entity.ident;
         let key_fields = entity.primary_key_fields();
@@ -81,6 +84,11 @@ impl Markers {
                     _ => quote!(Plain),
                 }
             };
+            let input = if inputs.contains(&name) {
+                quote!(Self)
+            } else {
+                quote!(#st::state::NoInput)
+            };
             let doc = format!("The field `{name}` of `{ident}`, as a type.");
             quote! {
                 #[doc = #doc]
@@ -90,6 +98,7 @@ impl Markers {
                 impl #st::FieldOf<#ident> for #marker {
                     const INDEX: usize = #position;
                     type Role = #st::role::#role;
+                    type Input = #input;
                 }
             }
         });

@@ -3,6 +3,7 @@
 use super::markers::Markers;
 use super::tokens::private;
 use crate::ast::Entity;
+use crate::attr::EntityIndexAttr;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
@@ -17,37 +18,7 @@ pub(super) fn expand_update_state(
 ) -> (TokenStream, TokenStream) {
     let st = private();
     let ident = entity.ident;
-    let key_fields = entity.primary_key_fields();
-    // Each index's inputs that an update must know, in order, without duplicates.
-    let mut indexes = Vec::new();
-    let mut inputs: Vec<String> = Vec::new();
-    for index in &entity.attrs.indexes {
-        let mut own: Vec<String> = Vec::new();
-        let names = index
-            .pk
-            .iter()
-            .chain(&index.sk)
-            .flat_map(|template| template.fields().map(str::to_owned))
-            .chain(
-                index
-                    .when
-                    .iter()
-                    .flat_map(|rule| rule.arguments.iter().map(Ident::to_string)),
-            );
-        for name in names {
-            if !key_fields.contains(&name.as_str()) && !own.contains(&name) {
-                own.push(name);
-            }
-        }
-        for name in &own {
-            if !inputs.contains(name) {
-                inputs.push(name.clone());
-            }
-        }
-        if !own.is_empty() {
-            indexes.push((index, own));
-        }
-    }
+    let (indexes, inputs) = index_inputs(entity);
     // Named after their fields, as errors show them (`UpdateComplete<(StatusState, ..)>`).
     let mut params: Vec<Ident> = Vec::new();
     for (position, name) in inputs.iter().enumerate() {
@@ -61,33 +32,27 @@ pub(super) fn expand_update_state(
     let untouched = params.iter().map(|_| quote!(#st::state::Untouched));
     let initial = quote!((#(#untouched,)*));
     let state = quote!((#(#params,)*));
+    // Only the fields an index reads change the state; the runtime's `NoInput` leaves it as
+    // it is for the others, without an impl per field.
     let mut touches = Vec::new();
-    for (position, field) in entity.fields.iter().enumerate() {
-        let name = syn::ext::IdentExt::unraw(field.ident).to_string();
-        let marker = markers.at(position);
-        if let Some(slot) = inputs.iter().position(|input| *input == name) {
-            let states = params.iter().enumerate().map(|(index, param)| {
-                if index == slot {
-                    quote!(<#param as #st::state::Join<__M>>::Out)
-                } else {
-                    quote!(#param)
-                }
-            });
-            let joined = &params[slot];
-            touches.push(quote! {
-                #[automatically_derived]
-                impl<#(#params,)* __M> #st::state::Touch<#state, #marker, __M> for #ident
-                where #joined: #st::state::Join<__M>
-                {
-                    type Out = (#(#states,)*);
-                }
-            });
+    for (slot, name) in inputs.iter().enumerate() {
+        let Some(marker) = markers.named(entity, name) else {
             continue;
-        }
+        };
+        let states = params.iter().enumerate().map(|(index, param)| {
+            if index == slot {
+                quote!(<#param as #st::state::Join<__M>>::Out)
+            } else {
+                quote!(#param)
+            }
+        });
+        let joined = &params[slot];
         touches.push(quote! {
             #[automatically_derived]
-            impl<__S, __M> #st::state::Touch<__S, #marker, __M> for #ident {
-                type Out = __S;
+            impl<#(#params,)* __M> #st::state::TouchInput<#state, __M> for #marker
+            where #joined: #st::state::Join<__M>
+            {
+                type Out = (#(#states,)*);
             }
         });
     }
@@ -135,6 +100,44 @@ pub(super) fn expand_update_state(
         {}
     };
     (initial, items)
+}
+
+/// Each index's inputs that an update must know (fields of the primary key excepted), in
+/// order and without duplicates, and all of them: the fields whose updates change the state.
+pub(super) fn index_inputs<'e>(
+    entity: &'e Entity,
+) -> (Vec<(&'e EntityIndexAttr, Vec<String>)>, Vec<String>) {
+    let key_fields = entity.primary_key_fields();
+    let mut indexes = Vec::new();
+    let mut inputs: Vec<String> = Vec::new();
+    for index in &entity.attrs.indexes {
+        let mut own: Vec<String> = Vec::new();
+        let names = index
+            .pk
+            .iter()
+            .chain(&index.sk)
+            .flat_map(|template| template.fields().map(str::to_owned))
+            .chain(
+                index
+                    .when
+                    .iter()
+                    .flat_map(|rule| rule.arguments.iter().map(Ident::to_string)),
+            );
+        for name in names {
+            if !key_fields.contains(&name.as_str()) && !own.contains(&name) {
+                own.push(name);
+            }
+        }
+        for name in &own {
+            if !inputs.contains(name) {
+                inputs.push(name.clone());
+            }
+        }
+        if !own.is_empty() {
+            indexes.push((index, own));
+        }
+    }
+    (indexes, inputs)
 }
 
 /// `team_id` as `TeamId`.

@@ -9,6 +9,10 @@ pub trait FieldOf<E> {
     const INDEX: usize;
     /// What the field is to the entity: [`role::Plain`], [`role::Key`] or [`role::Managed`].
     type Role;
+    /// What an update of the field does to the entity's update state: the marker itself for
+    /// a field an index reads (the derive implements `state::TouchInput` on it), and
+    /// `state::NoInput` for the others.
+    type Input;
 }
 
 /// The roles of a field.

@@ -7,6 +7,8 @@
 //! [`Relative`]; `send` requires [`UpdateComplete`] of the entity, which holds when, for every index, either
 //! no input changes or every input is known.
 
+use super::field_role::FieldOf;
+
 /// The field is neither changed nor supplied.
 #[derive(Debug)]
 pub enum Untouched {}
@@ -133,11 +135,36 @@ impl Verdict for (Yes, No) {
     type Out = Incomplete;
 }
 
-/// Implemented by the derive on the entity: the update state after an operation of kind `M`
-/// on field `F` (its marker type) in update state `S`.
+/// The update state after an operation of kind `M` on field `F` (its marker type) in update
+/// state `S`: what the field's [`FieldOf::Input`] makes of it.
 pub trait Touch<S, F, M> {
     /// The new update state.
     type Out;
+}
+
+// One impl for every entity and field: the derive writes a `TouchInput` impl only for the
+// fields an index reads, and none for the rest (compile cost, issue 32).
+impl<E, S, F, M> Touch<S, F, M> for E
+where
+    F: FieldOf<E>,
+    F::Input: TouchInput<S, M>,
+{
+    type Out = <F::Input as TouchInput<S, M>>::Out;
+}
+
+/// How an operation of kind `M` on a field changes update state `S`: implemented by the
+/// derive on the marker of each field an index reads, and by [`NoInput`] for the others.
+pub trait TouchInput<S, M> {
+    /// The new update state.
+    type Out;
+}
+
+/// The [`FieldOf::Input`] of a field no index reads: its updates leave the state as it is.
+#[derive(Debug)]
+pub enum NoInput {}
+
+impl<S, M> TouchInput<S, M> for NoInput {
+    type Out = S;
 }
 
 /// Implemented by the derive on the entity: in update state `S`, no index would go stale.
