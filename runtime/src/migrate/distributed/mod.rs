@@ -193,14 +193,19 @@ impl<E: Entity> DistributedSweep<E> {
                 .filter_map(|segment| statuses.get(segment as usize))
                 .find(|status| !status.done && status.lease_expires_ms.is_none_or(|at| at < now));
             let Some(free) = free else {
-                // Every open segment is another worker's: wait for the first lease to end.
+                // Every open segment is another worker's: wait for the first lease to end, or
+                // look again in a quarter of a second, when a segment may have finished. At the
+                // end of a sweep every worker but the last waits here, and the sweep is over
+                // for its operator only when they have all seen it (bench `sweep_workers`: at
+                // most a second of waiting cost 8 workers 7% of a 14 s sweep). A look is one
+                // query of the sweep's few segment records.
                 let next = statuses
                     .iter()
                     .filter(|status| !status.done)
                     .filter_map(|status| status.lease_expires_ms)
                     .min()
                     .unwrap_or(now);
-                let wait = Duration::from_millis(next.saturating_sub(now).clamp(20, 1_000));
+                let wait = Duration::from_millis(next.saturating_sub(now).clamp(20, 250));
                 tokio::time::sleep(wait).await;
                 continue;
             };
