@@ -139,6 +139,16 @@ fn main() {
         for (key, count) in &proxy.throttled_writes {
             println!("  {key}: {count}");
         }
+        println!("writes the sweep's report says were throttled, per partition key:");
+        for (key, count) in &report.throttled_keys {
+            println!("  {key:?}: {count}");
+        }
+        // The sweep's writes surface each throttle (no SDK retries), so its report counts
+        // what the proxy refused, key by key.
+        for (key, count) in &proxy.throttled_writes {
+            let reported = report.throttled_keys.get(&key.value).copied();
+            assert_eq!(reported, Some(*count), "the report's count for {key}");
+        }
         assert_eq!(report.counts.backfilled, items, "every record backfilled");
         assert_eq!(report.counts.failed, 0);
         assert_eq!(left.counts.old, 0, "no old record left");

@@ -143,7 +143,12 @@ impl fmt::Display for WorkerText<'_> {
             report.counts.backfilled,
             report.counts.changed_concurrently,
             report.counts.failed
-        )
+        )?;
+        // DynamoDB names no key when it throttles; the worker knows which it wrote.
+        for (key, writes) in &report.throttled_keys {
+            writeln!(f, "  partition key {key:?}: {writes} writes throttled")?;
+        }
+        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@ use crate::expr::{AttrPath, Placeholders};
 use crate::item::{self, Item};
 use crate::schema::{Entity, IndexKind, Table};
 use crate::wire::Request;
-use crate::write::{Change, Write, Written};
+use crate::write::{Change, Resend, Write, Written};
 use crate::Admin;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -228,12 +228,21 @@ enum Sent {
     Changed(Option<Item>),
 }
 
-async fn send<E: Entity>(db: &Db<E::Table>, request: BackfillRequest) -> Result<Sent, Error> {
+async fn send<E: Entity>(
+    db: &Db<E::Table>,
+    request: BackfillRequest,
+    resend: Resend,
+) -> Result<Sent, Error> {
     let estimated_units = request.estimated_units;
-    Ok(match db.write(request.write(E::SCHEMA.name)).await? {
-        Written::Applied { units, .. } => Sent::Written(units.unwrap_or(estimated_units)),
-        Written::ConditionFailed { current, .. } => Sent::Changed(current),
-    })
+    Ok(
+        match db
+            .write(request.write(E::SCHEMA.name).resend(resend))
+            .await?
+        {
+            Written::Applied { units, .. } => Sent::Written(units.unwrap_or(estimated_units)),
+            Written::ConditionFailed { current, .. } => Sent::Changed(current),
+        },
+    )
 }
 
 impl<T: Table> Db<T> {
@@ -305,6 +314,23 @@ impl<'db, T: Table> Admin<'db, T> {
         &self,
         item: Item,
     ) -> Result<Backfilled<E>, Error> {
+        self.backfill_item_as::<E>(item, Resend::Sdk).await
+    }
+
+    /// [`Admin::backfill_item`](crate::Admin::backfill_item) for a sweep with a rate: a
+    /// throttled write comes back at once, for the sweep's limiter to slow down.
+    pub(crate) async fn backfill_item_paced<E: Entity<Table = T>>(
+        &self,
+        item: Item,
+    ) -> Result<Backfilled<E>, Error> {
+        self.backfill_item_as::<E>(item, Resend::Paced).await
+    }
+
+    async fn backfill_item_as<E: Entity<Table = T>>(
+        &self,
+        item: Item,
+        resend: Resend,
+    ) -> Result<Backfilled<E>, Error> {
         let mut current = item;
         let mut after_change = false;
         for _ in 0..MAX_ATTEMPTS {
@@ -333,7 +359,7 @@ impl<'db, T: Table> Admin<'db, T> {
                 }
                 Prepared::Old(entity, request) => (entity, request),
             };
-            match send::<E>(self.db, request).await? {
+            match send::<E>(self.db, request, resend).await? {
                 Sent::Written(write_units) => {
                     return Ok(Backfilled {
                         entity: Some(entity),

@@ -54,6 +54,10 @@ pub(crate) enum Resend {
     /// Never: a second application would apply it twice (an `ADD`, an append), so a lost
     /// response is [`Error::Ambiguous`]. Throttling, which applies nothing, is still retried.
     Never,
+    /// As [`Resend::Sdk`] for a lost response (resent by the library), but throttling goes back
+    /// to the caller at once, unretried: a write paced by a [`Limiter`](crate::rate::Limiter),
+    /// which must see each throttle to slow down (a sweep's), rather than after the retries.
+    Paced,
 }
 
 /// Which writes ask DynamoDB for the capacity they consumed.

@@ -204,7 +204,7 @@ where
                 }
                 resent = true;
             }
-            _ if again && crate::retry::is_throttling(error) => {}
+            _ if again && resend != Resend::Paced && crate::retry::is_throttling(error) => {}
             _ => break result,
         }
         policy.sleep_before(attempt).await;

@@ -30,6 +30,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 pub(crate) use records::read_status;
 use records::{library_key, segment_sort, SweepPlan};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -70,6 +71,9 @@ pub struct WorkerReport {
     /// checkpoints), beside the backfill's in `counts.write_units`: together, what the worker
     /// wrote.
     pub record_write_units: f64,
+    /// Its backfill writes DynamoDB throttled, by partition key (with a rate); see
+    /// [`SweepReport::throttled_keys`](crate::migrate::SweepReport::throttled_keys).
+    pub throttled_keys: BTreeMap<String, u64>,
 }
 
 /// Every segment of a distributed sweep, as the table records them; see
@@ -174,6 +178,7 @@ impl<E: Entity> DistributedSweep<E> {
             counts: SweepCounts::default(),
             rate: None,
             record_write_units: 0.0,
+            throttled_keys: BTreeMap::new(),
         };
         // Workers start at different segments, so they rarely race for the same claim.
         let offset = fastrand::u32(..self.segments);
@@ -181,6 +186,9 @@ impl<E: Entity> DistributedSweep<E> {
             let statuses = self.status().await?.segments;
             if statuses.iter().all(|status| status.done) {
                 report.rate = limiter.as_ref().map(Limiter::held);
+                report.throttled_keys = (limiter.as_ref())
+                    .map(Limiter::throttled_keys)
+                    .unwrap_or_default();
                 report.record_write_units = *self
                     .record_units
                     .lock()

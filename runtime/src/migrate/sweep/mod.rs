@@ -14,7 +14,7 @@ use super::error::MigrationError;
 use super::old_items::OldItems;
 use super::plan::LiveTable;
 use crate::error::Error;
-use crate::rate::Rate;
+use crate::rate::{Limiter, Rate};
 use crate::schema::{Entity, Table};
 use crate::Admin;
 use crate::Db;
@@ -290,6 +290,9 @@ impl<E: Entity> Sweep<E> {
             stopped: !complete && shared.stop.is_stopped(),
             checkpoint: shared.checkpoint_path.clone(),
             failures,
+            throttled_keys: (shared.limiter.as_ref())
+                .map(Limiter::throttled_keys)
+                .unwrap_or_default(),
             elapsed: started.elapsed(),
         })
     }

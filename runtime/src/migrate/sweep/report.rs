@@ -3,6 +3,7 @@
 
 use crate::item::KeyText;
 use serde::{Deserialize, Serialize, Serializer};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -133,6 +134,10 @@ pub struct SweepReport {
     pub checkpoint: Option<PathBuf>,
     /// Items that could not be backfilled in this run (the first 100).
     pub failures: Vec<SweepFailure>,
+    /// The backfill writes DynamoDB throttled in this run, by partition key (with a
+    /// [`rate`](crate::migrate::Sweep::rate), whose limiter sees each one): the keys that met
+    /// DynamoDB's per-partition limit.
+    pub throttled_keys: BTreeMap<String, u64>,
     /// How long this run took (in seconds, `elapsed_seconds`, when serialized).
     #[serde(rename = "elapsed_seconds", serialize_with = "seconds")]
     pub elapsed: Duration,
@@ -195,6 +200,20 @@ impl fmt::Display for SweepReport {
                 f,
                 "  all runs (finished pages): {} examined, {} old, {} backfilled, {} skipped, {} failed",
                 all.examined, all.old, all.backfilled, all.changed_concurrently, all.failed
+            )?;
+        }
+        if !self.throttled_keys.is_empty() {
+            let writes: u64 = self.throttled_keys.values().sum();
+            let keys: Vec<String> = (self.throttled_keys.iter())
+                .map(|(key, count)| format!("{key:?} ({count})"))
+                .collect();
+            writeln!(
+                f,
+                "  throttled: {writes} write{} on {} partition key{}: {}",
+                if writes == 1 { "" } else { "s" },
+                keys.len(),
+                if keys.len() == 1 { "" } else { "s" },
+                keys.join(", ")
             )?;
         }
         for failure in &self.failures {
