@@ -40,7 +40,8 @@ pub(crate) enum Change {
     Delete { key: Item },
 }
 
-/// How a write whose response was lost (a timeout, a dropped connection, a 5xx) is resent.
+/// How a write whose response was lost (a timeout, a dropped connection, a 5xx) is resent, and
+/// who waits out throttling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Resend {
     /// By the SDK's retries: applying it twice leaves what applying it once does (a put of
