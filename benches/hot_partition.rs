@@ -112,13 +112,7 @@ fn main() {
         }
         let report = sweep.await.expect("the sweep").expect("the sweep succeeded");
         let elapsed = started.elapsed();
-        let left = db
-            .admin()
-            .sweep::<Crowded>()
-            .dry_run()
-            .send()
-            .await
-            .expect("the dry run");
+        let left = common::old_left::<Crowded>(&db).await;
         let proxy = stats.report();
         println!("seconds,write_units_per_second,limiter_rate");
         for (at, units, rate) in &series {
@@ -133,7 +127,7 @@ fn main() {
             elapsed.as_secs_f64(),
             report.counts.backfilled as f64 / elapsed.as_secs_f64(),
             report.counts.write_units / elapsed.as_secs_f64(),
-            left.counts.old
+            left
         );
         println!("writes the proxy throttled, per partition key:");
         for (key, count) in &proxy.throttled_writes {
@@ -151,7 +145,7 @@ fn main() {
         }
         assert_eq!(report.counts.backfilled, items, "every record backfilled");
         assert_eq!(report.counts.failed, 0);
-        assert_eq!(left.counts.old, 0, "no old record left");
+        assert_eq!(left, 0, "no old record left");
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/plots/hot_partition.svg");
         plot::lines(
             path,

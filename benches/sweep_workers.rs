@@ -162,13 +162,10 @@ async fn sweep(endpoint: &str, workers: usize, items: u64, segments: u32) -> Dur
     }
     let elapsed = started.elapsed();
     assert_eq!(backfilled, items, "every record backfilled once");
-    let left = db
-        .admin()
-        .sweep::<Record>()
-        .dry_run()
-        .send()
-        .await
-        .expect("the dry run");
-    assert_eq!(left.counts.old, 0, "no old record left");
+    assert_eq!(
+        common::old_left::<Record>(&db).await,
+        0,
+        "no old record left"
+    );
     elapsed
 }

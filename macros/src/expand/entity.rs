@@ -3,7 +3,7 @@
 use super::markers::Markers;
 use super::queries::expand_queries;
 use super::tokens::{private, respan};
-use super::update_state::expand_update_state;
+use super::update_state::{expand_update_state, index_inputs};
 use crate::ast::Entity;
 use crate::attr::FieldRole;
 use crate::ctxt::Ctxt;
@@ -295,10 +295,10 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         })
     });
     let markers = Markers::new(entity);
-    let (_, inputs) = super::update_state::index_inputs(entity);
-    let marker_items = markers.items(entity, &inputs);
+    let index_inputs = index_inputs(entity);
+    let marker_items = markers.items(entity, &index_inputs.1);
     let (field_schemas, field_paths) = expand_fields(entity, &markers, &templates);
-    let (update_state, update_state_items) = expand_update_state(entity, &markers);
+    let (update_state, update_state_items) = expand_update_state(entity, &markers, &index_inputs);
     let (query_constructors, query_items) = expand_queries(entity, &markers);
     let managed = expand_managed(entity, &mut checks);
     let ttl_check = entity.fields.iter().find_map(|field| {

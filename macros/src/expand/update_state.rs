@@ -12,13 +12,14 @@ use syn::Ident;
 /// key fields excepted); `Touch` for every field; and `UpdateComplete` when, for every index,
 /// no input changes or every input is known, with one `Knows` bound per input so that the
 /// error names the index and the input.
+/// `index_inputs` is what [`index_inputs`] found, which the markers use too.
 pub(super) fn expand_update_state(
     entity: &Entity,
     markers: &Markers,
+    (indexes, inputs): &IndexInputs,
 ) -> (TokenStream, TokenStream) {
     let st = private();
     let ident = entity.ident;
-    let (indexes, inputs) = index_inputs(entity);
     // Named after their fields, as errors show them (`UpdateComplete<(StatusState, ..)>`).
     let mut params: Vec<Ident> = Vec::new();
     for (position, name) in inputs.iter().enumerate() {
@@ -57,7 +58,7 @@ pub(super) fn expand_update_state(
         });
     }
     let mut bounds = Vec::new();
-    for (index, own) in &indexes {
+    for (index, own) in indexes {
         let fold = |bit: &str, op: &str, empty: TokenStream| {
             let bit = format_ident!("{}", bit);
             let op = format_ident!("{}", op);
@@ -102,11 +103,12 @@ pub(super) fn expand_update_state(
     (initial, items)
 }
 
+/// Each index with the inputs an update must know of it, and every input.
+pub(super) type IndexInputs<'e> = (Vec<(&'e EntityIndexAttr, Vec<String>)>, Vec<String>);
+
 /// Each index's inputs that an update must know (fields of the primary key excepted), in
 /// order and without duplicates, and all of them: the fields whose updates change the state.
-pub(super) fn index_inputs<'e>(
-    entity: &'e Entity,
-) -> (Vec<(&'e EntityIndexAttr, Vec<String>)>, Vec<String>) {
+pub(super) fn index_inputs<'e>(entity: &'e Entity) -> IndexInputs<'e> {
     let key_fields = entity.primary_key_fields();
     let mut indexes = Vec::new();
     let mut inputs: Vec<String> = Vec::new();

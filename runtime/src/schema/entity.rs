@@ -73,7 +73,15 @@ pub struct EntitySchema {
 impl EntitySchema {
     /// The field with this Rust name.
     pub fn field(&self, name: &str) -> Option<&'static FieldSchema> {
-        self.fields.iter().find(|field| same_name(field.name, name))
+        self.fields.get(self.field_number(name)?)
+    }
+
+    /// The number of the field with this Rust name in [`EntitySchema::fields`] (declaration
+    /// order), as [`Entity::key_input`] takes it.
+    pub(crate) fn field_number(&self, name: &str) -> Option<usize> {
+        self.fields
+            .iter()
+            .position(|field| same_name(field.name, name))
     }
 
     /// The fields of the primary key templates.

@@ -17,34 +17,30 @@ use std::borrow::Cow;
 
 /// The item's primary key, from its fields.
 pub(crate) fn primary_key<E: Entity>(item: &E) -> Result<Key<E>, KeyError> {
-    let schema = E::SCHEMA;
-    let partition = render_key(&schema.partition_key, |context, out| {
-        render_field(item, context, out)
-    })?;
-    let sort = match &schema.sort_key {
-        Some(template) => Some(render_key(template, |context, out| {
-            render_field(item, context, out)
-        })?),
-        None => None,
-    };
-    Key::from_rendered(partition, sort)
+    key_with::<E>(|context, out| render_field(item, context, out))
 }
 
 /// The primary key from a key constructor's arguments: one value per primary key field, in
 /// the order the fields first appear in the partition and then the sort key template
 /// ([`EntitySchema::primary_key_fields`](super::EntitySchema::primary_key_fields)).
 pub fn key_from_arguments<E: Entity>(arguments: &[&dyn KeyPart]) -> Result<Key<E>, KeyError> {
-    let schema = E::SCHEMA;
-    let argument = |context: PartContext, out: &mut String| {
-        let position = argument_position(schema, context.field);
+    key_with::<E>(|context, out| {
+        let position = argument_position(E::SCHEMA, context.field);
         match position.and_then(|position| arguments.get(position)) {
             Some(value) => value.render_part(context, out),
             None => Err(missing(context.field)),
         }
-    };
-    let partition = render_key(&schema.partition_key, argument)?;
+    })
+}
+
+/// The primary key, each template field written by `part`.
+fn key_with<E: Entity>(
+    mut part: impl FnMut(PartContext, &mut String) -> Result<(), KeyError>,
+) -> Result<Key<E>, KeyError> {
+    let schema = E::SCHEMA;
+    let partition = render_key(&schema.partition_key, &mut part)?;
     let sort = match &schema.sort_key {
-        Some(template) => Some(render_key(template, argument)?),
+        Some(template) => Some(render_key(template, &mut part)?),
         None => None,
     };
     Key::from_rendered(partition, sort)
@@ -58,17 +54,17 @@ pub(crate) fn write_index_keys<E: Entity>(item: &E, attributes: &mut Item) -> Re
         if !rule_holds(item, index) {
             continue;
         }
-        if let Some(template) = &index.partition_key {
-            let key = template.render_with(usize::MAX, |_, context, out| {
-                render_field(item, context, out)
-            })?;
-            attributes.insert(index.index.partition_key.into(), AttributeValue::S(key));
-        }
-        if let (Some(template), Some(name)) = (&index.sort_key, index.index.sort_key) {
-            let key = template.render_with(usize::MAX, |_, context, out| {
-                render_field(item, context, out)
-            })?;
-            attributes.insert(name.into(), AttributeValue::S(key));
+        let keys = [
+            (&index.partition_key, Some(index.index.partition_key)),
+            (&index.sort_key, index.index.sort_key),
+        ];
+        for (template, attribute) in keys {
+            if let (Some(template), Some(attribute)) = (template, attribute) {
+                let key = template.render_with(usize::MAX, |_, context, out| {
+                    render_field(item, context, out)
+                })?;
+                attributes.insert(attribute.into(), AttributeValue::S(key));
+            }
         }
     }
     Ok(())
@@ -81,7 +77,7 @@ fn rule_holds<E: Entity>(item: &E, index: &EntityIndex) -> bool {
     };
     let argument = |position: usize| -> Option<&dyn Any> {
         let name = rule.inputs.get(position)?;
-        item.key_input(field_number::<E>(name)?)
+        item.key_input(E::SCHEMA.field_number(name)?)
     };
     // `None` only if an input is missing or of another type, which the derive rules out; the
     // item is then left out of the index, as the update path does.
@@ -94,11 +90,11 @@ fn render_field<E: Entity>(
     context: PartContext,
     out: &mut String,
 ) -> Result<(), KeyError> {
-    let field = field_number::<E>(context.field);
-    let render = field
-        .and_then(|field| E::SCHEMA.fields.get(field))
-        .and_then(|field| field.key_part);
-    match (field.and_then(|field| item.key_input(field)), render) {
+    let number = E::SCHEMA.field_number(context.field);
+    let value = number.and_then(|number| item.key_input(number));
+    let key_part =
+        (number.and_then(|number| E::SCHEMA.fields.get(number))).and_then(|field| field.key_part);
+    match (value, key_part) {
         (Some(value), Some(key_part)) => (key_part.render)(value, context, out),
         _ => Err(missing(context.field)),
     }
@@ -115,14 +111,6 @@ fn render_key(
     template
         .render_with(usize::MAX, |_, context, out| part(context, out))
         .map(Cow::Owned)
-}
-
-/// The number of field `name` in the entity's schema (its declaration order).
-fn field_number<E: Entity>(name: &str) -> Option<usize> {
-    E::SCHEMA
-        .fields
-        .iter()
-        .position(|field| same_name(field.name, name))
 }
 
 /// The position of `name` among the primary key's fields with repeats left out: the
