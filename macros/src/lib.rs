@@ -20,7 +20,7 @@ use syn::{parse_macro_input, DeriveInput};
 #[proc_macro_derive(Table, attributes(dynamo))]
 pub fn derive_table(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive_table(&input).into()
+    expand::private_scope(expand::derive_table(&input)).into()
 }
 
 /// Declares an entity stored in a table, with key templates checked at compile time.
@@ -29,7 +29,7 @@ pub fn derive_table(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Entity, attributes(dynamo))]
 pub fn derive_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive_entity(&input).into()
+    expand::private_scope(expand::derive_entity(&input)).into()
 }
 
 /// Declares an item collection: an enum with one single-field variant per entity stored in
@@ -38,7 +38,7 @@ pub fn derive_entity(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Collection)]
 pub fn derive_collection(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive_collection(&input).into()
+    expand::private_scope(expand::derive_collection(&input)).into()
 }
 
 /// Declares the attributes of an entity read from a lean index (`projection = [..]` on the
@@ -49,7 +49,7 @@ pub fn derive_collection(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Projection, attributes(dynamo))]
 pub fn derive_projection(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive_projection(&input).into()
+    expand::private_scope(expand::derive_projection(&input)).into()
 }
 
 /// A test with its own freshly created table on the local engine (in the spirit of
@@ -66,5 +66,5 @@ pub fn test(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_derive(KeyPart)]
 pub fn derive_key_part(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive_key_part(&input).into()
+    expand::private_scope(expand::derive_key_part(&input)).into()
 }

@@ -114,51 +114,49 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
             })
         });
     quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #st::Collection for #ident {
-                type Table = #shared;
-                const ENTITIES: &'static [&'static str] = &[#(#names),*];
+        #[automatically_derived]
+        impl #st::Collection for #ident {
+            type Table = #shared;
+            const ENTITIES: &'static [&'static str] = &[#(#names),*];
 
-                #[inline]
-                fn decode_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
-                    let found = #st::entity_name::<#table>(&item);
-                    #(#arms)*
-                    #st::Err(#st::unknown_entity::<#table>(&item, #name))
-                }
+            #[inline]
+            fn decode_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                let found = #st::entity_name::<#table>(&item);
+                #(#arms)*
+                #st::Err(#st::unknown_entity::<#table>(&item, #name))
+            }
+        }
+
+        #[automatically_derived]
+        impl #st::Decode for #ident {
+            const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
+            const ENTITIES: &'static [&'static str] = <Self as #st::Collection>::ENTITIES;
+            const NAME: &'static str = #name;
+
+            #[inline]
+            fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                <Self as #st::Collection>::decode_item(item)
+            }
+        }
+
+        #[automatically_derived]
+        impl #st::StreamTarget for #ident {
+            type Table = #table;
+            type Key = #st::CollectionKey;
+
+            #[inline]
+            fn decode_image(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                <Self as #st::Collection>::decode_item(item)
             }
 
-            #[automatically_derived]
-            impl #st::Decode for #ident {
-                const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
-                const ENTITIES: &'static [&'static str] = <Self as #st::Collection>::ENTITIES;
-                const NAME: &'static str = #name;
-
-                #[inline]
-                fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
-                    <Self as #st::Collection>::decode_item(item)
-                }
+            #[inline]
+            fn decode_key(keys: &#st::Item) -> #st::Result<#st::CollectionKey, #st::DecodeError> {
+                #st::collection_key::<Self>(keys, &[#(<#schemas as #st::Entity>::SCHEMA),*])
             }
+        }
 
-            #[automatically_derived]
-            impl #st::StreamTarget for #ident {
-                type Table = #table;
-                type Key = #st::CollectionKey;
-
-                #[inline]
-                fn decode_image(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
-                    <Self as #st::Collection>::decode_item(item)
-                }
-
-                #[inline]
-                fn decode_key(keys: &#st::Item) -> #st::Result<#st::CollectionKey, #st::DecodeError> {
-                    #st::collection_key::<Self>(keys, &[#(<#schemas as #st::Entity>::SCHEMA),*])
-                }
-            }
-
-            #(#checks)*
-            #(#disjoint)*
-        };
+        #(#checks)*
+        #(#disjoint)*
     }
 }
 

@@ -44,26 +44,24 @@ fn entity_stub(entity: &Entity) -> TokenStream {
     let ident = entity.ident;
     let name = ident.to_string();
     quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #st::Entity for #ident {
-                type Table = #table;
-                type UpdateState = ();
-                const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
-                    name: #name,
-                    partition_key: #st::KeyTemplate { source: "", segments: &[] },
-                    sort_key: #st::None,
-                    indexes: &[],
-                    fields: &[],
-                    managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None, ttl: #st::None },
-                    unique: &[],
-                    schema_version: 1,
-                };
-                fn key_input(&self, _: usize) -> #st::Option<&dyn ::core::any::Any> {
-                    #st::None
-                }
+        #[automatically_derived]
+        impl #st::Entity for #ident {
+            type Table = #table;
+            type UpdateState = ();
+            const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
+                name: #name,
+                partition_key: #st::KeyTemplate { source: "", segments: &[] },
+                sort_key: #st::None,
+                indexes: &[],
+                fields: &[],
+                managed: #st::ManagedFields { version: #st::None, version_max: 0, created_at: #st::None, updated_at: #st::None, ttl: #st::None },
+                unique: &[],
+                schema_version: 1,
+            };
+            fn key_input(&self, _: usize) -> #st::Option<&dyn ::core::any::Any> {
+                #st::None
             }
-        };
+        }
     }
 }
 
@@ -350,60 +348,58 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     );
 
     quote! {
-        const _: () = {
-            #(#consts)*
-            #ttl_check
-            #unique_impls
+        #(#consts)*
+        #ttl_check
+        #unique_impls
 
-            #[automatically_derived]
-            impl #st::Entity for #ident {
-                type Table = #table;
-                type UpdateState = #update_state;
-                const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
-                    name: #name,
-                    partition_key: __PK,
-                    sort_key: #sk_schema,
-                    indexes: &[#(#index_schemas),*],
-                    fields: &[#(#field_schemas),*],
-                    managed: #managed,
-                    unique: &[#(#unique_schemas),*],
-                    schema_version: #schema_version,
-                };
+        #[automatically_derived]
+        impl #st::Entity for #ident {
+            type Table = #table;
+            type UpdateState = #update_state;
+            const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
+                name: #name,
+                partition_key: __PK,
+                sort_key: #sk_schema,
+                indexes: &[#(#index_schemas),*],
+                fields: &[#(#field_schemas),*],
+                managed: #managed,
+                unique: &[#(#unique_schemas),*],
+                schema_version: #schema_version,
+            };
 
-                // Inline, as the generic code that renders keys from it is: compiled where
-                // it is used, and not at all for entities a crate declares but never writes.
-                #[inline]
-                fn key_input(&self, field: usize) -> #st::Option<&dyn ::core::any::Any> {
-                    match field {
-                        #(#key_inputs)*
-                        _ => #st::None,
-                    }
+            // Inline, as the generic code that renders keys from it is: compiled where
+            // it is used, and not at all for entities a crate declares but never writes.
+            #[inline]
+            fn key_input(&self, field: usize) -> #st::Option<&dyn ::core::any::Any> {
+                match field {
+                    #(#key_inputs)*
+                    _ => #st::None,
                 }
             }
+        }
 
-            #marker_items
-            #versioned
+        #marker_items
+        #versioned
 
-            #update_state_items
+        #update_state_items
 
-            #query_items
+        #query_items
 
-            #[automatically_derived]
-            impl #ident {
-                #(#field_paths)*
+        #[automatically_derived]
+        impl #ident {
+            #(#field_paths)*
 
-                #(#query_constructors)*
+            #(#query_constructors)*
 
-                #[doc = #key_doc]
-                #[allow(clippy::too_many_arguments, clippy::self_named_constructors)]
-                pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
-                    #(#key_bindings)*
-                    #st::key_from_arguments::<Self>(&[#(#key_arguments),*])
-                }
+            #[doc = #key_doc]
+            #[allow(clippy::too_many_arguments, clippy::self_named_constructors)]
+            pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
+                #(#key_bindings)*
+                #st::key_from_arguments::<Self>(&[#(#key_arguments),*])
             }
+        }
 
-            #(#checks)*
-        };
+        #(#checks)*
     }
 }
 

@@ -17,3 +17,4 @@ pub use key_part::derive_key_part;
 pub use projection::derive_projection;
 pub use table::derive_table;
 pub use test::test;
+pub use tokens::private_scope;

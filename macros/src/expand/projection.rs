@@ -77,20 +77,18 @@ fn impls(parsed: &ProjectionStruct, checks: &[TokenStream]) -> TokenStream {
     };
     let attributes = parsed.fields.iter().map(|(_, attribute)| attribute);
     quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #st::Projection<#entity> for #ident {
-                const ATTRIBUTES: &'static [&'static str] = &[#(#attributes),*];
+        #[automatically_derived]
+        impl #st::Projection<#entity> for #ident {
+            const ATTRIBUTES: &'static [&'static str] = &[#(#attributes),*];
 
-                fn from_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
-                    #st::decode_fields::<#entity, Self>(item)
-                }
+            fn from_item(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
+                #st::decode_fields::<#entity, Self>(item)
             }
+        }
 
-            #[automatically_derived]
-            impl #st::ProjectionOf<#entity, #index> for #ident {}
+        #[automatically_derived]
+        impl #st::ProjectionOf<#entity, #index> for #ident {}
 
-            #(#checks)*
-        };
+        #(#checks)*
     }
 }

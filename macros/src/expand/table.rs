@@ -173,34 +173,32 @@ fn expand_table(table: &Table) -> TokenStream {
         });
     }
     quote! {
-        const _: () = {
-            #(#index_consts)*
+        #(#index_consts)*
 
-            #[automatically_derived]
-            impl #st::Table for #ident {
-                const SCHEMA: &'static #st::TableSchema = &#st::TableSchema {
-                    type_name: #type_name,
-                    name: #name,
-                    partition_key: #pk,
-                    sort_key: #sk,
-                    entity_attribute: #entity_attribute,
-                    schema_version_attribute: #schema_version_attribute,
-                    indexes: &[#(#index_names),*],
-                    ttl_attribute: #ttl_attribute,
-                    stream: #stream,
-                };
-                type Stream = #stream_type;
-            }
+        #[automatically_derived]
+        impl #st::Table for #ident {
+            const SCHEMA: &'static #st::TableSchema = &#st::TableSchema {
+                type_name: #type_name,
+                name: #name,
+                partition_key: #pk,
+                sort_key: #sk,
+                entity_attribute: #entity_attribute,
+                schema_version_attribute: #schema_version_attribute,
+                indexes: &[#(#index_names),*],
+                ttl_attribute: #ttl_attribute,
+                stream: #stream,
+            };
+            type Stream = #stream_type;
+        }
 
-            #[automatically_derived]
-            impl #st::DeclaredTable for #ident {}
+        #[automatically_derived]
+        impl #st::DeclaredTable for #ident {}
 
-            #[automatically_derived]
-            #sort_key_impl
+        #[automatically_derived]
+        #sort_key_impl
 
-            #expiring_impl
+        #expiring_impl
 
-            #(#index_impls)*
-        };
+        #(#index_impls)*
     }
 }

@@ -1,6 +1,6 @@
 //! `#[singletable::test]`: an async test with its own table on the local engine.
 
-use super::tokens::private;
+use super::tokens::private_path;
 use crate::ast::TestFn;
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
@@ -23,7 +23,7 @@ pub fn test(args: TokenStream, function: &syn::ItemFn) -> TokenStream {
 }
 
 fn expand(test: &TestFn) -> TokenStream {
-    let st = private();
+    let st = private_path();
     let function = test.function;
     let pattern = &test.argument.pat;
     let ty = &test.argument.ty;
