@@ -34,6 +34,48 @@ pub struct Field<'a> {
     pub serde: attr::SerdeField,
 }
 
+/// How DynamoDB stores a field, when that is not as serde writes it.
+pub enum StoredForm<'a> {
+    /// As serde writes it.
+    Serde,
+    /// `#[dynamo(ttl)]`: in DynamoDB's time-to-live form.
+    Ttl,
+    /// `serde_dynamo`'s `string_set`, `number_set` or `binary_set`: as a set.
+    Set,
+    /// By a `with` function, in a form only it knows.
+    Own(&'a str),
+}
+
+impl Field<'_> {
+    pub fn stored_form(&self) -> StoredForm<'_> {
+        if let Some((attr::FieldRole::Ttl, _)) = self.role {
+            return StoredForm::Ttl;
+        }
+        match self
+            .serde
+            .written_with
+            .as_ref()
+            .map(|(_, with)| with.as_str())
+        {
+            None => StoredForm::Serde,
+            Some(with) if is_set_module(with) => StoredForm::Set,
+            Some(with) => StoredForm::Own(with),
+        }
+    }
+}
+
+/// Whether `with = ".."` names one of `serde_dynamo`'s set modules, whose stored form (a
+/// DynamoDB set) the runtime writes from serde's list.
+fn is_set_module(with: &str) -> bool {
+    let module = with.trim_start_matches("::");
+    [
+        "serde_dynamo::string_set",
+        "serde_dynamo::number_set",
+        "serde_dynamo::binary_set",
+    ]
+    .contains(&module)
+}
+
 impl<'a> Entity<'a> {
     pub fn from_syn(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
         let fields = match &input.data {

@@ -24,11 +24,13 @@ pub mod index {
     pub use crate::schema::index::*;
 }
 
+pub use crate::expr::field::ttl_form;
 pub use crate::expr::field::{
     Addable, Container, FieldPath, GuardPath, IntoField, ListType, MapType, NoTypedPath, Optional,
-    Searchable, SetType, StoredForm, ValueFor,
+    Searchable, SetType, ValueFor,
 };
-pub use crate::expr::field_role::{role, FieldOf};
+pub use crate::expr::field_role::{role, FieldOf, StoredForm};
+pub use crate::expr::sets::stored_as_set;
 pub use crate::expr::Field;
 
 /// The type states of an update: which fields it changed, and whether its versions and

@@ -4,7 +4,7 @@ use super::markers::Markers;
 use super::queries::expand_queries;
 use super::tokens::{private, respan};
 use super::update_state::{expand_update_state, index_inputs};
-use crate::ast::Entity;
+use crate::ast::{Entity, StoredForm};
 use crate::attr::FieldRole;
 use crate::ctxt::Ctxt;
 use crate::template::{Piece, Template};
@@ -572,30 +572,18 @@ fn expand_fields(
         let doc = format!(
             "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."
         );
-        let written_with = field
-            .serde
-            .written_with
-            .as_ref()
-            .map(|(_, with)| with.as_str());
-        let stored = match (&field.role, written_with) {
-            (Some((FieldRole::Ttl, _)), _) => {
-                quote!(.stored_as_ttl(<#ident as #st::Entity>::SCHEMA))
-            }
-            (_, Some(with)) if is_set_module(with) => quote!(.stored_as_set()),
-            // Stored in a form only its own function knows: no typed path could write or
-            // compare it (puts and reads go through serde, and are right).
-            (_, Some(with)) => {
-                paths.push(no_typed_path(&name, &format!(
-                    "`{name}` is stored by `{with}`, in a form only it knows, so no typed path writes or compares it; write it with `db.put`"
-                )));
-                continue;
-            }
-            _ => TokenStream::new(),
-        };
+        // Stored in a form only its own function knows: no typed path could write or compare
+        // it (puts and reads go through serde, and are right).
+        if let StoredForm::Own(with) = field.stored_form() {
+            paths.push(no_typed_path(&name, &format!(
+                "`{name}` is stored by `{with}`, in a form only it knows, so no typed path writes or compares it; write it with `db.put`"
+            )));
+            continue;
+        }
         let marker = markers.at(position);
         paths.push(quote! {
             #[doc = #doc]
-            pub const #constant: #st::Field<#ident, #ty, #marker> = #st::Field::new(#name, #attribute)#stored;
+            pub const #constant: #st::Field<#ident, #ty, #marker> = #st::Field::NEW;
         });
     }
     for (ident, path) in &entity.unstored {
@@ -621,16 +609,4 @@ fn no_typed_path(name: &str, why: &str) -> TokenStream {
         #[deprecated(note = #why)]
         pub const #constant: #st::NoTypedPath = #st::NoTypedPath;
     }
-}
-
-/// Whether `with = ".."` names one of `serde_dynamo`'s set modules, whose stored form (a
-/// DynamoDB set) the runtime writes from serde's list.
-fn is_set_module(with: &str) -> bool {
-    let module = with.trim_start_matches("::");
-    [
-        "serde_dynamo::string_set",
-        "serde_dynamo::number_set",
-        "serde_dynamo::binary_set",
-    ]
-    .contains(&module)
 }

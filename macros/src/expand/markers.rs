@@ -3,7 +3,7 @@
 //! field then names it as the user wrote it (`` `status` is not the next sort key part ``).
 
 use super::tokens::private;
-use crate::ast::Entity;
+use crate::ast::{Entity, StoredForm};
 use crate::attr::FieldRole;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
@@ -89,6 +89,12 @@ impl Markers {
             } else {
                 quote!(#st::state::NoInput)
             };
+            let stored = match field.stored_form() {
+                StoredForm::Ttl => Some(quote!(#st::ttl_form(<#ident as #st::Entity>::SCHEMA))),
+                StoredForm::Set => Some(quote!(#st::Some(#st::stored_as_set))),
+                StoredForm::Serde | StoredForm::Own(_) => None,
+            }
+            .map(|form| quote!(const STORED: #st::Option<#st::StoredForm> = #form;));
             let doc = format!("The field `{name}` of `{ident}`, as a type.");
             quote! {
                 #[doc = #doc]
@@ -99,6 +105,7 @@ impl Markers {
                     const INDEX: usize = #position;
                     type Role = #st::role::#role;
                     type Input = #input;
+                    #stored
                 }
             }
         });

@@ -3,19 +3,19 @@
 
 use super::condition::Condition;
 use super::condition::{AttributeType, Comparison, Node, Operand};
+use super::field_role::{FieldOf, StoredForm};
 use super::path::AttrPath;
 use crate::item::EncodeError;
+use crate::schema::entity::Entity;
+use crate::schema::field::FieldSchema;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use std::marker::PhantomData;
 
 /// The typed path to field `F` (of type `T`) of entity `E`; `F` is the field's marker type
-/// ([`FieldOf`](super::field_role::FieldOf)).
+/// ([`FieldOf`]). The path is its type alone: its names and stored form come from the
+/// entity's schema, so the derive writes each path as one constant of no size.
 pub struct Field<E, T, F> {
-    name: &'static str,
-    attribute: &'static str,
-    /// How DynamoDB stores the field, when that is not how serde writes it (a TTL field).
-    stored: Option<StoredForm>,
     types: PhantomData<Marks<E, T, F>>,
 }
 
@@ -30,10 +30,6 @@ type Marks<E, T, F> = fn() -> (E, T, F);
 #[derive(Debug, Clone, Copy)]
 pub struct NoTypedPath;
 
-#[doc(hidden)]
-/// The stored form of a value as serde writes it; `None` for a value stored as no attribute.
-pub type StoredForm = fn(AttributeValue) -> Result<Option<AttributeValue>, String>;
-
 impl<E, T, F> Clone for Field<E, T, F> {
     fn clone(&self) -> Self {
         *self
@@ -42,9 +38,9 @@ impl<E, T, F> Clone for Field<E, T, F> {
 
 impl<E, T, F> Copy for Field<E, T, F> {}
 
-impl<E, T, F> std::fmt::Debug for Field<E, T, F> {
+impl<E: Entity, T, F: FieldOf<E>> std::fmt::Debug for Field<E, T, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Field({})", self.attribute)
+        write!(f, "Field({})", self.attribute())
     }
 }
 
@@ -88,37 +84,27 @@ pub(crate) fn into_value<T: Serialize + 'static>(value: T) -> Result<AttributeVa
 impl<E, T, F> Field<E, T, F> {
     /// Used by the derive.
     #[doc(hidden)]
-    pub const fn new(name: &'static str, attribute: &'static str) -> Self {
-        Field {
-            name,
-            attribute,
-            stored: None,
-            types: PhantomData,
-        }
-    }
+    pub const NEW: Self = Field { types: PhantomData };
+}
 
-    /// Used by the derive, for the field DynamoDB stores in its own form (`#[dynamo(ttl)]`):
-    /// the form the entity's schema gives it.
-    #[doc(hidden)]
-    pub const fn stored_as_ttl(mut self, schema: &crate::schema::EntitySchema) -> Self {
-        if let Some(ttl) = &schema.managed.ttl {
-            self.stored = Some(ttl.stored);
-        }
-        self
+/// Used by the derive, as `FieldOf::STORED` of the field DynamoDB stores in its own form
+/// (`#[dynamo(ttl)]`): the form the entity's schema gives it.
+#[doc(hidden)]
+pub const fn ttl_form(schema: &crate::schema::entity::EntitySchema) -> Option<StoredForm> {
+    match &schema.managed.ttl {
+        Some(ttl) => Some(ttl.stored),
+        None => None,
     }
+}
 
-    /// Used by the derive, for a field written with `serde_dynamo`'s `string_set`,
-    /// `number_set` or `binary_set`: stored as a DynamoDB set (no attribute when empty).
-    #[doc(hidden)]
-    pub const fn stored_as_set(mut self) -> Self {
-        self.stored = Some(super::sets::stored_as_set);
-        self
-    }
+impl<E: Entity, T, F: FieldOf<E>> Field<E, T, F> {
+    /// The field's entry in the entity's schema, found when the program is compiled.
+    const SCHEMA: &'static FieldSchema = &E::SCHEMA.fields[F::INDEX];
 
     /// Whether the item stores the field otherwise than serde writes it (a TTL field).
     #[inline]
     pub(crate) fn is_stored_otherwise(&self) -> bool {
-        self.stored.is_some()
+        F::STORED.is_some()
     }
 
     /// A value of the field, encoded by serde, in the form the item stores: `None` when it is
@@ -127,11 +113,11 @@ impl<E, T, F> Field<E, T, F> {
         &self,
         value: AttributeValue,
     ) -> Result<Option<AttributeValue>, EncodeError> {
-        match self.stored {
+        match F::STORED {
             None => Ok(Some(value)),
             Some(form) => form(value).map_err(|message| EncodeError::Serialize {
                 entity: "value",
-                message: format!("`{}`: {message}", self.attribute),
+                message: format!("`{}`: {message}", self.attribute()),
             }),
         }
     }
@@ -143,17 +129,17 @@ impl<E, T, F> Field<E, T, F> {
 
     /// The Rust field name.
     pub fn name(&self) -> &'static str {
-        self.name
+        Self::SCHEMA.name
     }
 
     /// The attribute name.
     pub fn attribute(&self) -> &'static str {
-        self.attribute
+        Self::SCHEMA.attribute
     }
 
     /// The untyped document path.
     pub(crate) fn path(&self) -> AttrPath {
-        AttrPath::attribute(self.attribute)
+        AttrPath::attribute(self.attribute())
     }
 
     /// The path to element `index` of this list field.
@@ -161,7 +147,7 @@ impl<E, T, F> Field<E, T, F> {
     where
         T: ListType,
     {
-        Nested::new(self.name, self.path().index(index))
+        Nested::new(self.name(), self.path().index(index))
     }
 
     /// The path to key `key` of this map field.
@@ -169,7 +155,7 @@ impl<E, T, F> Field<E, T, F> {
     where
         T: MapType,
     {
-        Nested::new(self.name, self.path().key(key))
+        Nested::new(self.name(), self.path().key(key))
     }
 }
 
@@ -376,7 +362,11 @@ macro_rules! condition_methods {
         self,
         comparison: Comparison,
         other: Field<E, T, G>,
-    ) -> Condition<E> {
+    ) -> Condition<E>
+    where
+        E: Entity,
+        G: FieldOf<E>,
+    {
         Condition::from_node(Node::Compare(
             Operand::Path(self.path()),
             comparison,
@@ -415,9 +405,9 @@ macro_rules! condition_methods {
 }
 
 condition_methods!(
-    [E, T, F] Field<E, T, F>,
-    [E, F] Field<E, String, F>,
-    [E, T: Searchable, F] Field<E, T, F>
+    [E: Entity, T, F: FieldOf<E>] Field<E, T, F>,
+    [E: Entity, F: FieldOf<E>] Field<E, String, F>,
+    [E: Entity, T: Searchable, F: FieldOf<E>] Field<E, T, F>
 );
 condition_methods!(
     [E, Top, T, F] Nested<E, Top, T, F>,
@@ -645,9 +635,9 @@ mod guard_path {
     impl<E, Top, T, F> Sealed for super::Nested<E, Top, T, F> {}
 }
 
-impl<E, T, F> GuardPath<E, T, T, F> for Field<E, T, F> {
+impl<E: Entity, T, F: FieldOf<E>> GuardPath<E, T, T, F> for Field<E, T, F> {
     fn field_name(&self) -> &'static str {
-        self.name
+        self.name()
     }
 
     fn guarded(&self) -> AttrPath {

@@ -13,7 +13,16 @@ pub trait FieldOf<E> {
     /// a field an index reads (the derive implements `state::TouchInput` on it), and
     /// `state::NoInput` for the others.
     type Input;
+    /// How DynamoDB stores the field when that is not how serde writes it: a TTL field (the
+    /// derive gives it `ttl_form`) or a set (`stored_as_set`).
+    const STORED: Option<StoredForm> = None;
 }
+
+#[doc(hidden)]
+/// The stored form of a value as serde writes it; `None` for a value stored as no attribute.
+pub type StoredForm = fn(
+    aws_sdk_dynamodb::types::AttributeValue,
+) -> Result<Option<aws_sdk_dynamodb::types::AttributeValue>, String>;
 
 /// The roles of a field.
 pub mod role {

@@ -22,8 +22,9 @@ pub(crate) fn as_set(value: AttributeValue) -> AttributeValue {
 
 /// The stored form of a field written with `serde_dynamo`'s `string_set`, `number_set` or
 /// `binary_set`, from serde's plain form (a list): a DynamoDB set, or no attribute for an empty
-/// one (DynamoDB stores no empty set).
-pub(crate) fn stored_as_set(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
+/// one (DynamoDB stores no empty set). The derive names it as a set field's `FieldOf::STORED`.
+#[doc(hidden)]
+pub fn stored_as_set(value: AttributeValue) -> Result<Option<AttributeValue>, String> {
     match value {
         AttributeValue::L(elements) if elements.is_empty() => Ok(None),
         AttributeValue::Null(true) => Ok(None),

@@ -4,6 +4,7 @@ use super::sentinel::{sentinel_key, OWNER_PARTITION, OWNER_SORT};
 use super::UniqueField;
 use crate::error::Error;
 use crate::expr::field::{Field, ValueFor};
+use crate::expr::field_role::FieldOf;
 use crate::item::Item;
 use crate::schema::{Entity, Table};
 use crate::Db;
@@ -23,7 +24,7 @@ impl<T: Table> Db<T> {
     ) -> Result<E, Error>
     where
         E: Entity<Table = T>,
-        F: UniqueField<E>,
+        F: UniqueField<E> + FieldOf<E>,
         V: serde::Serialize,
     {
         let Some(unique) = E::SCHEMA.unique.get(F::UNIQUE) else {

@@ -21,6 +21,7 @@ use super::put::Put;
 use super::transact::{CancellationCode, TransactOp, WriteKind};
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::field_role::FieldOf;
 use crate::expr::update::{Action, SetValue};
 use crate::expr::{AttrPath, Field};
 use crate::item::{EncodeError, Item, KeyText};
@@ -66,6 +67,7 @@ impl<T: Table + HasSortKey> Db<T> {
     pub fn append<'db, E, V, F>(&'db self, item: &E, field: Field<E, V, F>) -> Append<'db, E, V>
     where
         E: Entity<Table = T>,
+        F: FieldOf<E>,
         V: AppendOrder + DeserializeOwned,
     {
         let value = field_value(item, field).map(|value| value.to_latest());
@@ -130,6 +132,7 @@ impl<'db, T: Table + HasSortKey> Admin<'db, T> {
     ) -> Result<Option<V>, Error>
     where
         E: Entity<Table = T>,
+        F: FieldOf<E>,
         V: AppendOrder + DeserializeOwned + Send + Sync + 'static,
     {
         let partition_value = partition_text(&partition)?;
@@ -177,7 +180,7 @@ fn partition_text<E: Entity>(partition: &PartitionKey<E, primary>) -> Result<Str
 }
 
 /// The value of `field` in `item`, as its Rust type.
-fn field_value<E: Entity, V: DeserializeOwned, F>(
+fn field_value<E: Entity, V: DeserializeOwned, F: FieldOf<E>>(
     item: &E,
     field: Field<E, V, F>,
 ) -> Result<V, EncodeError> {

@@ -380,6 +380,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         current: impl IntoField<T>,
     ) -> Update<'db, E, <E as Touch<S, F, Given>>::Out>
     where
+        F: FieldOf<E>,
         E: Touch<S, F, Given>,
         T: Serialize + Send + Sync + 'static,
     {
