@@ -32,10 +32,10 @@ FEATURES = (
 
 # Each part: a pattern for the first line of each item of it.
 PARTS = {
-    "typed paths (`Ticket::STATUS`)": r"^\s*pub const [A-Z_0-9]+:\s*::singletable::__private::Field<",
+    "typed paths (`Ticket::STATUS`)": r"^\s*pub const [A-Z_0-9]+:\s*__singletable::Field<",
     "query and key constructors (`Ticket::gsi1(..)`, `Ticket::key(..)`)": r"^\s*pub fn (?:partition|gsi\d+|lsi\d+|key)(?=\()",
-    "sort key parts (`SortKeyPart` impls)": r"^\s*impl ::singletable::__private::SortKeyPart<",
-    "update state (`TouchInput`, `UpdateComplete` impls)": r"^\s*impl<[^{]*?::singletable::__private::state::(?:TouchInput|UpdateComplete)<",
+    "sort key parts (`SortKeyPart` impls)": r"^\s*impl __singletable::SortKeyPart<",
+    "update state (`TouchInput`, `UpdateComplete` impls)": r"^\s*impl<[^{]*?__singletable::state::(?:TouchInput|UpdateComplete)<",
 }
 
 

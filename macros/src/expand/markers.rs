@@ -95,9 +95,9 @@ impl Markers {
                 StoredForm::Serde | StoredForm::Own(_) => None,
             }
             .map(|form| quote!(const STORED: #st::Option<#st::StoredForm> = #form;));
-            let doc = format!("The field `{name}` of `{ident}`, as a type.");
+            // No doc: the marker is inside the derive's anonymous constant, where rustdoc
+            // never shows it.
             quote! {
-                #[doc = #doc]
                 #[allow(non_camel_case_types, dead_code)]
                 pub enum #marker {}
                 #[automatically_derived]
