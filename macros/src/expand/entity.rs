@@ -283,13 +283,13 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let ty = respan(quote!(#st::KeyArg<#ty>), span);
         Some(quote!(#ident: impl #ty))
     });
-    // Each argument as the reference the templates render.
+    // Each argument as the key part the templates render.
     let key_bindings = key_fields.iter().filter_map(|name| {
         let field = entity.field(name)?;
         let ident = field.ident;
         let ty = field.ty;
         Some(quote! {
-            let #ident = #st::KeyArg::<#ty>::key_arg(&#ident);
+            let #ident = #st::KeyArg::<#ty>::key_part(&#ident);
         })
     });
     let markers = Markers::new(entity);
@@ -334,7 +334,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         .iter()
         .filter_map(|name| entity.field(name))
         .map(|field| field.ident)
-        .map(|ident| quote!(&#ident));
+        .map(|ident| quote!(#ident));
     let key_inputs = key_inputs(entity, &templates);
     let key_doc = format!(
         "The primary key of the `{ident}` with these key fields (pk = {:?}{}).",

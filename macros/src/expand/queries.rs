@@ -208,12 +208,12 @@ fn partition_constructor(
         let bound = respan(quote!(#st::KeyArg<#ty>), partition.literal.span());
         params.push(quote!(#arg: impl #bound));
         bindings.push(quote! {
-            let #arg = #st::KeyArg::<#ty>::key_arg(&#arg);
+            let #arg = #st::KeyArg::<#ty>::key_part(&#arg);
         });
     }
     let values = partition.fields().map(|field_name| {
         let arg = super::tokens::field_ident(field_name, partition.literal.span());
-        quote!(&#arg)
+        quote!(#arg)
     });
     let index = match schema {
         Some(schema) => quote!(#st::Some(#schema)),

@@ -143,44 +143,39 @@ pub type AnyValue = Box<dyn Any + Send + Sync>;
     label = "expected a `{T}`, a reference to one, or `&str` for a `String`"
 )]
 pub trait KeyArg<T> {
-    /// What the template renders (`str` for a `String` field).
-    type Part: ?Sized + KeyPart;
-    /// The value as the template renders it.
-    fn key_arg(&self) -> &Self::Part;
+    /// The value as the template renders it (a `str` for a `String` field). A trait object,
+    /// so that a constructor's body asks the compiler for no more than this method: the
+    /// derive writes one constructor per index and entity (bench-compile/parts.py).
+    fn key_part(&self) -> &dyn KeyPart;
 }
 
 impl<T: KeyField<Borrowed = T> + Copy> KeyArg<T> for T {
-    type Part = T;
-    fn key_arg(&self) -> &T {
+    fn key_part(&self) -> &dyn KeyPart {
         self
     }
 }
 
 impl<T: KeyField<Borrowed = T>> KeyArg<T> for &T {
-    type Part = T;
-    fn key_arg(&self) -> &T {
-        self
+    fn key_part(&self) -> &dyn KeyPart {
+        *self
     }
 }
 
 impl KeyArg<String> for &str {
-    type Part = str;
-    fn key_arg(&self) -> &str {
+    fn key_part(&self) -> &dyn KeyPart {
         self
     }
 }
 
 impl KeyArg<String> for String {
-    type Part = str;
-    fn key_arg(&self) -> &str {
+    fn key_part(&self) -> &dyn KeyPart {
         self
     }
 }
 
 impl KeyArg<String> for &String {
-    type Part = str;
-    fn key_arg(&self) -> &str {
-        self
+    fn key_part(&self) -> &dyn KeyPart {
+        *self
     }
 }
 
