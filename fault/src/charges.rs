@@ -1,0 +1,351 @@
+//! What a request costs: the partition key each of its items falls on and the read or write
+//! units it is charged there, from the request's JSON and the engine's answer.
+
+use crate::partition_limits::PartitionKey;
+use crate::table_keys::TableKeys;
+use serde_json::Value;
+use singletable_runtime::item::value_size;
+use singletable_runtime::wire;
+use std::collections::HashMap;
+
+/// One item's charge on its key.
+#[derive(Debug, Clone)]
+pub(crate) struct Charge {
+    pub(crate) key: PartitionKey,
+    pub(crate) units: f64,
+}
+
+/// The partition key of an item or a key, on the table or on `index`.
+pub(crate) fn partition_key(
+    keys: &TableKeys,
+    table: &str,
+    index: Option<&str>,
+    attributes: &Value,
+) -> Option<PartitionKey> {
+    let value = attributes.get(keys.attribute(index)?)?;
+    Some(PartitionKey {
+        table: table.to_owned(),
+        index: index.map(str::to_owned),
+        value: key_text(value)?,
+    })
+}
+
+/// A key attribute's value as text: `S`, `N` and `B` all carry a JSON string.
+fn key_text(value: &Value) -> Option<String> {
+    let (_, inner) = value.as_object()?.iter().next()?;
+    inner.as_str().map(str::to_owned)
+}
+
+/// The partition key a query's key condition names: `attribute = :value`, where the attribute
+/// is named as it is or through `ExpressionAttributeNames`, in either order around `=`.
+pub(crate) fn queried_key(
+    keys: &TableKeys,
+    table: &str,
+    index: Option<&str>,
+    body: &Value,
+) -> Option<PartitionKey> {
+    let attribute = keys.attribute(index)?;
+    let expression = body.get("KeyConditionExpression")?.as_str()?;
+    let names = body.get("ExpressionAttributeNames");
+    let values = body.get("ExpressionAttributeValues")?;
+    let names_attribute = |operand: &str| {
+        operand == attribute
+            || names
+                .and_then(|names| names.get(operand))
+                .and_then(Value::as_str)
+                == Some(attribute)
+    };
+    let separators = |c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',';
+    for (position, _) in expression.match_indices('=') {
+        let (before, after) = expression.split_at(position);
+        if before.ends_with(['<', '>']) {
+            continue;
+        }
+        let left = before
+            .trim_end()
+            .rsplit(separators)
+            .next()
+            .unwrap_or_default();
+        let right = after
+            .get(1..)
+            .unwrap_or_default()
+            .trim_start()
+            .split(separators)
+            .next()
+            .unwrap_or_default();
+        let placeholder = if names_attribute(left) {
+            right
+        } else if names_attribute(right) {
+            left
+        } else {
+            continue;
+        };
+        return Some(PartitionKey {
+            table: table.to_owned(),
+            index: index.map(str::to_owned),
+            value: key_text(values.get(placeholder)?)?,
+        });
+    }
+    None
+}
+
+/// Whether a read (or a batch's table entry) asks for strong consistency.
+pub(crate) fn consistent(body: &Value) -> bool {
+    body.get("ConsistentRead").and_then(Value::as_bool) == Some(true)
+}
+
+/// Read units for `bytes`: one per 4 KB or part of it, half when eventually consistent,
+/// times `factor` (2 in a transaction).
+pub(crate) fn read_units(bytes: usize, consistent: bool, factor: f64) -> f64 {
+    let units = bytes.div_ceil(4 * 1024).max(1) as f64;
+    let units = if consistent { units } else { units / 2.0 };
+    units * factor
+}
+
+/// Write units for `bytes`: one per 1 KB or part of it, times `factor` (2 in a transaction).
+fn write_units(bytes: usize, factor: f64) -> f64 {
+    bytes.div_ceil(1024).max(1) as f64 * factor
+}
+
+/// The charge of a `PutItem`, `UpdateItem` or `DeleteItem` body (or a transaction's item).
+pub(crate) fn write_charge(
+    keys: &TableKeys,
+    table: &str,
+    operation: &str,
+    body: &Value,
+    factor: f64,
+) -> Option<Charge> {
+    let (attributes, bytes) = if operation == "PutItem" {
+        let item = body.get("Item")?;
+        (item, item_size(item))
+    } else {
+        let key = body.get("Key")?;
+        let mut bytes = item_size(key);
+        if operation == "UpdateItem" {
+            // The values the update sets: a lower bound of the item after it.
+            bytes += body
+                .get("ExpressionAttributeValues")
+                .and_then(Value::as_object)
+                .map_or(0, |values| values.values().map(json_value_size).sum());
+        }
+        (key, bytes)
+    };
+    Some(Charge {
+        key: partition_key(keys, table, None, attributes)?,
+        units: write_units(bytes, factor),
+    })
+}
+
+/// The charge of one `PutRequest` or `DeleteRequest` of a batch.
+pub(crate) fn batch_write_charge(keys: &TableKeys, table: &str, request: &Value) -> Option<Charge> {
+    if let Some(put) = request.get("PutRequest") {
+        write_charge(keys, table, "PutItem", put, 1.0)
+    } else {
+        write_charge(
+            keys,
+            table,
+            "DeleteItem",
+            request.get("DeleteRequest")?,
+            1.0,
+        )
+    }
+}
+
+/// The rest of a single write's charge when the engine reported the table's own units: what
+/// they exceed the charge taken on arrival by.
+pub(crate) fn reported_write_rest(
+    operation: &str,
+    body: &Value,
+    answer: &Value,
+    tables: &HashMap<String, TableKeys>,
+) -> Option<Charge> {
+    let reported = answer
+        .get("ConsumedCapacity")?
+        .get("Table")?
+        .get("CapacityUnits")?
+        .as_f64()?;
+    let table = body.get("TableName")?.as_str()?;
+    let taken = write_charge(tables.get(table)?, table, operation, body, 1.0)?;
+    let units = reported - taken.units;
+    (units > 0.0).then_some(Charge {
+        key: taken.key,
+        units,
+    })
+}
+
+/// The rest of a read's charge once its items are known: their units less the least charge
+/// taken when the read arrived.
+pub(crate) fn read_charges(
+    operation: &str,
+    body: &Value,
+    answer: &Value,
+    tables: &HashMap<String, TableKeys>,
+) -> Vec<Charge> {
+    let rest = |key: PartitionKey, bytes: usize, consistent: bool, factor: f64| Charge {
+        key,
+        units: read_units(bytes, consistent, factor) - read_units(0, consistent, factor),
+    };
+    let mut charges = Vec::new();
+    match operation {
+        "GetItem" | "Query" => {
+            let Some(table) = body.get("TableName").and_then(Value::as_str) else {
+                return charges;
+            };
+            let Some(keys) = tables.get(table) else {
+                return charges;
+            };
+            let (key, bytes) = if operation == "GetItem" {
+                let key = body
+                    .get("Key")
+                    .and_then(|key| partition_key(keys, table, None, key));
+                (key, answer.get("Item").map_or(0, item_size))
+            } else {
+                let index = body.get("IndexName").and_then(Value::as_str);
+                let bytes = answer
+                    .get("Items")
+                    .and_then(Value::as_array)
+                    .map_or(0, |items| items.iter().map(item_size).sum());
+                (queried_key(keys, table, index, body), bytes)
+            };
+            if let Some(key) = key {
+                charges.push(rest(key, bytes, consistent(body), 1.0));
+            }
+        }
+        "BatchGetItem" => {
+            let Some(responses) = answer.get("Responses").and_then(Value::as_object) else {
+                return charges;
+            };
+            for (table, items) in responses {
+                let Some(keys) = tables.get(table) else {
+                    continue;
+                };
+                let consistent_read = body
+                    .get("RequestItems")
+                    .and_then(|requested| requested.get(table))
+                    .is_some_and(consistent);
+                for item in items.as_array().into_iter().flatten() {
+                    if let Some(key) = partition_key(keys, table, None, item) {
+                        charges.push(rest(key, item_size(item), consistent_read, 1.0));
+                    }
+                }
+            }
+        }
+        "TransactGetItems" => {
+            let requested = body.get("TransactItems").and_then(Value::as_array);
+            let responses = answer.get("Responses").and_then(Value::as_array);
+            let (Some(requested), Some(responses)) = (requested, responses) else {
+                return charges;
+            };
+            // Responses come in the order of the items asked for.
+            for (item, response) in requested.iter().zip(responses) {
+                let Some(get) = item.get("Get") else {
+                    continue;
+                };
+                let Some(table) = get.get("TableName").and_then(Value::as_str) else {
+                    continue;
+                };
+                let key = tables
+                    .get(table)
+                    .and_then(|keys| partition_key(keys, table, None, get.get("Key")?));
+                if let Some(key) = key {
+                    let bytes = response.get("Item").map_or(0, item_size);
+                    charges.push(rest(key, bytes, true, 2.0));
+                }
+            }
+        }
+        _ => {}
+    }
+    charges
+}
+
+/// An item's size as DynamoDB counts it (the library's [`value_size`] for each value, plus
+/// the attribute names), from its JSON form.
+fn item_size(item: &Value) -> usize {
+    item.as_object().map_or(0, |attributes| {
+        attributes
+            .iter()
+            .map(|(name, value)| name.len() + json_value_size(value))
+            .sum()
+    })
+}
+
+fn json_value_size(value: &Value) -> usize {
+    // A value that does not parse is the engine's to refuse; it is charged nothing here.
+    wire::parse_value(value).map_or(0, |value| value_size(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::partition_limits::test_key as key;
+    use serde_json::json;
+
+    fn keys() -> TableKeys {
+        TableKeys {
+            partition_key: "PK".to_owned(),
+            indexes: HashMap::from([("GSI1".to_owned(), "GSI1PK".to_owned())]),
+            on_demand: true,
+        }
+    }
+
+    #[test]
+    fn sizes_are_counted_as_dynamodb_counts_them() {
+        // "PK" (2) + "a#1" (3), "n" (1) + 12345 (3 digits' bytes: 1 per two, plus 1),
+        // "b" (1) + 3 bytes, "l" (1) + 3 + (1 + 1) for `[true]`.
+        let item = json!({
+            "PK": {"S": "a#1"},
+            "n": {"N": "12345"},
+            "b": {"B": "AQID"},
+            "l": {"L": [{"BOOL": true}]},
+        });
+        assert_eq!(item_size(&item), 5 + 5 + 4 + 6);
+    }
+
+    #[test]
+    fn units_round_up_per_kilobyte_and_per_four() {
+        assert_eq!(write_units(0, 1.0), 1.0);
+        assert_eq!(write_units(1024, 1.0), 1.0);
+        assert_eq!(write_units(1025, 1.0), 2.0);
+        assert_eq!(write_units(1025, 2.0), 4.0);
+        assert_eq!(read_units(4096, true, 1.0), 1.0);
+        assert_eq!(read_units(4097, true, 1.0), 2.0);
+        assert_eq!(read_units(4097, false, 1.0), 1.0);
+        assert_eq!(read_units(10, false, 2.0), 1.0);
+    }
+
+    #[test]
+    fn a_query_names_its_partition_key_however_it_is_written() {
+        let keys = keys();
+        for (expression, names) in [
+            (
+                "#pk = :pk AND begins_with(#sk, :sk)",
+                json!({"#pk": "PK", "#sk": "SK"}),
+            ),
+            ("PK=:pk", json!({})),
+            (":pk = PK and SK >= :sk", json!({})),
+            ("begins_with(SK, :sk) AND (#p = :pk)", json!({"#p": "PK"})),
+        ] {
+            let body = json!({
+                "KeyConditionExpression": expression,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": {":pk": {"S": "hot"}, ":sk": {"S": "x"}},
+            });
+            assert_eq!(
+                queried_key(&keys, "t", None, &body),
+                Some(key("hot")),
+                "{expression}"
+            );
+        }
+        let on_index = json!({
+            "KeyConditionExpression": "GSI1PK = :g",
+            "ExpressionAttributeValues": {":g": {"S": "group"}},
+        });
+        let found = queried_key(&keys, "t", Some("GSI1"), &on_index);
+        assert_eq!(found.and_then(|key| key.index), Some("GSI1".to_owned()));
+        let other = json!({
+            "KeyConditionExpression": "SK = :sk",
+            "ExpressionAttributeValues": {":sk": {"S": "x"}},
+        });
+        assert_eq!(queried_key(&keys, "t", None, &other), None);
+    }
+}
