@@ -46,8 +46,12 @@ def expand(features):
         command, cwd=CRATE, capture_output=True, text=True,
         env=dict(os.environ, RUSTC_BOOTSTRAP="1"), check=True,
     )
-    externs = re.findall(r"--extern (\S+)", done.stderr)
-    deps = re.findall(r"-L (dependency=\S+)", done.stderr)
+    # The crate's own command only: when a dependency was rebuilt first, cargo prints its
+    # command too.
+    command_line = next(line for line in done.stderr.splitlines()
+                        if "--crate-name singletable_bench_compile_hundred" in line)
+    externs = re.findall(r"--extern (\S+)", command_line)
+    deps = re.findall(r"-L (dependency=\S+)", command_line)
     arguments = [a for e in externs for a in ("--extern", e)] + [
         a for d in deps for a in ("-L", d)
     ]

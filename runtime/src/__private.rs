@@ -6,13 +6,12 @@ pub use crate::design_check::{
     HasNoSortKey, HasSortKey, IndexSortKeyAbsent, IndexSortKeyDeclared, WithSortKey, WithoutSortKey,
 };
 pub use crate::index_projection::{IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
-pub use crate::key::part::{AnyValue, KeyArg};
+pub use crate::key::part::{AnyValue, KeyArg, KeyPartFns};
 pub use crate::key::template::Segment;
 pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, PrefixFree};
 pub use crate::schema::entity::{EntityIndex, IndexRule, RuleArguments, Versioned};
 pub use crate::schema::field::{
-    FieldSchema, KeyPartFns, ManagedFields, ManagedTimestamp, ScalarAttribute, TtlField,
-    UniqueSchema,
+    FieldSchema, ManagedFields, ManagedTimestamp, ScalarAttribute, TtlField, UniqueSchema,
 };
 pub use crate::schema::table::{DeclaresIndex, ExpiringTable, NoStream};
 pub use crate::schema::{

@@ -558,10 +558,7 @@ fn expand_fields(
             .iter()
             .any(|template| template.fields().any(|used| used == name));
         let key_part = if in_template {
-            quote!(#st::Some(#st::KeyPartFns {
-                render: <#ty as #st::KeyField>::render_erased,
-                parse: <#ty as #st::KeyField>::parse_erased,
-            }))
+            quote!(#st::Some(<#ty as #st::KeyField>::KEY_PART))
         } else {
             quote!(#st::None)
         };

@@ -85,49 +85,61 @@ pub trait PrefixFree: KeyPart {}
 
 impl PrefixFree for bool {}
 
-/// The type of a field used in a key template: a [`KeyPart`] that can be read back.
+/// The type of a field used in a key template: a [`KeyPart`] that can be read back. Like every
+/// field of a stored item, it is `Send + Sync + 'static`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be part of a key template",
     label = "this template uses a field of type `{Self}`",
     note = "key parts must sort as text: strings, integers, `bool`, unit-variant enums with `#[derive(singletable::KeyPart)]`, `chrono::DateTime<Utc>`/`NaiveDate` (feature `chrono`), `uuid::Uuid` (feature `uuid`) or `ulid::Ulid` (feature `ulid`)",
     note = "floats, maps, lists and bytes have no order-preserving text form; keep them as ordinary attributes"
 )]
-pub trait KeyField: KeyPart + Sized {
+pub trait KeyField: KeyPart + Sized + Send + Sync + 'static {
     /// The type generated key constructors take a reference to (`str` for `String`).
     type Borrowed: ?Sized + KeyPart;
 
     /// Parses the exact text [`KeyPart::render_part`] writes.
     fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError>;
 
-    /// Renders a type-erased value of this type (the derive's field schemas hold this).
-    /// The derive names it as a path, `<T as KeyField>::render_erased`, so that a field type
-    /// that is no key part is one error, at the field, with this trait's message.
+    /// This type's key part functions, type-erased, as the derive's field schemas hold them.
+    /// The derive names it as a path, `<T as KeyField>::KEY_PART`, so that a field type that
+    /// is no key part is one error, at the field, with this trait's message; one constant per
+    /// type, which the compiler evaluates once for every field of that type.
     #[doc(hidden)]
-    fn render_erased(
-        value: &dyn Any,
-        context: PartContext,
-        out: &mut String,
-    ) -> Result<(), KeyError>
-    where
-        Self: 'static,
-    {
-        match value.downcast_ref::<Self>() {
-            Some(value) => value.render_part(context, out),
-            None => Err(KeyError::Unrepresentable {
-                field: context.field,
-                reason: format!("expected a value of type {}", std::any::type_name::<Self>()),
-            }),
-        }
-    }
+    const KEY_PART: KeyPartFns = KeyPartFns {
+        render: render_erased::<Self>,
+        parse: parse_erased::<Self>,
+    };
+}
 
-    /// Parses key text into a type-erased value of this type, as [`Self::render_erased`].
-    #[doc(hidden)]
-    fn parse_erased(text: &str, width: Option<u8>) -> Result<AnyValue, PartError>
-    where
-        Self: Send + Sync + 'static,
-    {
-        Self::parse_part(text, width).map(|value| Box::new(value) as AnyValue)
+#[doc(hidden)]
+/// Type-erased [`KeyPart`] functions of a field's type, so that keys can be rendered from an
+/// item's fields, and recomputed from the values an update carries, by generic code.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyPartFns {
+    /// Renders a value (of the field's type) into a key.
+    pub render: fn(&dyn Any, PartContext, &mut String) -> Result<(), KeyError>,
+    /// Parses the field's key text into a value of the field's type.
+    pub parse: fn(&str, Option<u8>) -> Result<AnyValue, PartError>,
+}
+
+/// Renders a type-erased value of key field type `T`.
+fn render_erased<T: KeyField>(
+    value: &dyn Any,
+    context: PartContext,
+    out: &mut String,
+) -> Result<(), KeyError> {
+    match value.downcast_ref::<T>() {
+        Some(value) => value.render_part(context, out),
+        None => Err(KeyError::Unrepresentable {
+            field: context.field,
+            reason: format!("expected a value of type {}", std::any::type_name::<T>()),
+        }),
     }
+}
+
+/// Parses key text into a type-erased value of key field type `T`.
+fn parse_erased<T: KeyField>(text: &str, width: Option<u8>) -> Result<AnyValue, PartError> {
+    T::parse_part(text, width).map(|value| Box::new(value) as AnyValue)
 }
 
 #[doc(hidden)]

@@ -3,8 +3,7 @@
 //! expiry) and the values no two items share.
 
 use super::table::ScalarType;
-use crate::key::{AnyValue, KeyError, PartContext, PartError};
-use std::any::Any;
+use crate::key::part::KeyPartFns;
 
 #[doc(hidden)]
 /// One field of an entity.
@@ -25,17 +24,6 @@ impl PartialEq for FieldSchema {
 }
 
 impl Eq for FieldSchema {}
-
-#[doc(hidden)]
-/// Type-erased [`KeyPart`](crate::KeyPart) functions of a field, so index keys can be
-/// recomputed from the values an update carries.
-#[derive(Debug, Clone, Copy)]
-pub struct KeyPartFns {
-    /// Renders a value (of the field's type) into a key.
-    pub render: fn(&dyn Any, PartContext, &mut String) -> Result<(), KeyError>,
-    /// Parses the field's key text into a value of the field's type.
-    pub parse: fn(&str, Option<u8>) -> Result<AnyValue, PartError>,
-}
 
 #[doc(hidden)]
 /// Field types that can be an index key attribute read directly from the item
