@@ -283,15 +283,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let ty = respan(quote!(#st::KeyArg<#ty>), span);
         Some(quote!(#ident: impl #ty))
     });
-    // Each argument as the key part the templates render.
-    let key_bindings = key_fields.iter().filter_map(|name| {
-        let field = entity.field(name)?;
-        let ident = field.ident;
-        let ty = field.ty;
-        Some(quote! {
-            let #ident = #st::KeyArg::<#ty>::key_part(&#ident);
-        })
-    });
     let markers = Markers::new(entity);
     let index_inputs = index_inputs(entity);
     let marker_items = markers.items(entity, &index_inputs.1);
@@ -330,11 +321,15 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         .as_ref()
         .and_then(|version| version.base10_parse::<u32>().ok())
         .unwrap_or(1);
+    // Each argument as the key part the templates render, in the body's one expression.
     let key_arguments = key_fields
         .iter()
         .filter_map(|name| entity.field(name))
-        .map(|field| field.ident)
-        .map(|ident| quote!(#ident));
+        .map(|field| {
+            let ident = field.ident;
+            let ty = field.ty;
+            quote!(#st::KeyArg::<#ty>::key_part(&#ident))
+        });
     let key_inputs = key_inputs(entity, &templates);
     let key_doc = format!(
         "The primary key of the `{ident}` with these key fields (pk = {:?}{}).",
@@ -394,7 +389,6 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             #[doc = #key_doc]
             #[allow(clippy::too_many_arguments, clippy::self_named_constructors)]
             pub fn key(#(#key_params),*) -> #st::Result<#st::Key<Self>, #st::KeyError> {
-                #(#key_bindings)*
                 #st::key_from_arguments::<Self>(&[#(#key_arguments),*])
             }
         }

@@ -191,7 +191,7 @@ fn partition_constructor(
         (KeySource::Template(template), _) => template,
     };
     let mut params = Vec::new();
-    let mut bindings = Vec::new();
+    let mut parts = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for field_name in partition.fields() {
         if seen.contains(&field_name) {
@@ -207,13 +207,16 @@ fn partition_constructor(
         let ty = field.ty;
         let bound = respan(quote!(#st::KeyArg<#ty>), partition.literal.span());
         params.push(quote!(#arg: impl #bound));
-        bindings.push(quote! {
-            let #arg = #st::KeyArg::<#ty>::key_part(&#arg);
-        });
+        parts.push((field_name, quote!(#st::KeyArg::<#ty>::key_part(&#arg))));
     }
-    let values = partition.fields().map(|field_name| {
-        let arg = super::tokens::field_ident(field_name, partition.literal.span());
-        quote!(#arg)
+    // Each template field as the key part its argument hands over, in the body's one
+    // expression: a constructor is one body per index and entity, and its statements are what
+    // the compiler checks for each.
+    let values = partition.fields().filter_map(|field_name| {
+        parts
+            .iter()
+            .find(|(name, _)| *name == field_name)
+            .map(|(_, part)| part)
     });
     let index = match schema {
         Some(schema) => quote!(#st::Some(#schema)),
@@ -225,7 +228,6 @@ fn partition_constructor(
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
         pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
-            #(#bindings)*
             #st::PartitionKey::new(#template_const.render(&[#(#values),*]), #index)
         }
     }

@@ -45,13 +45,3 @@ pub(crate) fn respan(tokens: impl ToTokens, span: Span) -> TokenStream {
         })
         .collect()
 }
-
-/// The identifier of field `name` (as templates write it), raw where it is a keyword: the
-/// field `r#type` is `{type}` in a template.
-pub(crate) fn field_ident(name: &str, span: Span) -> proc_macro2::Ident {
-    if syn::parse_str::<proc_macro2::Ident>(name).is_ok() {
-        proc_macro2::Ident::new(name, span)
-    } else {
-        proc_macro2::Ident::new_raw(name, span)
-    }
-}
