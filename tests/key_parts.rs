@@ -15,11 +15,13 @@ const PAIR: KeyTemplate = KeyTemplate {
         Segment::Field {
             name: "first",
             width: None,
+            number: 0,
         },
         Segment::Literal("#B#"),
         Segment::Field {
             name: "second",
             width: None,
+            number: 1,
         },
     ],
 };
@@ -27,7 +29,11 @@ const PAIR: KeyTemplate = KeyTemplate {
 fn one(width: Option<u8>) -> KeyTemplate {
     let segments: &'static [Segment] = Box::leak(Box::new([
         Segment::Literal("N#"),
-        Segment::Field { name: "n", width },
+        Segment::Field {
+            name: "n",
+            width,
+            number: 0,
+        },
     ]));
     KeyTemplate {
         source: "N#{n}",

@@ -284,6 +284,7 @@ fn any_template() -> impl Strategy<Value = KeyTemplate> {
                 segments.push(Segment::Field {
                     name: leak(format!("f{position}")),
                     width: None,
+                    number: position as u16,
                 });
             }
             if let Some(last) = last {

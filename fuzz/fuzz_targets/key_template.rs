@@ -14,11 +14,13 @@ const TEMPLATES: &[KeyTemplate] = &[
             Segment::Field {
                 name: "a",
                 width: None,
+                number: 0,
             },
             Segment::Literal("#B#"),
             Segment::Field {
                 name: "b",
                 width: None,
+                number: 1,
             },
         ],
     },
@@ -28,11 +30,13 @@ const TEMPLATES: &[KeyTemplate] = &[
             Segment::Field {
                 name: "a",
                 width: None,
+                number: 0,
             },
             Segment::Literal("aba"),
             Segment::Field {
                 name: "b",
                 width: None,
+                number: 1,
             },
             Segment::Literal("ab"),
         ],
@@ -44,11 +48,13 @@ const TEMPLATES: &[KeyTemplate] = &[
             Segment::Field {
                 name: "a",
                 width: None,
+                number: 0,
             },
             Segment::Literal("éé"),
             Segment::Field {
                 name: "b",
                 width: None,
+                number: 1,
             },
         ],
     },
@@ -58,11 +64,13 @@ const TEMPLATES: &[KeyTemplate] = &[
             Segment::Field {
                 name: "a",
                 width: None,
+                number: 0,
             },
             Segment::Literal("##"),
             Segment::Field {
                 name: "b",
                 width: None,
+                number: 1,
             },
             Segment::Literal("#"),
         ],

@@ -65,7 +65,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
     }
 }
 
-pub(super) fn template_const(template: &Template) -> TokenStream {
+fn template_const(entity: &Entity, template: &Template) -> TokenStream {
     let st = private();
     let source = &template.literal;
     let segments = template.pieces.iter().map(|piece| match piece {
@@ -75,7 +75,16 @@ pub(super) fn template_const(template: &Template) -> TokenStream {
                 Some(width) => quote!(#st::Some(#width)),
                 None => quote!(#st::None),
             };
-            quote!(#st::Segment::Field { name: #name, width: #width })
+            // Validation rejects a template field the entity lacks; were one left, its number
+            // would find no field, and rendering would report it missing.
+            let number = entity
+                .fields
+                .iter()
+                .position(|field| syn::ext::IdentExt::unraw(field.ident) == name)
+                .and_then(|position| u16::try_from(position).ok())
+                .unwrap_or(u16::MAX);
+            let number = proc_macro2::Literal::u16_unsuffixed(number);
+            quote!(#st::Segment::Field { name: #name, width: #width, number: #number })
         }
     });
     quote!(#st::KeyTemplate { source: #source, segments: &[#(#segments),*] })
@@ -93,13 +102,13 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         .as_ref()
         .map(|name| name.value())
         .unwrap_or_else(|| ident.to_string());
-    let pk_value = template_const(pk);
+    let pk_value = template_const(entity, pk);
     let mut consts = vec![quote!(const __PK: #st::KeyTemplate = #pk_value;)];
     let mut checks = Vec::new();
     let sk_schema;
     match &entity.attrs.sk {
         Some(sk) => {
-            let value = template_const(sk);
+            let value = template_const(entity, sk);
             consts.push(quote!(const __SK: #st::KeyTemplate = #value;));
             sk_schema = quote!(#st::Some(__SK));
             checks.push(respan(
@@ -151,7 +160,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let pk_schema = match &index.pk {
             Some(template) => {
                 let template_name = format_ident!("__{}_PK", upper);
-                let value = template_const(template);
+                let value = template_const(entity, template);
                 consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
                 quote!(#st::Some(#template_name))
             }
@@ -160,7 +169,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         let sk_schema = match &index.sk {
             Some(template) => {
                 let template_name = format_ident!("__{}_SK", upper);
-                let value = template_const(template);
+                let value = template_const(entity, template);
                 consts.push(quote!(const #template_name: #st::KeyTemplate = #value;));
                 checks.push(respan(
                     quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyDeclared>::CHECKED;),

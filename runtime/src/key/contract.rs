@@ -13,6 +13,7 @@ const CHECKED: KeyTemplate = KeyTemplate {
         Segment::Field {
             name: "part",
             width: None,
+            number: 0,
         },
         Segment::Literal("#S"),
     ],

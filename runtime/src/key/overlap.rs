@@ -252,7 +252,15 @@ mod tests {
                 Some(0) => {
                     let end = rest.find('}').unwrap_or(rest.len() - 1);
                     let name: &'static str = Box::leak(rest[1..end].to_owned().into_boxed_str());
-                    segments.push(Segment::Field { name, width: None });
+                    let number = segments
+                        .iter()
+                        .filter(|segment| matches!(segment, Segment::Field { .. }))
+                        .count() as u16;
+                    segments.push(Segment::Field {
+                        name,
+                        width: None,
+                        number,
+                    });
                     rest = &rest[end + 1..];
                 }
                 Some(start) => {

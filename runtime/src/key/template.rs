@@ -17,6 +17,10 @@ pub enum Segment {
         name: &'static str,
         /// Zero-padding width for integers; `None` uses the type's full width.
         width: Option<u8>,
+        /// The field's number in its entity's schema (declaration order), as
+        /// `Entity::key_input` takes it: generic code finds the value without a lookup by
+        /// name. A template no entity renders numbers its fields in template order.
+        number: u16,
     },
 }
 
@@ -54,9 +58,9 @@ impl KeyTemplate {
     /// #     source: "TEAM#{team}#TICKET#{id}",
     /// #     segments: &[
     /// #         Segment::Literal("TEAM#"),
-    /// #         Segment::Field { name: "team", width: None },
+    /// #         Segment::Field { name: "team", width: None, number: 0 },
     /// #         Segment::Literal("#TICKET#"),
-    /// #         Segment::Field { name: "id", width: None },
+    /// #         Segment::Field { name: "id", width: None, number: 1 },
     /// #     ],
     /// # };
     /// assert_eq!(TEMPLATE.render(&[&7u32, &"8842"])?, "TEAM#0000000007#TICKET#8842");
@@ -108,16 +112,30 @@ impl KeyTemplate {
         fields: usize,
         mut part: impl FnMut(usize, PartContext, &mut String) -> Result<(), KeyError>,
     ) -> Result<String, KeyError> {
+        self.render_numbered(fields, |position, _, context, out| {
+            part(position, context, out)
+        })
+    }
+
+    /// [`KeyTemplate::render_with`], also handing `part` each field's number in its entity's
+    /// schema (`Segment::Field::number`).
+    pub(crate) fn render_numbered(
+        &self,
+        fields: usize,
+        mut part: impl FnMut(usize, usize, PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<String, KeyError> {
         let mut out = String::with_capacity(self.source.len() + 16);
         let mut rendered = 0;
         for (index, segment) in self.segments.iter().enumerate() {
             match *segment {
                 Segment::Literal(text) => out.push_str(text),
-                Segment::Field { .. } => {
+                Segment::Field { number, .. } => {
                     if rendered == fields {
                         break;
                     }
-                    self.write_field(index, &mut out, |context, out| part(rendered, context, out))?;
+                    self.write_field(index, &mut out, |context, out| {
+                        part(rendered, usize::from(number), context, out)
+                    })?;
                     rendered += 1;
                 }
             }
@@ -188,7 +206,7 @@ impl KeyTemplate {
         out: &mut String,
         part: impl FnOnce(PartContext, &mut String) -> Result<(), KeyError>,
     ) -> Result<(), KeyError> {
-        let Some(Segment::Field { name, width }) = self.segments.get(index) else {
+        let Some(Segment::Field { name, width, .. }) = self.segments.get(index) else {
             return Ok(());
         };
         let start = out.len();
@@ -215,9 +233,9 @@ impl KeyTemplate {
     /// #     source: "STATUS#{status}#TICKET#{id}",
     /// #     segments: &[
     /// #         Segment::Literal("STATUS#"),
-    /// #         Segment::Field { name: "status", width: None },
+    /// #         Segment::Field { name: "status", width: None, number: 0 },
     /// #         Segment::Literal("#TICKET#"),
-    /// #         Segment::Field { name: "id", width: None },
+    /// #         Segment::Field { name: "id", width: None, number: 1 },
     /// #     ],
     /// # };
     /// assert_eq!(TEMPLATE.split("STATUS#open#TICKET#8842")?, vec!["open", "8842"]);
@@ -242,7 +260,10 @@ impl KeyTemplate {
         }
         let mut found = None;
         self.split_each(key, |field, text| {
-            if let Segment::Field { name: field, width } = *field {
+            if let Segment::Field {
+                name: field, width, ..
+            } = *field
+            {
                 if same_name(field, name) {
                     found = Some((text, width));
                 }
@@ -308,7 +329,7 @@ impl KeyTemplate {
             .segments
             .iter()
             .filter_map(|segment| match *segment {
-                Segment::Field { name, width } => Some((name, width)),
+                Segment::Field { name, width, .. } => Some((name, width)),
                 Segment::Literal(_) => None,
             })
             .nth(index)

@@ -132,6 +132,7 @@ mod tests {
                 Segment::Field {
                     name: "id",
                     width: None,
+                    number: 0,
                 },
             ],
         ),
@@ -146,6 +147,7 @@ mod tests {
                         Segment::Field {
                             name: "team",
                             width: None,
+                            number: 1,
                         },
                     ],
                 )),
@@ -154,6 +156,7 @@ mod tests {
                     &[Segment::Field {
                         name: "id",
                         width: None,
+                        number: 0,
                     }],
                 )),
                 partition_attributes: &[],
@@ -173,6 +176,7 @@ mod tests {
                         Segment::Field {
                             name: "owner",
                             width: None,
+                            number: 3,
                         },
                     ],
                 )),

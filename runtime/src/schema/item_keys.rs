@@ -17,14 +17,14 @@ use std::borrow::Cow;
 
 /// The item's primary key, from its fields.
 pub(crate) fn primary_key<E: Entity>(item: &E) -> Result<Key<E>, KeyError> {
-    key_with::<E>(|context, out| render_field(item, context, out))
+    key_with::<E>(|number, context, out| render_field(item, number, context, out))
 }
 
 /// The primary key from a key constructor's arguments: one value per primary key field, in
 /// the order the fields first appear in the partition and then the sort key template
 /// ([`EntitySchema::primary_key_fields`](super::EntitySchema::primary_key_fields)).
 pub fn key_from_arguments<E: Entity>(arguments: &[&dyn KeyPart]) -> Result<Key<E>, KeyError> {
-    key_with::<E>(|context, out| {
+    key_with::<E>(|_, context, out| {
         let position = argument_position(E::SCHEMA, context.field);
         match position.and_then(|position| arguments.get(position)) {
             Some(value) => value.render_part(context, out),
@@ -33,9 +33,9 @@ pub fn key_from_arguments<E: Entity>(arguments: &[&dyn KeyPart]) -> Result<Key<E
     })
 }
 
-/// The primary key, each template field written by `part`.
+/// The primary key, each template field written by `part`, given the field's number.
 fn key_with<E: Entity>(
-    mut part: impl FnMut(PartContext, &mut String) -> Result<(), KeyError>,
+    mut part: impl FnMut(usize, PartContext, &mut String) -> Result<(), KeyError>,
 ) -> Result<Key<E>, KeyError> {
     let schema = E::SCHEMA;
     let partition = render_key(&schema.partition_key, &mut part)?;
@@ -60,8 +60,8 @@ pub(crate) fn write_index_keys<E: Entity>(item: &E, attributes: &mut Item) -> Re
         ];
         for (template, attribute) in keys {
             if let (Some(template), Some(attribute)) = (template, attribute) {
-                let key = template.render_with(usize::MAX, |_, context, out| {
-                    render_field(item, context, out)
+                let key = template.render_numbered(usize::MAX, |_, number, context, out| {
+                    render_field(item, number, context, out)
                 })?;
                 attributes.insert(attribute.into(), AttributeValue::S(key));
             }
@@ -84,16 +84,19 @@ fn rule_holds<E: Entity>(item: &E, index: &EntityIndex) -> bool {
     (rule.evaluate)(&argument).unwrap_or(false)
 }
 
-/// Renders one template field of the item: its value through its field schema's key part.
+/// Renders template field `number` of the item: its value through its field schema's key
+/// part.
 fn render_field<E: Entity>(
     item: &E,
+    number: usize,
     context: PartContext,
     out: &mut String,
 ) -> Result<(), KeyError> {
-    let number = E::SCHEMA.field_number(context.field);
-    let value = number.and_then(|number| item.key_input(number));
-    let key_part =
-        (number.and_then(|number| E::SCHEMA.fields.get(number))).and_then(|field| field.key_part);
+    let value = item.key_input(number);
+    let key_part = E::SCHEMA
+        .fields
+        .get(number)
+        .and_then(|field| field.key_part);
     match (value, key_part) {
         (Some(value), Some(key_part)) => (key_part.render)(value, context, out),
         _ => Err(missing(context.field)),
@@ -103,13 +106,15 @@ fn render_field<E: Entity>(
 /// A primary key template as a key: borrowed for a constant template, which costs nothing.
 fn render_key(
     template: &KeyTemplate,
-    mut part: impl FnMut(PartContext, &mut String) -> Result<(), KeyError>,
+    mut part: impl FnMut(usize, PartContext, &mut String) -> Result<(), KeyError>,
 ) -> Result<Cow<'static, str>, KeyError> {
     if let Some(text) = template.constant_text() {
         return Ok(Cow::Borrowed(text));
     }
     template
-        .render_with(usize::MAX, |_, context, out| part(context, out))
+        .render_numbered(usize::MAX, |_, number, context, out| {
+            part(number, context, out)
+        })
         .map(Cow::Owned)
 }
 
