@@ -5,9 +5,12 @@ mod common;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use libfuzzer_sys::fuzz_target;
-use singletable::expr::condition::{Comparison, Node, Operand};
-use singletable::expr::update::{self, Action, SetValue};
-use singletable::expr::{AttrPath, Placeholders};
+// The expression trees and their placeholders are internal: reached as generated code and
+// the property tests reach them.
+use singletable::__private::expr::{
+    self as update, Action, AttrPath, Node, Operand, Placeholders, SetValue,
+};
+use singletable::expr::Comparison;
 
 #[derive(Debug, arbitrary::Arbitrary)]
 enum Value {
@@ -43,12 +46,13 @@ struct Path {
 
 impl Path {
     fn attr(&self) -> AttrPath {
-        self.steps
-            .iter()
-            .fold(AttrPath::attribute(self.root.clone()), |path, step| match step {
+        self.steps.iter().fold(
+            AttrPath::attribute(self.root.clone()),
+            |path, step| match step {
                 Ok(name) => path.key(name),
                 Err(index) => path.index(usize::from(*index)),
-            })
+            },
+        )
     }
 }
 
@@ -136,7 +140,7 @@ fuzz_target!(|input: (Condition, Vec<Change>)| {
     let text = condition.node().to_expression(&mut placeholders);
     common::assert_placeholders_only(&text);
     let actions: Vec<Action> = changes.iter().map(Change::action).collect();
-    let text = update::render(&actions, &mut placeholders);
+    let text = update::render(actions, &mut placeholders);
     common::assert_placeholders_only(&text);
     // Every placeholder is defined once, and names map back to what was given.
     let names = placeholders.names().unwrap_or_default();

@@ -2,7 +2,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use singletable::key::{KeyTemplate, PartContext, Segment};
+use singletable::__private::Segment;
+use singletable::key::{KeyTemplate, PartContext};
 use singletable::{KeyError, KeyField, KeyPart};
 
 /// Templates with tricky constants: repeated, overlapping with themselves, multibyte.
@@ -93,6 +94,8 @@ fn text<T: KeyPart>(value: T, width: Option<u8>) -> Result<String, KeyError> {
             field: "n",
             width,
             template: "{n}",
+            // "{n}" has no constant text, so no separators.
+            segments: &[],
         },
         &mut out,
     )?;
