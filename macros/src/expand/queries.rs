@@ -191,13 +191,12 @@ fn partition_constructor(
         (KeySource::Template(template), _) => template,
     };
     let mut params = Vec::new();
-    let mut parts = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    // One parameter per field, however often the template names it.
+    let mut parts: Vec<(&str, TokenStream)> = Vec::new();
     for field_name in partition.fields() {
-        if seen.contains(&field_name) {
+        if parts.iter().any(|(name, _)| *name == field_name) {
             continue;
         }
-        seen.push(field_name);
         let Some(field) = entity.field(field_name) else {
             continue;
         };

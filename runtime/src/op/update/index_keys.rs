@@ -77,10 +77,15 @@ impl<'a, E: Entity> Values<'a, E> {
         Ok((rule.evaluate)(&argument).unwrap_or(false))
     }
 
-    /// Writes field `name` into an index key: a known value rendered, or a primary key
-    /// field's text as it is when the index writes it at the same width (a key part's text
-    /// depends only on its value and width), else parsed and rendered again.
-    pub(super) fn render(&self, context: PartContext, out: &mut String) -> Result<(), KeyError> {
+    /// Writes field `number` (named in `context`) into an index key: a known value rendered,
+    /// or a primary key field's text as it is when the index writes it at the same width (a
+    /// key part's text depends only on its value and width), else parsed and rendered again.
+    pub(super) fn render(
+        &self,
+        number: usize,
+        context: PartContext,
+        out: &mut String,
+    ) -> Result<(), KeyError> {
         let name = context.field;
         let value = match self.get(name)? {
             Some(Value::KeyText { text, width, .. }) if width == context.width => {
@@ -91,7 +96,10 @@ impl<'a, E: Entity> Values<'a, E> {
         };
         match (
             value,
-            E::SCHEMA.field(name).and_then(|field| field.key_part),
+            E::SCHEMA
+                .fields
+                .get(number)
+                .and_then(|field| field.key_part),
         ) {
             (Some(Value::Typed(value)), Some(fns)) => (fns.render)(value, context, out),
             (Some(Value::KeyText { text, width, key }), Some(fns)) => {
@@ -201,8 +209,9 @@ pub(super) fn index_actions<E: Entity>(
             continue;
         }
         // Checked with the other index key writes (`item::check_index_key_write`).
-        let rendered =
-            template.render_with(usize::MAX, |_, context, out| values.render(context, out))?;
+        let rendered = template.render_numbered(usize::MAX, |_, number, context, out| {
+            values.render(number, context, out)
+        })?;
         actions.push(Action::Set(
             path,
             SetValue::Value(AttributeValue::S(rendered)),
