@@ -31,8 +31,8 @@ use serde_json::{json, Value};
 use singletable_runtime::error::Error;
 use singletable_runtime::infra::{IamPolicy, TableArn};
 use singletable_runtime::migrate::{
-    ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, ProgressCallback,
-    StopSignal, SweepOptions, SweepProgress, SweepReport, WorkerReport,
+    ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, StopSignal, SweepProgress,
+    SweepReport, WorkerReport,
 };
 use singletable_runtime::schema::{Entity, EntitySchema, Table};
 use singletable_runtime::{Db, Rate};
@@ -54,13 +54,46 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Runs a sweep of one entity; monomorphized per entity by [`Entities::with`].
-type SweepFn<T> = fn(Db<T>, SweepOptions) -> BoxFuture<'static, Result<SweepReport, Error>>;
+type SweepFn<T> = fn(Db<T>, SweepSettings) -> BoxFuture<'static, Result<SweepReport, Error>>;
+
+/// The progress callback of a `backfill`: a bar on a terminal, lines otherwise.
+type Progress = Arc<dyn Fn(&SweepProgress) -> ControlFlow<()> + Send + Sync>;
+
+/// What `backfill` asks of a sweep, whichever entity it sweeps.
+struct SweepSettings {
+    segments: Option<u32>,
+    page_size: u32,
+    rate: Option<Rate>,
+    checkpoint: PathBuf,
+    dry_run: bool,
+    progress: Progress,
+    stop: StopSignal,
+}
 
 fn sweep_of<T: Table, E: Entity<Table = T>>(
     db: Db<T>,
-    options: SweepOptions,
+    settings: SweepSettings,
 ) -> BoxFuture<'static, Result<SweepReport, Error>> {
-    Box::pin(async move { db.admin().sweep::<E>().options(options).send().await })
+    Box::pin(async move {
+        let progress = settings.progress;
+        let mut sweep = db
+            .admin()
+            .sweep::<E>()
+            .page_size(settings.page_size)
+            .checkpoint(settings.checkpoint)
+            .on_progress(move |report| progress(report))
+            .stop_signal(settings.stop);
+        if let Some(segments) = settings.segments {
+            sweep = sweep.segments(segments);
+        }
+        if let Some(rate) = settings.rate {
+            sweep = sweep.rate(rate);
+        }
+        if settings.dry_run {
+            sweep = sweep.dry_run();
+        }
+        sweep.send().await
+    })
 }
 
 /// What a distributed sweep's worker or status command is given.
@@ -691,10 +724,7 @@ async fn apply<T: Table>(
 }
 
 /// Progress of a backfill on stderr: a bar on a terminal, a line every few seconds otherwise.
-fn progress_reporter(
-    output: &Output,
-    dry_run: bool,
-) -> (ProgressCallback, Option<indicatif::ProgressBar>) {
+fn progress_reporter(output: &Output, dry_run: bool) -> (Progress, Option<indicatif::ProgressBar>) {
     let summary = move |progress: &SweepProgress| {
         let counts = &progress.counts;
         if dry_run {
@@ -799,14 +829,14 @@ async fn backfill<T: Table>(
     }
     let stop = StopSignal::new();
     let (progress, bar) = progress_reporter(output, args.dry_run);
-    let options = SweepOptions {
+    let settings = SweepSettings {
         segments: args.segments,
-        page_size: Some(args.page_size),
+        page_size: args.page_size,
         rate,
-        checkpoint: Some(checkpoint.clone()),
+        checkpoint: checkpoint.clone(),
         dry_run: args.dry_run,
-        progress: Some(progress),
-        stop: Some(stop.clone()),
+        progress,
+        stop: stop.clone(),
     };
     if checkpoint.exists() {
         say(
@@ -814,7 +844,7 @@ async fn backfill<T: Table>(
             &format!("resuming from checkpoint {}", checkpoint.display()),
         );
     }
-    let sweep = (entity.sweep)(db.clone(), options);
+    let sweep = (entity.sweep)(db.clone(), settings);
     let result = match futures::future::select(sweep, Box::pin(tokio::signal::ctrl_c())).await {
         Either::Left((result, _)) => result,
         // No signal handling here (e.g. no signal driver): just let the sweep finish.

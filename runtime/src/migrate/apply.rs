@@ -11,15 +11,15 @@ use aws_sdk_dynamodb::types::{
 };
 use std::time::{Duration, Instant};
 
-/// How [`TableMigration::send`] behaves.
+/// How [`TableMigration::send`] behaves, as its builder methods set it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApplyOptions {
+pub(crate) struct ApplyOptions {
     /// Delete global indexes the declaration no longer has.
-    pub delete_unused: bool,
+    pub(crate) delete_unused: bool,
     /// How long to wait for each index change to finish.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// How often to poll `DescribeTable` while waiting.
-    pub poll_interval: Duration,
+    pub(crate) poll_interval: Duration,
 }
 
 impl Default for ApplyOptions {

@@ -45,7 +45,7 @@ mod sweep;
 mod time;
 mod verify;
 
-pub use apply::{Applied, ApplyEvent, ApplyOptions};
+pub use apply::{Applied, ApplyEvent};
 pub use backfill::{BackfillOutcome, Backfilled};
 pub use checkpoint::{Checkpoint, SegmentCheckpoint};
 pub use design::{Design, DesignRow};
@@ -57,8 +57,5 @@ pub use plan::{
     TableMigration,
 };
 pub use schema_version::item_schema_version;
-pub use sweep::{
-    ProgressCallback, StopSignal, Sweep, SweepCounts, SweepFailure, SweepOptions, SweepProgress,
-    SweepReport,
-};
+pub use sweep::{StopSignal, Sweep, SweepCounts, SweepFailure, SweepProgress, SweepReport};
 pub use verify::{Coverage, SweepCoverage, Verify};

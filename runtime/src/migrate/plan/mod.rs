@@ -614,12 +614,6 @@ impl<'db, T: Table> TableMigration<'db, T> {
         self
     }
 
-    /// All options at once.
-    pub fn options(mut self, options: ApplyOptions) -> Self {
-        self.options = options;
-        self
-    }
-
     /// Called with each step of apply: the plan, each change as it starts and ends, and each
     /// poll while waiting.
     pub fn on_progress(mut self, progress: impl FnMut(&ApplyEvent<'_>) + Send + 'db) -> Self {

@@ -34,25 +34,25 @@ pub(super) const MAX_SEGMENTS: u32 = 1_000_000;
 
 /// Called with the sweep's progress after every item and page; return
 /// `ControlFlow::Break(())` to stop the sweep (it can be resumed from its checkpoint).
-pub type ProgressCallback = Arc<dyn Fn(&SweepProgress) -> ControlFlow<()> + Send + Sync>;
+pub(crate) type ProgressCallback = Arc<dyn Fn(&SweepProgress) -> ControlFlow<()> + Send + Sync>;
 
-/// How a sweep runs; see [`Sweep`] for each option.
+/// How a sweep runs, as its builder methods set it; see [`Sweep`] for each option.
 #[derive(Clone, Default)]
-pub struct SweepOptions {
+pub(crate) struct SweepOptions {
     /// Parallel scan segments (`None`: the checkpoint's, or 1).
-    pub segments: Option<u32>,
+    pub(crate) segments: Option<u32>,
     /// Items per `Scan` request (`None`: 100).
-    pub page_size: Option<u32>,
+    pub(crate) page_size: Option<u32>,
     /// Write budget (`None`: as fast as the table allows).
-    pub rate: Option<Rate>,
+    pub(crate) rate: Option<Rate>,
     /// Checkpoint file: resumed from when it exists, saved after every page.
-    pub checkpoint: Option<PathBuf>,
+    pub(crate) checkpoint: Option<PathBuf>,
     /// Only count the items that would be backfilled; write nothing (not even the checkpoint).
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Called with progress; can stop the sweep.
-    pub progress: Option<ProgressCallback>,
+    pub(crate) progress: Option<ProgressCallback>,
     /// Stops the sweep when given.
-    pub stop: Option<StopSignal>,
+    pub(crate) stop: Option<StopSignal>,
 }
 
 impl fmt::Debug for SweepOptions {
@@ -143,12 +143,6 @@ impl<E: Entity> Sweep<E> {
     /// The database and the options, for a sweep run another way.
     pub(super) fn into_parts(self) -> (Db<E::Table>, SweepOptions) {
         (self.db, self.options)
-    }
-
-    /// Replaces every option at once.
-    pub fn options(mut self, options: SweepOptions) -> Self {
-        self.options = options;
-        self
     }
 
     /// Runs the sweep until every segment read its last page, or it is stopped.
