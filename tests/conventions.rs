@@ -127,3 +127,25 @@ fn integer_key_parts_take_values_or_references() {
     );
     assert_eq!(Task::key("p1", 3, "t1").unwrap().sort(), Some("T#003#t1"));
 }
+
+/// Declared in another order than the templates use its fields, one of them in both.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug)]
+#[dynamo(table = Shop, pk = "ORG#{org}#USER#{user}", sk = "USER#{user}#DOC#{doc}")]
+struct Shared {
+    doc: String,
+    user: u32,
+    org: String,
+}
+
+#[test]
+fn a_key_constructor_takes_each_field_once_in_template_order() {
+    let key = Shared::key("acme", 7u32, "readme").unwrap();
+    assert_eq!(key.partition(), "ORG#acme#USER#0000000007");
+    assert_eq!(key.sort(), Some("USER#0000000007#DOC#readme"));
+    let item = Shared {
+        doc: "readme".to_owned(),
+        user: 7,
+        org: "acme".to_owned(),
+    };
+    assert_eq!(item.primary_key().unwrap(), key);
+}

@@ -43,6 +43,14 @@ impl KeyTemplate {
         })
     }
 
+    /// The numbers of the fields this template uses, in order (`Segment::Field::number`).
+    pub(crate) fn field_numbers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.segments.iter().filter_map(|segment| match segment {
+            Segment::Field { number, .. } => Some(usize::from(*number)),
+            Segment::Literal(_) => None,
+        })
+    }
+
     /// Whether the template has no fields (a constant such as `"TICKET"`).
     pub fn is_constant(&self) -> bool {
         self.fields().next().is_none()

@@ -9,7 +9,7 @@
 
 use super::entity::{Entity, EntityIndex, EntitySchema};
 use crate::item::codec::Item;
-use crate::key::{same_name, KeyError, KeyPart, KeyTemplate, PartContext};
+use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
 use crate::Key;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::any::Any;
@@ -24,8 +24,8 @@ pub(crate) fn primary_key<E: Entity>(item: &E) -> Result<Key<E>, KeyError> {
 /// the order the fields first appear in the partition and then the sort key template
 /// ([`EntitySchema::primary_key_fields`](super::EntitySchema::primary_key_fields)).
 pub fn key_from_arguments<E: Entity>(arguments: &[&dyn KeyPart]) -> Result<Key<E>, KeyError> {
-    key_with::<E>(|_, context, out| {
-        let position = argument_position(E::SCHEMA, context.field);
+    key_with::<E>(|number, context, out| {
+        let position = argument_position(E::SCHEMA, number);
         match position.and_then(|position| arguments.get(position)) {
             Some(value) => value.render_part(context, out),
             None => Err(missing(context.field)),
@@ -118,17 +118,20 @@ fn render_key(
         .map(Cow::Owned)
 }
 
-/// The position of `name` among the primary key's fields with repeats left out: the
-/// argument of a key constructor that holds it.
-fn argument_position(schema: &EntitySchema, name: &str) -> Option<usize> {
+/// The position of field `number` among the primary key's fields with repeats left out: the
+/// argument of a key constructor that holds it. Fields are compared by number, as the
+/// templates carry them, not by name.
+fn argument_position(schema: &EntitySchema, number: usize) -> Option<usize> {
+    let numbers = || {
+        (schema.partition_key.field_numbers())
+            .chain(schema.sort_key.iter().flat_map(KeyTemplate::field_numbers))
+    };
     let mut distinct = 0;
-    for (index, field) in schema.primary_key_fields().enumerate() {
-        let repeated =
-            (schema.primary_key_fields().take(index)).any(|earlier| same_name(earlier, field));
-        if repeated {
+    for (index, field) in numbers().enumerate() {
+        if numbers().take(index).any(|earlier| earlier == field) {
             continue;
         }
-        if same_name(field, name) {
+        if field == number {
             return Some(distinct);
         }
         distinct += 1;
