@@ -1098,12 +1098,25 @@ async fn a_throttled_sweep_lowers_its_rate_and_backfills_every_item() {
     if common::skips(Needs::FaultProxy) {
         return;
     }
-    tokio::time::timeout(TIMEOUT, throttled_sweep())
+    tokio::time::timeout(TIMEOUT, throttled_sweep(Some(Rate::ItemsPerSecond(400.0))))
         .await
         .unwrap();
 }
 
-async fn throttled_sweep() {
+/// The same sweep without a rate: with no budget to lower, it still sends each throttled read
+/// and write again, with backoff, rather than ending at the first throttle the SDK passes on,
+/// and its report names the partition key its throttled writes went to.
+#[tokio::test]
+async fn a_throttled_sweep_without_a_rate_backfills_every_item_and_names_the_hot_key() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    tokio::time::timeout(TIMEOUT, throttled_sweep(None))
+        .await
+        .unwrap();
+}
+
+async fn throttled_sweep(rate: Option<Rate>) {
     use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
     let (old, _) = old_workspace(60, 0).await;
     let plan = FaultPlan::new(7, 0.33)
@@ -1114,25 +1127,25 @@ async fn throttled_sweep() {
         .without_sdk_retries();
     let (client, stats) = fault::client(plan).await.unwrap();
     let db = Db::<Workspace>::new(client).with_table_name(old.table_name());
-    let lowest = Arc::new(Mutex::new(f64::MAX));
+    // The lowest rate the progress reports, and whether it reported one exactly when the
+    // sweep has a rate.
+    let lowest = Arc::new(Mutex::new((f64::MAX, true)));
     let seen = lowest.clone();
-    // Its scans are throttled too, and resent as its writes are: one run gets through.
-    let report = db
+    let mut sweep = db
         .admin()
         .sweep::<Comment>()
         .page_size(20)
-        .rate(Rate::ItemsPerSecond(400.0))
         .on_progress(move |snapshot| {
-            let rate = snapshot
-                .rate
-                .expect("a rate-limited sweep reports its rate");
-            let mut lowest = seen.lock().unwrap();
-            *lowest = lowest.min(rate);
+            let mut seen = seen.lock().unwrap();
+            seen.0 = seen.0.min(snapshot.rate.unwrap_or(f64::MAX));
+            seen.1 &= snapshot.rate.is_some() == rate.is_some();
             ControlFlow::Continue(())
-        })
-        .send()
-        .await
-        .unwrap();
+        });
+    if let Some(rate) = rate {
+        sweep = sweep.rate(rate);
+    }
+    // Its scans are throttled too, and resent as its writes are: one run gets through.
+    let report = sweep.send().await.unwrap();
     assert_eq!(report.this_run.backfilled, 60, "{report}");
     assert!(report.complete, "{report}");
     assert_eq!(report.this_run.failed, 0, "{report}");
@@ -1147,11 +1160,17 @@ async fn throttled_sweep() {
     );
     assert!(throttled <= injected, "{throttled} of {injected}");
     assert!(report.to_string().contains("throttled: "), "{report}");
-    let lowest = *lowest.lock().unwrap();
+    let (lowest, rate_reported_as_set) = *lowest.lock().unwrap();
     assert!(
-        lowest < 400.0,
-        "the rate was never lowered (lowest {lowest})"
+        rate_reported_as_set,
+        "progress reported a rate the sweep was not given, or none"
     );
+    if rate.is_some() {
+        assert!(
+            lowest < 400.0,
+            "the rate was never lowered (lowest {lowest})"
+        );
+    }
     let plain = new_code(&old);
     assert_eq!(
         plain

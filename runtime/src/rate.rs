@@ -2,7 +2,6 @@
 //! what DynamoDB reports they consumed, and slowed down when DynamoDB throttles (additive
 //! increase, multiplicative decrease, as TCP shares a link).
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 // Tokio's clock, which the waits sleep on: the same as the system's, except in tests that
@@ -109,8 +108,6 @@ pub(crate) struct Limiter {
     unit: Unit,
     ceiling: f64,
     state: Mutex<State>,
-    /// The writes throttled, by the partition key written, where the caller names it.
-    throttled_keys: Mutex<BTreeMap<String, u64>>,
 }
 
 #[derive(Debug)]
@@ -157,7 +154,6 @@ impl Limiter {
                 backlog: 0.0,
                 lowered: None,
             }),
-            throttled_keys: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -221,23 +217,6 @@ impl Limiter {
         state.rate = (state.rate * DECREASE_FACTOR).max(self.ceiling * FLOOR);
         state.lowered = Some(now);
         tracing::info!(target: "singletable", rate = state.rate, ceiling = self.ceiling, "throttled: write rate lowered");
-    }
-
-    /// DynamoDB throttled a write to `partition_key`: as [`Limiter::throttled`], and counted
-    /// by key, for the report to say which keys are hot. DynamoDB's error names the table or
-    /// index, never the key; the writer knows it.
-    pub(crate) fn throttled_at(&self, partition_key: &str) {
-        self.throttled();
-        let mut keys =
-            (self.throttled_keys.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
-        *keys.entry(partition_key.to_owned()).or_default() += 1;
-    }
-
-    /// The writes throttled so far, by partition key ([`Limiter::throttled_at`]).
-    pub(crate) fn throttled_keys(&self) -> BTreeMap<String, u64> {
-        (self.throttled_keys.lock())
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     /// The rate held now, per second, in the limiter's unit.

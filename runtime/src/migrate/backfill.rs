@@ -317,8 +317,9 @@ impl<'db, T: Table> Admin<'db, T> {
         self.backfill_item_as::<E>(item, Resend::Sdk).await
     }
 
-    /// [`Admin::backfill_item`](crate::Admin::backfill_item) for a sweep with a rate: a
-    /// throttled write comes back at once, for the sweep's limiter to slow down.
+    /// [`Admin::backfill_item`](crate::Admin::backfill_item) for a sweep: a throttled write
+    /// comes back at once, for the sweep to count against its key, slow down (with a rate)
+    /// and send again.
     pub(crate) async fn backfill_item_paced<E: Entity<Table = T>>(
         &self,
         item: Item,

@@ -42,6 +42,7 @@ mod old_items;
 mod plan;
 mod schema_version;
 mod sweep;
+mod throttled_keys;
 mod time;
 mod verify;
 

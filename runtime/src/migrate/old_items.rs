@@ -4,6 +4,7 @@
 use super::backfill::{BackfillOutcome, Backfilled};
 use super::error::MigrationError;
 use super::sweep::report::SweepCounts;
+use super::throttled_keys::ThrottledKeys;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};
@@ -26,8 +27,8 @@ pub(super) struct OldItems {
 
 impl OldItems {
     /// One page of old items of segment `segment.0` of `segment.1`, from after `start_key`.
-    /// With a limiter, a throttled read lowers the sweep's rate and is sent again under
-    /// [`RetryPolicy::default`], as a throttled write is.
+    /// A read the SDK's retries left throttled is sent again under [`RetryPolicy::default`], as
+    /// a throttled write is, and lowers the sweep's rate when it has a limiter.
     pub(super) async fn page<T: Table>(
         &self,
         db: &Db<T>,
@@ -48,9 +49,6 @@ impl OldItems {
             .set_segment(i32::try_from(segment).ok().filter(|_| segmented))
             .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
             .set_exclusive_start_key(start_key);
-        let Some(limiter) = limiter else {
-            return Ok(request.send().await?);
-        };
         let policy = RetryPolicy::default();
         let mut attempt = 0;
         loop {
@@ -62,7 +60,9 @@ impl OldItems {
             if !error.is_throttling() || attempt >= policy.attempts() {
                 return Err(error);
             }
-            limiter.throttled();
+            if let Some(limiter) = limiter {
+                limiter.throttled();
+            }
             policy.sleep_before(attempt).await;
         }
     }
@@ -97,18 +97,17 @@ impl OldItems {
     }
 }
 
-/// Backfills one old item a sweep read, counting what happened into `counts`. An item that is
-/// itself the problem is returned, to be counted as failed; any other error ends the sweep.
+/// Backfills one old item a sweep read, counting what happened into `counts` and its
+/// throttled writes into `throttled`. An item that is itself the problem is returned, to be
+/// counted as failed; any other error ends the sweep.
 pub(super) async fn backfill_counted<E: Entity>(
     db: &Db<E::Table>,
     raw: Item,
     limiter: Option<&Limiter>,
+    throttled: &ThrottledKeys,
     counts: &mut SweepCounts,
 ) -> Result<Option<Error>, Error> {
-    let done = match limiter {
-        Some(limiter) => backfill_paced::<E>(db, raw, limiter).await,
-        None => db.admin().backfill_item::<E>(raw).await,
-    };
+    let done = backfill_resending::<E>(db, raw, limiter, throttled).await;
     match done {
         Ok(done) => {
             match done.outcome {
@@ -136,35 +135,44 @@ pub(super) async fn backfill_counted<E: Entity>(
     }
 }
 
-/// How often a paced backfill write is sent before its throttling ends the sweep: the 8
-/// attempts of [`RetryPolicy::default`] times the SDK's 3, which each made before.
-const PACED_ATTEMPTS: u32 = 24;
+/// How often a backfill write is sent before its throttling ends the sweep: the 8 attempts
+/// of [`RetryPolicy::default`] times the SDK's 3, which each made before.
+const THROTTLED_ATTEMPTS: u32 = 24;
 
-/// Backfills one item at the limiter's pace. Each throttled write comes back unretried, lowers
-/// the rate and is sent again, under [`RetryPolicy::default`] with as many attempts as the
+/// Backfills one item, at the limiter's pace when the sweep has a rate. Each throttled write
+/// comes back unretried, is counted against its partition key, lowers the rate (with a
+/// limiter) and is sent again, under [`RetryPolicy::default`] with as many attempts as the
 /// SDK's three for each of its eight would make, rather than ending the sweep: the limiter
-/// slows at the first throttle, not after the SDK's retries (bench `hot_partition`).
-async fn backfill_paced<E: Entity>(
+/// slows at the first throttle, not after the SDK's retries (bench `hot_partition`), and the
+/// report names every key throttled, with a rate or without.
+async fn backfill_resending<E: Entity>(
     db: &Db<E::Table>,
     raw: Item,
-    limiter: &Limiter,
+    limiter: Option<&Limiter>,
+    throttled: &ThrottledKeys,
 ) -> Result<Backfilled<E>, Error> {
-    let policy = RetryPolicy::default().with_max_attempts(PACED_ATTEMPTS);
+    let policy = RetryPolicy::default().with_max_attempts(THROTTLED_ATTEMPTS);
     let mut attempt = 0;
     loop {
-        limiter.acquire(1.0).await;
+        if let Some(limiter) = limiter {
+            limiter.acquire(1.0).await;
+        }
         attempt += 1;
         match db.admin().backfill_item_paced::<E>(raw.clone()).await {
             Ok(done) => {
-                if let (Unit::WriteUnits, BackfillOutcome::Written { write_units, .. }) =
-                    (limiter.unit(), &done.outcome)
+                let paid_in_units = limiter.filter(|limiter| limiter.unit() == Unit::WriteUnits);
+                if let (Some(limiter), BackfillOutcome::Written { write_units, .. }) =
+                    (paid_in_units, &done.outcome)
                 {
                     limiter.settle(1.0, *write_units);
                 }
                 return Ok(done);
             }
             Err(error) if error.is_throttling() => {
-                limiter.throttled_at(&crate::item::key_text::<E::Table>(&raw).partition.1);
+                throttled.record(&crate::item::key_text::<E::Table>(&raw).partition.1);
+                if let Some(limiter) = limiter {
+                    limiter.throttled();
+                }
                 if attempt >= policy.attempts() {
                     return Err(error);
                 }

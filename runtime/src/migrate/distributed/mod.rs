@@ -16,6 +16,7 @@ mod records;
 use super::error::MigrationError;
 use super::old_items::{backfill_counted, OldItems};
 use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
+use super::throttled_keys::ThrottledKeys;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::update::{Action, SetValue};
@@ -71,7 +72,7 @@ pub struct WorkerReport {
     /// checkpoints), beside the backfill's in `counts.write_units`: together, what the worker
     /// wrote.
     pub record_write_units: f64,
-    /// Its backfill writes DynamoDB throttled, by partition key (with a rate); see
+    /// Its backfill writes DynamoDB throttled, by partition key; see
     /// [`SweepReport::throttled_keys`](crate::migrate::SweepReport::throttled_keys).
     pub throttled_keys: BTreeMap<String, u64>,
 }
@@ -171,6 +172,7 @@ impl<E: Entity> DistributedSweep<E> {
             Some(rate) => Some(self.db.limiter(rate).await?),
             None => None,
         };
+        let throttled = ThrottledKeys::default();
         let mut report = WorkerReport {
             worker: self.worker.clone(),
             finished: Vec::new(),
@@ -186,9 +188,7 @@ impl<E: Entity> DistributedSweep<E> {
             let statuses = self.status().await?.segments;
             if statuses.iter().all(|status| status.done) {
                 report.rate = limiter.as_ref().map(Limiter::held);
-                report.throttled_keys = (limiter.as_ref())
-                    .map(Limiter::throttled_keys)
-                    .unwrap_or_default();
+                report.throttled_keys = throttled.counts();
                 report.record_write_units = *self
                     .record_units
                     .lock()
@@ -221,7 +221,13 @@ impl<E: Entity> DistributedSweep<E> {
                 continue;
             };
             match self
-                .sweep_segment(claimed, &filter, limiter.as_ref(), &mut report.counts)
+                .sweep_segment(
+                    claimed,
+                    &filter,
+                    limiter.as_ref(),
+                    &throttled,
+                    &mut report.counts,
+                )
                 .await?
             {
                 SegmentEnd::Finished(segment) => report.finished.push(segment),
@@ -387,12 +393,13 @@ impl<E: Entity> DistributedSweep<E> {
     }
 
     /// Sweeps the claimed segment from its checkpoint, saving each page while the lease is
-    /// still this worker's.
+    /// still this worker's; its throttled backfill writes are counted into `throttled`.
     async fn sweep_segment(
         &self,
         mut lease: Lease,
         filter: &OldItems,
         limiter: Option<&Limiter>,
+        throttled: &ThrottledKeys,
         total: &mut SweepCounts,
     ) -> Result<SegmentEnd, Error> {
         loop {
@@ -412,7 +419,7 @@ impl<E: Entity> DistributedSweep<E> {
             for raw in output.items.unwrap_or_default() {
                 page.old += 1;
                 let mut counts = SweepCounts::default();
-                match backfill_counted::<E>(&self.db, raw, limiter, &mut counts).await? {
+                match backfill_counted::<E>(&self.db, raw, limiter, throttled, &mut counts).await? {
                     Some(_) => page.failed += 1,
                     None => page.add(&counts),
                 }

@@ -13,8 +13,9 @@ use super::checkpoint::Checkpoint;
 use super::error::MigrationError;
 use super::old_items::OldItems;
 use super::plan::LiveTable;
+use super::throttled_keys::ThrottledKeys;
 use crate::error::Error;
-use crate::rate::{Limiter, Rate};
+use crate::rate::Rate;
 use crate::schema::{Entity, Table};
 use crate::Admin;
 use crate::Db;
@@ -147,8 +148,11 @@ impl<E: Entity> Sweep<E> {
 
     /// Runs the sweep until every segment read its last page, or it is stopped.
     ///
-    /// A request that fails (after the SDK's retries) ends the sweep with that error; the
-    /// checkpoint keeps every finished page, so running it again continues from there.
+    /// A read or backfill write DynamoDB throttles is sent again with backoff (up to 24 times
+    /// for a write, 8 for a read), with a rate or without, and the report counts the throttled
+    /// writes by partition key. Any other request that fails (after the SDK's retries) ends
+    /// the sweep with that error; the checkpoint keeps every finished page, so running it
+    /// again continues from there.
     pub async fn send(self) -> Result<SweepReport, Error> {
         let started = Instant::now();
         let options = self.options;
@@ -250,6 +254,7 @@ impl<E: Entity> Sweep<E> {
             failures: Mutex::new(Vec::new()),
             stop: options.stop.clone().unwrap_or_default(),
             limiter,
+            throttled: ThrottledKeys::default(),
             progress: options.progress.clone(),
             started,
             table_items: live.item_count.and_then(|count| u64::try_from(count).ok()),
@@ -284,9 +289,7 @@ impl<E: Entity> Sweep<E> {
             stopped: !complete && shared.stop.is_stopped(),
             checkpoint: shared.checkpoint_path.clone(),
             failures,
-            throttled_keys: (shared.limiter.as_ref())
-                .map(Limiter::throttled_keys)
-                .unwrap_or_default(),
+            throttled_keys: shared.throttled.counts(),
             elapsed: started.elapsed(),
         })
     }

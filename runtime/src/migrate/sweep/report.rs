@@ -134,9 +134,9 @@ pub struct SweepReport {
     pub checkpoint: Option<PathBuf>,
     /// Items that could not be backfilled in this run (the first 100).
     pub failures: Vec<SweepFailure>,
-    /// The backfill writes DynamoDB throttled in this run, by partition key (with a
-    /// [`rate`](crate::migrate::Sweep::rate), whose limiter sees each one): the keys that met
-    /// DynamoDB's per-partition limit.
+    /// The backfill writes DynamoDB throttled in this run, by partition key: the keys that met
+    /// DynamoDB's per-partition limit (the sweep sends its writes without the SDK's retries,
+    /// so it sees each throttle, with a rate or without).
     pub throttled_keys: BTreeMap<String, u64>,
     /// How long this run took (in seconds, `elapsed_seconds`, when serialized).
     #[serde(rename = "elapsed_seconds", serialize_with = "seconds")]

@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::item::{self, Item};
 use crate::migrate::checkpoint::Checkpoint;
 use crate::migrate::old_items::{backfill_counted, OldItems};
+use crate::migrate::throttled_keys::ThrottledKeys;
 use crate::rate::Limiter;
 use crate::schema::Entity;
 use crate::Db;
@@ -40,6 +41,8 @@ pub(super) struct Shared<E: Entity> {
     pub(super) failures: Mutex<Vec<SweepFailure>>,
     pub(super) stop: StopSignal,
     pub(super) limiter: Option<Limiter>,
+    /// Its backfill writes DynamoDB throttled, by partition key.
+    pub(super) throttled: ThrottledKeys,
     pub(super) progress: Option<ProgressCallback>,
     pub(super) started: Instant,
     pub(super) table_items: Option<u64>,
@@ -156,6 +159,7 @@ impl<E: Entity> Shared<E> {
                     &self.db,
                     raw.clone(),
                     self.limiter.as_ref(),
+                    &self.throttled,
                     &mut item_counts,
                 )
                 .await?
