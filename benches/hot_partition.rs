@@ -10,7 +10,8 @@
 //!
 //! Prints the table's write units per second the engine reported and the rate the limiter held,
 //! every 250 ms, as CSV, draws them to `benches/plots/hot_partition.svg`, and names the keys
-//! the proxy throttled.
+//! the proxy throttled. Then sweeps the same records on a fresh table without a rate: nothing
+//! paces it, and every throttled write is counted against its key and sent again with backoff.
 //!
 //! ```sh
 //! cargo bench --bench hot_partition
@@ -22,8 +23,10 @@ mod plot;
 
 use common::{write_old, Bulk};
 use serde::{Deserialize, Serialize};
+use singletable::migrate::SweepReport;
+use singletable::testing::TestTable;
 use singletable::{Entity, Rate};
-use singletable_fault::{FaultPlan, PartitionLimits};
+use singletable_fault::{FaultPlan, FaultReport, FaultStats, Latency, PartitionLimits};
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -50,19 +53,76 @@ fn crowded(count: u64) -> impl Iterator<Item = Crowded> {
     })
 }
 
+/// A fresh table of `items` crowded records behind the proxy with DynamoDB's latency and
+/// partition limits, and a `Db` on it that tracks capacity (so that the engine reports each
+/// write's units and the proxy charges them to its key).
+async fn hot_table(
+    items: u64,
+    latency: Latency,
+) -> (TestTable<Bulk>, singletable::Db<Bulk>, FaultStats) {
+    let plan = FaultPlan::new(7, 0.0)
+        .with_latency(latency)
+        .with_partition_limits(PartitionLimits::DYNAMODB)
+        .with_attempt_timeout(Duration::from_secs(10));
+    let (table, db, stats) = common::proxied_table(plan).await;
+    // Loaded straight into the engine: the hot keys are the sweep's to throttle.
+    write_old(&table, crowded(items), 4).await;
+    (table, db.track_capacity(), stats)
+}
+
+/// Prints what the sweep did and what the proxy throttled, and checks that every record was
+/// backfilled and that the report counts each key's throttled writes as the proxy does (the
+/// sweep's writes surface each throttle: no SDK retries).
+async fn check(
+    name: &str,
+    db: &singletable::Db<Bulk>,
+    report: &SweepReport,
+    proxy: &FaultReport,
+    items: u64,
+    elapsed: Duration,
+) {
+    let left = common::old_left::<Crowded>(db).await;
+    println!(
+        "{name}: {} backfilled, {} failed, {:.0} write units in {:.1} s ({:.0} items/s, {:.0} WCU/s); \
+         old items left (dry run): {}",
+        report.counts.backfilled,
+        report.counts.failed,
+        report.counts.write_units,
+        elapsed.as_secs_f64(),
+        report.counts.backfilled as f64 / elapsed.as_secs_f64(),
+        report.counts.write_units / elapsed.as_secs_f64(),
+        left
+    );
+    println!("{name}: writes the proxy throttled, per partition key:");
+    for (key, count) in &proxy.throttled_writes {
+        println!("  {key}: {count}");
+    }
+    println!("{name}: writes the sweep's report says were throttled, per partition key:");
+    for (key, count) in &report.throttled_keys {
+        println!("  {key:?}: {count}");
+    }
+    for (key, count) in &proxy.throttled_writes {
+        let reported = report.throttled_keys.get(&key.value).copied();
+        assert_eq!(
+            reported,
+            Some(*count),
+            "{name}: the report's count for {key}"
+        );
+    }
+    assert_eq!(
+        report.counts.backfilled, items,
+        "{name}: every record backfilled"
+    );
+    assert_eq!(report.counts.failed, 0);
+    assert_eq!(left, 0, "{name}: no old record left");
+}
+
 fn main() {
     let items: u64 = common::setting("SINGLETABLE_HOT_ITEMS", 1_600);
     let runtime = common::runtime();
     runtime.block_on(async {
         let latency = common::latency();
-        let plan = FaultPlan::new(7, 0.0)
-            .with_latency(latency)
-            .with_partition_limits(PartitionLimits::DYNAMODB)
-            .with_attempt_timeout(Duration::from_secs(10));
-        let (table, db, stats) = common::proxied_table(plan).await;
-        let db = db.track_capacity();
-        // Loaded straight into the engine: the hot keys are the sweep's to throttle.
-        write_old(&table, crowded(items), 4).await;
+        let (_table, db, stats) = hot_table(items, latency).await;
         println!(
             "hot-partition sweep: {items} records of 20 KB on {HOT_KEYS} partition keys, 16 segments, \
              Rate::WriteUnitsPerSecond({BUDGET}), {:?} ± {:?} a request, {} write units a second per key",
@@ -112,40 +172,11 @@ fn main() {
         }
         let report = sweep.await.expect("the sweep").expect("the sweep succeeded");
         let elapsed = started.elapsed();
-        let left = common::old_left::<Crowded>(&db).await;
-        let proxy = stats.report();
         println!("seconds,write_units_per_second,limiter_rate");
         for (at, units, rate) in &series {
             println!("{at:.2},{units:.0},{rate:.0}");
         }
-        println!(
-            "{} backfilled, {} failed, {:.0} write units in {:.1} s ({:.0} items/s, {:.0} WCU/s); \
-             old items left (dry run): {}",
-            report.counts.backfilled,
-            report.counts.failed,
-            report.counts.write_units,
-            elapsed.as_secs_f64(),
-            report.counts.backfilled as f64 / elapsed.as_secs_f64(),
-            report.counts.write_units / elapsed.as_secs_f64(),
-            left
-        );
-        println!("writes the proxy throttled, per partition key:");
-        for (key, count) in &proxy.throttled_writes {
-            println!("  {key}: {count}");
-        }
-        println!("writes the sweep's report says were throttled, per partition key:");
-        for (key, count) in &report.throttled_keys {
-            println!("  {key:?}: {count}");
-        }
-        // The sweep's writes surface each throttle (no SDK retries), so its report counts
-        // what the proxy refused, key by key.
-        for (key, count) in &proxy.throttled_writes {
-            let reported = report.throttled_keys.get(&key.value).copied();
-            assert_eq!(reported, Some(*count), "the report's count for {key}");
-        }
-        assert_eq!(report.counts.backfilled, items, "every record backfilled");
-        assert_eq!(report.counts.failed, 0);
-        assert_eq!(left, 0, "no old record left");
+        check("with a rate", &db, &report, &stats.report(), items, elapsed).await;
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/plots/hot_partition.svg");
         plot::lines(
             path,
@@ -168,5 +199,18 @@ fn main() {
         )
         .expect("the plot");
         println!("plot: {path}");
+
+        // The same records without a rate, on a fresh table.
+        let (_table, db, stats) = hot_table(items, latency).await;
+        let started = Instant::now();
+        let report = db
+            .admin()
+            .sweep::<Crowded>()
+            .segments(16)
+            .send()
+            .await
+            .expect("the sweep without a rate succeeded");
+        let elapsed = started.elapsed();
+        check("without a rate", &db, &report, &stats.report(), items, elapsed).await;
     });
 }
