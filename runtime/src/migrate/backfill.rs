@@ -320,7 +320,7 @@ impl<'db, T: Table> Admin<'db, T> {
     /// [`Admin::backfill_item`](crate::Admin::backfill_item) for a sweep: a throttled write
     /// comes back at once, for the sweep to count against its key, slow down (with a rate)
     /// and send again.
-    pub(crate) async fn backfill_item_paced<E: Entity<Table = T>>(
+    pub(crate) async fn backfill_item_for_sweep<E: Entity<Table = T>>(
         &self,
         item: Item,
     ) -> Result<Backfilled<E>, Error> {

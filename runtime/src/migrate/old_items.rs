@@ -158,7 +158,7 @@ async fn backfill_resending<E: Entity>(
             limiter.acquire(1.0).await;
         }
         attempt += 1;
-        match db.admin().backfill_item_paced::<E>(raw.clone()).await {
+        match db.admin().backfill_item_for_sweep::<E>(raw.clone()).await {
             Ok(done) => {
                 let paid_in_units = limiter.filter(|limiter| limiter.unit() == Unit::WriteUnits);
                 if let (Some(limiter), BackfillOutcome::Written { write_units, .. }) =
