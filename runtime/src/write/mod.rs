@@ -56,8 +56,9 @@ pub(crate) enum Resend {
     /// response is [`Error::Ambiguous`]. Throttling, which applies nothing, is still retried.
     Never,
     /// As [`Resend::Sdk`] for a lost response (resent by the library), but throttling goes back
-    /// to the caller at once, unretried: a write paced by a [`Limiter`](crate::rate::Limiter),
-    /// which must see each throttle to slow down (a sweep's), rather than after the retries.
+    /// to the caller at once, unretried: a write whose caller paces itself (a sweep's), which
+    /// must see each throttle to count it against its key and, with a
+    /// [`Limiter`](crate::rate::Limiter), slow down, rather than after the retries.
     Paced,
 }
 
