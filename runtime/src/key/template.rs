@@ -37,16 +37,23 @@ pub struct KeyTemplate {
 impl KeyTemplate {
     /// The names of the fields this template uses, in order.
     pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.segments.iter().filter_map(|segment| match segment {
-            Segment::Field { name, .. } => Some(*name),
-            Segment::Literal(_) => None,
-        })
+        self.field_segments().map(|(name, _, _)| name)
     }
 
     /// The numbers of the fields this template uses, in order (`Segment::Field::number`).
     pub(crate) fn field_numbers(&self) -> impl Iterator<Item = usize> + '_ {
-        self.segments.iter().filter_map(|segment| match segment {
-            Segment::Field { number, .. } => Some(usize::from(*number)),
+        self.field_segments()
+            .map(|(_, _, number)| usize::from(number))
+    }
+
+    /// Each field segment's name, width and number, in order.
+    fn field_segments(&self) -> impl Iterator<Item = (&'static str, Option<u8>, u16)> + '_ {
+        self.segments.iter().filter_map(|segment| match *segment {
+            Segment::Field {
+                name,
+                width,
+                number,
+            } => Some((name, width, number)),
             Segment::Literal(_) => None,
         })
     }
@@ -333,19 +340,14 @@ impl KeyTemplate {
         index: usize,
         text: &str,
     ) -> Result<T, KeyError> {
-        let (name, width) = self
-            .segments
-            .iter()
-            .filter_map(|segment| match *segment {
-                Segment::Field { name, width, .. } => Some((name, width)),
-                Segment::Literal(_) => None,
-            })
-            .nth(index)
-            .ok_or_else(|| KeyError::Mismatch {
-                key: key.to_owned(),
-                template: self.source,
-                reason: format!("the template has no field number {index}"),
-            })?;
+        let (name, width, _) =
+            self.field_segments()
+                .nth(index)
+                .ok_or_else(|| KeyError::Mismatch {
+                    key: key.to_owned(),
+                    template: self.source,
+                    reason: format!("the template has no field number {index}"),
+                })?;
         T::parse_part(text, width).map_err(|error| KeyError::InvalidPart {
             field: name,
             key: key.to_owned(),

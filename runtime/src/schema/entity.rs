@@ -86,9 +86,12 @@ impl EntitySchema {
 
     /// The fields of the primary key templates.
     pub fn primary_key_fields(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.partition_key
-            .fields()
-            .chain(self.sort_key.iter().flat_map(|template| template.fields()))
+        self.primary_key_templates().flat_map(KeyTemplate::fields)
+    }
+
+    /// The partition key template, then the sort key template if there is one.
+    pub(crate) fn primary_key_templates(&self) -> impl Iterator<Item = &KeyTemplate> + '_ {
+        std::iter::once(&self.partition_key).chain(&self.sort_key)
     }
 }
 

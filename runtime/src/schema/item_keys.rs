@@ -122,10 +122,7 @@ fn render_key(
 /// argument of a key constructor that holds it. Fields are compared by number, as the
 /// templates carry them, not by name.
 fn argument_position(schema: &EntitySchema, number: usize) -> Option<usize> {
-    let numbers = || {
-        (schema.partition_key.field_numbers())
-            .chain(schema.sort_key.iter().flat_map(KeyTemplate::field_numbers))
-    };
+    let numbers = || (schema.primary_key_templates()).flat_map(KeyTemplate::field_numbers);
     let mut distinct = 0;
     for (index, field) in numbers().enumerate() {
         if numbers().take(index).any(|earlier| earlier == field) {
