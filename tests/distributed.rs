@@ -278,3 +278,69 @@ async fn a_workers_capacity_includes_its_lease_and_checkpoint_writes() {
         );
     }
 }
+
+/// Two workers through a proxy that throttles requests and drops responses after the engine
+/// applied the request, often enough that the SDK's three attempts do not always get one
+/// through. Both workers ride it through, and what the table records is exact: a checkpoint
+/// resent after a lost response is counted once, a claim resent after one is the worker's own
+/// (not a segment another worker took, left until its lease expires), and a backfill resent
+/// after one is reported as written, not as changed by someone else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workers_ride_through_throttling_and_lost_responses_and_count_exactly() {
+    use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+    let table = old_comments().await;
+    let db = (*table).clone();
+    let plan = FaultPlan::new(11, 0.4).with_kinds([
+        Fault::before(FaultKind::Throttling),
+        Fault::before(FaultKind::ProvisionedThroughputExceeded),
+        Fault::after(FaultKind::ConnectionDropped),
+    ]);
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let faulty = Db::<App>::new(client).with_table_name(table.table_name());
+    let worker = |worker: &str| {
+        faulty
+            .admin()
+            .sweep::<Comment>()
+            .segments(SEGMENTS)
+            .page_size(10)
+            .distributed("faulty-v2")
+            .lease(Duration::from_secs(5))
+            .worker_id(worker)
+            .worker()
+    };
+    let (first, second) = tokio::time::timeout(Duration::from_secs(120), async {
+        tokio::join!(worker("w1"), worker("w2"))
+    })
+    .await
+    .expect("the workers end within their bound");
+    let reports = [first.unwrap(), second.unwrap()];
+    let injected = stats.report().injected;
+    let dropped = Fault::after(FaultKind::ConnectionDropped);
+    assert!(
+        injected.len() == 3 && injected.get(&dropped) > Some(&0),
+        "{injected:?}"
+    );
+    let statuses = judge(&db, "faulty-v2").await;
+    let mut recorded = singletable::migrate::SweepCounts::default();
+    statuses
+        .iter()
+        .for_each(|status| recorded.add(&status.counts));
+    let mut reported = singletable::migrate::SweepCounts::default();
+    reports
+        .iter()
+        .for_each(|report| reported.add(&report.counts));
+    // The table records no capacity.
+    reported.write_units = 0.0;
+    // Every old item was seen in exactly one checkpointed page and backfilled by the sweep.
+    assert_eq!(
+        (recorded.old, recorded.backfilled, recorded.failed),
+        (u64::from(ITEMS), u64::from(ITEMS), 0),
+        "{statuses:?}"
+    );
+    assert_eq!(recorded, reported, "{reports:?}");
+    // No claim was mistaken for another worker's: every segment was claimed once.
+    assert!(
+        statuses.iter().all(|status| status.lease == 1),
+        "{statuses:?}"
+    );
+}

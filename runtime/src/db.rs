@@ -235,19 +235,22 @@ impl<T: Table> Db<T> {
     }
 
     /// The item at `key` as stored (`GetItem`): for the library's own items, and for items it
-    /// reads before deciding how to write them.
+    /// reads before deciding how to write them. Sent again while throttled or after a lost
+    /// response, under [`RetryPolicy::default`](crate::RetryPolicy::default), as a read is
+    /// safe to repeat.
     pub(crate) async fn raw_get(
         &self,
         key: crate::Item,
         consistent: bool,
     ) -> Result<Option<crate::Item>, crate::Error> {
-        Ok(self
+        let get = self
             .client
             .get_item()
             .table_name(self.table_name())
             .set_key(Some(key))
-            .set_consistent_read(consistent.then_some(true))
-            .send()
+            .set_consistent_read(consistent.then_some(true));
+        Ok(crate::RetryPolicy::default()
+            .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
             .await?
             .item)
     }

@@ -3,7 +3,9 @@
 //!
 //! Errors the SDK considers transient (throttling, 5xx) are already retried by the SDK's own
 //! retry layer; this policy covers what DynamoDB reports as a *successful* response that did
-//! only part of the work.
+//! only part of the work, and, for long-running work that must ride through what the SDK's
+//! retries leave (a sweep's reads and writes, the library's reads of its own records), the
+//! requests sent again after those ([`RetryPolicy::resending`]).
 
 use std::time::Duration;
 
@@ -119,6 +121,39 @@ impl RetryPolicy {
             tokio::time::sleep(delay).await;
         }
     }
+}
+
+impl RetryPolicy {
+    /// Sends the request `send` makes, again while `resend` says its error is worth resending
+    /// (throttling, which applied nothing; a lost response, for a request safe to send
+    /// twice), up to this policy's attempts with its backoff; `before_resend` hears of each
+    /// error resent. The last error is returned when the attempts run out.
+    pub(crate) async fn resending<T, E, F: std::future::Future<Output = Result<T, E>>>(
+        &self,
+        mut send: impl FnMut() -> F,
+        resend: impl Fn(&E) -> bool,
+        mut before_resend: impl FnMut(&E),
+    ) -> Result<T, E> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match send().await {
+                Err(error) if resend(&error) && attempt < self.attempts() => {
+                    before_resend(&error);
+                    self.sleep_before(attempt).await;
+                }
+                done => return done,
+            }
+        }
+    }
+}
+
+/// Whether a read is worth sending again: it was throttled, or its response was lost (a read
+/// changes nothing, so sending it twice is safe).
+pub(crate) fn read_again<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
+    error: &aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+) -> bool {
+    is_throttling(error) || lost_in_transit(error)
 }
 
 /// Whether a request failed in a way that leaves its outcome unknown: it timed out, the

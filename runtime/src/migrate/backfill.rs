@@ -56,12 +56,15 @@ pub(super) struct BackfillRequest {
     condition: String,
     placeholders: Placeholders,
     estimated_units: f64,
+    /// The item as the write leaves it.
+    after: Item,
 }
 
 /// An item read from the table: current, or old with the write that brings it up to date.
 pub(super) enum Prepared<E> {
     Current(E),
-    Old(E, BackfillRequest),
+    // Boxed: the request, with the item as it leaves it, is most of the value's size.
+    Old(E, Box<BackfillRequest>),
 }
 
 /// DynamoDB's write unit: 1 KB.
@@ -186,23 +189,37 @@ pub(super) fn prepare<E: Entity>(raw: &Item) -> Result<Prepared<E>, Error> {
         .unwrap_or_else(|| Node::Exists(path(table.partition_key)));
 
     let mut placeholders = Placeholders::default();
+    // The item as the write leaves it (it sets and removes top-level attributes only): how a
+    // write sent again after a lost response tells its own first attempt from a concurrent
+    // writer's change.
+    let mut after = raw.clone();
+    for action in &actions {
+        match action {
+            Action::Set(path, SetValue::Value(value)) => {
+                after.insert(path.root().to_owned(), value.clone());
+            }
+            Action::Remove(path) => {
+                after.remove(path.root());
+            }
+            _ => {}
+        }
+    }
     let update = update::render(actions, &mut placeholders);
     let condition = condition.to_expression(&mut placeholders);
 
-    let mut after = raw.clone();
-    after.extend(computed);
     let item_units = item::item_size(&after).div_ceil(WRITE_UNIT_BYTES).max(1);
     // Cast: unit counts are small integers, exactly representable.
     let estimated_units = (item_units * (1 + indexes_written)) as f64;
     Ok(Prepared::Old(
         entity,
-        BackfillRequest {
+        Box::new(BackfillRequest {
             key: key.to_attributes(),
             update,
             condition,
             placeholders,
             estimated_units,
-        },
+            after,
+        }),
     ))
 }
 
@@ -230,16 +247,25 @@ enum Sent {
 
 async fn send<E: Entity>(
     db: &Db<E::Table>,
-    request: BackfillRequest,
+    mut request: BackfillRequest,
     resend: Resend,
 ) -> Result<Sent, Error> {
     let estimated_units = request.estimated_units;
+    let after = std::mem::take(&mut request.after);
     Ok(
         match db
             .write(request.write(E::SCHEMA.name).resend(resend))
             .await?
         {
             Written::Applied { units, .. } => Sent::Written(units.unwrap_or(estimated_units)),
+            // The item is exactly as this write leaves it: an earlier attempt applied and its
+            // response was lost, and the attempt after it was resent, by the write path or,
+            // after a throttle, by the sweep (a concurrent writer that left the very same item
+            // comes to the same end).
+            Written::ConditionFailed {
+                current: Some(current),
+                ..
+            } if current == after => Sent::Written(estimated_units),
             Written::ConditionFailed { current, .. } => Sent::Changed(current),
         },
     )
@@ -360,7 +386,7 @@ impl<'db, T: Table> Admin<'db, T> {
                 }
                 Prepared::Old(entity, request) => (entity, request),
             };
-            match send::<E>(self.db, request, resend).await? {
+            match send::<E>(self.db, *request, resend).await? {
                 Sent::Written(write_units) => {
                     return Ok(Backfilled {
                         entity: Some(entity),

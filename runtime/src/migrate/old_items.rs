@@ -27,8 +27,8 @@ pub(super) struct OldItems {
 
 impl OldItems {
     /// One page of old items of segment `segment.0` of `segment.1`, from after `start_key`.
-    /// A read the SDK's retries left throttled is sent again under [`RetryPolicy::default`], as
-    /// a throttled write is, and lowers the sweep's rate when it has a limiter.
+    /// A read the SDK's retries left throttled, or without its response, is sent again under
+    /// [`RetryPolicy::default`]; a throttled one lowers the sweep's rate when it has a limiter.
     pub(super) async fn page<T: Table>(
         &self,
         db: &Db<T>,
@@ -49,22 +49,19 @@ impl OldItems {
             .set_segment(i32::try_from(segment).ok().filter(|_| segmented))
             .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
             .set_exclusive_start_key(start_key);
-        let policy = RetryPolicy::default();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let error = match request.clone().send().await {
-                Ok(output) => return Ok(output),
-                Err(error) => Error::from(error),
-            };
-            if !error.is_throttling() || attempt >= policy.attempts() {
-                return Err(error);
-            }
-            if let Some(limiter) = limiter {
+        // A throttled page slows the limiter as a throttled write does.
+        let throttled = |error: &_| {
+            if let Some(limiter) = limiter.filter(|_| crate::retry::is_throttling(error)) {
                 limiter.throttled();
             }
-            policy.sleep_before(attempt).await;
-        }
+        };
+        Ok(RetryPolicy::default()
+            .resending(
+                || request.clone().send(),
+                crate::retry::read_again,
+                throttled,
+            )
+            .await?)
     }
 
     pub(super) fn of<E: Entity>() -> OldItems {
@@ -135,7 +132,7 @@ pub(super) async fn backfill_counted<E: Entity>(
     }
 }
 
-/// How often a backfill write is sent before its throttling ends the sweep: the 8 attempts
+/// How often a sweep's write is sent before its throttling ends the sweep: the 8 attempts
 /// of [`RetryPolicy::default`] times the SDK's 3, which each made before.
 const THROTTLED_ATTEMPTS: u32 = 24;
 
@@ -151,34 +148,39 @@ async fn backfill_resending<E: Entity>(
     limiter: Option<&Limiter>,
     throttled: &ThrottledKeys,
 ) -> Result<Backfilled<E>, Error> {
-    let policy = RetryPolicy::default().with_max_attempts(THROTTLED_ATTEMPTS);
-    let mut attempt = 0;
-    loop {
+    let raw = &raw;
+    let attempt = || async move {
         if let Some(limiter) = limiter {
             limiter.acquire(1.0).await;
         }
-        attempt += 1;
-        match db.admin().backfill_item_for_sweep::<E>(raw.clone()).await {
-            Ok(done) => {
-                let paid_in_units = limiter.filter(|limiter| limiter.unit() == Unit::WriteUnits);
-                if let (Some(limiter), BackfillOutcome::Written { write_units, .. }) =
-                    (paid_in_units, &done.outcome)
-                {
-                    limiter.settle(1.0, *write_units);
-                }
-                return Ok(done);
-            }
-            Err(error) if error.is_throttling() => {
-                throttled.record(&crate::item::key_text::<E::Table>(&raw).partition.1);
-                if let Some(limiter) = limiter {
-                    limiter.throttled();
-                }
-                if attempt >= policy.attempts() {
-                    return Err(error);
-                }
-                policy.sleep_before(attempt).await;
-            }
-            Err(error) => return Err(error),
+        db.admin().backfill_item_for_sweep::<E>(raw.clone()).await
+    };
+    let throttled = |_: &Error| {
+        throttled.record(&crate::item::key_text::<E::Table>(raw).partition.1);
+        if let Some(limiter) = limiter {
+            limiter.throttled();
         }
+    };
+    let done = resent_while_throttled(attempt, throttled).await?;
+    let paid_in_units = limiter.filter(|limiter| limiter.unit() == Unit::WriteUnits);
+    if let (Some(limiter), BackfillOutcome::Written { write_units, .. }) =
+        (paid_in_units, &done.outcome)
+    {
+        limiter.settle(1.0, *write_units);
     }
+    Ok(done)
+}
+
+/// Sends a sweep's write (the one `send` makes, for each attempt) again while DynamoDB
+/// throttles it, `throttled` hearing of each throttle, under [`RetryPolicy::default`] with
+/// [`THROTTLED_ATTEMPTS`]: a sweep rides through throttling rather than ending at it, its
+/// backfills and its own records alike.
+pub(super) async fn resent_while_throttled<T, F: std::future::Future<Output = Result<T, Error>>>(
+    send: impl FnMut() -> F,
+    throttled: impl FnMut(&Error),
+) -> Result<T, Error> {
+    RetryPolicy::default()
+        .with_max_attempts(THROTTLED_ATTEMPTS)
+        .resending(send, Error::is_throttling, throttled)
+        .await
 }

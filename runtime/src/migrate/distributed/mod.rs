@@ -14,7 +14,7 @@
 mod records;
 
 use super::error::MigrationError;
-use super::old_items::{backfill_counted, OldItems};
+use super::old_items::{backfill_counted, resent_while_throttled, OldItems};
 use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use super::throttled_keys::ThrottledKeys;
 use crate::error::Error;
@@ -25,11 +25,11 @@ use crate::item::Item;
 use crate::library::{read_record, record_item, DISTRIBUTED_SWEEP};
 use crate::rate::{Limiter, Rate, Unit};
 use crate::schema::{Entity, Table};
-use crate::write::{Write, Written};
+use crate::write::{Resend, Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 pub(crate) use records::read_status;
-use records::{library_key, segment_sort, SweepPlan};
+use records::{library_key, segment_sort, segment_status, SweepPlan};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -217,7 +217,7 @@ impl<E: Entity> DistributedSweep<E> {
                 tokio::time::sleep(wait).await;
                 continue;
             };
-            let Some(claimed) = self.claim(free.segment, limiter.as_ref()).await? else {
+            let Some(claimed) = self.claim(free, limiter.as_ref()).await? else {
                 continue;
             };
             match self
@@ -295,7 +295,7 @@ impl<E: Entity> DistributedSweep<E> {
         let item = record_item(table, self.library_key("PLAN".to_owned()), &plan)?;
         let absent = Node::NotExists(AttrPath::attribute(table.partition_key));
         let write = Write::put(DISTRIBUTED_SWEEP.description, item).condition(&absent);
-        let stored = match self.db.write(write).await? {
+        let stored = match self.write_record(write).await? {
             Written::Applied { units, .. } => {
                 self.record_units(units);
                 return Ok(());
@@ -335,35 +335,46 @@ impl<E: Entity> DistributedSweep<E> {
         }
     }
 
-    /// Claims `segment` if it is not done and its lease is free or expired: the owner and
-    /// expiry set, and the fencing token counted up. `None` when another worker got it.
-    async fn claim(&self, segment: u32, limiter: Option<&Limiter>) -> Result<Option<Lease>, Error> {
+    /// Claims the segment `seen` describes if it is not done, its lease is free or expired, and
+    /// no one claimed it since: the owner and expiry set, and the fencing token counted up.
+    /// `None` when another worker got it.
+    async fn claim(
+        &self,
+        seen: &SegmentStatus,
+        limiter: Option<&Limiter>,
+    ) -> Result<Option<Lease>, Error> {
         let now = now_ms();
+        let expires = now + self.lease_ms();
+        let token = seen.lease + 1;
         let path = |name: &'static str| AttrPath::attribute(name);
         let set = |name: &'static str, value: AttributeValue| {
             Action::Set(path(name), SetValue::Value(value))
         };
         let actions = vec![
             set("owner", AttributeValue::S(self.worker.clone())),
-            set("lease_expires", number(now + self.lease_ms())),
-            set("segment", number(u64::from(segment))),
-            // The fencing token: counted up by every claim.
-            Action::Set(path("lease"), SetValue::CountUp(number(1))),
+            set("lease_expires", number(expires)),
+            set("segment", number(u64::from(seen.segment))),
+            // The fencing token: one more than the claims before.
+            set("lease", number(token)),
             set(
                 <E::Table as Table>::SCHEMA.entity_attribute,
                 DISTRIBUTED_SWEEP.entity_attribute(""),
             ),
         ];
+        let both = |a: Node, b: Node| Node::And(Box::new(a), Box::new(b));
         let either = |a: Node, b: Node| Node::Or(Box::new(a), Box::new(b));
+        let equals = |name: &'static str, value: AttributeValue| {
+            Node::Compare(
+                Operand::Path(path(name)),
+                Comparison::Eq,
+                Operand::Value(value),
+            )
+        };
         let open = either(
             Node::NotExists(path("done")),
-            Node::Compare(
-                Operand::Path(path("done")),
-                Comparison::Eq,
-                Operand::Value(AttributeValue::Bool(false)),
-            ),
+            equals("done", AttributeValue::Bool(false)),
         );
-        let free = either(
+        let expired = either(
             Node::NotExists(path("lease_expires")),
             Node::Compare(
                 Operand::Path(path("lease_expires")),
@@ -371,25 +382,43 @@ impl<E: Entity> DistributedSweep<E> {
                 Operand::Value(number(now)),
             ),
         );
+        let unclaimed_since = match seen.lease {
+            0 => Node::NotExists(path("lease")),
+            lease => equals("lease", number(lease)),
+        };
+        // This very claim, applied before its response was lost: sent again, it applies as
+        // once, and the worker knows the segment is its own.
+        let this_claim = both(
+            equals("owner", AttributeValue::S(self.worker.clone())),
+            both(
+                equals("lease", number(token)),
+                equals("lease_expires", number(expires)),
+            ),
+        );
         let write = Write::update(
             DISTRIBUTED_SWEEP.description,
-            self.segment_key(segment),
+            self.segment_key(seen.segment),
             actions,
         )
-        .condition(&Node::And(Box::new(open), Box::new(free)))
+        .condition(&both(
+            open,
+            either(both(expired, unclaimed_since), this_claim),
+        ))
         .returning(Some(ReturnValue::AllNew));
-        let output = self.db.write(write).await?;
-        match self.applied(output, limiter) {
-            Some(attributes) => Ok(Some(Lease {
-                segment,
-                token: count(&attributes, "lease"),
-                start_key: match attributes.get("start_key") {
-                    Some(AttributeValue::M(key)) => Some(key.clone()),
-                    _ => None,
-                },
-            })),
-            None => Ok(None),
-        }
+        let output = self.write_record(write).await?;
+        let Some(attributes) = self.applied(output, limiter) else {
+            return Ok(None);
+        };
+        let start_key = match attributes.get("start_key") {
+            Some(AttributeValue::M(key)) => Some(key.clone()),
+            _ => None,
+        };
+        Ok(Some(Lease {
+            segment: seen.segment,
+            token,
+            start_key,
+            recorded: segment_status::<E::Table>(attributes)?.counts,
+        }))
     }
 
     /// Sweeps the claimed segment from its checkpoint, saving each page while the lease is
@@ -425,12 +454,15 @@ impl<E: Entity> DistributedSweep<E> {
                 }
             }
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
+            let mut recorded = lease.recorded;
+            recorded.add(&page);
             if !self
-                .checkpoint(&lease, next_key.as_ref(), &page, limiter)
+                .checkpoint(&lease, next_key.as_ref(), &recorded, limiter)
                 .await?
             {
                 return Ok(SegmentEnd::LeaseLost);
             }
+            lease.recorded = recorded;
             total.add(&page);
             match next_key {
                 Some(key) => lease.start_key = Some(key),
@@ -439,13 +471,15 @@ impl<E: Entity> DistributedSweep<E> {
         }
     }
 
-    /// Saves a page's checkpoint and renews the lease (or marks the segment done), if the
-    /// lease is still this worker's token; `false` when it is not.
+    /// Saves a page's checkpoint, the segment's counts `recorded` with it, and renews the lease
+    /// (or marks the segment done), if the lease is still this worker's token; `false` when it
+    /// is not. The counts are set, not added to, so that a checkpoint sent again after its
+    /// response was lost applies as once.
     async fn checkpoint(
         &self,
         lease: &Lease,
         next_key: Option<&Item>,
-        page: &SweepCounts,
+        recorded: &SweepCounts,
         limiter: Option<&Limiter>,
     ) -> Result<bool, Error> {
         let rate = limiter.map(Limiter::held);
@@ -481,16 +515,16 @@ impl<E: Entity> DistributedSweep<E> {
             }
         }
         let counters = [
-            ("examined", page.examined),
-            ("old", page.old),
-            ("backfilled", page.backfilled),
-            ("after_change", page.after_change),
-            ("changed_concurrently", page.changed_concurrently),
-            ("already_current", page.already_current),
-            ("failed", page.failed),
+            ("examined", recorded.examined),
+            ("old", recorded.old),
+            ("backfilled", recorded.backfilled),
+            ("after_change", recorded.after_change),
+            ("changed_concurrently", recorded.changed_concurrently),
+            ("already_current", recorded.already_current),
+            ("failed", recorded.failed),
         ];
         for (name, value) in counters {
-            actions.push(Action::Add(path(name), number(value)));
+            actions.push(Action::Set(path(name), SetValue::Value(number(value))));
         }
         // Only while the lease is still this worker's token.
         let holds = Node::And(
@@ -511,8 +545,16 @@ impl<E: Entity> DistributedSweep<E> {
             actions,
         )
         .condition(&holds);
-        let output = self.db.write(write).await?;
+        let output = self.write_record(write).await?;
         Ok(self.applied(output, limiter).is_some())
+    }
+
+    /// Writes one of the sweep's records, each of which applies as once when sent twice: sent
+    /// again by the library after a lost response, and while DynamoDB throttles it, as the
+    /// sweep's backfills are, so that a worker rides through both.
+    async fn write_record(&self, write: Write) -> Result<Written, Error> {
+        let write = write.resend(Resend::Paced);
+        resent_while_throttled(|| self.db.write(write.clone()), |_| {}).await
     }
 
     /// The attributes an applied write returned (its capacity counted as the sweep's own),
@@ -549,25 +591,19 @@ impl<E: Entity> DistributedSweep<E> {
     }
 }
 
-/// A segment a worker holds: its fencing token and where its scan resumes.
+/// A segment a worker holds: its fencing token, where its scan resumes, and the segment's
+/// counts as its last checkpoint recorded them.
 struct Lease {
     segment: u32,
     token: u64,
     start_key: Option<Item>,
+    recorded: SweepCounts,
 }
 
 /// How a worker left a segment.
 enum SegmentEnd {
     Finished(u32),
     LeaseLost,
-}
-
-/// A number attribute as a count; missing or malformed is zero (the items are the library's).
-fn count(item: &Item, name: &str) -> u64 {
-    match item.get(name) {
-        Some(AttributeValue::N(number)) => number.parse().unwrap_or_default(),
-        _ => 0,
-    }
 }
 
 fn number(value: u64) -> AttributeValue {

@@ -58,11 +58,12 @@ pub(crate) async fn read_status<T: Table>(
                 .build()?,
         );
         while let Some(request) = pending.take() {
-            let output = db
+            let get = db
                 .client()
                 .batch_get_item()
-                .request_items(db.table_name(), request)
-                .send()
+                .request_items(db.table_name(), request);
+            let output = crate::RetryPolicy::default()
+                .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
                 .await?;
             for item in output
                 .responses
@@ -107,7 +108,7 @@ pub(super) fn segment_sort(segment: u32) -> String {
 }
 
 /// A segment's status from its lease item; `None` for an item that is not one.
-fn segment_status<T: Table>(item: Item) -> Result<SegmentStatus, Error> {
+pub(super) fn segment_status<T: Table>(item: Item) -> Result<SegmentStatus, Error> {
     let stored = read_record::<T, SegmentItem>(item)?;
     Ok(SegmentStatus {
         segment: stored.segment,
@@ -130,7 +131,7 @@ fn segment_status<T: Table>(item: Item) -> Result<SegmentStatus, Error> {
 }
 
 /// A segment's lease and checkpoint, as the table keeps it (a claim writes the lease; each
-/// checkpoint adds to the counts).
+/// checkpoint sets the counts to their totals).
 #[derive(Debug, Deserialize, Serialize)]
 pub(super) struct SegmentItem {
     segment: u32,
