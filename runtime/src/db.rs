@@ -235,24 +235,26 @@ impl<T: Table> Db<T> {
     }
 
     /// The item at `key` as stored (`GetItem`): for the library's own items, and for items it
-    /// reads before deciding how to write them. Sent again while throttled or after a lost
-    /// response, under [`RetryPolicy::default`](crate::RetryPolicy::default), as a read is
-    /// safe to repeat.
+    /// reads before deciding how to write them.
     pub(crate) async fn raw_get(
         &self,
         key: crate::Item,
         consistent: bool,
     ) -> Result<Option<crate::Item>, crate::Error> {
-        let get = self
-            .client
+        Ok(self.raw_get_request(key, consistent).send().await?.item)
+    }
+
+    /// The request [`Db::raw_get`] sends, for a caller that resends it itself.
+    pub(crate) fn raw_get_request(
+        &self,
+        key: crate::Item,
+        consistent: bool,
+    ) -> aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder {
+        self.client
             .get_item()
             .table_name(self.table_name())
             .set_key(Some(key))
-            .set_consistent_read(consistent.then_some(true));
-        Ok(crate::RetryPolicy::default()
-            .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
-            .await?
-            .item)
+            .set_consistent_read(consistent.then_some(true))
     }
 
     /// Writes `item` as it is, unconditionally, through the write executor: for the library's

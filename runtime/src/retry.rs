@@ -4,7 +4,7 @@
 //! Errors the SDK considers transient (throttling, 5xx) are already retried by the SDK's own
 //! retry layer; this policy covers what DynamoDB reports as a *successful* response that did
 //! only part of the work, and, for long-running work that must ride through what the SDK's
-//! retries leave (a sweep's reads and writes, the library's reads of its own records), the
+//! retries leave (a sweep's reads and writes, a distributed sweep's reads of its records), the
 //! requests sent again after those ([`RetryPolicy::resending`]).
 
 use std::time::Duration;

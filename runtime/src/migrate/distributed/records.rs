@@ -34,9 +34,14 @@ pub(crate) async fn read_status<T: Table>(
     name: &str,
     default_segments: u32,
 ) -> Result<(Option<SweepPlan>, DistributedStatus), Error> {
-    let plan = match db
-        .raw_get(library_key::<T>(name, "PLAN".to_owned()), true)
+    // Read by workers as they go, so sent again while throttled or after a lost response, as
+    // their writes are.
+    let resending = crate::RetryPolicy::default();
+    let get = db.raw_get_request(library_key::<T>(name, "PLAN".to_owned()), true);
+    let plan = match resending
+        .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
         .await?
+        .item
     {
         Some(item) => Some(read_record::<T, SweepPlan>(item)?),
         None => None,
@@ -62,7 +67,7 @@ pub(crate) async fn read_status<T: Table>(
                 .client()
                 .batch_get_item()
                 .request_items(db.table_name(), request);
-            let output = crate::RetryPolicy::default()
+            let output = resending
                 .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
                 .await?;
             for item in output
