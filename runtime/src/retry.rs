@@ -5,7 +5,7 @@
 //! retry layer; this policy covers what DynamoDB reports as a *successful* response that did
 //! only part of the work, and, for long-running work that must ride through what the SDK's
 //! retries leave (a sweep's reads and writes, a distributed sweep's reads of its records), the
-//! requests sent again after those ([`RetryPolicy::resending`]).
+//! requests sent again after those.
 
 use std::time::Duration;
 
