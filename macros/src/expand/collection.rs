@@ -105,8 +105,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                         ) {
                             // Evaluated by the compiler in this constant, from the user's
                             // declarations: the compile error naming the overlapping entities.
-                            // ok: it never runs in the program.
-                            ::core::panic!("{}", message.as_str())
+                            ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
                         };
                     },
                     span,

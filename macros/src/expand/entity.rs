@@ -311,8 +311,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 const _: () = if let #st::Some(message) = #st::ttl_attribute_mismatch(<#table as #st::Table>::SCHEMA, #entity_name, #field_name, #attribute) {
                     // Evaluated by the compiler in this constant, from the user's own
                     // declarations: the compile error that explains the design mistake.
-                    // ok: it never runs in the program.
-                    ::core::panic!("{}", message.as_str())
+                    ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
                 };
             },
             path.span(),

@@ -505,8 +505,8 @@ mod tests {
 
     #[test]
     fn an_endpoint_wins_and_is_aws_when_its_host_is_aws() {
-        // ok: a unit test; its inputs are fixed here, not read from the network or a user.
-        let choose = |endpoint, name| Engine::choose(endpoint, name).unwrap();
+        // Inputs fixed here, not read from the network or a user.
+        let choose = |endpoint, name| Engine::choose(endpoint, name).unwrap(); // ok: a unit test.
         assert_eq!(choose(None, None), Engine::Dynoxide);
         assert_eq!(choose(None, Some(" Moto ")), Engine::Moto);
         assert_eq!(choose(None, Some("aws")), Engine::Aws);
