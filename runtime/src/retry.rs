@@ -121,9 +121,7 @@ impl RetryPolicy {
             tokio::time::sleep(delay).await;
         }
     }
-}
 
-impl RetryPolicy {
     /// Sends the request `send` makes, again while `resend` says its error is worth resending
     /// (throttling, which applied nothing; a lost response, for a request safe to send
     /// twice), up to this policy's attempts with its backoff; `before_resend` hears of each

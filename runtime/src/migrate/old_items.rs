@@ -50,10 +50,9 @@ impl OldItems {
             .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
             .set_exclusive_start_key(start_key);
         // A throttled page slows the limiter as a throttled write does.
-        let throttled = |error: &_| {
-            if let Some(limiter) = limiter.filter(|_| crate::retry::is_throttling(error)) {
-                limiter.throttled();
-            }
+        let throttled = |error: &_| match limiter {
+            Some(limiter) if crate::retry::is_throttling(error) => limiter.throttled(),
+            _ => {}
         };
         Ok(RetryPolicy::default()
             .resending(

@@ -336,8 +336,8 @@ impl<E: Entity> DistributedSweep<E> {
     }
 
     /// Claims the segment `seen` describes if it is not done, its lease is free or expired, and
-    /// no one claimed it since: the owner and expiry set, and the fencing token counted up.
-    /// `None` when another worker got it.
+    /// no one claimed it since: the owner and expiry set, and the fencing token one above the
+    /// last claim's. `None` when another worker got it.
     async fn claim(
         &self,
         seen: &SegmentStatus,
@@ -361,15 +361,7 @@ impl<E: Entity> DistributedSweep<E> {
                 DISTRIBUTED_SWEEP.entity_attribute(""),
             ),
         ];
-        let both = |a: Node, b: Node| Node::And(Box::new(a), Box::new(b));
         let either = |a: Node, b: Node| Node::Or(Box::new(a), Box::new(b));
-        let equals = |name: &'static str, value: AttributeValue| {
-            Node::Compare(
-                Operand::Path(path(name)),
-                Comparison::Eq,
-                Operand::Value(value),
-            )
-        };
         let open = either(
             Node::NotExists(path("done")),
             equals("done", AttributeValue::Bool(false)),
@@ -527,17 +519,9 @@ impl<E: Entity> DistributedSweep<E> {
             actions.push(Action::Set(path(name), SetValue::Value(number(value))));
         }
         // Only while the lease is still this worker's token.
-        let holds = Node::And(
-            Box::new(Node::Compare(
-                Operand::Path(path("owner")),
-                Comparison::Eq,
-                Operand::Value(AttributeValue::S(self.worker.clone())),
-            )),
-            Box::new(Node::Compare(
-                Operand::Path(path("lease")),
-                Comparison::Eq,
-                Operand::Value(number(lease.token)),
-            )),
+        let holds = both(
+            equals("owner", AttributeValue::S(self.worker.clone())),
+            equals("lease", number(lease.token)),
         );
         let write = Write::update(
             DISTRIBUTED_SWEEP.description,
@@ -604,6 +588,19 @@ struct Lease {
 enum SegmentEnd {
     Finished(u32),
     LeaseLost,
+}
+
+/// The condition that the record's attribute `name` holds `value`.
+fn equals(name: &'static str, value: AttributeValue) -> Node {
+    Node::Compare(
+        Operand::Path(AttrPath::attribute(name)),
+        Comparison::Eq,
+        Operand::Value(value),
+    )
+}
+
+fn both(left: Node, right: Node) -> Node {
+    Node::And(Box::new(left), Box::new(right))
 }
 
 fn number(value: u64) -> AttributeValue {

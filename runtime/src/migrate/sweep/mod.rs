@@ -150,9 +150,10 @@ impl<E: Entity> Sweep<E> {
     ///
     /// A read or backfill write DynamoDB throttles is sent again with backoff (up to 24 times
     /// for a write, 8 for a read), with a rate or without, and the report counts the throttled
-    /// writes by partition key. Any other request that fails (after the SDK's retries) ends
-    /// the sweep with that error; the checkpoint keeps every finished page, so running it
-    /// again continues from there.
+    /// writes by partition key; one whose response was lost is sent again too (a backfill
+    /// sent twice applies as once). Any other request that fails (after the SDK's retries)
+    /// ends the sweep with that error; the checkpoint keeps every finished page, so running
+    /// it again continues from there.
     pub async fn send(self) -> Result<SweepReport, Error> {
         let started = Instant::now();
         let options = self.options;
