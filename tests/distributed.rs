@@ -344,3 +344,68 @@ async fn workers_ride_through_throttling_and_lost_responses_and_count_exactly() 
         "{statuses:?}"
     );
 }
+
+/// DynamoDB may leave part of any `BatchGetItem` unprocessed, and documents that the caller
+/// resends that part with exponential backoff. A worker reads its sweep's segments so: with
+/// part of every read left unprocessed, a worker still finishes and the status it reads is
+/// whole; and if DynamoDB leaves a part of every answer unprocessed, the read ends, with an
+/// error that says so, instead of asking again at once and forever.
+#[tokio::test]
+async fn a_status_read_resends_unprocessed_segments_with_backoff_and_is_bounded() {
+    use singletable::migrate::MigrationError;
+    use singletable::Error;
+    use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+    let table = old_comments().await;
+    let db = (*table).clone();
+    let unprocessed = [Fault::before(FaultKind::Unprocessed)];
+    let name = table.table_name().to_owned();
+    let faulty = |rate: f64| {
+        let name = name.clone();
+        async move {
+            let plan = FaultPlan::new(5, rate).with_kinds(unprocessed);
+            let (client, stats) = fault::client(plan).await.unwrap();
+            (Db::<App>::new(client).with_table_name(name), stats)
+        }
+    };
+
+    let (partly, partly_stats) = faulty(0.5).await;
+    let sweep = || {
+        partly
+            .admin()
+            .sweep::<Comment>()
+            .segments(SEGMENTS)
+            .page_size(100)
+            .distributed("unprocessed-v2")
+    };
+    let report = sweep().worker_id("w1").worker().await.unwrap();
+    assert_eq!(report.counts.backfilled, u64::from(ITEMS), "{report:?}");
+    let read = sweep().status().await.unwrap();
+    assert!(
+        partly_stats.report().injected.get(&unprocessed[0]) > Some(&0),
+        "{:?}",
+        partly_stats.report()
+    );
+    assert_eq!(read.segments, judge(&db, "unprocessed-v2").await);
+
+    let (never, never_stats) = faulty(1.0).await;
+    let refused = tokio::time::timeout(
+        Duration::from_secs(120),
+        never
+            .admin()
+            .sweep::<Comment>()
+            .distributed("unprocessed-v2")
+            .status(),
+    )
+    .await
+    .expect("a status read DynamoDB never completes ends within its bound")
+    .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            Error::Migration(MigrationError::Unprocessed { .. })
+        ),
+        "{refused:?}"
+    );
+    let batch_gets = never_stats.report().by_operation["BatchGetItem"];
+    assert!((2..=32).contains(&batch_gets), "{batch_gets} requests");
+}

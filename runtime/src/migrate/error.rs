@@ -58,6 +58,18 @@ pub enum MigrationError {
         /// The key the current templates render.
         rendered: crate::KeyText,
     },
+    /// DynamoDB still left some of a distributed sweep's records unread when the resends ran
+    /// out (`UnprocessedKeys` on every answer): the table's read capacity is exhausted.
+    /// Nothing was changed; read again once the load is lower.
+    #[error("distributed sweep {sweep:?}: DynamoDB left {unread} of its records unread after {requests} BatchGetItem requests; the table's read capacity is exhausted, try again later")]
+    Unprocessed {
+        /// The sweep.
+        sweep: String,
+        /// The records still unread.
+        unread: usize,
+        /// The requests sent, resends included.
+        requests: usize,
+    },
     /// Marking a migration complete before verification says it is done.
     #[error("the migration of {entity} to schema version {schema_version} is not done: {reason}")]
     NotDone {

@@ -178,8 +178,13 @@ pub(super) async fn resent_while_throttled<T, F: std::future::Future<Output = Re
     send: impl FnMut() -> F,
     throttled: impl FnMut(&Error),
 ) -> Result<T, Error> {
-    RetryPolicy::default()
-        .with_max_attempts(THROTTLED_ATTEMPTS)
+    riding_through()
         .resending(send, Error::is_throttling, throttled)
         .await
+}
+
+/// How a sweep resends what DynamoDB throttled (a request refused, or part of a batch left
+/// unprocessed): [`RetryPolicy::default`]'s backoff, with [`THROTTLED_ATTEMPTS`].
+pub(super) fn riding_through() -> RetryPolicy {
+    RetryPolicy::default().with_max_attempts(THROTTLED_ATTEMPTS)
 }

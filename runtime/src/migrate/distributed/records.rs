@@ -5,10 +5,11 @@ use super::{DistributedStatus, SegmentStatus};
 use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, LibraryRecord, RecordKind, DISTRIBUTED_SWEEP};
+use crate::migrate::error::MigrationError;
 use crate::migrate::sweep::SweepCounts;
+use crate::op::batch::{read_records, MAX_GET_KEYS};
 use crate::schema::Table;
 use crate::Db;
-use aws_sdk_dynamodb::types::KeysAndAttributes;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -34,9 +35,9 @@ pub(crate) async fn read_status<T: Table>(
     name: &str,
     default_segments: u32,
 ) -> Result<(Option<SweepPlan>, DistributedStatus), Error> {
-    // Read by workers as they go, so sent again while throttled or after a lost response, as
-    // their writes are.
-    let resending = crate::RetryPolicy::default();
+    // Read by workers as they go, so resent as their writes are: while throttled, after a
+    // lost response, and what DynamoDB leaves unprocessed.
+    let resending = crate::migrate::old_items::riding_through();
     let get = db.raw_get_request(library_key::<T>(name, "PLAN".to_owned()), true);
     let plan = match resending
         .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
@@ -55,33 +56,22 @@ pub(crate) async fn read_status<T: Table>(
         .map(|n| library_key::<T>(name, segment_sort(n)))
         .collect();
     let mut found: HashMap<u32, SegmentStatus> = HashMap::new();
-    for chunk in keys.chunks(crate::op::batch::MAX_GET_KEYS) {
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .set_keys(Some(chunk.to_vec()))
-                .consistent_read(true)
-                .build()?,
-        );
-        while let Some(request) = pending.take() {
-            let get = db
-                .client()
-                .batch_get_item()
-                .request_items(db.table_name(), request);
-            let output = resending
-                .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
-                .await?;
-            for item in output
-                .responses
-                .and_then(|mut tables| tables.remove(db.table_name()))
-                .unwrap_or_default()
-            {
-                let status = segment_status::<T>(item)?;
-                found.insert(status.segment, status);
+    for chunk in keys.chunks(MAX_GET_KEYS) {
+        let read = read_records(db, chunk.to_vec(), &resending).await;
+        if let Some(error) = read.error {
+            return Err(error);
+        }
+        if !read.left.is_empty() {
+            return Err(MigrationError::Unprocessed {
+                sweep: name.to_owned(),
+                unread: read.left.len(),
+                requests: read.requests,
             }
-            pending = output
-                .unprocessed_keys
-                .and_then(|mut tables| tables.remove(db.table_name()))
-                .filter(|left| !left.keys().is_empty());
+            .into());
+        }
+        for item in read.items {
+            let status = segment_status::<T>(item)?;
+            found.insert(status.segment, status);
         }
     }
     let status = DistributedStatus {

@@ -21,6 +21,7 @@ use crate::unique::NoUniqueValues;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
+use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity, WriteRequest};
 use futures::{FutureExt, StreamExt};
@@ -90,13 +91,13 @@ struct Response<R> {
 }
 
 /// The result of sending one chunk until it is done or the policy gives up.
-struct Driven<M> {
-    items: Vec<Item>,
+pub(crate) struct Driven<M> {
+    pub(crate) items: Vec<Item>,
     done: usize,
     /// What is not done, in the order given.
-    left: Vec<M>,
-    requests: usize,
-    error: Option<Error>,
+    pub(crate) left: Vec<M>,
+    pub(crate) requests: usize,
+    pub(crate) error: Option<Error>,
 }
 
 /// Sends `pending` and resends whatever comes back unprocessed, sleeping between attempts as
@@ -280,22 +281,61 @@ impl<E: Entity> BatchGet<'_, E> {
             .db
             .send_traced(span, request, |output| output.consumed_capacity())
             .await?;
-        let items = output
-            .responses
-            .and_then(|mut responses| responses.remove(table))
-            .unwrap_or_default();
-        let unprocessed = output
-            .unprocessed_keys
-            .and_then(|mut unprocessed| unprocessed.remove(table))
-            .map(|keys| {
-                keys.keys
-                    .into_iter()
-                    .map(|key| (item::key_text::<E::Table>(&key), key))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Response { items, unprocessed })
+        Ok(answer::<E::Table>(output, table))
     }
+}
+
+/// The items a `BatchGetItem` read from `table`, and the keys it left unprocessed.
+fn answer<T: Table>(output: BatchGetItemOutput, table: &str) -> Response<Item> {
+    let items = output
+        .responses
+        .and_then(|mut responses| responses.remove(table))
+        .unwrap_or_default();
+    let unprocessed = output
+        .unprocessed_keys
+        .and_then(|mut unprocessed| unprocessed.remove(table))
+        .map(|keys| {
+            keys.keys
+                .into_iter()
+                .map(|key| (item::key_text::<T>(&key), key))
+                .collect()
+        })
+        .unwrap_or_default();
+    Response { items, unprocessed }
+}
+
+/// Reads the library's own records at `keys` (at most [`MAX_GET_KEYS`]), strongly
+/// consistent, as a long-running worker must: each request is sent again while throttled or
+/// after a lost response, and what DynamoDB leaves unprocessed is resent with backoff, both
+/// under `policy`. What is still unread when the policy gives up is in `left`.
+pub(crate) async fn read_records<T: Table>(
+    db: &Db<T>,
+    keys: Vec<Item>,
+    policy: &RetryPolicy,
+) -> Driven<()> {
+    let pending = keys
+        .into_iter()
+        .map(|key| Pending {
+            key: item::key_text::<T>(&key),
+            request: key,
+            meta: (),
+        })
+        .collect();
+    drive(pending, policy, |keys| async move {
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .consistent_read(true)
+            .build()?;
+        let get = db
+            .client()
+            .batch_get_item()
+            .request_items(db.table_name(), request);
+        let output = policy
+            .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
+            .await?;
+        Ok(answer::<T>(output, db.table_name()))
+    })
+    .await
 }
 
 /// A `BatchWriteItem` of puts and deletes of any entities of table `T`; see
