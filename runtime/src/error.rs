@@ -262,11 +262,17 @@ impl Error {
         }
     }
 
-    /// Whether DynamoDB throttled the request (`ProvisionedThroughputExceededException`,
-    /// `ThrottlingException`, `RequestLimitExceeded`) after the SDK's own retries: the request
-    /// was not applied, and sending it again later may succeed.
+    /// Whether DynamoDB throttled the request after every retry: a request refused with
+    /// `ProvisionedThroughputExceededException`, `ThrottlingException` or
+    /// `RequestLimitExceeded`, or a transaction cancelled for throughput alone (every reason
+    /// `ThrottlingError` or `ProvisionedThroughputExceeded`), as a write with unique values
+    /// is. Nothing was applied, and sending it again later may succeed.
     pub fn is_throttling(&self) -> bool {
-        matches!(self, Error::Service(error) if crate::retry::is_throttling(error))
+        match self {
+            Error::Service(error) => crate::retry::is_throttling(error),
+            Error::TransactionCanceled(canceled) => canceled.is_throttling(),
+            _ => false,
+        }
     }
 
     /// Whether this is [`Error::NotFound`].

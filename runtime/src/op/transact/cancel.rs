@@ -46,11 +46,15 @@ impl CancellationCode {
     /// Whether sending the same transaction again may succeed: conflicts and throttling are
     /// transient; a failed condition or an invalid operation is not.
     pub fn is_transient(&self) -> bool {
+        self.is_throttling() || *self == CancellationCode::TransactionConflict
+    }
+
+    /// Whether DynamoDB refused this operation for throughput (`ThrottlingError` on an
+    /// on-demand table, `ProvisionedThroughputExceeded` on a provisioned one).
+    pub fn is_throttling(&self) -> bool {
         matches!(
             self,
-            CancellationCode::TransactionConflict
-                | CancellationCode::ProvisionedThroughputExceeded
-                | CancellationCode::ThrottlingError
+            CancellationCode::ProvisionedThroughputExceeded | CancellationCode::ThrottlingError
         )
     }
 }
@@ -100,8 +104,18 @@ impl TransactionCanceled {
 
     /// Whether every failure is transient (worth sending again).
     pub fn is_transient(&self) -> bool {
+        self.all_failures(CancellationCode::is_transient)
+    }
+
+    /// Whether every failure is throttling: the transaction was refused for throughput alone.
+    pub fn is_throttling(&self) -> bool {
+        self.all_failures(CancellationCode::is_throttling)
+    }
+
+    /// Whether there is a failure, and every one is `kind`.
+    fn all_failures(&self, kind: impl Fn(&CancellationCode) -> bool) -> bool {
         let mut failures = self.failures().peekable();
-        failures.peek().is_some() && failures.all(|reason| reason.code.is_transient())
+        failures.peek().is_some() && failures.all(|reason| kind(&reason.code))
     }
 }
 

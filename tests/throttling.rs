@@ -1,0 +1,129 @@
+//! What a write DynamoDB throttles past every retry reports, whichever request the library
+//! sent it as. DynamoDB refuses a single-item write over its partition's throughput with
+//! `ProvisionedThroughputExceededException`, and a transaction with
+//! `TransactionCanceledException` whose reason for the throttled item is `ThrottlingError` (on
+//! demand) or `ProvisionedThroughputExceeded` (TransactWriteItems, API reference). A user
+//! writes `db.put(&member)` without knowing that a unique value makes it a transaction, so
+//! `Error::is_throttling` must say yes to both, and either way nothing was written.
+//!
+//! The partition limits of `singletable-fault`'s proxy refuse as DynamoDB does: a key's
+//! bucket starts with one second's units, and a write larger than that is let through once
+//! and overdraws it, so each key below takes one write and throttles every later one.
+
+mod common;
+use common::Needs;
+
+use serde::{Deserialize, Serialize};
+use singletable::{Db, Entity, Error, Table};
+use singletable_fault::{self as fault, FaultPlan, PartitionLimits};
+
+#[derive(Table)]
+#[dynamo(name = "throttling", pk = "PK", sk = "SK")]
+struct App;
+
+/// A write of one item, `PutItem`.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "DOC#{id}", sk = "DOC")]
+struct Doc {
+    id: u32,
+    title: String,
+}
+
+/// A write of the item and its unique value's claim, `TransactWriteItems`.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "USER#{id}", sk = "USER")]
+struct User {
+    id: u32,
+    #[dynamo(unique)]
+    email: String,
+    name: String,
+}
+
+/// An append-only log: a guarded append writes the entry and its log's latest pointer,
+/// `TransactWriteItems`.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "LOG#{log}", sk = "ENTRY#{seq}")]
+struct Entry {
+    log: u32,
+    seq: u32,
+}
+
+/// A client whose writes get a hundredth of a write unit per second on each partition key.
+async fn throttled(db: &Db<App>) -> Db<App> {
+    let plan = FaultPlan::new(1, 0.0).with_partition_limits(PartitionLimits::new(0.01, 3_000.0));
+    let (client, _) = fault::client(plan).await.unwrap();
+    Db::<App>::new(client).with_table_name(db.table_name())
+}
+
+/// Asserts `sent` was refused for throughput.
+fn refused<T: std::fmt::Debug>(sent: Result<T, Error>) {
+    let error = sent.unwrap_err();
+    assert!(error.is_throttling(), "{} {error:?}", error.kind());
+}
+
+#[tokio::test]
+async fn a_throttled_write_is_throttling_whether_sent_alone_or_in_a_transaction() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    let db = (*table).clone();
+    let limited = throttled(&db).await;
+
+    let doc = Doc {
+        id: 1,
+        title: "first".into(),
+    };
+    limited.put(&doc).send().await.unwrap();
+    let retitled = Doc {
+        title: "second".into(),
+        ..doc.clone()
+    };
+    refused(limited.put(&retitled).send().await);
+    refused(
+        limited
+            .transaction()
+            .with(limited.put(&retitled))
+            .send()
+            .await,
+    );
+    assert_eq!(db.get(Doc::key(1).unwrap()).send().await.unwrap(), doc);
+
+    let user = User {
+        id: 1,
+        email: "a@example.com".into(),
+        name: "first".into(),
+    };
+    limited.put(&user).send().await.unwrap();
+    let renamed = User {
+        name: "second".into(),
+        ..user.clone()
+    };
+    refused(limited.put(&renamed).send().await);
+    refused(
+        limited
+            .update(User::key(1).unwrap())
+            .set(User::EMAIL, "b@example.com".to_owned())
+            .send()
+            .await,
+    );
+    refused(limited.delete(User::key(1).unwrap()).send().await);
+    assert_eq!(db.get(User::key(1).unwrap()).send().await.unwrap(), user);
+    let moved = Doc {
+        id: 2,
+        ..doc.clone()
+    };
+    refused(limited.rekey(&doc, &moved).send().await);
+    assert_eq!(db.get(Doc::key(1).unwrap()).send().await.unwrap(), doc);
+
+    let first = Entry { log: 1, seq: 1 };
+    limited.append(&first, Entry::SEQ).send().await.unwrap();
+    refused(
+        limited
+            .append(&Entry { log: 1, seq: 2 }, Entry::SEQ)
+            .send()
+            .await,
+    );
+    let log = db.query(Entry::partition(1)).all().await.unwrap();
+    assert_eq!(log, [first]);
+}
