@@ -636,6 +636,108 @@ async fn a_put_over_an_expired_item_releases_its_old_values() {
     );
 }
 
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "PASS#{id}", sk = "PASS")]
+struct Pass {
+    id: String,
+    #[dynamo(version)]
+    version: u64,
+    #[dynamo(ttl)]
+    expires_at: u64,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "BADGE#{id}", sk = "BADGE")]
+struct Badge {
+    id: String,
+    #[dynamo(unique)]
+    code: String,
+    #[dynamo(version)]
+    version: u64,
+    #[dynamo(ttl)]
+    expires_at: u64,
+}
+
+/// Found by the model test: a versioned put carrying the version of an expired item was
+/// accepted, as if the item were live. An expired item is absent to a write, so at version 0:
+/// the put conflicts, for an entity with unique values (sent with its sentinels) as for one
+/// without.
+#[tokio::test]
+async fn a_versioned_put_finds_an_expired_item_at_version_zero() {
+    let table = table().await;
+    let expires_at = now_seconds() + 3600;
+    let pass = Pass {
+        id: "p1".into(),
+        version: 0,
+        expires_at,
+    };
+    table.put(&pass).send().await.unwrap();
+    let badge = Badge {
+        id: "b1".into(),
+        code: "GOLD".into(),
+        version: 0,
+        expires_at,
+    };
+    table.put(&badge).send().await.unwrap();
+    let later = SystemTime::now() + Duration::from_secs(7200);
+    let db = table.clone().with_clock(move || later);
+    let renewed = now_seconds() + 9000;
+    let stale_pass = Pass {
+        version: 1,
+        expires_at: renewed,
+        ..pass
+    };
+    let stale_badge = Badge {
+        version: 1,
+        expires_at: renewed,
+        ..badge
+    };
+    for sent in [
+        db.put(&stale_pass).send().await,
+        db.put(&stale_badge).send().await,
+    ] {
+        assert!(
+            matches!(
+                sent,
+                Err(Error::VersionConflict {
+                    expected: 1,
+                    found: 0,
+                    current: None,
+                    ..
+                })
+            ),
+            "{sent:?}"
+        );
+    }
+    let stored = raw(&db, "PASS#p1", "PASS").await.expect("still stored");
+    assert_eq!(stored.get("version"), Some(&AttributeValue::N("1".into())));
+    // At version 0, as a new item, both are written.
+    for sent in [
+        db.put(&Pass {
+            version: 0,
+            ..stale_pass
+        })
+        .send()
+        .await,
+        db.put(&Badge {
+            version: 0,
+            ..stale_badge
+        })
+        .send()
+        .await,
+    ] {
+        sent.unwrap();
+    }
+    assert_eq!(
+        db.get(Pass::key("p1").unwrap())
+            .send()
+            .await
+            .unwrap()
+            .version,
+        1
+    );
+}
+
 /// Readings of a sensor, sort-keyed by time alone: the append pointer (`Reading#LATEST`) sorts
 /// among them, in the range of every query of the partition.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -70,10 +70,18 @@ pub(crate) fn and_as_read<E: Entity>(
 /// needs an item (an update, a delete `only_if_exists`) requires, so that it agrees with reads,
 /// which call an expired item not found.
 pub(crate) fn present(expiry: Expiry, table: &TableSchema) -> Node {
-    let exists = Node::Exists(AttrPath::attribute(table.partition_key));
+    unexpired_and(
+        Node::Exists(AttrPath::attribute(table.partition_key)),
+        expiry,
+    )
+}
+
+/// `node`, and that the item has not expired by `expiry`: a condition on a stored attribute
+/// (a version) that an expired item, absent to writes, must not meet.
+pub(crate) fn unexpired_and(node: Node, expiry: Expiry) -> Node {
     match expired(expiry) {
-        Some(expired) => Node::And(Box::new(exists), Box::new(Node::Not(Box::new(expired)))),
-        None => exists,
+        Some(expired) => Node::And(Box::new(node), Box::new(Node::Not(Box::new(expired)))),
+        None => node,
     }
 }
 

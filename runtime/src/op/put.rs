@@ -165,10 +165,14 @@ impl<'db, E: Entity> Put<'db, E> {
                 version_check = Some(if expected == 0 {
                     no_item()
                 } else {
-                    Node::Compare(
-                        Operand::Path(AttrPath::attribute(attribute)),
-                        Comparison::Eq,
-                        Operand::Value(AttributeValue::N(expected.to_string())),
+                    // An expired item is at version 0 to a put, as it is absent.
+                    super::as_read::unexpired_and(
+                        Node::Compare(
+                            Operand::Path(AttrPath::attribute(attribute)),
+                            Comparison::Eq,
+                            Operand::Value(AttributeValue::N(expected.to_string())),
+                        ),
+                        expiry,
                     )
                 });
                 expectations.version = Some((attribute, expected));
