@@ -48,12 +48,15 @@ struct Entry {
     seq: u32,
 }
 
-/// A client whose writes get a hundredth of a write unit per second on each partition key.
-async fn throttled(db: &Db<App>) -> Db<App> {
-    let plan = FaultPlan::new(1, 0.0).with_partition_limits(PartitionLimits::new(0.01, 3_000.0));
+/// A client through `limits`.
+async fn limited(db: &Db<App>, limits: PartitionLimits) -> Db<App> {
+    let plan = FaultPlan::new(1, 0.0).with_partition_limits(limits);
     let (client, _) = fault::client(plan).await.unwrap();
     Db::<App>::new(client).with_table_name(db.table_name())
 }
+
+/// A hundredth of a unit per second on each partition key: one write (or read) each.
+const SCARCE: f64 = 0.01;
 
 /// Asserts `sent` was refused for throughput.
 fn refused<T: std::fmt::Debug>(sent: Result<T, Error>) {
@@ -68,7 +71,7 @@ async fn a_throttled_write_is_throttling_whether_sent_alone_or_in_a_transaction(
     }
     let table = singletable::testing::table::<App>().await.unwrap();
     let db = (*table).clone();
-    let limited = throttled(&db).await;
+    let limited = limited(&db, PartitionLimits::new(SCARCE, 3_000.0)).await;
 
     let doc = Doc {
         id: 1,
@@ -126,4 +129,36 @@ async fn a_throttled_write_is_throttling_whether_sent_alone_or_in_a_transaction(
     );
     let log = db.query(Entry::partition(1)).all().await.unwrap();
     assert_eq!(log, [first]);
+}
+
+/// An update of a unique value is a transaction, and the item it returns is read after it
+/// (a transaction returns none). When that read is throttled past every retry, the update was
+/// applied all the same: the error says so, and is not a throttle, which would tell the caller
+/// that nothing was written.
+#[tokio::test]
+async fn an_update_applied_but_not_read_back_says_it_was_applied() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    let db = (*table).clone();
+    let user = User {
+        id: 1,
+        email: "a@example.com".into(),
+        name: "first".into(),
+    };
+    db.put(&user).send().await.unwrap();
+    // Reads are scarce: the update's read before its transaction takes the item's one.
+    let limited = limited(&db, PartitionLimits::new(1_000.0, SCARCE)).await;
+    let error = limited
+        .update(User::key(1).unwrap())
+        .set(User::EMAIL, "b@example.com".to_owned())
+        .send()
+        .await
+        .unwrap_err();
+    assert!(!error.is_throttling(), "{error:?}");
+    assert!(matches!(error, Error::Unread { .. }), "{error:?}");
+    assert!(error.to_string().contains("applied"), "{error}");
+    let stored = db.get(User::key(1).unwrap()).send().await.unwrap();
+    assert_eq!(stored.email, "b@example.com");
 }

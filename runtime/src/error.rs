@@ -76,6 +76,21 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// The write was applied, but the item it returns could not be read back: an update of a
+    /// unique value or of an expiry is a transaction with its sentinels, which returns no
+    /// item, so the item is read right after it, and that read failed after every resend.
+    ///
+    /// What to do: nothing needs sending again; read the item when you need it.
+    #[error("{entity} at {key}: the write was applied, but reading the item back failed ({source}); read it again to see it")]
+    Unread {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// Why the read failed.
+        #[source]
+        source: Box<Error>,
+    },
     /// The item's version is the largest its version field holds, so no write can count
     /// another; nothing was written.
     #[error("{entity} at {key} is at version {version}, the largest its version field holds, so it cannot be written again: widen the field's type (`u64` counts 18446744073709551615 writes)")]
@@ -230,6 +245,7 @@ impl Error {
             Error::VersionConflict { .. } => "version_conflict",
             Error::Cursor { .. } => "cursor",
             Error::Ambiguous { .. } => "ambiguous",
+            Error::Unread { .. } => "unread",
             Error::VersionOverflow { .. } => "version_overflow",
             Error::AmbiguousTransaction { .. } => "ambiguous_transaction",
             Error::Key { .. } => "key",

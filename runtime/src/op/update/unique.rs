@@ -113,12 +113,25 @@ impl<'db, E: Entity> Parts<'db, E> {
     }
 
     /// Sends the transaction; the item as read before it (`old`), or read again after it.
+    /// The write is applied by then, so the read is resent while throttled or lost, and a
+    /// read that still fails is [`Error::Unread`], not the failure of a write.
     async fn written(&self, old: bool) -> Result<Option<Item>, Error> {
         let stored = crate::unique::write_with_sentinels::<E>(self).await?;
         if old {
             return Ok(stored);
         }
-        self.db.raw_get(self.key.to_attributes(), true).await
+        let get = self.db.raw_get_request(self.key.to_attributes(), true);
+        match crate::RetryPolicy::default()
+            .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
+            .await
+        {
+            Ok(output) => Ok(output.item),
+            Err(error) => Err(Error::Unread {
+                entity: E::SCHEMA.name,
+                key: self.key.text(),
+                source: Box::new(error.into()),
+            }),
+        }
     }
 
     /// The transaction this update is when the item is as `stored` says.
