@@ -7,15 +7,16 @@
 //! `Error::is_throttling` must say yes to both, and either way nothing was written.
 //!
 //! The partition limits of `singletable-fault`'s proxy refuse as DynamoDB does: a key's
-//! bucket starts with one second's units, and a write larger than that is let through once
-//! and overdraws it, so each key below takes one write and throttles every later one.
+//! bucket starts with one second's units, and a request larger than that is let through once
+//! and overdraws it. At a hundredth of a unit a second, each key below takes one write (or
+//! one read) and throttles every later one for a hundred seconds, longer than any resend.
 
 mod common;
 use common::Needs;
 
 use serde::{Deserialize, Serialize};
 use singletable::{Db, Entity, Error, Table};
-use singletable_fault::{self as fault, FaultPlan, PartitionLimits};
+use singletable_fault::{self as fault, FaultPlan, FaultStats, PartitionLimits};
 
 #[derive(Table)]
 #[dynamo(name = "throttling", pk = "PK", sk = "SK")]
@@ -48,14 +49,17 @@ struct Entry {
     seq: u32,
 }
 
-/// A client through `limits`.
-async fn limited(db: &Db<App>, limits: PartitionLimits) -> Db<App> {
+/// A client through `limits`, and its proxy's counts.
+async fn limited(db: &Db<App>, limits: PartitionLimits) -> (Db<App>, FaultStats) {
     let plan = FaultPlan::new(1, 0.0).with_partition_limits(limits);
-    let (client, _) = fault::client(plan).await.unwrap();
-    Db::<App>::new(client).with_table_name(db.table_name())
+    let (client, stats) = fault::client(plan).await.unwrap();
+    (
+        Db::<App>::new(client).with_table_name(db.table_name()),
+        stats,
+    )
 }
 
-/// A hundredth of a unit per second on each partition key: one write (or read) each.
+/// A hundredth of a unit per second on each partition key.
 const SCARCE: f64 = 0.01;
 
 /// Asserts `sent` was refused for throughput.
@@ -71,7 +75,7 @@ async fn a_throttled_write_is_throttling_whether_sent_alone_or_in_a_transaction(
     }
     let table = singletable::testing::table::<App>().await.unwrap();
     let db = (*table).clone();
-    let limited = limited(&db, PartitionLimits::new(SCARCE, 3_000.0)).await;
+    let (limited, _) = limited(&db, PartitionLimits::new(SCARCE, 3_000.0)).await;
 
     let doc = Doc {
         id: 1,
@@ -149,13 +153,16 @@ async fn an_update_applied_but_not_read_back_says_it_was_applied() {
     };
     db.put(&user).send().await.unwrap();
     // Reads are scarce: the update's read before its transaction takes the item's one.
-    let limited = limited(&db, PartitionLimits::new(1_000.0, SCARCE)).await;
-    let error = limited
+    let (limited, stats) = limited(&db, PartitionLimits::new(1_000.0, SCARCE)).await;
+    let sent = limited
         .update(User::key(1).unwrap())
         .set(User::EMAIL, "b@example.com".to_owned())
         .send()
-        .await
-        .unwrap_err();
+        .await;
+    let error = match sent {
+        Ok(user) => panic!("{user:?} read back: {:?}", stats.report()),
+        Err(error) => error,
+    };
     assert!(!error.is_throttling(), "{error:?}");
     assert!(matches!(error, Error::Unread { .. }), "{error:?}");
     assert!(error.to_string().contains("applied"), "{error}");

@@ -376,7 +376,8 @@ impl CapacityModel {
     }
 
     /// Takes a charge's rest, which may leave its bucket below zero, by one second's units at
-    /// most.
+    /// most; a bucket already further below (a charge above one second's units, let through)
+    /// stays where it is.
     fn overdraw(&self, access: Access, charge: &Charge) {
         let per_second = self.limits.per_second(access);
         let mut buckets = lock(&self.buckets);
@@ -387,7 +388,9 @@ impl CapacityModel {
             per_second,
             Instant::now(),
         );
-        bucket.units = (bucket.units - charge.units).max(-per_second);
+        bucket.units = bucket
+            .units
+            .min((bucket.units - charge.units).max(-per_second));
     }
 
     fn forget(&self, request: &Message) {
@@ -559,6 +562,28 @@ mod tests {
         // About 12 units back, at 100 a second.
         assert_eq!(model.take_all(Access::Write, &[charge(10.0)]), Ok(()));
         assert!(model.take_all(Access::Write, &[charge(10.0)]).is_err());
+    }
+
+    #[test]
+    fn the_rest_of_a_charge_never_refills_an_overdrawn_bucket() {
+        let model = CapacityModel::new(PartitionLimits::new(10.0, 10.0), "local".to_owned());
+        let charge = |value, units| Charge {
+            key: key(value),
+            units,
+        };
+        // Above one second's units: let through on a full bucket, which it leaves 40 below
+        // zero. The rest of its charge, from the item's size, leaves it there.
+        assert_eq!(model.take_all(Access::Read, &[charge("hot", 50.0)]), Ok(()));
+        model.overdraw(Access::Read, &charge("hot", 5.0));
+        // A rest alone takes a full bucket one second below zero at most: 10 below, not 15.
+        model.overdraw(Access::Read, &charge("cold", 25.0));
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        // 12 units back at 10 a second: "cold" is at 2, "hot" still 28 below zero.
+        assert_eq!(model.take_all(Access::Read, &[charge("cold", 0.5)]), Ok(()));
+        assert_eq!(
+            model.take_all(Access::Read, &[charge("hot", 0.5)]),
+            Err(vec![0])
+        );
     }
 
     #[test]
