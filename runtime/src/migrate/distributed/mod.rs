@@ -205,8 +205,8 @@ impl<E: Entity> DistributedSweep<E> {
                 // look again in a quarter of a second, when a segment may have finished. At the
                 // end of a sweep every worker but the last waits here, and the sweep is over
                 // for its operator only when they have all seen it (bench `sweep_workers`: at
-                // most a second of waiting cost 8 workers 7% of a 14 s sweep). A look is one
-                // query of the sweep's few segment records.
+                // most a second of waiting cost 8 workers 7% of a 14 s sweep). A look reads the
+                // sweep's few segment records, in one BatchGetItem per hundred.
                 let next = statuses
                     .iter()
                     .filter(|status| !status.done)
