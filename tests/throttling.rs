@@ -169,3 +169,48 @@ async fn an_update_applied_but_not_read_back_says_it_was_applied() {
     let stored = db.get(User::key(1).unwrap()).send().await.unwrap();
     assert_eq!(stored.email, "b@example.com");
 }
+
+/// A plan, and a sweep's start, read the table's description (`DescribeTable`, then
+/// `DescribeTimeToLive`). Reads are safe to send again, so a description refused for
+/// throughput, or whose response was lost, is sent again as a sweep's own reads are, rather
+/// than ending the job before it starts. The SDK's retries are off here, so that every fault
+/// reaches the library.
+#[tokio::test]
+async fn a_job_reads_the_tables_description_again_when_refused_or_lost() {
+    use singletable_fault::{Fault, FaultKind};
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    let db = (*table).clone();
+    db.put(&Doc {
+        id: 1,
+        title: "first".into(),
+    })
+    .send()
+    .await
+    .unwrap();
+    let plan = FaultPlan::new(3, 0.6)
+        .with_kinds([
+            Fault::before(FaultKind::Throttling),
+            Fault::after(FaultKind::InternalServerError),
+        ])
+        .only_operations(["DescribeTable", "DescribeTimeToLive"])
+        .without_sdk_retries();
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let faulty = Db::<App>::new(client).with_table_name(db.table_name());
+    for _ in 0..3 {
+        let plan = faulty
+            .admin()
+            .table_migration(&[Doc::SCHEMA])
+            .plan()
+            .await
+            .unwrap();
+        assert!(plan.is_up_to_date(), "{plan}");
+        let report = faulty.admin().sweep::<Doc>().send().await.unwrap();
+        assert!(report.complete, "{report}");
+    }
+    let report = stats.report();
+    assert!(report.injected_total() >= 3, "{report:?}");
+    assert_eq!(report.by_operation.get("Scan"), Some(&3), "{report:?}");
+}

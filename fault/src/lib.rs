@@ -321,7 +321,10 @@ impl Shared {
             let mut schedule = lock(&self.schedule);
             (schedule.f64(), schedule.usize(..applicable.len().max(1)))
         };
-        if self.paused.load(Ordering::Relaxed) || roll >= self.plan.rate {
+        if self.paused.load(Ordering::Relaxed)
+            || roll >= self.plan.rate
+            || !self.plan.targets(operation)
+        {
             return None;
         }
         applicable.get(pick).copied()

@@ -176,6 +176,9 @@ pub struct FaultPlan {
     /// The throughput limits per partition key value the proxy enforces, as DynamoDB's
     /// partitions do ([`FaultPlan::with_partition_limits`]); none when `None`.
     pub partition_limits: Option<PartitionLimits>,
+    /// The operations faults are injected into (`"DescribeTable"`, ...); every operation when
+    /// `None` ([`FaultPlan::only_operations`]).
+    pub operations: Option<Vec<String>>,
 }
 
 impl FaultPlan {
@@ -192,6 +195,7 @@ impl FaultPlan {
             record_requests: false,
             latency: None,
             partition_limits: None,
+            operations: None,
         }
     }
 
@@ -206,6 +210,24 @@ impl FaultPlan {
     pub fn with_kinds(mut self, kinds: impl IntoIterator<Item = Fault>) -> Self {
         self.kinds = kinds.into_iter().collect();
         self
+    }
+
+    /// Injects faults into requests of these operations only (`"DescribeTable"`, ...), for a
+    /// test of one step of a longer job. The schedule is still drawn for every request, so
+    /// a seed injects the same faults into the same requests with or without this.
+    pub fn only_operations<S: Into<String>>(
+        mut self,
+        operations: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.operations = Some(operations.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether faults may be injected into a request of `operation`.
+    pub(crate) fn targets(&self, operation: &str) -> bool {
+        self.operations
+            .as_ref()
+            .is_none_or(|operations| operations.iter().any(|named| named == operation))
     }
 
     /// Turns the SDK's retries off: every fault reaches the library (and the caller) at once.
@@ -255,6 +277,15 @@ impl FaultPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_for_some_operations_targets_those_alone() {
+        let plan = FaultPlan::new(1, 1.0);
+        assert!(plan.targets("PutItem") && plan.targets("DescribeTable"));
+        let plan = plan.only_operations(["DescribeTable"]);
+        assert!(plan.targets("DescribeTable"));
+        assert!(!plan.targets("PutItem"));
+    }
 
     #[test]
     fn kinds_apply_only_where_dynamodb_produces_them() {

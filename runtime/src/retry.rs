@@ -4,8 +4,8 @@
 //! Errors the SDK considers transient (throttling, 5xx) are already retried by the SDK's own
 //! retry layer; this policy covers what DynamoDB reports as a *successful* response that did
 //! only part of the work, and, for long-running work that must ride through what the SDK's
-//! retries leave (a sweep's reads and writes, a distributed sweep's reads of its records), the
-//! requests sent again after those.
+//! retries leave (a sweep's reads and writes, a distributed sweep's reads of its records, the
+//! table's description those jobs start from), the requests sent again after those.
 
 use std::time::Duration;
 

@@ -128,20 +128,27 @@ impl LiveIndex {
 
 impl LiveTable {
     /// Reads the table's description; `None` when it does not exist.
+    ///
+    /// Each of its two reads is sent again while throttled or after a lost response, under
+    /// [`RetryPolicy::default`](crate::RetryPolicy::default): plans, applies' polls, sweeps
+    /// and coverage start with it, and a read is safe to send twice.
     pub async fn describe(
         client: &aws_sdk_dynamodb::Client,
         table_name: &str,
     ) -> Result<Option<LiveTable>, Error> {
-        let described = client.describe_table().table_name(table_name).send().await;
+        let policy = crate::RetryPolicy::default();
+        let describe = client.describe_table().table_name(table_name);
+        let described = policy
+            .resending(|| describe.clone().send(), crate::retry::read_again, |_| {})
+            .await;
         match described {
             Ok(output) => {
                 let Some(mut live) = output.table().map(LiveTable::from_description) else {
                     return Ok(None);
                 };
-                let ttl = client
-                    .describe_time_to_live()
-                    .table_name(table_name)
-                    .send()
+                let ttl = client.describe_time_to_live().table_name(table_name);
+                let ttl = policy
+                    .resending(|| ttl.clone().send(), crate::retry::read_again, |_| {})
                     .await?;
                 live.ttl = ttl.time_to_live_description().and_then(|description| {
                     let status = description.time_to_live_status()?.as_str();
