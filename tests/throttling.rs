@@ -49,14 +49,31 @@ struct Entry {
     seq: u32,
 }
 
-/// A client through `limits`, and its proxy's counts.
-async fn limited(db: &Db<App>, limits: PartitionLimits) -> (Db<App>, FaultStats) {
-    let plan = FaultPlan::new(1, 0.0).with_partition_limits(limits);
+/// A client through a proxy with `plan`, and the proxy's counts.
+async fn through(db: &Db<App>, plan: FaultPlan) -> (Db<App>, FaultStats) {
     let (client, stats) = fault::client(plan).await.unwrap();
     (
         Db::<App>::new(client).with_table_name(db.table_name()),
         stats,
     )
+}
+
+/// A client through `limits`, and its proxy's counts.
+async fn limited(db: &Db<App>, limits: PartitionLimits) -> (Db<App>, FaultStats) {
+    through(db, FaultPlan::new(1, 0.0).with_partition_limits(limits)).await
+}
+
+/// Refusals for throughput and lost responses of `operations` (60% of their requests), with
+/// the SDK's retries off so that every one reaches the library.
+fn refused_or_lost(seed: u64, operations: &[&str]) -> FaultPlan {
+    use singletable_fault::{Fault, FaultKind};
+    FaultPlan::new(seed, 0.6)
+        .with_kinds([
+            Fault::before(FaultKind::Throttling),
+            Fault::after(FaultKind::InternalServerError),
+        ])
+        .only_operations(operations.iter().copied())
+        .without_sdk_retries()
 }
 
 /// A hundredth of a unit per second on each partition key.
@@ -177,7 +194,6 @@ async fn an_update_applied_but_not_read_back_says_it_was_applied() {
 /// reaches the library.
 #[tokio::test]
 async fn a_job_reads_the_tables_description_again_when_refused_or_lost() {
-    use singletable_fault::{Fault, FaultKind};
     if common::skips(Needs::FaultProxy) {
         return;
     }
@@ -190,15 +206,8 @@ async fn a_job_reads_the_tables_description_again_when_refused_or_lost() {
     .send()
     .await
     .unwrap();
-    let plan = FaultPlan::new(3, 0.6)
-        .with_kinds([
-            Fault::before(FaultKind::Throttling),
-            Fault::after(FaultKind::InternalServerError),
-        ])
-        .only_operations(["DescribeTable", "DescribeTimeToLive"])
-        .without_sdk_retries();
-    let (client, stats) = fault::client(plan).await.unwrap();
-    let faulty = Db::<App>::new(client).with_table_name(db.table_name());
+    let plan = refused_or_lost(3, &["DescribeTable", "DescribeTimeToLive"]);
+    let (faulty, stats) = through(&db, plan).await;
     for _ in 0..3 {
         let plan = faulty
             .admin()
@@ -213,4 +222,32 @@ async fn a_job_reads_the_tables_description_again_when_refused_or_lost() {
     let report = stats.report();
     assert!(report.injected_total() >= 3, "{report:?}");
     assert_eq!(report.by_operation.get("Scan"), Some(&3), "{report:?}");
+}
+
+/// Coverage counts an entity's items with a consistent scan, page by page; a page refused
+/// for throughput, or whose response was lost, is read again, as a sweep's pages are.
+#[tokio::test]
+async fn coverage_reads_a_page_again_when_refused_or_lost() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    let db = (*table).clone();
+    for id in 0..30 {
+        let doc = Doc {
+            id,
+            title: format!("doc {id}"),
+        };
+        db.put(&doc).send().await.unwrap();
+    }
+    let (faulty, stats) = through(&db, refused_or_lost(5, &["Scan"])).await;
+    let coverage = faulty
+        .admin()
+        .coverage(Doc::SCHEMA)
+        .segments(3)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((coverage.items, coverage.behind), (30, 0), "{coverage}");
+    assert!(stats.report().injected_total() > 0, "{:?}", stats.report());
 }

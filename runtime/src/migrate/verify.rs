@@ -236,7 +236,8 @@ impl<T: Table> Verify<'_, T> {
                 let mut tally = Tally::default();
                 let mut start_key = None;
                 loop {
-                    let output = this
+                    // A page is a read: refused for throughput or lost, it is sent again.
+                    let page = this
                         .db
                         .client()
                         .scan()
@@ -252,8 +253,9 @@ impl<T: Table> Verify<'_, T> {
                                 .then(|| i32::try_from(this.segments).ok())
                                 .flatten(),
                         )
-                        .set_exclusive_start_key(start_key)
-                        .send()
+                        .set_exclusive_start_key(start_key);
+                    let output = crate::RetryPolicy::default()
+                        .resending(|| page.clone().send(), crate::retry::read_again, |_| {})
                         .await?;
                     for item in output.items() {
                         tally.items += 1;
