@@ -1,10 +1,15 @@
-//! What a write DynamoDB throttles past every retry reports, whichever request the library
-//! sent it as. DynamoDB refuses a single-item write over its partition's throughput with
-//! `ProvisionedThroughputExceededException`, and a transaction with
-//! `TransactionCanceledException` whose reason for the throttled item is `ThrottlingError` (on
-//! demand) or `ProvisionedThroughputExceeded` (TransactWriteItems, API reference). A user
-//! writes `db.put(&member)` without knowing that a unique value makes it a transaction, so
-//! `Error::is_throttling` must say yes to both, and either way nothing was written.
+//! Throttling, and what the library makes of it.
+//!
+//! - What a write DynamoDB throttles past every retry reports, whichever request the library
+//!   sent it as. DynamoDB refuses a single-item write over its partition's throughput with
+//!   `ProvisionedThroughputExceededException`, and a transaction with
+//!   `TransactionCanceledException` whose reason for the throttled item is `ThrottlingError`
+//!   (on demand) or `ProvisionedThroughputExceeded` (TransactWriteItems, API reference). A
+//!   user writes `db.put(&member)` without knowing that a unique value makes it a
+//!   transaction, so `Error::is_throttling` must say yes to both, and either way nothing was
+//!   written; a write that was applied must never say so.
+//! - The reads a long job starts from or counts with (the table's description, coverage's
+//!   scan pages) are sent again when refused or lost, rather than ending the job.
 //!
 //! The partition limits of `singletable-fault`'s proxy refuse as DynamoDB does: a key's
 //! bucket starts with one second's units, and a request larger than that is let through once
