@@ -68,11 +68,11 @@ async fn limited(db: &Db<App>, limits: PartitionLimits) -> (Db<App>, FaultStats)
     through(db, FaultPlan::new(1, 0.0).with_partition_limits(limits)).await
 }
 
-/// Refusals for throughput and lost responses of `operations` (60% of their requests), with
+/// Refusals for throughput and lost responses of `operations` (40% of their requests), with
 /// the SDK's retries off so that every one reaches the library.
 fn refused_or_lost(seed: u64, operations: &[&str]) -> FaultPlan {
     use singletable_fault::{Fault, FaultKind};
-    FaultPlan::new(seed, 0.6)
+    FaultPlan::new(seed, 0.4)
         .with_kinds([
             Fault::before(FaultKind::Throttling),
             Fault::after(FaultKind::InternalServerError),
@@ -223,6 +223,24 @@ async fn a_job_reads_the_tables_description_again_when_refused_or_lost() {
         assert!(plan.is_up_to_date(), "{plan}");
         let report = faulty.admin().sweep::<Doc>().send().await.unwrap();
         assert!(report.complete, "{report}");
+    }
+    // A rate that is a share of the table's capacity reads the description again too, and
+    // then finds what it says: this on-demand table has no capacity to share.
+    for _ in 0..10 {
+        let refused = faulty
+            .admin()
+            .sweep::<Doc>()
+            .rate(singletable::Rate::ShareOfCapacity(0.5))
+            .send()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                Error::Rate(singletable::rate::RateError::NoProvisionedCapacity { .. })
+            ),
+            "{refused:?}"
+        );
     }
     let report = stats.report();
     assert!(report.injected_total() >= 3, "{report:?}");

@@ -37,15 +37,14 @@ pub struct CreateTable {
 
 impl<T: Table> Db<T> {
     /// The limiter that holds `rate` on this table; `DescribeTable` tells the provisioned
-    /// capacity when the rate is a share of it.
+    /// capacity when the rate is a share of it (a read, sent again while throttled or after
+    /// a lost response, as the jobs that pace themselves resend theirs).
     pub(crate) async fn limiter(&self, rate: Rate) -> Result<Limiter, Error> {
         rate.check()?;
         let provisioned = if rate.needs_capacity() {
-            let described = self
-                .client()
-                .describe_table()
-                .table_name(self.table_name())
-                .send()
+            let describe = self.client().describe_table().table_name(self.table_name());
+            let described = crate::RetryPolicy::default()
+                .resending(|| describe.clone().send(), crate::retry::read_again, |_| {})
                 .await?;
             described
                 .table()
