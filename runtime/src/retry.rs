@@ -144,12 +144,27 @@ impl RetryPolicy {
             }
         }
     }
+
+    /// Sends the read `send` makes, again while it is throttled or its response is lost
+    /// ([`read_again`]), under this policy: how the library's long jobs and its own records
+    /// read.
+    pub(crate) async fn reading<T, E, F>(&self, send: impl FnMut() -> F) -> Result<T, ReadError<E>>
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
+        F: std::future::Future<Output = Result<T, ReadError<E>>>,
+    {
+        self.resending(send, read_again, |_| {}).await
+    }
 }
+
+/// A failed request of an operation whose errors are `E`, as the SDK reports it.
+type ReadError<E> =
+    aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>;
 
 /// Whether a read is worth sending again: it was throttled, or its response was lost (a read
 /// changes nothing, so sending it twice is safe).
 pub(crate) fn read_again<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
-    error: &aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+    error: &ReadError<E>,
 ) -> bool {
     is_throttling(error) || lost_in_transit(error)
 }

@@ -255,7 +255,7 @@ impl<T: Table> Verify<'_, T> {
                         )
                         .set_exclusive_start_key(start_key);
                     let output = crate::RetryPolicy::default()
-                        .resending(|| page.clone().send(), crate::retry::read_again, |_| {})
+                        .reading(|| page.clone().send())
                         .await?;
                     for item in output.items() {
                         tally.items += 1;

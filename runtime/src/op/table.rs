@@ -44,7 +44,7 @@ impl<T: Table> Db<T> {
         let provisioned = if rate.needs_capacity() {
             let describe = self.client().describe_table().table_name(self.table_name());
             let described = crate::RetryPolicy::default()
-                .resending(|| describe.clone().send(), crate::retry::read_again, |_| {})
+                .reading(|| describe.clone().send())
                 .await?;
             described
                 .table()

@@ -39,11 +39,7 @@ pub(crate) async fn read_status<T: Table>(
     // lost response, and what DynamoDB leaves unprocessed.
     let resending = crate::migrate::old_items::riding_through();
     let get = db.raw_get_request(library_key::<T>(name, "PLAN".to_owned()), true);
-    let plan = match resending
-        .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
-        .await?
-        .item
-    {
+    let plan = match resending.reading(|| get.clone().send()).await?.item {
         Some(item) => Some(read_record::<T, SweepPlan>(item)?),
         None => None,
     };

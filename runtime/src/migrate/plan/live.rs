@@ -138,18 +138,14 @@ impl LiveTable {
     ) -> Result<Option<LiveTable>, Error> {
         let policy = crate::RetryPolicy::default();
         let describe = client.describe_table().table_name(table_name);
-        let described = policy
-            .resending(|| describe.clone().send(), crate::retry::read_again, |_| {})
-            .await;
+        let described = policy.reading(|| describe.clone().send()).await;
         match described {
             Ok(output) => {
                 let Some(mut live) = output.table().map(LiveTable::from_description) else {
                     return Ok(None);
                 };
                 let ttl = client.describe_time_to_live().table_name(table_name);
-                let ttl = policy
-                    .resending(|| ttl.clone().send(), crate::retry::read_again, |_| {})
-                    .await?;
+                let ttl = policy.reading(|| ttl.clone().send()).await?;
                 live.ttl = ttl.time_to_live_description().and_then(|description| {
                     let status = description.time_to_live_status()?.as_str();
                     let attribute = description.attribute_name()?;

@@ -139,9 +139,7 @@ pub(crate) async fn read_records<T: Table>(
             .client()
             .batch_get_item()
             .request_items(db.table_name(), request);
-        let output = policy
-            .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
-            .await?;
+        let output = policy.reading(|| get.clone().send()).await?;
         Ok(answer::<T>(output, db.table_name()))
     })
     .await

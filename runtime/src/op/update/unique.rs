@@ -122,7 +122,7 @@ impl<'db, E: Entity> Parts<'db, E> {
         }
         let get = self.db.raw_get_request(self.key.to_attributes(), true);
         match crate::RetryPolicy::default()
-            .resending(|| get.clone().send(), crate::retry::read_again, |_| {})
+            .reading(|| get.clone().send())
             .await
         {
             Ok(output) => Ok(output.item),
