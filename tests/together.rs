@@ -1296,6 +1296,8 @@ struct Run {
     model: Model,
     proxy: FaultStats,
     written: bool,
+    /// Requests the steps sent (the checks' excluded): those the conditions could fault.
+    step_requests: u64,
 }
 
 /// The generator of steps. Which step may come next does not depend on the state, and the
@@ -1411,14 +1413,17 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
                 model: Model::default(),
                 proxy,
                 written: false,
+                step_requests: 0,
             }
         })
     }
 
     fn apply(mut run: Run, _: &(), step: Step) -> Run {
+        let before = run.proxy.report().requests;
         run.proxy.set_paused(false);
         let resync = runtime().block_on(apply(&run.db, &run.clock, &mut run.model, &step));
         run.proxy.set_paused(true);
+        run.step_requests += run.proxy.report().requests - before;
         runtime().block_on(resync.read_into(&run.db, &mut run.model));
         run.written |= !matches!(step, Step::Advance { .. });
         run
@@ -1433,6 +1438,18 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
         let empty = run.model.members.is_empty() && run.model.tasks.is_empty();
         assert!(!run.written || records > 0 || empty);
         allowed_by_the_generated_policy(run.table.table_name(), &run.proxy);
+        // A run under faults whose steps sent enough requests to draw a fault all but surely
+        // (a chance of a billion to one of none) injected some: it did not pass untouched.
+        let rate = C::plan(0).rate;
+        if rate > 0.0 {
+            let surely = (1e-9_f64.ln() / (1.0 - rate).ln()).ceil() as u64;
+            let injected = run.proxy.report().injected_total();
+            assert!(
+                run.step_requests < surely || injected > 0,
+                "{} step requests at a rate of {rate}, and no fault injected",
+                run.step_requests
+            );
+        }
     }
 }
 
