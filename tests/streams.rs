@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use singletable::local::{Deviation, Engine};
 use singletable::stream::{Change, CollectionKey, NewAndOldImages, StreamError, StreamReader};
 use singletable::{Entity, Table};
+use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
@@ -611,4 +612,83 @@ fn a_streams_api_remove_by_the_dynamodb_service_principal_is_a_ttl_delete() {
             .unwrap()
             .by_ttl
     );
+}
+
+/// Refusals for throughput (the Streams API's `LimitExceededException`, which it answers a
+/// shard read by more readers than it allows, and `ThrottlingException`) and lost responses,
+/// on `share` of the requests, with the SDK's retries off so that every one reaches the
+/// library.
+fn refused_or_lost(seed: u64, share: f64) -> FaultPlan {
+    FaultPlan::new(seed, share)
+        .with_kinds([
+            Fault::before(FaultKind::LimitExceeded),
+            Fault::before(FaultKind::Throttling),
+            Fault::after(FaultKind::InternalServerError),
+            Fault::after(FaultKind::ConnectionDropped),
+        ])
+        .without_sdk_retries()
+}
+
+/// A reader's reads go through the fault proxy: those of the Streams API, and the table's
+/// (its description, the consumer's checkpoints). Each is sent again, with backoff, while it
+/// is refused or its response is lost, and every change is delivered once, in order.
+#[tokio::test]
+async fn a_reader_rides_through_refused_and_lost_reads() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let db = table::<Streamed>().await;
+    let ids: Vec<String> = (0..12).map(|n| format!("t{n:02}")).collect();
+    for id in &ids {
+        db.put(&ticket(id, "blue", None)).send().await.unwrap();
+    }
+    let (streams, stream_faults) = fault::streams_client(refused_or_lost(11, 0.4))
+        .await
+        .unwrap();
+    let table_plan = refused_or_lost(12, 0.4).only_operations(["DescribeTable", "GetItem"]);
+    let (client, table_faults) = fault::client(table_plan).await.unwrap();
+    let faulty = singletable::Db::<Streamed>::new(client).with_table_name(db.table_name());
+
+    let mut patient = faulty.admin().stream_reader("patient", streams);
+    let delivered: Vec<String> = drain::<Ticket>(&mut patient)
+        .await
+        .into_iter()
+        .map(|record| match record.change {
+            Change::Insert { new } => new.id,
+            other => panic!("only inserts were written, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(delivered, ids);
+    assert!(stream_faults.report().injected_total() > 0);
+    assert!(table_faults.report().injected_total() > 0);
+
+    // The commits held: a reader of the same consumer, without faults, has nothing left.
+    let mut resumed = reader(&db, "patient").await;
+    assert!(drain::<Ticket>(&mut resumed).await.is_empty());
+}
+
+/// A read the Streams API keeps refusing ends the poll after the retry policy's attempts, as
+/// a throttle the caller can tell (`Error::is_throttling`); the reader polls on afterwards.
+#[tokio::test]
+async fn a_read_refused_for_good_is_a_throttle_after_the_policys_attempts() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let db = table::<Streamed>().await;
+    db.put(&ticket("t1", "blue", None)).send().await.unwrap();
+    let plan = FaultPlan::new(13, 1.0)
+        .with_kinds([Fault::before(FaultKind::LimitExceeded)])
+        .only_operations(["GetRecords"])
+        .without_sdk_retries();
+    let (streams, faults) = fault::streams_client(plan).await.unwrap();
+    let mut refused = db.admin().stream_reader("refused", streams);
+    let error = refused.poll::<Ticket>().await.err().unwrap();
+    assert!(error.is_throttling(), "{error:?}");
+    assert_eq!(
+        faults.report().injected_total(),
+        u64::from(singletable::RetryPolicy::default().max_attempts)
+    );
+    faults.set_paused(true);
+    let delivered = drain::<Ticket>(&mut refused).await;
+    assert_eq!(delivered.len(), 1);
 }

@@ -37,6 +37,12 @@ pub(crate) fn error_response(kind: FaultKind, request: &Message) -> Message {
             "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
             "Transaction cancelled, please refer cancellation reasons for specific reasons (injected)",
         ),
+        FaultKind::LimitExceeded => (
+            400,
+            "Bad Request",
+            "com.amazonaws.dynamodb.v20120810#LimitExceededException",
+            "Too many requests for this shard (injected)",
+        ),
         FaultKind::ServiceUnavailable => (
             503,
             "Service Unavailable",

@@ -172,6 +172,37 @@ struct Shared {
 /// When the local engine cannot be started, its endpoint is not plain HTTP, or the proxy
 /// cannot listen.
 pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultStats), FaultError> {
+    let (retry, timeouts) = client_settings(&plan);
+    let (sdk_config, stats) = proxy(plan).await?;
+    let config = aws_sdk_dynamodb::config::Builder::from(&sdk_config)
+        .endpoint_url(stats.endpoint())
+        .retry_config(retry)
+        .timeout_config(timeouts)
+        .build();
+    Ok((aws_sdk_dynamodb::Client::from_conf(config), stats))
+}
+
+/// A DynamoDB Streams client for the local engine through a fault-injecting proxy, as
+/// [`client`] makes a DynamoDB one (the engine serves both APIs at one endpoint).
+///
+/// # Errors
+///
+/// As [`client`].
+pub async fn streams_client(
+    plan: FaultPlan,
+) -> Result<(aws_sdk_dynamodbstreams::Client, FaultStats), FaultError> {
+    let (retry, timeouts) = client_settings(&plan);
+    let (sdk_config, stats) = proxy(plan).await?;
+    let config = aws_sdk_dynamodbstreams::config::Builder::from(&sdk_config)
+        .endpoint_url(stats.endpoint())
+        .retry_config(retry)
+        .timeout_config(timeouts)
+        .build();
+    Ok((aws_sdk_dynamodbstreams::Client::from_conf(config), stats))
+}
+
+/// The retries and timeouts of a client through the proxy, as `plan` asks.
+fn client_settings(plan: &FaultPlan) -> (RetryConfig, TimeoutConfig) {
     let retry = if plan.sdk_retries {
         // Standard mode as users run it; short backoffs only so that tests finish quickly.
         RetryConfig::standard()
@@ -183,13 +214,7 @@ pub async fn client(plan: FaultPlan) -> Result<(aws_sdk_dynamodb::Client, FaultS
     let timeouts = TimeoutConfig::builder()
         .operation_attempt_timeout(plan.attempt_timeout)
         .build();
-    let (sdk_config, stats) = proxy(plan).await?;
-    let config = aws_sdk_dynamodb::config::Builder::from(&sdk_config)
-        .endpoint_url(stats.endpoint())
-        .retry_config(retry)
-        .timeout_config(timeouts)
-        .build();
-    Ok((aws_sdk_dynamodb::Client::from_conf(config), stats))
+    (retry, timeouts)
 }
 
 /// A fault-injecting proxy in front of the local engine, on the current tokio runtime (it

@@ -28,11 +28,15 @@ pub enum FaultKind {
     /// `UnprocessedItems`/`UnprocessedKeys` and never reaches the engine, as DynamoDB does
     /// under load (retried by the library). Its phase is ignored.
     Unprocessed,
+    /// HTTP 400 `LimitExceededException` on a DynamoDB Streams read (`GetRecords`,
+    /// `GetShardIterator`, `DescribeStream`, `ListStreams`): how the Streams API throttles a
+    /// shard read by more readers than it allows.
+    LimitExceeded,
 }
 
 impl FaultKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FaultKind; 8] = [
+    pub const ALL: [FaultKind; 9] = [
         FaultKind::ProvisionedThroughputExceeded,
         FaultKind::Throttling,
         FaultKind::TransactionConflict,
@@ -41,6 +45,7 @@ impl FaultKind {
         FaultKind::Timeout,
         FaultKind::ConnectionDropped,
         FaultKind::Unprocessed,
+        FaultKind::LimitExceeded,
     ];
 
     /// Whether this kind can hit a request of `operation` (`"PutItem"`, ...).
@@ -48,6 +53,10 @@ impl FaultKind {
         match self {
             FaultKind::TransactionConflict => operation == "TransactWriteItems",
             FaultKind::Unprocessed => matches!(operation, "BatchWriteItem" | "BatchGetItem"),
+            FaultKind::LimitExceeded => matches!(
+                operation,
+                "GetRecords" | "GetShardIterator" | "DescribeStream" | "ListStreams"
+            ),
             _ => true,
         }
     }
@@ -62,6 +71,7 @@ impl FaultKind {
             FaultKind::Timeout => "timeout",
             FaultKind::ConnectionDropped => "dropped connection",
             FaultKind::Unprocessed => "unprocessed batch part",
+            FaultKind::LimitExceeded => "LimitExceeded",
         }
     }
 }
@@ -117,8 +127,8 @@ impl Fault {
         }
     }
 
-    /// The faults DynamoDB and networks can produce: throttling, transaction conflicts and
-    /// unprocessed batch parts happen before a request is applied (DynamoDB guarantees a
+    /// The faults DynamoDB and networks can produce: throttling, transaction conflicts,
+    /// unprocessed batch parts and a stream's read limit happen before a request is applied (DynamoDB guarantees a
     /// throttled or cancelled request wrote nothing); server errors, timeouts and dropped
     /// connections may happen on either side of it.
     pub fn realistic() -> Vec<Fault> {
@@ -128,6 +138,7 @@ impl Fault {
             Fault::before(Throttling),
             Fault::before(TransactionConflict),
             Fault::before(Unprocessed),
+            Fault::before(LimitExceeded),
         ];
         for kind in [
             InternalServerError,
@@ -293,6 +304,8 @@ mod tests {
         assert!(!FaultKind::TransactionConflict.applies_to("PutItem"));
         assert!(FaultKind::Unprocessed.applies_to("BatchGetItem"));
         assert!(!FaultKind::Unprocessed.applies_to("Query"));
+        assert!(FaultKind::LimitExceeded.applies_to("GetRecords"));
+        assert!(!FaultKind::LimitExceeded.applies_to("GetItem"));
         assert!(FaultKind::Timeout.applies_to("UpdateItem"));
         // Throttling and cancellations never follow an applied write.
         for fault in Fault::realistic() {
@@ -301,6 +314,7 @@ mod tests {
                 FaultKind::ProvisionedThroughputExceeded
                     | FaultKind::Throttling
                     | FaultKind::TransactionConflict
+                    | FaultKind::LimitExceeded
             ) {
                 assert_eq!(fault.phase, Phase::BeforeApply, "{fault}");
             }

@@ -282,11 +282,13 @@ impl Error {
     /// `ProvisionedThroughputExceededException`, `ThrottlingException` or
     /// `RequestLimitExceeded`, or a transaction cancelled for throughput alone (every reason
     /// `ThrottlingError` or `ProvisionedThroughputExceeded`), as a write with unique values
-    /// is. Nothing was applied, and sending it again later may succeed.
+    /// is. Nothing was applied, and sending it again later may succeed. A stream reader's
+    /// read refused for throughput is one too ([`StreamError::is_throttling`](crate::stream::StreamError::is_throttling)).
     pub fn is_throttling(&self) -> bool {
         match self {
             Error::Service(error) => crate::retry::is_throttling(error),
             Error::TransactionCanceled(canceled) => canceled.is_throttling(),
+            Error::Stream(error) => error.is_throttling(),
             _ => false,
         }
     }

@@ -188,8 +188,13 @@ pub(crate) fn lost_in_transit<E>(
 /// Whether DynamoDB refused a request for throughput: the table's or an index's capacity, the
 /// account's request rate, or on-demand throttling. The request was not applied.
 pub(crate) fn is_throttling(error: &impl aws_sdk_dynamodb::error::ProvideErrorMetadata) -> bool {
+    is_throttling_code(error.code())
+}
+
+/// Whether an error `code` is one of [`is_throttling`]'s.
+pub(crate) fn is_throttling_code(code: Option<&str>) -> bool {
     matches!(
-        error.code(),
+        code,
         Some(
             "ProvisionedThroughputExceededException"
                 | "ThrottlingException"

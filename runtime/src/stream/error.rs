@@ -37,6 +37,8 @@ pub enum StreamError {
         operation: &'static str,
         /// The stream ARN (or the table name, before the stream is known).
         stream: String,
+        /// The service's error code, when it answered one (`LimitExceededException`).
+        code: Option<String>,
         /// The error, with its causes.
         message: String,
     },
@@ -49,6 +51,18 @@ pub enum StreamError {
 }
 
 impl StreamError {
+    /// Whether a Streams API read was refused for throughput, after the reader's resends:
+    /// `LimitExceededException` (more reads of a shard than the API allows) or a throttle.
+    /// Polling again later goes on where the reader stopped.
+    pub fn is_throttling(&self) -> bool {
+        match self {
+            StreamError::Read {
+                code: Some(code), ..
+            } => is_stream_limit(Some(code)) || crate::retry::is_throttling_code(Some(code)),
+            _ => false,
+        }
+    }
+
     /// The sequence number of the record this error is about, where there is one: what a
     /// Lambda function reports in `batch_item_failures`, so that Lambda retries from it.
     pub fn sequence_number(&self) -> Option<&str> {
@@ -62,4 +76,9 @@ impl StreamError {
             _ => None,
         }
     }
+}
+
+/// Whether `code` is the Streams API's refusal of more reads of a shard than it allows.
+pub(super) fn is_stream_limit(code: Option<&str>) -> bool {
+    code == Some("LimitExceededException")
 }

@@ -7,20 +7,29 @@
 //! saves its position. A reader that stops between a batch and its commit is given the batch
 //! again when it starts: delivery is at least once.
 //!
+//! Every read the reader makes, of the stream and of the table (its description, the
+//! consumer's checkpoints), is sent again with backoff while it is throttled (the Streams API
+//! answers `LimitExceededException` to more readers of a shard than it allows) or its response
+//! is lost: a read changes nothing, and a shard iterator can be read again until it expires.
+//! A read still refused after the [`RetryPolicy`]'s attempts ends the poll with an error
+//! ([`Error::is_throttling`] tells a throttle); the reader keeps its place, so polling again
+//! goes on from there.
+//!
 //! The facade's [`stream`](https://docs.rs/singletable/latest/singletable/stream/) docs show it
 //! in use.
 
 use super::change::{decode, Record, StreamTarget};
-use super::error::StreamError;
+use super::error::{is_stream_limit, StreamError};
 use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, ViewOf};
 use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
+use crate::retry::RetryPolicy;
 use crate::schema::Table;
 use crate::Admin;
 use crate::Db;
-use aws_sdk_dynamodbstreams::error::DisplayErrorContext;
+use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +75,8 @@ pub struct StreamReader<'db, T> {
     shards: Vec<Shard>,
     /// Whether the last poll found every readable shard without new records.
     caught_up: bool,
+    /// How each read is sent again while refused or lost.
+    policy: RetryPolicy,
 }
 
 /// One page of records of one shard, decoded; commit it once it is applied.
@@ -120,6 +131,7 @@ impl<'db, T: Table> Admin<'db, T> {
             stream_arn: None,
             shards: Vec::new(),
             caught_up: false,
+            policy: RetryPolicy::default(),
         }
     }
 }
@@ -229,13 +241,12 @@ impl<T: Table> StreamReader<'_, T> {
         let stream_arn = match &self.stream_arn {
             Some(arn) => arn.clone(),
             None => {
-                let table = self
+                let describe = self
                     .db
                     .client()
                     .describe_table()
-                    .table_name(self.db.table_name())
-                    .send()
-                    .await?;
+                    .table_name(self.db.table_name());
+                let table = self.policy.reading(|| describe.clone().send()).await?;
                 let arn = table
                     .table()
                     .and_then(|table| table.latest_stream_arn())
@@ -249,12 +260,13 @@ impl<T: Table> StreamReader<'_, T> {
         };
         let mut start: Option<String> = None;
         loop {
-            let described = self
+            let describe = self
                 .client
                 .describe_stream()
                 .stream_arn(&stream_arn)
-                .set_exclusive_start_shard_id(start.clone())
-                .send()
+                .set_exclusive_start_shard_id(start.clone());
+            let described = self
+                .read_stream(|| describe.clone().send())
                 .await
                 .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
             let Some(description) = described.stream_description() else {
@@ -311,13 +323,12 @@ impl<T: Table> StreamReader<'_, T> {
                 Some(iterator) => iterator,
                 None => self.start_iterator(&stream_arn, position).await?,
             };
-            let page = self
+            let get = self
                 .client
                 .get_records()
                 .shard_iterator(iterator)
-                .limit(PAGE_RECORDS)
-                .send()
-                .await;
+                .limit(PAGE_RECORDS);
+            let page = self.read_stream(|| get.clone().send()).await;
             match page {
                 Ok(page) => {
                     let next = page.next_shard_iterator().map(str::to_owned);
@@ -340,6 +351,7 @@ impl<T: Table> StreamReader<'_, T> {
         Err(StreamError::Read {
             operation: "GetRecords",
             stream: stream_arn,
+            code: None,
             message: "the shard iterator expired twice".to_owned(),
         }
         .into())
@@ -351,6 +363,7 @@ impl<T: Table> StreamReader<'_, T> {
             return Err(StreamError::Read {
                 operation: "GetShardIterator",
                 stream: stream_arn.to_owned(),
+                code: None,
                 message: format!("no shard number {position}"),
             }
             .into());
@@ -366,24 +379,40 @@ impl<T: Table> StreamReader<'_, T> {
                 .sequence_number(sequence),
             None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
         };
-        let output = request
-            .send()
+        let output = self
+            .read_stream(|| request.clone().send())
             .await
             .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
         output.shard_iterator().map(str::to_owned).ok_or_else(|| {
             StreamError::Read {
                 operation: "GetShardIterator",
                 stream: stream_arn.to_owned(),
+                code: None,
                 message: "the answer has no iterator".to_owned(),
             }
             .into()
         })
     }
 
+    /// Sends the Streams API read `send` makes, again while it is throttled or its response
+    /// is lost.
+    async fn read_stream<O, E, F>(&self, send: impl FnMut() -> F) -> Result<O, StreamReadError<E>>
+    where
+        E: ProvideErrorMetadata,
+        F: std::future::Future<Output = Result<O, StreamReadError<E>>>,
+    {
+        let read_again = |error: &StreamReadError<E>| {
+            crate::retry::read_again(error) || is_stream_limit(error.code())
+        };
+        self.policy.resending(send, read_again, |_| {}).await
+    }
+
     /// The committed sequence number of `shard` and whether it is finished.
     async fn checkpoint(&self, shard: &str) -> Result<(Option<String>, bool), Error> {
-        let key = checkpoint_key::<T>(&self.consumer, shard);
-        let checkpoint = match self.db.raw_get(key, true).await? {
+        let get = self
+            .db
+            .raw_get_request(checkpoint_key::<T>(&self.consumer, shard), true);
+        let checkpoint = match self.policy.reading(|| get.clone().send()).await?.item {
             Some(item) => read_record::<T, Checkpoint>(item)?,
             None => Checkpoint::default(),
         };
@@ -402,14 +431,18 @@ fn checkpoint_key<T: Table>(consumer: &str, shard: &str) -> Item {
     )
 }
 
-fn read_error<E: std::error::Error + 'static, R: std::fmt::Debug>(
+/// A failed Streams API request whose errors are `E`.
+type StreamReadError<E> = SdkError<E, aws_sdk_dynamodbstreams::config::http::HttpResponse>;
+
+fn read_error<E: std::error::Error + ProvideErrorMetadata + 'static>(
     operation: &'static str,
     stream: &str,
-    error: aws_sdk_dynamodbstreams::error::SdkError<E, R>,
+    error: StreamReadError<E>,
 ) -> StreamError {
     StreamError::Read {
         operation,
         stream: stream.to_owned(),
+        code: error.code().map(str::to_owned),
         message: DisplayErrorContext(error).to_string(),
     }
 }
