@@ -13,11 +13,14 @@
 //! the table (`singletable::infra::IamPolicy`). A failure shrinks to a short sequence of steps.
 //!
 //! The same sequences run under two more conditions ([`Conditions`]): with DynamoDB refusing
-//! half of the steps' requests (throttling, transaction conflicts, unprocessed batch parts),
+//! half of the steps' requests (throttling, transaction conflicts, unprocessed batch parts,
+//! the stream's read limit),
 //! where a write the retries do not get through must say so and apply nothing; and with a
 //! fifth of them losing their response, mostly after the engine applied them, where every
 //! write must be applied once, and one whose outcome stays unknown must say so (its items are
-//! then read back into the model).
+//! then read back into the model). The stream is drained under the same conditions: a poll
+//! or a commit refused or lost after every resend is polled on, and the replay must still
+//! match.
 //!
 //! `SINGLETABLE_MODEL_CASES` sets the number of sequences of each run (default 8: about 75 s
 //! for the three runs on dynoxide and 40 s on moto, on two cores, varying with the sequences
@@ -33,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
 use singletable::op::query::IndexEntry;
+use singletable::stream::StreamError;
 use singletable::{Db, Entity, Error, Item, Table};
 use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats};
 use std::collections::{BTreeMap, BTreeSet};
@@ -867,26 +871,41 @@ async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::Sw
 /// a write applied whose item could not be read back).
 fn unsettled<T>(sent: &Result<T, Error>, keys: impl FnOnce() -> Resync) -> Option<Resync> {
     let error = sent.as_ref().err()?;
-    if error.is_throttling()
-        || matches!(error, Error::TransactionCanceled(cancelled) if cancelled.is_transient())
-    {
+    if refused(error) {
         return Some(Resync::default());
     }
-    // No response after the SDK's attempts (a dropped connection, a 5xx): the service error
-    // has no code of its own, or a server error's.
-    let lost_in_transit = |service: &aws_sdk_dynamodb::Error| {
-        use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+    lost(error).then(keys)
+}
+
+/// Whether DynamoDB refused the request after every retry (for throughput, or a transaction
+/// for conflicts): nothing was applied.
+fn refused(error: &Error) -> bool {
+    error.is_throttling()
+        || matches!(error, Error::TransactionCanceled(cancelled) if cancelled.is_transient())
+}
+
+/// Whether the request's outcome was lost: no response after every resend, or a write applied
+/// whose item could not be read back.
+fn lost(error: &Error) -> bool {
+    // No response after the SDK's attempts (a dropped connection, a 5xx): the error has no
+    // code of its own, or a server error's.
+    let lost_in_transit = |code: Option<&str>| {
         matches!(
-            service.code(),
+            code,
             None | Some("InternalServerError" | "ServiceUnavailableException")
         )
     };
-    let lost = match error {
+    match error {
         Error::Ambiguous { .. } | Error::AmbiguousTransaction { .. } | Error::Unread { .. } => true,
-        Error::Service(service) => lost_in_transit(service),
-        _ => false,
-    };
-    lost.then(keys)
+        Error::Service(service) => {
+            use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+            lost_in_transit(service.code())
+        }
+        _ => match error.as_stream_error() {
+            Some(StreamError::Read { code, .. }) => lost_in_transit(code.as_deref()),
+            _ => false,
+        },
+    }
 }
 
 /// The items a step may or may not have changed, read back into the model from the table
@@ -1245,7 +1264,9 @@ fn identity(item: &TeamItem) -> (&'static str, u8, u8) {
 
 /// Drains the stream, as the reader's docs loop does, and replays its changes: every record
 /// is a user entity's and decodes, and the items they leave are the model's, expired ones
-/// included (the engine deletes none during a case: the clock runs ahead of real time).
+/// included (the engine deletes none during a case: the clock runs ahead of real time). Under
+/// the run's conditions, as its steps were: a poll or a commit refused or lost after every
+/// resend is polled on (the reader keeps its place, and a later commit saves a later one).
 async fn drain(db: &Db<Together>, model: &Model, proxy: &FaultStats) -> usize {
     use singletable::stream::Change;
     // Through the recording proxy too, so the policy's stream statements are checked.
@@ -1257,10 +1278,27 @@ async fn drain(db: &Db<Together>, model: &Model, proxy: &FaultStats) -> usize {
     let mut reader = db.admin().stream_reader("together", client);
     let mut replayed: BTreeMap<(&'static str, u8, u8), TeamItem> = BTreeMap::new();
     let mut records = 0;
+    let mut interrupted = 0;
+    let mut interruption = |error: Error| {
+        interrupted += 1;
+        assert!(refused(&error) || lost(&error), "{error:?}");
+        assert!(
+            interrupted <= 40,
+            "the stream's reads interrupted {interrupted} times"
+        );
+    };
     loop {
-        let batch = reader.poll::<TeamItem>().await.unwrap();
+        let batch = match reader.poll::<TeamItem>().await {
+            Ok(batch) => batch,
+            Err(error) => {
+                interruption(error);
+                continue;
+            }
+        };
         let caught_up = batch.is_empty() && reader.is_caught_up();
-        reader.commit(&batch).await.unwrap();
+        if let Err(error) = reader.commit(&batch).await {
+            interruption(error);
+        }
         for record in batch.into_records() {
             match record.expect("a user entity's record that decodes").change {
                 Change::Insert { new } | Change::Modify { new, .. } => {
@@ -1343,8 +1381,9 @@ impl Conditions for AsAnswered {
 }
 
 /// DynamoDB refusing half of the steps' requests as it may at any time: throttling
-/// (`ProvisionedThroughputExceededException`, `ThrottlingException`), transaction conflicts
-/// and unprocessed batch parts, each of which DynamoDB documents as applying nothing. The SDK
+/// (`ProvisionedThroughputExceededException`, `ThrottlingException`), transaction conflicts,
+/// unprocessed batch parts and the Streams API's read limit (`LimitExceededException`), each
+/// of which DynamoDB documents as applying nothing. The SDK
 /// and the library resend them; a write still refused after every retry must say so
 /// (`is_throttling()`, or a transaction cancelled by conflicts) and leave the table as it
 /// was. The SDK's three attempts are all refused for one request in eight, so steps are
@@ -1360,6 +1399,7 @@ impl Conditions for Refusals {
                 Fault::before(FaultKind::ProvisionedThroughputExceeded),
                 Fault::before(FaultKind::TransactionConflict),
                 Fault::before(FaultKind::Unprocessed),
+                Fault::before(FaultKind::LimitExceeded),
             ])
             .without_idempotency_emulation()
     }
@@ -1434,7 +1474,9 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
     }
 
     fn teardown(run: Run, _: ()) {
+        run.proxy.set_paused(false);
         let records = runtime().block_on(drain(&run.db, &run.model, &run.proxy));
+        run.proxy.set_paused(true);
         let empty = run.model.members.is_empty() && run.model.tasks.is_empty();
         assert!(!run.written || records > 0 || empty);
         allowed_by_the_generated_policy(run.table.table_name(), &run.proxy);
