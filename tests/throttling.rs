@@ -21,7 +21,8 @@ use common::Needs;
 
 use serde::{Deserialize, Serialize};
 use singletable::{Db, Entity, Error, Table};
-use singletable_fault::{self as fault, FaultPlan, FaultStats, PartitionLimits};
+use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan, FaultStats, PartitionLimits};
+use std::time::Duration;
 
 #[derive(Table)]
 #[dynamo(name = "throttling", pk = "PK", sk = "SK")]
@@ -54,6 +55,32 @@ struct Entry {
     seq: u32,
 }
 
+/// A table as it was first made: its keys alone.
+#[derive(Table)]
+#[dynamo(name = "evolving", pk = "PK", sk = "SK")]
+struct Bare;
+
+/// The same table, as its declaration grows: an index, a time to live and a stream.
+#[derive(Table)]
+#[dynamo(
+    name = "evolving",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    stream = "new_image",
+    gsi1(name = "ByTitle", pk = "GSI1PK", sk = "GSI1SK")
+)]
+struct Grown;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Grown, pk = "NOTE#{id}", sk = "NOTE", gsi1pk = "TITLE#{title}", gsi1sk = "NOTE#{id}")]
+struct Note {
+    id: u32,
+    title: String,
+    #[dynamo(ttl)]
+    expires_at: Option<u64>,
+}
+
 /// A client through a proxy with `plan`, and the proxy's counts.
 async fn through(db: &Db<App>, plan: FaultPlan) -> (Db<App>, FaultStats) {
     let (client, stats) = fault::client(plan).await.unwrap();
@@ -71,7 +98,6 @@ async fn limited(db: &Db<App>, limits: PartitionLimits) -> (Db<App>, FaultStats)
 /// Refusals for throughput and lost responses of `operations` (40% of their requests), with
 /// the SDK's retries off so that every one reaches the library.
 fn refused_or_lost(seed: u64, operations: &[&str]) -> FaultPlan {
-    use singletable_fault::{Fault, FaultKind};
     FaultPlan::new(seed, 0.4)
         .with_kinds([
             Fault::before(FaultKind::Throttling),
@@ -273,4 +299,77 @@ async fn coverage_reads_a_page_again_when_refused_or_lost() {
         .unwrap();
     assert_eq!((coverage.items, coverage.behind), (30, 0), "{coverage}");
     assert!(stats.report().injected_total() > 0, "{:?}", stats.report());
+}
+
+/// Applies `Note`'s table to the bare table through `plan` (which faults only the changes),
+/// then deletes the index again, and checks the table is as each declaration says.
+async fn apply_through(plan: FaultPlan) -> FaultStats {
+    let bare = singletable::testing::table::<Bare>().await.unwrap();
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let grown = Db::<Grown>::new(client).with_table_name(bare.table_name());
+    let applied = grown
+        .admin()
+        .table_migration(&[Note::SCHEMA])
+        .poll_interval(Duration::from_millis(50))
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(applied.plan.actions.len(), 3, "{}", applied.plan);
+    let planned = bare.admin().table_migration(&[]).plan().await.unwrap();
+    let live = planned.live.as_ref().unwrap();
+    assert!(
+        live.global_index("ByTitle").unwrap().is_active(),
+        "{live:?}"
+    );
+    assert_eq!(live.stream.as_deref(), Some("NEW_IMAGE"));
+    assert_eq!(
+        live.ttl.as_ref().map(|(name, _)| name.as_str()),
+        Some("expires_at")
+    );
+
+    let shrunk = Db::<Bare>::new(grown.client().clone()).with_table_name(bare.table_name());
+    shrunk
+        .admin()
+        .table_migration(&[])
+        .delete_unused()
+        .poll_interval(Duration::from_millis(50))
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    let planned = bare.admin().table_migration(&[]).plan().await.unwrap();
+    assert!(planned.live.as_ref().unwrap().global_indexes.is_empty());
+    stats
+}
+
+/// Administration changes the table with `UpdateTable` and `UpdateTimeToLive`, which DynamoDB
+/// refuses when sent again after it applied them (the index exists, the table is being
+/// updated, time to live is on). When every response to them is lost, and the SDK's resends
+/// meet those refusals, each change was made all the same: applying goes on, as the table's
+/// description shows it made, rather than ending with the last answer.
+#[tokio::test]
+async fn a_table_change_whose_response_is_lost_is_found_made() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let plan = FaultPlan::new(17, 1.0)
+        .with_kinds([Fault::after(FaultKind::InternalServerError)])
+        .only_operations(["UpdateTable", "UpdateTimeToLive"]);
+    let report = apply_through(plan).await.report();
+    // An index, the stream, time to live, the index's deletion: each sent three times.
+    assert_eq!(report.injected_after_apply(), 12, "{report:?}");
+}
+
+/// A change refused for throughput (a control-plane rate), or whose response is lost, is sent
+/// again until the table's description shows it made, as the long jobs' reads are. The SDK's
+/// retries are off, so that every fault reaches the library.
+#[tokio::test]
+async fn a_table_change_refused_or_lost_is_sent_again() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let plan = refused_or_lost(19, &["UpdateTable", "UpdateTimeToLive"]);
+    let report = apply_through(plan).await.report();
+    assert!(report.injected_total() > 0, "{report:?}");
 }

@@ -155,6 +155,42 @@ impl RetryPolicy {
     {
         self.resending(send, read_again, |_| {}).await
     }
+
+    /// Sends the change of the table `send` makes (`UpdateTable`, `UpdateTimeToLive`), again
+    /// while it is throttled or its response is lost, until it is answered or `made` finds it
+    /// made. DynamoDB refuses such a change when it is sent again after it applied it (the
+    /// index exists, the table is being updated, time to live is on), so after a failure the
+    /// table, not the answer, says whether it was made.
+    pub(crate) async fn changing<T, E, F, M, X>(
+        &self,
+        mut send: impl FnMut() -> F,
+        mut made: impl FnMut() -> M,
+    ) -> Result<(), X>
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
+        F: std::future::Future<Output = Result<T, ReadError<E>>>,
+        M: std::future::Future<Output = Result<bool, X>>,
+        X: From<ReadError<E>>,
+    {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Err(error) = send().await else {
+                return Ok(());
+            };
+            if made().await? {
+                return Ok(());
+            }
+            // `LimitExceededException`: too many table changes in flight in the account.
+            let again = read_again(&error)
+                || aws_sdk_dynamodb::error::ProvideErrorMetadata::code(&error)
+                    == Some("LimitExceededException");
+            if !again || attempt >= self.attempts() {
+                return Err(error.into());
+            }
+            self.sleep_before(attempt).await;
+        }
+    }
 }
 
 /// A failed request of an operation whose errors are `E`, as the SDK reports it.

@@ -4,7 +4,9 @@
 use super::error::MigrationError;
 use super::plan::{IndexChange, LiveTable, Plan, PlanAction, TableMigration};
 use crate::error::Error;
+use crate::retry::RetryPolicy;
 use crate::schema::Table;
+use aws_sdk_dynamodb::operation::update_table::builders::UpdateTableFluentBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
     GlobalSecondaryIndexUpdate, ProvisionedThroughput, ScalarAttributeType,
@@ -121,15 +123,19 @@ impl<T: Table> TableMigration<'_, T> {
                     let delete = DeleteGlobalSecondaryIndexAction::builder()
                         .index_name(index)
                         .build()?;
-                    self.db
+                    let update = self
+                        .db
                         .client()
                         .update_table()
                         .table_name(self.db.table_name())
                         .global_secondary_index_updates(
                             GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
-                        )
-                        .send()
-                        .await?;
+                        );
+                    self.change(update, |live| {
+                        live.global_index(index)
+                            .is_none_or(|index| index.status.as_deref() == Some("DELETING"))
+                    })
+                    .await?;
                     self.wait(Until::IndexGone(index)).await?;
                 }
                 PlanAction::EnableTtl { attribute } => {
@@ -137,12 +143,13 @@ impl<T: Table> TableMigration<'_, T> {
                 }
                 PlanAction::EnableStream { view } => {
                     self.wait(Until::TableActive).await?;
-                    self.db
+                    let update = self
+                        .db
                         .client()
                         .update_table()
                         .table_name(self.db.table_name())
-                        .stream_specification(crate::op::table::stream_specification(*view)?)
-                        .send()
+                        .stream_specification(crate::op::table::stream_specification(*view)?);
+                    self.change(update, |live| live.stream.as_deref() == Some(view.as_str()))
                         .await?;
                     self.wait(Until::TableActive).await?;
                 }
@@ -217,7 +224,8 @@ impl<T: Table> TableMigration<'_, T> {
                     .build()
             })
             .collect::<Result<Vec<_>, _>>()?;
-        self.db
+        let update = self
+            .db
             .client()
             .update_table()
             .table_name(self.db.table_name())
@@ -226,10 +234,27 @@ impl<T: Table> TableMigration<'_, T> {
                 GlobalSecondaryIndexUpdate::builder()
                     .create(action.build()?)
                     .build(),
+            );
+        self.change(update, |live| {
+            live.global_index(index.name)
+                .is_some_and(|index| index.status.as_deref() != Some("DELETING"))
+        })
+        .await
+    }
+
+    /// Sends `update`, again while throttled or lost, until it is answered or the table's
+    /// description shows it `made` (see [`RetryPolicy::changing`](crate::RetryPolicy)).
+    async fn change(
+        &self,
+        update: UpdateTableFluentBuilder,
+        made: impl Fn(&LiveTable) -> bool,
+    ) -> Result<(), Error> {
+        RetryPolicy::default()
+            .changing(
+                || update.clone().send(),
+                || async { Ok(made(&self.describe().await?)) },
             )
-            .send()
-            .await?;
-        Ok(())
+            .await
     }
 
     /// Polls `DescribeTable` until `until` holds, reporting each poll; fails after the

@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
     LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType, StreamSpecification,
-    TimeToLiveSpecification,
+    TimeToLiveSpecification, TimeToLiveStatus,
 };
 use std::time::Duration;
 
@@ -57,19 +57,35 @@ impl<T: Table> Db<T> {
     }
 
     /// `UpdateTimeToLive`: DynamoDB deletes items once the number of epoch seconds in
-    /// `attribute` has passed.
+    /// `attribute` has passed. Sent again while throttled or lost, until answered or
+    /// `DescribeTimeToLive` shows it on (a resend after it was applied is refused).
     pub(crate) async fn enable_ttl(&self, attribute: &str) -> Result<(), Error> {
         let specification = TimeToLiveSpecification::builder()
             .enabled(true)
             .attribute_name(attribute)
             .build()?;
-        self.client()
+        let update = self
+            .client()
             .update_time_to_live()
             .table_name(self.table_name())
-            .time_to_live_specification(specification)
-            .send()
-            .await?;
-        Ok(())
+            .time_to_live_specification(specification);
+        let describe = self
+            .client()
+            .describe_time_to_live()
+            .table_name(self.table_name());
+        let policy = crate::RetryPolicy::default();
+        let enabled = || async {
+            let described = policy.reading(|| describe.clone().send()).await?;
+            let ttl = described.time_to_live_description();
+            Ok::<_, Error>(ttl.is_some_and(|ttl| {
+                ttl.attribute_name() == Some(attribute)
+                    && matches!(
+                        ttl.time_to_live_status(),
+                        Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
+                    )
+            }))
+        };
+        policy.changing(|| update.clone().send(), enabled).await
     }
 }
 
@@ -103,12 +119,13 @@ impl<'db, T: Table> Admin<'db, T> {
     /// that exists is left as it is: [`Admin::table_migration`](crate::Admin::table_migration)
     /// plans and applies the differences.)
     pub async fn ensure_table(&self) -> Result<bool, Error> {
-        let described = self
+        let describe = self
             .db
             .client()
             .describe_table()
-            .table_name(self.db.table_name())
-            .send()
+            .table_name(self.db.table_name());
+        let described = crate::RetryPolicy::default()
+            .reading(|| describe.clone().send())
             .await;
         match described {
             Ok(_) => return Ok(false),
