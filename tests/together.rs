@@ -5,7 +5,8 @@
 //! puts, while a migration runs: a process still on version 1 of the task writes the old
 //! shape, and sweeps (plain, or two distributed workers at once) backfill version 2's index
 //! while the new code puts tasks. After every step the library's reads (get, partition and
-//! collection queries and counts, every index, scans, lookups by unique value, hydration, the
+//! collection queries and counts, pages through sealed cursors handed out as text, every
+//! index, scans, lookups by unique value, hydration, the
 //! append pointer, migration coverage) and the raw table are compared with an in-memory model
 //! of the documented semantics; at the end the stream is drained, every record must be a user
 //! entity's that decodes, and its changes replayed must leave the model's items. Every request
@@ -35,9 +36,9 @@ use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMac
 use serde::{Deserialize, Serialize};
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
-use singletable::op::query::IndexEntry;
+use singletable::op::query::{Cursor, CursorKey, IndexEntry};
 use singletable::stream::StreamError;
-use singletable::{Db, Entity, Error, Item, Table};
+use singletable::{Db, Entity, Error, Item, Page, Table};
 use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1017,6 +1018,9 @@ fn text(item: &Item, name: &str) -> Option<String> {
 /// Compares every read the library offers, and the raw table, with the model.
 async fn check(db: &Db<Together>, model: &Model) {
     let now = model.now;
+    let sealed = db
+        .clone()
+        .with_cursor_key(CursorKey::new(&[7; 32]).unwrap());
     // Every key a step can write, read at once (the reads are independent).
     let keys: Vec<(u8, u8)> = (0..TEAMS)
         .flat_map(|team| (0..IDS + 3).map(move |id| (team, id)))
@@ -1068,6 +1072,33 @@ async fn check(db: &Db<Together>, model: &Model) {
                 .filter(|(key, t)| key.0 == team && live(t.expires_at, now))
                 .count();
         assert_eq!(items.len(), expected, "team {team}: {items:?}");
+        // Page by page through cursors, as a service hands them to its clients: the same items,
+        // although pages come back short or empty where an expired item was evaluated.
+        let members = db.query(Member::partition(team)).collection::<TeamItem>();
+        let members = members.all().await.unwrap();
+        let one_by_one = walk(|cursor| {
+            let page = sealed
+                .query(Member::partition(team))
+                .collection::<TeamItem>()
+                .limit(1);
+            async move { page.page(cursor.as_ref()).await }
+        });
+        assert_eq!(
+            one_by_one.await,
+            members,
+            "team {team}'s members, a page at a time"
+        );
+        let two_by_two = walk(|cursor| {
+            let page = sealed
+                .query(Member::partition(team))
+                .collection::<TeamItem>();
+            async move { page.full_page(2, cursor.as_ref()).await }
+        });
+        assert_eq!(
+            two_by_two.await,
+            members,
+            "team {team}'s members, two at a time"
+        );
         // The sparse index holds the open tasks, and only them.
         let open: Vec<u8> = db
             .query(Task::gsi1(team))
@@ -1158,6 +1189,23 @@ async fn check(db: &Db<Together>, model: &Model) {
         let hydrated = db.query(Task::gsi2(owner)).hydrate().all().await.unwrap();
         let found: BTreeSet<(u8, u8)> = hydrated.items.iter().map(|t| (t.team, t.id)).collect();
         assert_eq!(found, expected, "owner {owner} hydrated: {hydrated:?}");
+        let one_by_one = walk(|cursor| {
+            let page = sealed.query(Task::gsi2(owner)).limit(1).hydrate();
+            async move {
+                let hydrated = page.page(cursor.as_ref()).await?;
+                assert!(hydrated.errors.is_empty(), "{:?}", hydrated.errors);
+                Ok(Page {
+                    items: hydrated.items,
+                    errors: Vec::new(),
+                    cursor: hydrated.cursor,
+                })
+            }
+        });
+        assert_eq!(
+            one_by_one.await,
+            hydrated.items,
+            "owner {owner} hydrated, a page at a time"
+        );
     }
     for team in 0..TEAMS {
         let notes = db.query(Note::partition(team)).all().await.unwrap();
@@ -1185,6 +1233,18 @@ async fn check(db: &Db<Together>, model: &Model) {
             .collect();
         assert_eq!(notes, expected, "team {team}'s log as a collection");
         assert_eq!(log().count().await.unwrap(), expected.len() as u64);
+        let one_by_one = walk(|cursor| {
+            let page = sealed
+                .query(Note::partition(team))
+                .collection::<TeamItem>()
+                .limit(1);
+            async move { page.page(cursor.as_ref()).await }
+        });
+        assert_eq!(
+            one_by_one.await,
+            items,
+            "team {team}'s log, a page at a time"
+        );
         let latest = db.latest(Note::partition(team), Note::SEQ).await.unwrap();
         assert_eq!(
             latest,
@@ -1260,6 +1320,26 @@ fn identity(item: &TeamItem) -> (&'static str, u8, u8) {
         TeamItem::Task(task) => ("Task", task.team, task.id),
         TeamItem::Note(note) => ("Note", note.team, note.seq),
     }
+}
+
+/// Every item of a query, page after page from `page` (given the cursor the last page ended
+/// with), each cursor handed out as text and read back as a client would.
+async fn walk<D, F>(mut page: impl FnMut(Option<Cursor>) -> F) -> Vec<D>
+where
+    F: std::future::Future<Output = Result<Page<D>, Error>>,
+{
+    let mut items = Vec::new();
+    let mut cursor = None;
+    for _ in 0..100 {
+        let next = page(cursor.take()).await.unwrap();
+        assert!(next.errors.is_empty(), "{:?}", next.errors);
+        items.extend(next.items);
+        match next.cursor {
+            None => return items,
+            Some(next) => cursor = Some(Cursor::decode(&next.encode()).unwrap()),
+        }
+    }
+    panic!("a query of a few items went on for 100 pages");
 }
 
 /// Drains the stream, as the reader's docs loop does, and replays its changes: every record
