@@ -1,8 +1,9 @@
 //! The features together, against a model: random sequences of writes over one table that
 //! uses a sparse index, a keys-only and an INCLUDE index, single and compound unique values, a
 //! time to live on a clock the test moves, versions, managed timestamps and a stream, through
-//! puts, updates, deletes, rekeys, guarded appends, batch writes, transactions and concurrent
-//! puts, while a migration runs: a process still on version 1 of the task writes the old
+//! puts, updates (counters, plain and under a sequence guard), deletes, rekeys, guarded
+//! appends, batch writes, bulk loads at an adaptive rate, transactions and concurrent puts,
+//! while a migration runs: a process still on version 1 of the task writes the old
 //! shape, and sweeps (plain, or two distributed workers at once) backfill version 2's index
 //! while the new code puts tasks. After every step the library's reads (get, partition and
 //! collection queries and counts, pages through sealed cursors handed out as text, every
@@ -104,6 +105,12 @@ struct Task {
     /// Without unique values, so its puts take the plain path that keeps a creation time.
     #[dynamo(created_at)]
     created_at: u64,
+    /// A counter (`ADD`), which version 1 does not write.
+    #[serde(default)]
+    hits: u32,
+    /// The last sequence number a guarded count applied (`advance`).
+    #[serde(default)]
+    applied: u32,
 }
 
 impl Task {
@@ -220,6 +227,13 @@ enum Step {
         team: u8,
         id: u8,
     },
+    /// A task's counter counted up (`ADD`, which a resend would apply twice), or under a
+    /// sequence guard (`advance`), which makes it safe to resend.
+    CountHit {
+        team: u8,
+        id: u8,
+        seq: Option<u8>,
+    },
     DeleteTask {
         team: u8,
         id: u8,
@@ -229,10 +243,13 @@ enum Step {
         from: u8,
         to: u8,
     },
+    /// Tasks put in one `BatchWriteItem`, or loaded by `put_stream` at a rate that adapts to
+    /// throttling.
     BatchPutTasks {
         team: u8,
         owner: u8,
         ids: Vec<u8>,
+        streamed: bool,
     },
     /// A transaction: a new task (only if absent) and the title of another.
     Transact {
@@ -323,6 +340,8 @@ fn step() -> impl Strategy<Value = Step> {
                 puts: puts.into_iter().collect()
             }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::CloseTask { team, id }),
+        2 => (team.clone(), id.clone(), prop::option::of(1u8..4))
+            .prop_map(|(team, id, seq)| Step::CountHit { team, id, seq }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
         1 => (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
             team,
@@ -332,12 +351,14 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (
             team.clone(),
             0..OWNERS,
-            prop::collection::btree_set(id.clone(), 1..3)
+            prop::collection::btree_set(id.clone(), 1..3),
+            any::<bool>()
         )
-            .prop_map(|(team, owner, ids)| Step::BatchPutTasks {
+            .prop_map(|(team, owner, ids, streamed)| Step::BatchPutTasks {
                 team,
                 owner,
-                ids: ids.into_iter().collect()
+                ids: ids.into_iter().collect(),
+                streamed
             }),
         1 => (team.clone(), id.clone(), id).prop_map(|(team, new, retitle)| Step::Transact {
             team,
@@ -451,6 +472,8 @@ fn task(team: u8, id: u8, owner: u8, open: bool, title: &str, expires_at: Option
         title: title.to_owned(),
         expires_at,
         created_at: PLACEHOLDER,
+        hits: 0,
+        applied: 0,
     }
 }
 
@@ -635,6 +658,30 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 }
             }
         }
+        Step::CountHit { team, id, seq } => {
+            let update = db.update(Task::key(team, id).unwrap());
+            let update = match seq {
+                Some(seq) => update.advance(Task::APPLIED, u32::from(seq)),
+                None => update,
+            };
+            let sent = update.add(Task::HITS, 1).send().await;
+            if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, id)])) {
+                return resync;
+            }
+            match model.live_task((team, id)).cloned() {
+                None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
+                // The guard holds a sequence number this one does not pass.
+                Some(stored) if seq.is_some_and(|seq| u32::from(seq) <= stored.applied) => {
+                    assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
+                }
+                Some(mut stored) => {
+                    stored.hits += 1;
+                    stored.applied = seq.map_or(stored.applied, u32::from);
+                    assert_eq!(sent.unwrap(), stored, "{step:?}");
+                    model.tasks.insert((team, id), stored);
+                }
+            }
+        }
         Step::DeleteTask { team, id } => {
             let sent = db.delete(Task::key(team, id).unwrap()).send().await;
             if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, id)])) {
@@ -667,18 +714,29 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 model.old_tasks.remove(&(team, to));
             }
         }
-        Step::BatchPutTasks { team, owner, ids } => {
+        Step::BatchPutTasks {
+            team,
+            owner,
+            ref ids,
+            streamed,
+        } => {
             // A batch cannot ask for the stored time: it writes the value's.
             let tasks: Vec<Task> = ids
                 .iter()
                 .map(|&id| task(team, id, owner, true, "batched", None))
                 .collect();
-            let output = match tasks
-                .iter()
-                .fold(db.batch_write(), |batch, task| batch.put(task))
-                .send()
-                .await
-            {
+            let sent = if streamed {
+                db.put_stream(futures::stream::iter(tasks.clone()))
+                    .rate(singletable::Rate::ItemsPerSecond(500.0))
+                    .send()
+                    .await
+            } else {
+                let batch = tasks
+                    .iter()
+                    .fold(db.batch_write(), |batch, task| batch.put(task));
+                batch.send().await
+            };
+            let output = match sent {
                 Ok(output) => output,
                 Err(Error::BatchWrite { partial, source }) if source.is_throttling() => *partial,
                 // A request whose outcome was lost: its writes may or may not be there.
