@@ -933,3 +933,100 @@ async fn sweep_beside_deletes_and_moves(db: &singletable::Db<Composed>, distribu
         assert!(item.contains_key("GSI1PK"), "comment {id}: {item:?}");
     }
 }
+
+/// A value newly declared unique is claimed by a sweep while the new code, which keeps the
+/// sentinels, already changes, expires and deletes the same items. A claim made from the
+/// sweep's read after such a change would leave a sentinel that names an item no longer
+/// holding the value (or gone): the value refused to everyone for good, or freed by an
+/// expiry the item no longer has. Every sentinel afterwards belongs to an item that holds its
+/// value, with that item's expiry, and every invite's code is claimed.
+#[tokio::test]
+async fn a_claim_sweep_never_gives_a_value_to_an_item_that_changed_meanwhile() {
+    let db = table().await;
+    const INVITES: u32 = 150;
+    for id in 0..INVITES {
+        let item = Item::from([
+            ("PK".into(), AttributeValue::S(format!("INVITE#{id}"))),
+            ("SK".into(), AttributeValue::S("INVITE".into())),
+            ("_type".into(), AttributeValue::S("Invite".into())),
+            ("id".into(), AttributeValue::S(id.to_string())),
+            ("code".into(), AttributeValue::S(format!("OLD{id}"))),
+        ]);
+        singletable::testing::put_raw(&db, item).await.unwrap();
+    }
+    let later = now_seconds() + 3_600;
+    // Writer `n` takes every third invite from `n`, against the sweep's order or with it.
+    let writer = |n: u32| {
+        let db = (*db).clone();
+        tokio::spawn(async move {
+            let mut ids: Vec<u32> = (0..INVITES).filter(|id| id % 3 == n).collect();
+            if n == 1 {
+                ids.reverse();
+            }
+            for id in ids {
+                let key = Invite::key(id.to_string()).unwrap();
+                match n {
+                    0 => {
+                        let update = db.update(key).set(Invite::CODE, format!("NEW{id}"));
+                        update.send().await.unwrap();
+                    }
+                    1 => db.delete(key).send().await.unwrap(),
+                    _ => {
+                        let update = db.update(key).set(Invite::EXPIRES_AT, Some(later));
+                        update.send().await.unwrap();
+                    }
+                };
+            }
+        })
+    };
+    let claims = async {
+        let sweep = db.admin().claim_unique_values::<Invite>().segments(3);
+        sweep.send().await.unwrap()
+    };
+    let (report, changed, deleted, expired) = tokio::join!(claims, writer(0), writer(1), writer(2));
+    changed.unwrap();
+    deleted.unwrap();
+    expired.unwrap();
+    assert!(report.duplicates.is_empty(), "{report:?}");
+    // Each value read was claimed, or left to the writer that changed its item meanwhile
+    // (80 to 100 of the 150 in every run here, on both engines: the writers overlapped).
+    assert_eq!(report.claimed + report.changed, report.items, "{report:?}");
+    assert!(report.changed > 0, "{report:?}");
+
+    let items = common::raw_items(&db).await;
+    let invites: std::collections::BTreeMap<String, &Item> = items
+        .iter()
+        .filter(|item| item.get("_type") == Some(&AttributeValue::S("Invite".into())))
+        .map(|item| (text(item, "PK"), item))
+        .collect();
+    let mut claimed = std::collections::BTreeSet::new();
+    for sentinel in items
+        .iter()
+        .filter(|item| text(item, "PK").starts_with("_UNIQUE#"))
+    {
+        let owner = text(sentinel, "owner_pk");
+        let value = text(sentinel, "value");
+        let item = invites
+            .get(&owner)
+            .unwrap_or_else(|| panic!("a sentinel of a deleted invite: {sentinel:?}"));
+        assert_eq!(text(item, "code"), value, "{sentinel:?} names {item:?}");
+        assert_eq!(
+            sentinel.get("expires_at"),
+            item.get("expires_at"),
+            "{sentinel:?} expires unlike {item:?}"
+        );
+        claimed.insert(value);
+    }
+    let codes: std::collections::BTreeSet<String> =
+        invites.values().map(|item| text(item, "code")).collect();
+    assert_eq!(claimed, codes, "every invite's code is claimed");
+    assert_eq!(invites.len(), (INVITES - INVITES / 3) as usize);
+}
+
+/// The string attribute `name` of `item` (empty when it has none).
+fn text(item: &Item, name: &str) -> String {
+    match item.get(name) {
+        Some(AttributeValue::S(text)) => text.clone(),
+        _ => String::new(),
+    }
+}

@@ -6,7 +6,7 @@
 
 use super::delete::Delete;
 use super::put::Put;
-use super::transact::{CancellationCode, TransactionCanceled};
+use super::transact::TransactionCanceled;
 use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::Condition;
@@ -145,13 +145,7 @@ fn explain<E: Entity>(
     version: Option<(&'static str, u64)>,
     expiry: crate::ttl::Expiry,
 ) -> Error {
-    let failed = |position: usize| {
-        cancelled
-            .reasons
-            .get(position)
-            .filter(|reason| reason.code == CancellationCode::ConditionalCheckFailed)
-    };
-    if let Some(old) = failed(0) {
+    if let Some(old) = cancelled.failed_condition(0) {
         let expectations = Expectations {
             requires_existing: true,
             version: version.filter(|(_, version)| *version > 0),
@@ -165,7 +159,7 @@ fn explain<E: Entity>(
             expectations,
         );
     }
-    if let Some(new) = failed(1) {
+    if let Some(new) = cancelled.failed_condition(1) {
         return Error::ConditionFailed {
             entity: E::SCHEMA.name,
             key: new.key.clone(),

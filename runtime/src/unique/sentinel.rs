@@ -1,7 +1,7 @@
 //! Sentinel items: their keys, and the transaction writes that claim and release them.
 
 use crate::cost::Estimate;
-use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::condition::{AttributeType, Comparison, Node, Operand};
 use crate::expr::AttrPath;
 use crate::item::{Item, KeyText};
 use crate::library::UNIQUE_SENTINEL;
@@ -198,10 +198,63 @@ fn claim<E: Entity>(
     })
 }
 
-/// The claim of `unique`'s value in `item` for `item` itself, with expiry compared to `now`
-/// in epoch seconds (see [`claim`]).
-pub(crate) fn claim_op<E: Entity>(unique: &UniqueSchema, item: &Item, now: i64) -> Option<ClaimOp> {
-    claim::<E>(unique, item, None, now)
+/// A claim sweep's claim of `unique`'s value in `item`, as the sweep read it: the value, and
+/// the transaction's two operations, a check that the item still holds the value with the
+/// expiry read, then the sentinel's put (see [`claim`]). Checked, so that a claim made from a
+/// read a writer has since overtaken (the value changed, the item gone or given another
+/// expiry) never leaves a sentinel the item does not back. `None` when `item` has no such
+/// value.
+pub(crate) fn sweep_claim<E: Entity>(
+    db: &crate::Db<E::Table>,
+    unique: &UniqueSchema,
+    item: &Item,
+) -> Option<(String, [TransactOp; 2])> {
+    let table = <E::Table as Table>::SCHEMA;
+    let claim = claim::<E>(unique, item, None, crate::ttl::epoch_seconds(db.now()))?;
+    let as_read = |attribute: &'static str| match item.get(attribute) {
+        Some(value) => Node::Compare(
+            Operand::Path(AttrPath::attribute(attribute)),
+            Comparison::Eq,
+            Operand::Value(value.clone()),
+        ),
+        // An absent value: never written, or written as NULL by an older writer.
+        None => or(
+            Node::NotExists(AttrPath::attribute(attribute)),
+            Node::Type(AttrPath::attribute(attribute), AttributeType::Null),
+        ),
+    };
+    let holds = unique
+        .attributes
+        .iter()
+        .copied()
+        .chain(table.ttl_attribute)
+        .map(as_read)
+        .fold(
+            Node::Exists(AttrPath::attribute(table.partition_key)),
+            |all, next| Node::And(Box::new(all), Box::new(next)),
+        );
+    let key = key_of::<E>(item);
+    let mut estimate = Estimate::default();
+    estimate.write(
+        1.0,
+        format!(
+            "check that the item holds {} {:?}",
+            unique.name, claim.value
+        ),
+    );
+    let check = TransactOp {
+        kind: WriteKind::ConditionCheck,
+        entity: E::SCHEMA.name,
+        table: db.table_name().to_owned(),
+        key_text: crate::item::key_text::<E::Table>(&key),
+        write: crate::write::TransactItem::Check(crate::write::Check::new(key.clone(), &holds)),
+        key,
+        estimate,
+    };
+    let write = Write::put(UNIQUE_SENTINEL.description, claim.item).condition(&claim.condition);
+    let what = format!("claim of unique {} {:?}", unique.name, claim.value);
+    let put = op::<E>(WriteKind::Put, db.table_name(), claim.key, write, what);
+    Some((claim.value, [check, put]))
 }
 
 /// The writes that keep the sentinels of an item of `E` right when it goes from `old` (as

@@ -2,12 +2,10 @@
 //! sweep reads every item of the entity and claims its values, and reports the values two
 //! items share instead of choosing between them.
 
-use super::sentinel::{claim_op, owner_of};
+use super::sentinel::{owner_of, sweep_claim};
 use crate::error::Error;
 use crate::item::KeyText;
-use crate::library::UNIQUE_SENTINEL;
 use crate::schema::{Entity, Table};
-use crate::write::{Write, Written};
 use crate::Admin;
 use crate::Db;
 use futures::StreamExt;
@@ -34,6 +32,9 @@ pub struct ClaimReport {
     pub claimed: u64,
     /// Values held by two items: fix the data, then sweep again.
     pub duplicates: Vec<Duplicate>,
+    /// Values left unclaimed because their item changed them, took another expiry, or went
+    /// after the sweep read it: the code that changed it keeps its sentinels.
+    pub changed: u64,
 }
 
 /// A sweep that writes the sentinels of the items of `E` that exist; see
@@ -46,8 +47,9 @@ pub struct ClaimUnique<'db, E: Entity> {
 
 impl<'db, T: Table> Admin<'db, T> {
     /// The migration step for a value newly declared unique: claims the value of every
-    /// existing item of `E` (one conditional `PutItem` per value, free or already the item's),
-    /// and reports the values that two items share. Run it once the code that keeps the
+    /// existing item of `E` (one transaction per value: the sentinel's put, if the value is
+    /// free or already the item's, and a check that the item still holds it as read), and
+    /// reports the values that two items share. Run it once the code that keeps the
     /// sentinels is deployed, so that items written meanwhile are covered too; it can be run
     /// again at any time.
     pub fn claim_unique_values<E: Entity<Table = T>>(&self) -> ClaimUnique<'db, E> {
@@ -81,25 +83,28 @@ impl<E: Entity> ClaimUnique<'_, E> {
             let item = crate::item::encode(&entity?)?;
             report.items += 1;
             for unique in E::SCHEMA.unique {
-                let Some(op) =
-                    claim_op::<E>(unique, &item, crate::ttl::epoch_seconds(self.db.now()))
-                else {
+                let Some((value, [check, put])) = sweep_claim::<E>(self.db, unique, &item) else {
                     continue;
                 };
-                let claim =
-                    Write::put(UNIQUE_SENTINEL.description, op.item).condition(&op.condition);
-                match self.db.write(claim).await? {
-                    Written::Applied { .. } => report.claimed += 1,
-                    Written::ConditionFailed {
-                        current: holder, ..
-                    } => {
-                        report.duplicates.push(Duplicate {
-                            field: unique.name,
-                            value: op.value,
-                            holder: holder.as_ref().map(owner_of::<E>),
-                            item: crate::item::key_text::<E::Table>(&item),
-                        });
+                let cancelled = match self.db.transaction().push(check).push(put).send().await {
+                    Ok(()) => {
+                        report.claimed += 1;
+                        continue;
                     }
+                    Err(Error::TransactionCanceled(cancelled)) => cancelled,
+                    Err(error) => return Err(error),
+                };
+                if cancelled.failed_condition(0).is_some() {
+                    report.changed += 1;
+                } else if let Some(taken) = cancelled.failed_condition(1) {
+                    report.duplicates.push(Duplicate {
+                        field: unique.name,
+                        value,
+                        holder: taken.item.as_ref().map(owner_of::<E>),
+                        item: crate::item::key_text::<E::Table>(&item),
+                    });
+                } else {
+                    return Err(Error::TransactionCanceled(cancelled));
                 }
             }
         }

@@ -130,10 +130,7 @@ pub(crate) fn transaction<'db, E: Entity>(
 
 /// The item's own write failed its condition (it is always the first operation).
 fn item_failure(cancelled: &TransactionCanceled) -> Option<&CancellationReason> {
-    cancelled
-        .reasons
-        .first()
-        .filter(|reason| reason.code == CancellationCode::ConditionalCheckFailed)
+    cancelled.failed_condition(0)
 }
 
 /// [`Error::Unique`] when a sentinel claim of `E` failed: the value is another item's.

@@ -18,7 +18,7 @@ mod order;
 pub use order::AppendOrder;
 
 use super::put::Put;
-use super::transact::{CancellationCode, TransactOp, WriteKind};
+use super::transact::{TransactOp, WriteKind};
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::field_role::FieldOf;
@@ -354,13 +354,7 @@ impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
             Err(Error::TransactionCanceled(cancelled)) => cancelled,
             Err(error) => return Err(error),
         };
-        let failed = |position: usize| {
-            cancelled
-                .reasons
-                .get(position)
-                .filter(|reason| reason.code == CancellationCode::ConditionalCheckFailed)
-        };
-        if let Some(pointer) = failed(0) {
+        if let Some(pointer) = cancelled.failed_condition(0) {
             let latest = pointer
                 .item
                 .as_ref()
@@ -370,7 +364,7 @@ impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
                 latest: decode_latest::<E, V>(pointer.key.partition.1.as_str(), latest)?,
             });
         }
-        if failed(1).is_some() {
+        if cancelled.failed_condition(1).is_some() {
             return Ok(Appended::Duplicate);
         }
         Err(Error::TransactionCanceled(cancelled))

@@ -102,6 +102,14 @@ impl TransactionCanceled {
             .filter(|reason| reason.code != CancellationCode::None)
     }
 
+    /// The reason of operation number `position` (in the order they were added) when its
+    /// condition failed; the reason carries the item as it was, when DynamoDB returned it.
+    pub fn failed_condition(&self, position: usize) -> Option<&CancellationReason> {
+        self.reasons
+            .get(position)
+            .filter(|reason| reason.code == CancellationCode::ConditionalCheckFailed)
+    }
+
     /// Whether every failure is transient (worth sending again).
     pub fn is_transient(&self) -> bool {
         self.all_failures(CancellationCode::is_transient)
