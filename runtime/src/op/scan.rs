@@ -65,12 +65,6 @@ impl<T> Prepared<T> {
 impl<E: Entity> Scan<'_, E> {
     super::read_options::read_option_setters!();
 
-    /// [`Self::include_expired`] for the library's own scans, which run on any table.
-    pub(crate) fn showing_expired(mut self) -> Self {
-        self.read.expiry.attribute = None;
-        self
-    }
-
     /// Returns only items for which `condition` also holds (a `FilterExpression`: filtered
     /// out items are still read and billed). Several filters are joined with `AND`.
     pub fn filter(mut self, condition: Condition<E>) -> Self {

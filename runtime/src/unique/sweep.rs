@@ -47,7 +47,7 @@ pub struct ClaimUnique<'db, E: Entity> {
 
 impl<'db, T: Table> Admin<'db, T> {
     /// The migration step for a value newly declared unique: claims the value of every
-    /// existing item of `E` (one transaction per value: the sentinel's put, if the value is
+    /// existing item of `E` that has not expired (one transaction per value: the sentinel's put, if the value is
     /// free or already the item's, and a check that the item still holds it as read), and
     /// reports the values that two items share. Run it once the code that keeps the
     /// sentinels is deployed, so that items written meanwhile are covered too; it can be run
@@ -70,11 +70,11 @@ impl<E: Entity> ClaimUnique<'_, E> {
     /// Sends the sweep's requests: scans, and claims each value.
     pub async fn send(self) -> Result<ClaimReport, Error> {
         let mut report = ClaimReport::default();
-        // Expired items too: until DynamoDB deletes them they hold their values.
+        // Live items only: an expired item's value is free already (its sentinel would expire
+        // with it), so another item holding it since is no duplicate.
         let mut items = Box::pin(
             self.db
                 .scan::<E>()
-                .showing_expired()
                 .consistent()
                 .segments(self.segments)
                 .items(),
