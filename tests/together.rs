@@ -2,23 +2,23 @@
 //! uses a sparse index, a keys-only and an INCLUDE index, single and compound unique values, a
 //! time to live on a clock the test moves, versions, managed timestamps and a stream, through
 //! puts, updates (counters, plain and under a sequence guard), deletes, rekeys, guarded
-//! appends, batch writes, bulk loads at an adaptive rate, transactions and concurrent puts,
-//! while a migration runs: a process still on version 1 of the task writes the old
-//! shape, and sweeps (plain, or two distributed workers at once) backfill version 2's index
-//! while the new code puts tasks. After every step the library's reads (get, partition and
-//! collection queries and counts, pages through sealed cursors handed out as text, every
-//! index, scans, lookups by unique value, hydration, the
-//! append pointer, migration coverage) and the raw table are compared with an in-memory model
-//! of the documented semantics; at the end the stream is drained, every record must be a user
+//! appends, batch writes, bulk loads at an adaptive rate, transactions, concurrent puts and
+//! the claim sweep of unique values, while a migration runs: a process still on version 1 of
+//! the task writes the old shape, and sweeps (plain, or two distributed workers at once)
+//! backfill version 2's index while the new code puts tasks. After every step the library's
+//! reads (get, partition and collection queries and counts, pages through sealed cursors
+//! handed out as text, every index, scans, lookups by unique value, hydration, the append
+//! pointer, migration coverage) and the raw table are compared with an in-memory model of the
+//! documented semantics; at the end the stream is drained, every record must be a user
 //! entity's that decodes, and its changes replayed must leave the model's items. Every request
 //! goes through a recording proxy, and each must be allowed by the IAM policy generated for
 //! the table (`singletable::infra::IamPolicy`). A failure shrinks to a short sequence of steps.
 //!
 //! The same sequences run under two more conditions ([`Conditions`]): with DynamoDB refusing
 //! half of the steps' requests (throttling, transaction conflicts, unprocessed batch parts,
-//! the stream's read limit),
-//! where a write the retries do not get through must say so and apply nothing; and with a
-//! fifth of them losing their response, mostly after the engine applied them, where every
+//! the stream's read limit), where a write the retries do not get through must say so and
+//! apply nothing, and no sweep may end in error; and with a fifth of them losing their
+//! response, mostly after the engine applied them, where every
 //! write must be applied once, and one whose outcome stays unknown must say so (its items are
 //! then read back into the model). The stream is drained under the same conditions: a poll
 //! or a commit refused or lost after every resend is polled on, and the replay must still
@@ -269,6 +269,11 @@ enum Step {
         team: u8,
         puts: Vec<u8>,
     },
+    /// The claim sweep a value newly declared unique needs, run again over members whose
+    /// values the library keeps already: every live member's two values are found its own.
+    ClaimSweep {
+        segments: u8,
+    },
     /// A guarded append to the team's log.
     Append {
         team: u8,
@@ -368,6 +373,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (team, prop::collection::vec(0u8..3, 2..4))
             .prop_map(|(team, emails)| Step::ConcurrentPuts { team, emails }),
         1 => (0..TEAMS, 0u8..6).prop_map(|(team, seq)| Step::Append { team, seq }),
+        1 => (1u8..3).prop_map(|segments| Step::ClaimSweep { segments }),
         2 => (1u8..6).prop_map(|seconds| Step::Advance { seconds }),
     ]
 }
@@ -681,6 +687,20 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                     model.tasks.insert((team, id), stored);
                 }
             }
+        }
+        Step::ClaimSweep { segments } => {
+            let sweep = db.admin().claim_unique_values::<Member>();
+            let sent = sweep.segments(u32::from(segments)).send().await;
+            let report = sent.unwrap_or_else(|error| panic!("{step:?} ends in error: {error:?}"));
+            // Expired members are passed over: their values are free already.
+            let members = model.members.values().filter(|m| live(m.expires_at, now));
+            let members = members.count() as u64;
+            assert_eq!(
+                (report.items, report.claimed, report.changed),
+                (members, 2 * members, 0),
+                "{report:?}"
+            );
+            assert!(report.duplicates.is_empty(), "{report:?}");
         }
         Step::DeleteTask { team, id } => {
             let sent = db.delete(Task::key(team, id).unwrap()).send().await;

@@ -145,6 +145,13 @@ impl RetryPolicy {
         }
     }
 
+    /// How the library's long jobs (sweeps) resend what DynamoDB throttles (a request refused,
+    /// or part of a batch left unprocessed), so that they ride through throttling rather than
+    /// end at it: the default's backoff, with [`THROTTLED_ATTEMPTS`].
+    pub(crate) fn riding_through() -> Self {
+        Self::default().with_max_attempts(THROTTLED_ATTEMPTS)
+    }
+
     /// Sends the read `send` makes, again while it is throttled or its response is lost
     /// ([`read_again`]), under this policy: how the library's long jobs and its own records
     /// read.
@@ -192,6 +199,10 @@ impl RetryPolicy {
         }
     }
 }
+
+/// How often a long job's request is sent before its throttling ends the job: the 8 attempts
+/// of [`RetryPolicy::default`] times the SDK's 3, which each made before.
+const THROTTLED_ATTEMPTS: u32 = 24;
 
 /// A failed request of an operation whose errors are `E`, as the SDK reports it.
 type ReadError<E> =

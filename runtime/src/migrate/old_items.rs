@@ -131,10 +131,6 @@ pub(super) async fn backfill_counted<E: Entity>(
     }
 }
 
-/// How often a sweep's write is sent before its throttling ends the sweep: the 8 attempts
-/// of [`RetryPolicy::default`] times the SDK's 3, which each made before.
-const THROTTLED_ATTEMPTS: u32 = 24;
-
 /// Backfills one item, at the limiter's pace when the sweep has a rate. Each throttled write
 /// comes back unretried, is counted against its partition key, lowers the rate (with a
 /// limiter) and is sent again, under [`RetryPolicy::default`] with as many attempts as the
@@ -171,20 +167,14 @@ async fn backfill_resending<E: Entity>(
 }
 
 /// Sends a sweep's write (the one `send` makes, for each attempt) again while DynamoDB
-/// throttles it, `throttled` hearing of each throttle, under [`RetryPolicy::default`] with
-/// [`THROTTLED_ATTEMPTS`]: a sweep rides through throttling rather than ending at it, its
-/// backfills and its own records alike.
+/// throttles it, `throttled` hearing of each throttle, under
+/// [`RetryPolicy::riding_through`]: a sweep rides through throttling rather than ending at
+/// it, its backfills and its own records alike.
 pub(super) async fn resent_while_throttled<T, F: std::future::Future<Output = Result<T, Error>>>(
     send: impl FnMut() -> F,
     throttled: impl FnMut(&Error),
 ) -> Result<T, Error> {
-    riding_through()
+    RetryPolicy::riding_through()
         .resending(send, Error::is_throttling, throttled)
         .await
-}
-
-/// How a sweep resends what DynamoDB throttled (a request refused, or part of a batch left
-/// unprocessed): [`RetryPolicy::default`]'s backoff, with [`THROTTLED_ATTEMPTS`].
-pub(super) fn riding_through() -> RetryPolicy {
-    RetryPolicy::default().with_max_attempts(THROTTLED_ATTEMPTS)
 }

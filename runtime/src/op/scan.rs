@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter, Keeps};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
+use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::wire::{describe, Request};
 use crate::Db;
@@ -29,6 +30,7 @@ impl<T: Table> Db<T> {
             segments: 1,
             limit: None,
             read: ReadOptions::new(T::SCHEMA, || self.now()),
+            resend: None,
         }
     }
 }
@@ -41,6 +43,9 @@ pub struct Scan<'db, E: Entity> {
     segments: u32,
     limit: Option<u32>,
     read: ReadOptions,
+    /// How the library's own jobs resend a page refused or lost (a user's scan leaves that
+    /// to the SDK's retries, as its other reads do).
+    resend: Option<RetryPolicy>,
 }
 
 /// Everything a segment's requests share.
@@ -50,6 +55,7 @@ struct Prepared<T> {
     /// The request of every page, but for its `Segment` and `ExclusiveStartKey`.
     request: ScanFluentBuilder,
     total_segments: Option<i32>,
+    resend: Option<RetryPolicy>,
 }
 
 impl<T> Prepared<T> {
@@ -84,6 +90,13 @@ impl<E: Entity> Scan<'_, E> {
     /// page may bring fewer items, or none.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
+        self
+    }
+
+    /// Sends each page again while it is refused or its response lost, under `policy`: for
+    /// the library's long jobs.
+    pub(crate) fn resending(mut self, policy: RetryPolicy) -> Self {
+        self.resend = Some(policy);
         self
     }
 
@@ -123,6 +136,7 @@ impl<E: Entity> Scan<'_, E> {
             db: self.db.clone(),
             request,
             total_segments,
+            resend: self.resend,
         })
     }
 
@@ -186,7 +200,11 @@ fn segment_stream<E: Entity>(
                 || None,
                 None,
             );
-            let request = prepared.page(segment, start_key).send().boxed();
+            let page = prepared.page(segment, start_key);
+            let request = match prepared.resend {
+                Some(policy) => async move { policy.reading(|| page.clone().send()).await }.boxed(),
+                None => page.send().boxed(),
+            };
             let page = prepared.db.send_traced(span, request, |output| {
                 output
                     .consumed_capacity()

@@ -5,6 +5,7 @@
 use super::sentinel::{owner_of, sweep_claim};
 use crate::error::Error;
 use crate::item::KeyText;
+use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::Admin;
 use crate::Db;
@@ -75,6 +76,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
         let mut items = Box::pin(
             self.db
                 .scan::<E>()
+                .resending(RetryPolicy::riding_through())
                 .consistent()
                 .segments(self.segments)
                 .items(),
@@ -86,7 +88,8 @@ impl<E: Entity> ClaimUnique<'_, E> {
                 let Some((value, [check, put])) = sweep_claim::<E>(self.db, unique, &item) else {
                     continue;
                 };
-                let cancelled = match self.db.transaction().push(check).push(put).send().await {
+                let claim = self.db.transaction().push(check).push(put);
+                let cancelled = match claim.retry(RetryPolicy::riding_through()).send().await {
                     Ok(()) => {
                         report.claimed += 1;
                         continue;
