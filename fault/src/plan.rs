@@ -128,9 +128,9 @@ impl Fault {
     }
 
     /// The faults DynamoDB and networks can produce: throttling, transaction conflicts,
-    /// unprocessed batch parts and a stream's read limit happen before a request is applied (DynamoDB guarantees a
-    /// throttled or cancelled request wrote nothing); server errors, timeouts and dropped
-    /// connections may happen on either side of it.
+    /// unprocessed batch parts and a stream's read limit happen before a request is applied
+    /// (DynamoDB guarantees a throttled or cancelled request wrote nothing); server errors,
+    /// timeouts and dropped connections may happen on either side of it.
     pub fn realistic() -> Vec<Fault> {
         use FaultKind::*;
         let mut faults = vec![

@@ -283,7 +283,8 @@ impl Error {
     /// `RequestLimitExceeded`, or a transaction cancelled for throughput alone (every reason
     /// `ThrottlingError` or `ProvisionedThroughputExceeded`), as a write with unique values
     /// is. Nothing was applied, and sending it again later may succeed. A stream reader's
-    /// read refused for throughput is one too ([`StreamError::is_throttling`](crate::stream::StreamError::is_throttling)).
+    /// read refused for throughput is one too
+    /// ([`StreamError::is_throttling`](crate::stream::StreamError::is_throttling)).
     pub fn is_throttling(&self) -> bool {
         match self {
             Error::Service(error) => crate::retry::is_throttling(error),

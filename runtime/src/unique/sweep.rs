@@ -1,5 +1,5 @@
 //! Existing data: items written before a value was declared unique have no sentinels. A claim
-//! sweep reads every item of the entity and claims its values, and reports the values two
+//! sweep reads every live item of the entity and claims its values, and reports the values two
 //! items share instead of choosing between them.
 
 use super::sentinel::{owner_of, sweep_claim};
@@ -48,11 +48,11 @@ pub struct ClaimUnique<'db, E: Entity> {
 
 impl<'db, T: Table> Admin<'db, T> {
     /// The migration step for a value newly declared unique: claims the value of every
-    /// existing item of `E` that has not expired (one transaction per value: the sentinel's put, if the value is
-    /// free or already the item's, and a check that the item still holds it as read), and
-    /// reports the values that two items share. Run it once the code that keeps the
-    /// sentinels is deployed, so that items written meanwhile are covered too; it can be run
-    /// again at any time.
+    /// existing item of `E` that has not expired (one transaction per value: the sentinel's
+    /// put, if the value is free or already the item's, and a check that the item still holds
+    /// it as read), and reports the values that two items share. Run it once the code that
+    /// keeps the sentinels is deployed, so that items written meanwhile are covered too; it
+    /// can be run again at any time.
     pub fn claim_unique_values<E: Entity<Table = T>>(&self) -> ClaimUnique<'db, E> {
         ClaimUnique {
             db: self.db,
