@@ -654,23 +654,37 @@ struct Invite {
     expires_at: u64,
 }
 
+/// An invite whose code is `WELCOME`, expiring at `expires_at` (epoch seconds).
+fn welcome(id: &str, expires_at: u64) -> Invite {
+    Invite {
+        id: id.into(),
+        code: "WELCOME".into(),
+        expires_at,
+    }
+}
+
+fn now_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A table where `WELCOME` was `i1`'s, which expired a minute ago, and is now `i2`'s.
+async fn welcome_expired_and_taken_again() -> singletable::testing::TestTable<Invites> {
+    let db = singletable::testing::table::<Invites>().await.unwrap();
+    let now = now_seconds();
+    db.put(&welcome("i1", now - 60)).send().await.unwrap();
+    db.put(&welcome("i2", now + 3600)).send().await.unwrap();
+    db
+}
+
 /// A sentinel expires with its item: the value of an expired item is free again, whether or
 /// not the engine has deleted the two yet.
 #[tokio::test]
 async fn an_expired_items_value_is_free_again() {
-    let db = singletable::testing::table::<Invites>().await.unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let invite = |id: &str, expires_at: u64| Invite {
-        id: id.into(),
-        code: "WELCOME".into(),
-        expires_at,
-    };
-    db.put(&invite("i1", now - 60)).send().await.unwrap();
-    db.put(&invite("i2", now + 3600)).send().await.unwrap();
-    refused(&db, &invite("i3", now + 3600)).await;
+    let db = welcome_expired_and_taken_again().await;
+    refused(&db, &welcome("i3", now_seconds() + 3600)).await;
     let found = db.get_by_unique(Invite::CODE, "WELCOME").await.unwrap();
     assert_eq!(found.id, "i2");
     // Deleting the expired item (if the engine has not yet) leaves i2's sentinel alone.
@@ -684,18 +698,7 @@ async fn an_expired_items_value_is_free_again() {
 /// operator is not sent to fix data that is not wrong.
 #[tokio::test]
 async fn a_claim_sweep_passes_over_expired_items() {
-    let db = singletable::testing::table::<Invites>().await.unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let invite = |id: &str, expires_at: u64| Invite {
-        id: id.into(),
-        code: "WELCOME".into(),
-        expires_at,
-    };
-    db.put(&invite("i1", now - 60)).send().await.unwrap();
-    db.put(&invite("i2", now + 3600)).send().await.unwrap();
+    let db = welcome_expired_and_taken_again().await;
     let report = db
         .admin()
         .claim_unique_values::<Invite>()

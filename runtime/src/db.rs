@@ -244,6 +244,20 @@ impl<T: Table> Db<T> {
         Ok(self.raw_get_request(key, consistent).send().await?.item)
     }
 
+    /// `DescribeTable` of this table, sent again while throttled or lost: how the library's
+    /// jobs and readers learn the table (its capacity, its stream, whether it exists).
+    pub(crate) async fn describe_table(
+        &self,
+    ) -> Result<
+        aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput,
+        crate::retry::ReadError<aws_sdk_dynamodb::operation::describe_table::DescribeTableError>,
+    > {
+        let describe = self.client.describe_table().table_name(self.table_name());
+        crate::RetryPolicy::default()
+            .reading(|| describe.clone().send())
+            .await
+    }
+
     /// The request [`Db::raw_get`] sends, for a caller that resends it itself.
     pub(crate) fn raw_get_request(
         &self,

@@ -188,11 +188,7 @@ impl RetryPolicy {
             if made().await? {
                 return Ok(());
             }
-            // `LimitExceededException`: too many table changes in flight in the account.
-            let again = read_again(&error)
-                || aws_sdk_dynamodb::error::ProvideErrorMetadata::code(&error)
-                    == Some("LimitExceededException");
-            if !again || attempt >= self.attempts() {
+            if !read_again(&error) || attempt >= self.attempts() {
                 return Err(error.into());
             }
             self.sleep_before(attempt).await;
@@ -204,16 +200,26 @@ impl RetryPolicy {
 /// of [`RetryPolicy::default`] times the SDK's 3, which each made before.
 const THROTTLED_ATTEMPTS: u32 = 24;
 
-/// A failed request of an operation whose errors are `E`, as the SDK reports it.
-type ReadError<E> =
+/// A failed request of an operation whose errors are `E`, as the SDK reports it (of the
+/// DynamoDB and the DynamoDB Streams APIs alike).
+pub(crate) type ReadError<E> =
     aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>;
 
-/// Whether a read is worth sending again: it was throttled, or its response was lost (a read
-/// changes nothing, so sending it twice is safe).
+/// Whether a read (or a change of the table, which the table's description then confirms) is
+/// worth sending again: it was throttled, refused for a limit on requests in flight, or its
+/// response was lost (a read changes nothing, so sending it twice is safe).
 pub(crate) fn read_again<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
     error: &ReadError<E>,
 ) -> bool {
-    is_throttling(error) || lost_in_transit(error)
+    let code = aws_sdk_dynamodb::error::ProvideErrorMetadata::code(error);
+    is_throttling(error) || is_limit_exceeded(code) || lost_in_transit(error)
+}
+
+/// Whether `code` is `LimitExceededException`: too many table changes in flight in the
+/// account, or more reads of a stream's shard than the Streams API allows. Nothing was done,
+/// and the request may go through later.
+pub(crate) fn is_limit_exceeded(code: Option<&str>) -> bool {
+    code == Some("LimitExceededException")
 }
 
 /// Whether a request failed in a way that leaves its outcome unknown: it timed out, the

@@ -18,12 +18,7 @@ pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
         Some(AttributeValue::N(zero)) if zero == "0" && managed.version == Some(attribute) => {
             Node::NotExists(AttrPath::attribute(attribute))
         }
-        Some(value) => Node::Compare(
-            Operand::Path(AttrPath::attribute(attribute)),
-            Comparison::Eq,
-            Operand::Value(value.clone()),
-        ),
-        None => Node::NotExists(AttrPath::attribute(attribute)),
+        _ => attribute_as_read(read, attribute),
     };
     if let Some(attribute) = managed.version {
         return same(attribute);
@@ -41,6 +36,18 @@ pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
                 <E::Table as Table>::SCHEMA.partition_key,
             ))
         })
+}
+
+/// The condition that `attribute` is as in `read`: equal to its value, or absent as it was.
+pub(crate) fn attribute_as_read(read: &Item, attribute: &'static str) -> Node {
+    match read.get(attribute) {
+        Some(value) => Node::Compare(
+            Operand::Path(AttrPath::attribute(attribute)),
+            Comparison::Eq,
+            Operand::Value(value.clone()),
+        ),
+        None => Node::NotExists(AttrPath::attribute(attribute)),
+    }
 }
 
 /// The condition that the item is as `stored` says: absent (or expired by `expiry`, which is

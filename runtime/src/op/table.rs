@@ -42,10 +42,7 @@ impl<T: Table> Db<T> {
     pub(crate) async fn limiter(&self, rate: Rate) -> Result<Limiter, Error> {
         rate.check()?;
         let provisioned = if rate.needs_capacity() {
-            let describe = self.client().describe_table().table_name(self.table_name());
-            let described = crate::RetryPolicy::default()
-                .reading(|| describe.clone().send())
-                .await?;
+            let described = self.describe_table().await?;
             described
                 .table()
                 .and_then(|table| table.provisioned_throughput())
@@ -119,15 +116,7 @@ impl<'db, T: Table> Admin<'db, T> {
     /// that exists is left as it is: [`Admin::table_migration`](crate::Admin::table_migration)
     /// plans and applies the differences.)
     pub async fn ensure_table(&self) -> Result<bool, Error> {
-        let describe = self
-            .db
-            .client()
-            .describe_table()
-            .table_name(self.db.table_name());
-        let described = crate::RetryPolicy::default()
-            .reading(|| describe.clone().send())
-            .await;
-        match described {
+        match self.db.describe_table().await {
             Ok(_) => return Ok(false),
             Err(error)
                 if error

@@ -58,7 +58,10 @@ impl StreamError {
         match self {
             StreamError::Read {
                 code: Some(code), ..
-            } => is_stream_limit(Some(code)) || crate::retry::is_throttling_code(Some(code)),
+            } => {
+                crate::retry::is_limit_exceeded(Some(code))
+                    || crate::retry::is_throttling_code(Some(code))
+            }
             _ => false,
         }
     }
@@ -76,9 +79,4 @@ impl StreamError {
             _ => None,
         }
     }
-}
-
-/// Whether `code` is the Streams API's refusal of more reads of a shard than it allows.
-pub(super) fn is_stream_limit(code: Option<&str>) -> bool {
-    code == Some("LimitExceededException")
 }

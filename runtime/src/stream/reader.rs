@@ -19,17 +19,17 @@
 //! in use.
 
 use super::change::{decode, Record, StreamTarget};
-use super::error::{is_stream_limit, StreamError};
+use super::error::StreamError;
 use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, ViewOf};
 use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
-use crate::retry::RetryPolicy;
+use crate::retry::{ReadError, RetryPolicy};
 use crate::schema::Table;
 use crate::Admin;
 use crate::Db;
-use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
 use serde::{Deserialize, Serialize};
 
@@ -241,12 +241,7 @@ impl<T: Table> StreamReader<'_, T> {
         let stream_arn = match &self.stream_arn {
             Some(arn) => arn.clone(),
             None => {
-                let describe = self
-                    .db
-                    .client()
-                    .describe_table()
-                    .table_name(self.db.table_name());
-                let table = self.policy.reading(|| describe.clone().send()).await?;
+                let table = self.db.describe_table().await?;
                 let arn = table
                     .table()
                     .and_then(|table| table.latest_stream_arn())
@@ -266,7 +261,8 @@ impl<T: Table> StreamReader<'_, T> {
                 .stream_arn(&stream_arn)
                 .set_exclusive_start_shard_id(start.clone());
             let described = self
-                .read_stream(|| describe.clone().send())
+                .policy
+                .reading(|| describe.clone().send())
                 .await
                 .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
             let Some(description) = described.stream_description() else {
@@ -328,7 +324,7 @@ impl<T: Table> StreamReader<'_, T> {
                 .get_records()
                 .shard_iterator(iterator)
                 .limit(PAGE_RECORDS);
-            let page = self.read_stream(|| get.clone().send()).await;
+            let page = self.policy.reading(|| get.clone().send()).await;
             match page {
                 Ok(page) => {
                     let next = page.next_shard_iterator().map(str::to_owned);
@@ -380,7 +376,8 @@ impl<T: Table> StreamReader<'_, T> {
             None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
         };
         let output = self
-            .read_stream(|| request.clone().send())
+            .policy
+            .reading(|| request.clone().send())
             .await
             .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
         output.shard_iterator().map(str::to_owned).ok_or_else(|| {
@@ -392,19 +389,6 @@ impl<T: Table> StreamReader<'_, T> {
             }
             .into()
         })
-    }
-
-    /// Sends the Streams API read `send` makes, again while it is throttled or its response
-    /// is lost.
-    async fn read_stream<O, E, F>(&self, send: impl FnMut() -> F) -> Result<O, StreamReadError<E>>
-    where
-        E: ProvideErrorMetadata,
-        F: std::future::Future<Output = Result<O, StreamReadError<E>>>,
-    {
-        let read_again = |error: &StreamReadError<E>| {
-            crate::retry::read_again(error) || is_stream_limit(error.code())
-        };
-        self.policy.resending(send, read_again, |_| {}).await
     }
 
     /// The committed sequence number of `shard` and whether it is finished.
@@ -431,13 +415,10 @@ fn checkpoint_key<T: Table>(consumer: &str, shard: &str) -> Item {
     )
 }
 
-/// A failed Streams API request whose errors are `E`.
-type StreamReadError<E> = SdkError<E, aws_sdk_dynamodbstreams::config::http::HttpResponse>;
-
 fn read_error<E: std::error::Error + ProvideErrorMetadata + 'static>(
     operation: &'static str,
     stream: &str,
-    error: StreamReadError<E>,
+    error: ReadError<E>,
 ) -> StreamError {
     StreamError::Read {
         operation,

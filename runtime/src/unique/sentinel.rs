@@ -5,6 +5,7 @@ use crate::expr::condition::{AttributeType, Comparison, Node, Operand};
 use crate::expr::AttrPath;
 use crate::item::{Item, KeyText};
 use crate::library::UNIQUE_SENTINEL;
+use crate::op::as_read::attribute_as_read;
 use crate::op::transact::{TransactOp, WriteKind};
 use crate::schema::{Entity, Table, UniqueSchema};
 use crate::write::Write;
@@ -211,13 +212,10 @@ pub(crate) fn sweep_claim<E: Entity>(
 ) -> Option<(String, [TransactOp; 2])> {
     let table = <E::Table as Table>::SCHEMA;
     let claim = claim::<E>(unique, item, None, crate::ttl::epoch_seconds(db.now()))?;
+    // `item` is encoded from the entity the scan decoded, which writes no `None`: one stored
+    // as NULL (by an older writer) is absent here too.
     let as_read = |attribute: &'static str| match item.get(attribute) {
-        Some(value) => Node::Compare(
-            Operand::Path(AttrPath::attribute(attribute)),
-            Comparison::Eq,
-            Operand::Value(value.clone()),
-        ),
-        // An absent value: never written, or written as NULL by an older writer.
+        Some(_) => attribute_as_read(item, attribute),
         None => or(
             Node::NotExists(AttrPath::attribute(attribute)),
             Node::Type(AttrPath::attribute(attribute), AttributeType::Null),
@@ -234,6 +232,7 @@ pub(crate) fn sweep_claim<E: Entity>(
             |all, next| Node::And(Box::new(all), Box::new(next)),
         );
     let key = key_of::<E>(item);
+    let key_text = crate::item::key_text::<E::Table>(&key);
     let mut estimate = Estimate::default();
     estimate.write(
         1.0,
@@ -242,15 +241,13 @@ pub(crate) fn sweep_claim<E: Entity>(
             unique.name, claim.value
         ),
     );
-    let check = TransactOp {
-        kind: WriteKind::ConditionCheck,
-        entity: E::SCHEMA.name,
-        table: db.table_name().to_owned(),
-        key_text: crate::item::key_text::<E::Table>(&key),
-        write: crate::write::TransactItem::Check(crate::write::Check::new(key.clone(), &holds)),
-        key,
+    let check = TransactOp::check(
+        E::SCHEMA.name,
+        db.table_name(),
+        (key, key_text),
+        &holds,
         estimate,
-    };
+    );
     let write = Write::put(UNIQUE_SENTINEL.description, claim.item).condition(&claim.condition);
     let what = format!("claim of unique {} {:?}", unique.name, claim.value);
     let put = op::<E>(WriteKind::Put, db.table_name(), claim.key, write, what);

@@ -19,7 +19,7 @@ use crate::expr::Condition;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::wire::Request;
-use crate::write::{Check, TransactItem, Transacted};
+use crate::write::Transacted;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
@@ -35,18 +35,15 @@ impl<E: Entity> TransactWrite for ConditionCheck<'_, E> {
             .condition
             .node()
             .map_err(|error| Error::from(error.clone()))?;
-        let key = self.key.to_attributes();
         let mut estimate = Estimate::default();
         estimate.write(1.0, "condition check");
-        Ok(TransactOp {
-            kind: WriteKind::ConditionCheck,
-            entity: E::SCHEMA.name,
-            table: self.db.table_name().to_owned(),
-            write: TransactItem::Check(Check::new(key.clone(), node)),
-            key,
-            key_text: self.key.text(),
+        Ok(TransactOp::check(
+            E::SCHEMA.name,
+            self.db.table_name(),
+            (self.key.to_attributes(), self.key.text()),
+            node,
             estimate,
-        })
+        ))
     }
 }
 

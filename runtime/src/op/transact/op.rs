@@ -3,8 +3,9 @@
 use super::kind::WriteKind;
 use crate::cost::Estimate;
 use crate::error::Error;
+use crate::expr::condition::Node;
 use crate::item::{Item, KeyText};
-use crate::write::{TransactItem, Write};
+use crate::write::{Check, TransactItem, Write};
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// One prepared write of a transaction (opaque: built by the typed operations).
@@ -41,6 +42,25 @@ impl TransactOp {
             key,
             key_text,
             write: TransactItem::Write(write),
+            estimate,
+        }
+    }
+
+    /// The check of `condition` on `entity`'s item at `key` in `table`, which writes nothing.
+    pub(crate) fn check(
+        entity: &'static str,
+        table: &str,
+        (key, key_text): (Item, KeyText),
+        condition: &Node,
+        estimate: Estimate,
+    ) -> Self {
+        TransactOp {
+            kind: WriteKind::ConditionCheck,
+            entity,
+            table: table.to_owned(),
+            write: TransactItem::Check(Check::new(key.clone(), condition)),
+            key,
+            key_text,
             estimate,
         }
     }
