@@ -1032,3 +1032,40 @@ fn text(item: &Item, name: &str) -> String {
         _ => String::new(),
     }
 }
+
+/// A memo whose `pinned` flag came after some memos were written: it defaults when absent.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "MEMO#{id}", sk = "MEMO")]
+struct Memo {
+    id: String,
+    #[serde(default)]
+    pinned: bool,
+}
+
+/// An item written before a field with a default existed reads with the default, and a rekey
+/// of it conditions on every field as read: `pinned = false` never holds for an item without
+/// the attribute, so the move fails with `ConditionFailed` however often it is read again.
+/// Found by the model test once its task gained defaulted fields that version 1 did not
+/// write; the fix (conditioning on the stored item, as writes of unique values do) is open.
+#[tokio::test]
+#[ignore = "open defect: a rekey of an item stored without a defaulted field never passes its condition"]
+async fn an_item_written_before_a_defaulted_field_can_be_rekeyed() {
+    let db = table().await;
+    let item = Item::from([
+        ("PK".into(), AttributeValue::S("MEMO#m1".into())),
+        ("SK".into(), AttributeValue::S("MEMO".into())),
+        ("_type".into(), AttributeValue::S("Memo".into())),
+        ("id".into(), AttributeValue::S("m1".into())),
+    ]);
+    singletable::testing::put_raw(&db, item).await.unwrap();
+    let memo = db.get(Memo::key("m1").unwrap()).send().await.unwrap();
+    let moved = Memo {
+        id: "m2".into(),
+        ..memo.clone()
+    };
+    db.rekey(&memo, &moved).send().await.unwrap();
+    assert_eq!(
+        db.get(Memo::key("m2").unwrap()).send().await.unwrap(),
+        moved
+    );
+}

@@ -105,7 +105,7 @@ struct Task {
     /// Without unique values, so its puts take the plain path that keeps a creation time.
     #[dynamo(created_at)]
     created_at: u64,
-    /// A counter (`ADD`), which version 1 does not write.
+    /// A counter (`ADD`).
     #[serde(default)]
     hits: u32,
     /// The last sequence number a guarded count applied (`advance`).
@@ -141,6 +141,13 @@ mod v1 {
         pub expires_at: Option<u64>,
         #[dynamo(created_at)]
         pub created_at: u64,
+        // Written by version 1 too: a rekey of an item stored without a field that defaults
+        // cannot pass its as-read condition (an open defect, kept in
+        // composition.rs `an_item_written_before_a_defaulted_field_can_be_rekeyed`).
+        #[serde(default)]
+        pub hits: u32,
+        #[serde(default)]
+        pub applied: u32,
     }
 
     impl Task {
@@ -159,6 +166,8 @@ mod v1 {
                 title: task.title.clone(),
                 expires_at: task.expires_at,
                 created_at: task.created_at,
+                hits: task.hits,
+                applied: task.applied,
             }
         }
     }
