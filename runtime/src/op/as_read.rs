@@ -12,12 +12,36 @@ use aws_sdk_dynamodb::types::AttributeValue;
 /// The condition that the stored item is still the one read: its version, its `updated_at`, or
 /// else every field as read (an absent one still absent).
 pub(crate) fn unchanged_since_read<E: Entity>(read: &Item) -> Node {
+    unchanged::<E>(read, |_| false)
+}
+
+/// As [`unchanged_since_read`], for `read` encoded from an entity the caller holds (a rekey's
+/// `from`): a field stored before it existed decodes to its default, so where decoding `read`
+/// without the attribute gives the same item, the attribute's absence is as read too.
+pub(crate) fn unchanged_since_decoded<E: Entity>(read: &Item) -> Node {
+    unchanged::<E>(read, |attribute| {
+        let mut without = read.clone();
+        without.remove(attribute);
+        crate::item::decode::<E>(without)
+            .ok()
+            .and_then(|entity| crate::item::encode(&entity).ok())
+            .is_some_and(|again| again.get(attribute) == read.get(attribute))
+    })
+}
+
+/// The stored item is as `read`: by its version, its `updated_at`, or every field, where an
+/// attribute `absent_reads_alike` may also be absent.
+fn unchanged<E: Entity>(read: &Item, absent_reads_alike: impl Fn(&'static str) -> bool) -> Node {
     let managed = E::SCHEMA.managed;
     let same = |attribute: &'static str| match read.get(attribute) {
         // Version 0 is an item written without the attribute.
         Some(AttributeValue::N(zero)) if zero == "0" && managed.version == Some(attribute) => {
             Node::NotExists(AttrPath::attribute(attribute))
         }
+        Some(_) if absent_reads_alike(attribute) => Node::Or(
+            Box::new(attribute_as_read(read, attribute)),
+            Box::new(Node::NotExists(AttrPath::attribute(attribute))),
+        ),
         _ => attribute_as_read(read, attribute),
     };
     if let Some(attribute) = managed.version {

@@ -24,7 +24,7 @@ impl<T: Table> Db<T> {
     /// The move happens only if the stored item is still `from`, so it never overwrites a
     /// change it did not see: for a versioned entity, still at `from`'s version; with an
     /// `updated_at` field, still at `from`'s time; otherwise, with every field as `from` has
-    /// it. `to` keeps `from`'s `created_at` (a move is not a creation) unless it changes it.
+    /// it (a field the stored item lacks, which `from` has at its default, counts as the same). `to` keeps `from`'s `created_at` (a move is not a creation) unless it changes it.
     ///
     /// Fails with [`Error::NotFound`] if there is no item at `from`'s key, with
     /// [`Error::VersionConflict`] or [`Error::ConditionFailed`], carrying the current item,
@@ -36,8 +36,9 @@ impl<T: Table> Db<T> {
             .primary_key()
             .map_err(EncodeError::from)
             .and_then(|key| {
-                let unchanged =
-                    super::as_read::unchanged_since_read::<E>(read.as_ref().map_err(Clone::clone)?);
+                let unchanged = super::as_read::unchanged_since_decoded::<E>(
+                    read.as_ref().map_err(Clone::clone)?,
+                );
                 Ok(self
                     .delete(key)
                     .only_if_exists()
