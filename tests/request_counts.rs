@@ -60,7 +60,7 @@ impl Intercept for RequestCounter {
 
 /// A fresh table on the local engine, reached through a client that counts its requests;
 /// the counter starts at zero after the table is created.
-async fn counted_table() -> (Db<App>, RequestCounter) {
+async fn counted_table<T: singletable::Table>() -> (Db<T>, RequestCounter) {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let sdk_config = singletable::local::sdk_config().await.unwrap();
     let counter = RequestCounter::default();
@@ -95,7 +95,7 @@ fn tickets(count: usize, team_id: u32) -> Vec<Ticket> {
 
 #[tokio::test]
 async fn put_get_and_delete_are_one_request_each() {
-    let (db, counter) = counted_table().await;
+    let (db, counter) = counted_table::<App>().await;
     let ticket = Ticket::new("8842", 7, Status::Open, "Printer out of toner");
 
     db.put(&ticket).send().await.unwrap();
@@ -123,7 +123,7 @@ async fn put_get_and_delete_are_one_request_each() {
 
 #[tokio::test]
 async fn a_status_change_is_one_update_item_that_also_maintains_the_index() {
-    let (db, counter) = counted_table().await;
+    let (db, counter) = counted_table::<App>().await;
     db.put(&Ticket::new(
         "8842",
         7,
@@ -170,7 +170,7 @@ async fn a_status_change_is_one_update_item_that_also_maintains_the_index() {
 
 #[tokio::test]
 async fn a_batch_write_of_n_is_ceil_n_over_25_requests() {
-    let (db, counter) = counted_table().await;
+    let (db, counter) = counted_table::<App>().await;
     for (team, n) in [(1, 1), (2, MAX_WRITES), (3, MAX_WRITES + 1), (4, 60)] {
         let all = tickets(n, team);
         let output = db.batch_write().put_all(&all).send().await.unwrap();
@@ -195,7 +195,7 @@ async fn a_batch_write_of_n_is_ceil_n_over_25_requests() {
 
 #[tokio::test]
 async fn a_batch_get_of_n_is_ceil_n_over_100_requests() {
-    let (db, counter) = counted_table().await;
+    let (db, counter) = counted_table::<App>().await;
     let all = tickets(MAX_GET_KEYS + 20, 7);
     let _ = db.batch_write().put_all(&all).send().await.unwrap();
     counter.take();
@@ -212,7 +212,7 @@ async fn a_query_of_k_pages_is_k_requests() {
     if common::skips(Needs::IndexReadAfterWrite) {
         return;
     }
-    let (db, counter) = counted_table().await;
+    let (db, counter) = counted_table::<App>().await;
     let _ = db
         .batch_write()
         .put_all(&tickets(10, 7))
@@ -258,7 +258,7 @@ async fn a_query_of_k_pages_is_k_requests() {
 
 #[tokio::test]
 async fn a_rekey_is_one_transaction() {
-    let (db, counter) = counted_table().await;
+    let (db, counter) = counted_table::<App>().await;
     let ticket = Ticket::new("1", 7, Status::Open, "x");
     db.put(&ticket).send().await.unwrap();
     counter.take();
@@ -274,4 +274,39 @@ async fn a_rekey_is_one_transaction() {
         requests(&[("TransactWriteItems", 1)]),
         "a failed condition is never retried"
     );
+}
+
+#[derive(singletable::Table)]
+#[dynamo(name = "expiring", pk = "PK", sk = "SK", ttl = "expires_at")]
+struct Expiring;
+
+#[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Expiring, pk = "INVITE#{id}", sk = "INVITE")]
+struct Invite {
+    id: u32,
+    #[dynamo(unique)]
+    code: String,
+    #[dynamo(ttl)]
+    expires_at: Option<u64>,
+}
+
+/// An entity with unique values that can expire: the new key is read first, since an expired
+/// item there is replaced and its values released.
+#[tokio::test]
+async fn a_rekey_of_expiring_unique_values_reads_the_new_key_first() {
+    let (db, counter) = counted_table::<Expiring>().await;
+    let invite = Invite {
+        id: 1,
+        code: "WELCOME".into(),
+        expires_at: None,
+    };
+    db.put(&invite).send().await.unwrap();
+    counter.take();
+    let moved = Invite {
+        id: 2,
+        ..invite.clone()
+    };
+    db.rekey(&invite, &moved).send().await.unwrap();
+    let expected = [("GetItem", 1), ("TransactWriteItems", 1)];
+    assert_eq!(counter.take(), requests(&expected));
 }

@@ -1,7 +1,8 @@
 //! The features together, against a model: random sequences of writes over one table that
 //! uses a sparse index, a keys-only and an INCLUDE index, single and compound unique values, a
 //! time to live on a clock the test moves, versions, managed timestamps and a stream, through
-//! puts, updates (counters, plain and under a sequence guard), deletes, rekeys, guarded
+//! puts, updates (counters, plain and under a sequence guard), deletes, rekeys (of tasks, and
+//! of members with their unique values, versions and expiries), guarded
 //! appends, batch writes, bulk loads at an adaptive rate, transactions, concurrent puts and
 //! the claim sweep of unique values, while a migration runs: a process still on version 1 of
 //! the task writes the old shape, and sweeps (plain, or two distributed workers at once)
@@ -215,6 +216,15 @@ enum Step {
         team: u8,
         id: u8,
     },
+    /// A member moved to another key (a rekey), with a new email or its own: its values go
+    /// with it, and an expired member it lands on is replaced, that member's values released.
+    /// `which` picks one of the live members, in key order, and `to` is a key, or (`None`) an
+    /// expired member's, or else a free one in its team.
+    RekeyMember {
+        which: u8,
+        to: Option<(u8, u8)>,
+        email: Option<u8>,
+    },
     /// A put by the new code, or by a process still running version 1 of the task.
     PutTask {
         team: u8,
@@ -319,6 +329,12 @@ fn step() -> impl Strategy<Value = Step> {
             }
         }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteMember { team, id }),
+        3 => (
+            0u8..8,
+            prop::option::of((team.clone(), id.clone())),
+            prop::option::of(0u8..3)
+        )
+            .prop_map(|(which, to, email)| Step::RekeyMember { which, to, email }),
         3 => (
             team.clone(),
             id.clone(),
@@ -576,6 +592,62 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             }
             sent.unwrap();
             model.members.remove(&(team, id));
+        }
+        Step::RekeyMember { which, to, email } => {
+            let live_members: Vec<&Member> = (model.members.values())
+                .filter(|m| live(m.expires_at, now))
+                .collect();
+            let old = live_members.get(usize::from(which) % live_members.len().max(1));
+            let Some(old) = old.map(|&member| member.clone()) else {
+                return Resync::default();
+            };
+            let from = (old.team, old.id);
+            // Onto an expired member, or else a free id of its team.
+            let expired = (model.members.values())
+                .find(|m| !live(m.expires_at, now))
+                .map(|m| (m.team, m.id));
+            let free = (0..IDS)
+                .map(|id| (old.team, id))
+                .find(|&key| model.live_member(key).is_none());
+            let Some(to) = to.or(expired).or(free) else {
+                return Resync::default();
+            };
+            let mut moved = Member {
+                team: to.0,
+                id: to.1,
+                ..old.clone()
+            };
+            if let Some(email) = email {
+                moved.email = format!("m{email}@example.com");
+            }
+            let sent = db.rekey(&old, &moved).send().await;
+            if let Some(resync) = unsettled(&sent, || Resync::members([from, to])) {
+                return resync;
+            }
+            // A value a live member other than the two holds is reported first: the claims go
+            // in the move's transaction. One the member at the new key holds is that key's,
+            // which the move may claim; the move then fails on the key.
+            let clash = model.members.iter().any(|(key, other)| {
+                ![from, to].contains(key)
+                    && live(other.expires_at, now)
+                    && (other.email == moved.email
+                        || (other.team == moved.team && other.nick == moved.nick))
+            });
+            if from == to {
+                // A move to its own key: the delete and the put name one item.
+                assert!(sent.is_err(), "{step:?}: {sent:?}");
+            } else if clash {
+                assert_eq!(outcome(&sent), "unique", "{step:?}: {sent:?}");
+            } else if model.live_member(to).is_some() {
+                assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
+            } else {
+                sent.unwrap();
+                model.members.remove(&from);
+                // The next version and this write's time; the creation time moves with it.
+                moved.version = old.version + 1;
+                moved.updated_at = now_ms;
+                model.members.insert(to, moved);
+            }
         }
         Step::PutTask {
             team,

@@ -708,3 +708,54 @@ async fn a_claim_sweep_passes_over_expired_items() {
     assert!(report.duplicates.is_empty(), "{report:?}");
     assert_eq!((report.items, report.claimed), (1, 1), "{report:?}");
 }
+
+/// The code sentinels in the table, by value: the partition key of the item each names.
+async fn invite_codes(db: &singletable::Db<Invites>) -> BTreeMap<String, String> {
+    common::raw_items(db)
+        .await
+        .iter()
+        .filter(|item| text(item, "_type") == "_unique")
+        .map(|item| (text(item, "value"), text(item, "owner_pk")))
+        .collect()
+}
+
+/// A write onto the key of an expired item replaces it, whether a put or a rekey: the expired
+/// item's values are released with it, so that no sentinel is left naming the new item for a
+/// value it does not hold; but not a value another item has taken since. (The writes run an
+/// hour ahead of real time, so that the engine's own time to live deletes nothing here.)
+#[tokio::test]
+async fn a_write_onto_an_expired_items_key_releases_its_values() {
+    let table = singletable::testing::table::<Invites>().await.unwrap();
+    let later = || std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let db = table.clone().with_clock(later);
+    let (soon, after) = (now_seconds() + 600, now_seconds() + 7200);
+    let invite = |id: &str, code: &str, expires_at| Invite {
+        id: id.into(),
+        code: code.into(),
+        expires_at,
+    };
+    for (id, code) in [("i1", "SPRING"), ("i2", "SUMMER"), ("i3", "DUSK")] {
+        table.put(&invite(id, code, soon)).send().await.unwrap();
+    }
+    let moving = invite("i4", "AUTUMN", after);
+    db.put(&moving).send().await.unwrap();
+    // A put over expired i1.
+    db.put(&invite("i1", "WINTER", after)).send().await.unwrap();
+    // A rekey onto expired i2; then onto expired i3, whose value i5 has taken since.
+    let moved = invite("i2", "AUTUMN", after);
+    db.rekey(&moving, &moved).send().await.unwrap();
+    let taker = invite("i5", "DUSK", after);
+    db.put(&taker).send().await.unwrap();
+    let moved_again = invite("i3", "AUTUMN", after);
+    db.rekey(&moved, &moved_again).send().await.unwrap();
+    let expected = [
+        ("WINTER", "INVITE#i1"),
+        ("AUTUMN", "INVITE#i3"),
+        ("DUSK", "INVITE#i5"),
+    ];
+    let expected = expected.map(|(code, owner)| (code.to_owned(), owner.to_owned()));
+    assert_eq!(invite_codes(&db).await, BTreeMap::from(expected));
+    let found = db.get_by_unique(Invite::CODE, "AUTUMN").await;
+    assert_eq!(found.unwrap(), moved_again);
+    assert_eq!(db.get_by_unique(Invite::CODE, "DUSK").await.unwrap(), taker);
+}

@@ -24,7 +24,12 @@ impl<T: Table> Db<T> {
     /// The move happens only if the stored item is still `from`, so it never overwrites a
     /// change it did not see: for a versioned entity, still at `from`'s version; with an
     /// `updated_at` field, still at `from`'s time; otherwise, with every field as `from` has
-    /// it (a field the stored item lacks, which `from` has at its default, counts as the same). `to` keeps `from`'s `created_at` (a move is not a creation) unless it changes it.
+    /// it (a field the stored item lacks, which `from` has at its default, counts as the
+    /// same). `to` keeps `from`'s `created_at` (a move is not a creation) unless it changes it.
+    ///
+    /// One `TransactWriteItems`. For an entity with unique values and a time to live, a
+    /// strongly consistent `GetItem` of `to`'s key comes first: an expired item there is
+    /// replaced, and its values released with it, as a put over it releases them.
     ///
     /// Fails with [`Error::NotFound`] if there is no item at `from`'s key, with
     /// [`Error::VersionConflict`] or [`Error::ConditionFailed`], carrying the current item,
@@ -97,26 +102,39 @@ impl<E: Entity> Rekey<'_, E> {
         self
     }
 
-    /// The `TransactWriteItems` request this sends.
+    /// The `TransactWriteItems` request this sends. Where `to`'s key holds an expired item
+    /// (of an entity with unique values), [`send`](Self::send) finds it first and adds the
+    /// releases of its values.
     pub fn params(&self) -> Result<Request, Error> {
-        self.transaction()?.params()
+        self.transaction(None, &[])?.params()
     }
 
     /// The request and its estimated capacity (see [`crate::cost`]).
     pub fn explain(&self) -> Result<crate::cost::Explain, Error> {
-        self.transaction()?.explain()
+        self.transaction(None, &[])?.explain()
     }
 
     /// The transaction: the delete, the put, and, for an entity with unique values, the
     /// writes that move them with the item (claimed for the new key, free or the old key's;
-    /// released where the new item no longer has them).
-    fn transaction(&self) -> Result<crate::op::transact::Transaction<'_, E::Table>, Error> {
-        let sentinels = match (&self.read, self.put.encoded()) {
-            (Ok(old), Some(new)) if !E::SCHEMA.unique.is_empty() => {
-                crate::unique::sentinel_ops::<E>(self.db, Some(old), Some(&new), &[])
+    /// released where the new item no longer has them, and where `replaced`, an expired item
+    /// at the new key, had them), but for the `foreign` sentinels, found to be another item's.
+    fn transaction(
+        &self,
+        replaced: Option<&Item>,
+        foreign: &[Item],
+    ) -> Result<crate::op::transact::Transaction<'_, E::Table>, Error> {
+        let mut sentinels = Vec::new();
+        if let (Ok(old), Some(new)) = (&self.read, self.put.encoded()) {
+            if !E::SCHEMA.unique.is_empty() {
+                sentinels =
+                    crate::unique::sentinel_ops::<E>(self.db, Some(old), Some(&new), foreign);
+                if let Some(replaced) = replaced {
+                    let moving = [old, &new];
+                    let releases = crate::unique::replaced_releases::<E>;
+                    sentinels.extend(releases(self.db, replaced, moving, foreign));
+                }
             }
-            _ => Vec::new(),
-        };
+        }
         let transaction = self
             .db
             .transaction()
@@ -127,15 +145,43 @@ impl<E: Entity> Rekey<'_, E> {
             .fold(transaction, |transaction, op| transaction.push(op)))
     }
 
+    /// The expired item at `to`'s key that the move replaces, whose values it releases as a
+    /// put over it would: read only for an entity with unique values that can expire (a live
+    /// item there fails the move).
+    async fn replaced(&self) -> Result<Option<Item>, Error> {
+        let Some(new) = self.put.encoded() else {
+            return Ok(None);
+        };
+        if E::SCHEMA.unique.is_empty() || E::SCHEMA.managed.ttl.is_none() {
+            return Ok(None);
+        }
+        let key = crate::unique::key_of::<E>(&new);
+        let stored = self.db.raw_get(key, true).await?;
+        Ok(stored.filter(|item| self.expiry().has_expired(item)))
+    }
+
     /// Sends the transaction.
     pub async fn send(self) -> Result<(), Error> {
-        let result = self.transaction()?.retry(self.retry).send().boxed().await;
-        match result {
-            Err(Error::TransactionCanceled(cancelled)) => {
-                Err(crate::unique::unique_failure::<E>(&cancelled)
-                    .unwrap_or_else(|| explain::<E>(*cancelled, self.version, self.expiry())))
+        let replaced = self.replaced().await?;
+        let mut foreign = Vec::new();
+        loop {
+            let transaction = self.transaction(replaced.as_ref(), &foreign)?;
+            let result = transaction.retry(self.retry).send().boxed().await;
+            let cancelled = match result {
+                Err(Error::TransactionCanceled(cancelled)) => cancelled,
+                other => return other,
+            };
+            if let Some(error) = crate::unique::unique_failure::<E>(&cancelled) {
+                return Err(error);
             }
-            other => other,
+            // A value released here that another item has claimed since (one the replaced
+            // item held after it expired): not this move's to release; go again without it.
+            let moved =
+                cancelled.failed_condition(0).is_none() && cancelled.failed_condition(1).is_none();
+            match crate::unique::foreign_release(&cancelled) {
+                Some(key) if moved && !foreign.contains(&key) => foreign.push(key),
+                _ => return Err(explain::<E>(*cancelled, self.version, self.expiry())),
+            }
         }
     }
 }

@@ -41,10 +41,10 @@ mod write;
 pub use markers::{NoUniqueValues, UniqueField};
 pub use sweep::{ClaimReport, ClaimUnique, Duplicate};
 
-pub(crate) use sentinel::{key_of, sentinel_ops, SENTINEL_ENTITY};
+pub(crate) use sentinel::{key_of, replaced_releases, sentinel_ops, SENTINEL_ENTITY};
 pub(crate) use write::{
-    plain_or_with_sentinels, transaction, unique_failure, write_with_sentinels, Attempt,
-    SentinelWrite,
+    foreign_release, plain_or_with_sentinels, transaction, unique_failure, write_with_sentinels,
+    Attempt, SentinelWrite,
 };
 
 /// Types a unique value may have: those with one canonical encoding, so that equal values

@@ -308,6 +308,24 @@ pub(crate) fn sentinel_ops<E: Entity>(
     ops
 }
 
+/// The releases of `replaced`'s values, an expired item a move writes over (a put over one
+/// reads it and releases them in [`sentinel_ops`]): each that neither item of the move holds
+/// (`moving`, whose sentinels the move's own writes keep) nor `foreign` names, if still
+/// `replaced`'s, so that no sentinel is left naming the moved item for a value it lacks.
+pub(crate) fn replaced_releases<E: Entity>(
+    db: &crate::Db<E::Table>,
+    replaced: &Item,
+    moving: [&Item; 2],
+    foreign: &[Item],
+) -> Vec<TransactOp> {
+    let mut kept = foreign.to_vec();
+    for unique in E::SCHEMA.unique {
+        let values = moving.iter().filter_map(|item| value_text(unique, item));
+        kept.extend(values.map(|value| sentinel_key::<E>(unique, &value)));
+    }
+    sentinel_ops::<E>(db, Some(replaced), None, &kept)
+}
+
 /// The transaction op of a sentinel's `write` at `key`, costing what `what` says.
 fn op<E: Entity>(
     kind: WriteKind,

@@ -154,7 +154,7 @@ pub(crate) fn unique_failure<E: Entity>(cancelled: &TransactionCanceled) -> Opti
 }
 
 /// The key of a sentinel a release found to be another item's.
-fn foreign_release(cancelled: &TransactionCanceled) -> Option<Item> {
+pub(crate) fn foreign_release(cancelled: &TransactionCanceled) -> Option<Item> {
     cancelled
         .reasons
         .iter()
