@@ -1,7 +1,8 @@
 //! The features together, against a model: random sequences of writes over one table that
 //! uses a sparse index, a keys-only and an INCLUDE index, single and compound unique values, a
 //! time to live on a clock the test moves, versions, managed timestamps and a stream, through
-//! puts, updates (counters, plain and under a sequence guard), deletes, rekeys (of tasks, and
+//! puts, updates (counters, plain and under a sequence guard; unique values changed in
+//! place, under a version), deletes, rekeys (of tasks, and
 //! of members with their unique values, versions and expiries), guarded
 //! appends, batch writes, bulk loads at an adaptive rate, transactions, concurrent puts and
 //! the claim sweep of unique values, while a migration runs: a process still on version 1 of
@@ -216,6 +217,15 @@ enum Step {
         team: u8,
         id: u8,
     },
+    /// A member's unique values changed in place (an update setting its email, its own or a
+    /// new one, and its nickname), under the version it was read at or a stale one.
+    ChangeMember {
+        team: u8,
+        id: u8,
+        email: Option<u8>,
+        nick: u8,
+        stale: bool,
+    },
     /// A member moved to another key (a rekey), with a new email or its own: its values go
     /// with it, and an expired member it lands on is replaced, that member's values released.
     /// `which` picks one of the live members, in key order, and `to` is a key, or (`None`) an
@@ -329,6 +339,20 @@ fn step() -> impl Strategy<Value = Step> {
             }
         }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteMember { team, id }),
+        2 => (
+            team.clone(),
+            id.clone(),
+            prop::option::of(0u8..3),
+            0u8..3,
+            prop::bool::weighted(0.2)
+        )
+            .prop_map(|(team, id, email, nick, stale)| Step::ChangeMember {
+                team,
+                id,
+                email,
+                nick,
+                stale
+            }),
         3 => (
             0u8..8,
             prop::option::of((team.clone(), id.clone())),
@@ -592,6 +616,55 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             }
             sent.unwrap();
             model.members.remove(&(team, id));
+        }
+        Step::ChangeMember {
+            team,
+            id,
+            email,
+            nick,
+            stale,
+        } => {
+            let stored = model.live_member((team, id)).cloned();
+            let email = match (email, &stored) {
+                (Some(email), _) => format!("m{email}@example.com"),
+                (None, Some(stored)) => stored.email.clone(),
+                (None, None) => "m0@example.com".to_owned(),
+            };
+            let nick = format!("nick{nick}");
+            let update = db
+                .update(Member::key(team, id).unwrap())
+                .set(Member::EMAIL, email.clone())
+                .set(Member::NICK, nick.clone());
+            let expected_version = stored.as_ref().map(|m| m.version + u64::from(stale));
+            let sent = match expected_version {
+                Some(version) => update.expect_version(version).send().await,
+                None => update.send().await,
+            };
+            if let Some(resync) = unsettled(&sent, || Resync::members([(team, id)])) {
+                return resync;
+            }
+            let Some(mut stored) = stored else {
+                assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}");
+                return Resync::default();
+            };
+            stored.email = email;
+            stored.nick = nick;
+            // The claims go in the update's transaction: a value another live member holds is
+            // the first thing reported.
+            let expected = if model.unique_clash(&stored) {
+                "unique"
+            } else if stale {
+                "version_conflict"
+            } else {
+                "ok"
+            };
+            assert_eq!(outcome(&sent), expected, "{step:?}: {sent:?}");
+            if let Ok(updated) = sent {
+                stored.version += 1;
+                stored.updated_at = now_ms;
+                assert_eq!(updated, stored, "{step:?}");
+                model.members.insert((team, id), stored);
+            }
         }
         Step::RekeyMember { which, to, email } => {
             let live_members: Vec<&Member> = (model.members.values())

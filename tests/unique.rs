@@ -759,3 +759,26 @@ async fn a_write_onto_an_expired_items_key_releases_its_values() {
     assert_eq!(found.unwrap(), moved_again);
     assert_eq!(db.get_by_unique(Invite::CODE, "DUSK").await.unwrap(), taker);
 }
+
+/// An update of a unique value where there is no item fails as every update does there, with
+/// `NotFound`, whatever the value, and writes nothing: not with `Unique` for a value another
+/// item holds, which would send the caller to change a value when the item is what is missing.
+/// An expired item is absent to it, as to every write.
+#[tokio::test]
+async fn an_update_of_a_missing_item_is_not_found_whatever_its_value() {
+    let db = table().await;
+    db.put(&user("u1", "ana@example.com")).send().await.unwrap();
+    for email in ["ana@example.com", "free@example.com"] {
+        let update = db.update(User::key("u2").unwrap());
+        let sent = update.set(User::EMAIL, email.to_owned()).send().await;
+        assert!(
+            matches!(sent, Err(Error::NotFound { .. })),
+            "{email}: {sent:?}"
+        );
+    }
+    check_sentinels(&db).await;
+    let invites = welcome_expired_and_taken_again().await;
+    let update = invites.update(Invite::key("i1").unwrap());
+    let sent = update.set(Invite::CODE, "WELCOME".to_owned()).send().await;
+    assert!(matches!(sent, Err(Error::NotFound { .. })), "{sent:?}");
+}

@@ -34,6 +34,11 @@ pub(crate) trait SentinelWrite<'db, E: Entity>: Send + Sync + 'db {
     fn attempt(&self, stored: Option<&Item>) -> Result<Attempt, Error>;
     /// What a failure of the write's own condition means, with the item unchanged (`now`).
     fn failed(&self, reason: &CancellationReason, now: Option<&Item>) -> Error;
+    /// How the write fails where there is no item (or an expired one), unsent, whatever its
+    /// values; `None` when it goes ahead there (a put creates the item).
+    fn absent(&self) -> Option<Error> {
+        None
+    }
 }
 
 /// `plain(write, finish)` for an entity without unique values; otherwise the write with its
@@ -80,6 +85,11 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
     let mut attempts = 0;
     loop {
         attempts += 1;
+        // An update where there is no item: its own failure, not a claim's (a value another
+        // item holds is no reason when the item is what is missing).
+        if let Some(error) = stored.is_none().then(|| write.absent()).flatten() {
+            return Err(error);
+        }
         let attempt = write.attempt(stored.as_ref())?;
         let transaction = transaction::<E>(db, attempt, read.as_ref(), &foreign)?;
         let cancelled = match transaction.send().await {

@@ -167,7 +167,8 @@ impl<'db, E: Entity> SentinelWrite<'db, E> for Parts<'db, E> {
     }
 
     fn attempt(&self, stored: Option<&Item>) -> Result<Attempt, Error> {
-        // With no item, the update's own condition (the item exists) cancels the transaction.
+        // With no item, the update's own condition (the item exists) cancels the transaction
+        // (sent only as `params` shows it: `send` stops at `absent`).
         let new = self.new_item(stored)?;
         Ok(Attempt {
             op: self.transact_op_as_read(stored)?,
@@ -182,5 +183,16 @@ impl<'db, E: Entity> SentinelWrite<'db, E> for Parts<'db, E> {
             now,
             super::response::expectations::<E>(self.expected_version, self.expiry),
         )
+    }
+
+    fn absent(&self) -> Option<Error> {
+        let expectations = super::response::expectations::<E>(self.expected_version, self.expiry);
+        let key = self.key.text();
+        Some(crate::op::condition_failure(
+            E::SCHEMA.name,
+            key,
+            None,
+            expectations,
+        ))
     }
 }
