@@ -578,6 +578,44 @@ async fn an_expired_item_is_absent_to_writes_as_to_reads() {
     );
 }
 
+/// What a write returns of the item it replaced or deleted follows the same rule: an expired
+/// item is none, as it is to reads, for an entity with unique values (whose writes read the
+/// item first) as for one without (whose writes ask DynamoDB for `ALL_OLD`, which returns the
+/// expired item DynamoDB has not deleted yet).
+#[tokio::test]
+async fn an_expired_item_is_not_returned_as_the_old_item_of_a_write() {
+    let table = table().await;
+    let expires_at = now_seconds() + 3600;
+    let lease = |id: &str, holder: &str, expires_at| Lease {
+        id: id.into(),
+        holder: holder.into(),
+        expires_at,
+    };
+    for id in ["l1", "l2"] {
+        table.put(&lease(id, "a", expires_at)).send().await.unwrap();
+    }
+    for id in ["i1", "i2"] {
+        let expiring = invite(id, &format!("CODE-{id}"), Some(expires_at));
+        table.put(&expiring).send().await.unwrap();
+    }
+    let later = SystemTime::now() + Duration::from_secs(7200);
+    let db = table.clone().with_clock(move || later);
+    let renewed = lease("l1", "b", now_seconds() + 9000);
+    let replaced = db.put(&renewed).send_returning_old().await.unwrap();
+    assert_eq!(replaced, None, "a put over an expired lease");
+    let deleted = db.delete(Lease::key("l2").unwrap()).send_returning_old();
+    assert_eq!(deleted.await.unwrap(), None, "a delete of an expired lease");
+    let renewed = invite("i1", "CODE-i1", Some(now_seconds() + 9000));
+    let replaced = db.put(&renewed).send_returning_old().await.unwrap();
+    assert_eq!(replaced, None, "a put over an expired invite");
+    let deleted = db.delete(Invite::key("i2").unwrap()).send_returning_old();
+    assert_eq!(
+        deleted.await.unwrap(),
+        None,
+        "a delete of an expired invite"
+    );
+}
+
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = Composed, pk = "DRAFT#{id}", sk = "DRAFT")]
 struct Draft {

@@ -137,7 +137,10 @@ impl<'db, E: Entity> Delete<'db, E> {
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
     ) -> Result<T, Error> {
         match self.db.write(self.write(returning)?).await? {
-            Written::Applied { attributes, .. } => finish(attributes),
+            // An expired item it deleted is none, as it is to reads.
+            Written::Applied { attributes, .. } => {
+                finish(attributes.filter(|old| !self.expiry.has_expired(old)))
+            }
             Written::ConditionFailed { current, .. } => Err(condition_failure(
                 E::SCHEMA.name,
                 self.key.text(),

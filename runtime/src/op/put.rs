@@ -401,7 +401,11 @@ impl<'db, E: Entity> Put<'db, E> {
         let db = self.db;
         let (write, sent) = self.request(returning)?;
         match db.write(write).await? {
-            Written::Applied { attributes, .. } => finish(attributes),
+            // An expired item it replaced is none, as it is to reads.
+            Written::Applied { attributes, .. } => {
+                let expiry = sent.expectations.expiry;
+                finish(attributes.filter(|old| !expiry.has_expired(old)))
+            }
             Written::ConditionFailed { current, .. } => {
                 let ours = sent
                     .written
