@@ -12,6 +12,7 @@ pub struct User {
     #[dynamo(unique)]
     pub email: String,
     pub name: String,
+    pub joined: u64,
 }
 
 async fn writes(db: &Db<App>, user: &User) {
@@ -19,6 +20,8 @@ async fn writes(db: &Db<App>, user: &User) {
     let _ = db.batch_write().put(user);
     // Nor can a transaction the user assembles.
     let _ = db.transaction().with(db.put(user));
+    // Nor a guarded append, whose transaction holds the item and the pointer.
+    let _ = db.append(user, User::JOINED);
     // `name` is not unique, so it finds no one item.
     let _ = db.get_by_unique(User::NAME, "Ana");
 }

@@ -15,9 +15,9 @@ pub trait UniqueField<E> {
     const UNIQUE: usize;
 }
 
-/// An entity without unique values: what batch writes and user-built transactions need,
-/// since they would write the item without its sentinels (a batch cannot even be
-/// conditional). Implemented by the `Entity` derive.
+/// An entity without unique values: what batch writes, user-built transactions and guarded
+/// appends need, since they would write the item without its sentinels (a batch cannot even
+/// be conditional). Implemented by the `Entity` derive.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has unique values, which only its own writes keep",

@@ -64,9 +64,11 @@ pub enum Appended<T> {
 impl<T: Table + HasSortKey> Db<T> {
     /// Appends `item` only if its `field` is newer than every value accepted so far in its
     /// partition; transaction conflicts and throttling are retried, a stale value never is.
+    /// An entity with unique values does not compile here: the append's transaction would
+    /// write the item without the sentinels of its values.
     pub fn append<'db, E, V, F>(&'db self, item: &E, field: Field<E, V, F>) -> Append<'db, E, V>
     where
-        E: Entity<Table = T>,
+        E: Entity<Table = T> + crate::unique::NoUniqueValues,
         F: FieldOf<E>,
         V: AppendOrder + DeserializeOwned,
     {
