@@ -249,11 +249,13 @@ enum Step {
         id: u8,
     },
     /// A task's counter counted up (`ADD`, which a resend would apply twice), or under a
-    /// sequence guard (`advance`), which makes it safe to resend.
+    /// sequence guard (`advance`), which makes it safe to resend. Mostly (`live`) a task there
+    /// is, picked by `team` and `id` among the live ones, so that counts and guards meet.
     CountHit {
         team: u8,
         id: u8,
         seq: Option<u8>,
+        live: bool,
     },
     DeleteTask {
         team: u8,
@@ -386,8 +388,18 @@ fn step() -> impl Strategy<Value = Step> {
                 puts: puts.into_iter().collect()
             }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::CloseTask { team, id }),
-        2 => (team.clone(), id.clone(), prop::option::of(1u8..4))
-            .prop_map(|(team, id, seq)| Step::CountHit { team, id, seq }),
+        2 => (
+            team.clone(),
+            id.clone(),
+            prop::option::of(0u8..3),
+            prop::bool::weighted(0.7)
+        )
+            .prop_map(|(team, id, seq, live)| Step::CountHit {
+                team,
+                id,
+                seq,
+                live
+            }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
         1 => (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
             team,
@@ -810,10 +822,27 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 }
             }
         }
-        Step::CountHit { team, id, seq } => {
+        Step::CountHit {
+            team,
+            id,
+            seq,
+            live: pick_live,
+        } => {
+            let live_tasks: Vec<(u8, u8)> = (model.tasks.iter())
+                .filter(|(_, t)| live(t.expires_at, now))
+                .map(|(key, _)| *key)
+                .collect();
+            let picked = usize::from(team * IDS + id) % live_tasks.len().max(1);
+            let (team, id) = match live_tasks.get(picked) {
+                Some(&key) if pick_live => key,
+                _ => (team, id),
+            };
+            // `seq` counts past the stored guard (0: the guard itself, which does not pass).
+            let guard = model.live_task((team, id)).map_or(0, |task| task.applied);
+            let seq = seq.map(|past| (guard + u32::from(past)).max(1));
             let update = db.update(Task::key(team, id).unwrap());
             let update = match seq {
-                Some(seq) => update.advance(Task::APPLIED, u32::from(seq)),
+                Some(seq) => update.advance(Task::APPLIED, seq),
                 None => update,
             };
             let sent = update.add(Task::HITS, 1).send().await;
@@ -823,12 +852,12 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             match model.live_task((team, id)).cloned() {
                 None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
                 // The guard holds a sequence number this one does not pass.
-                Some(stored) if seq.is_some_and(|seq| u32::from(seq) <= stored.applied) => {
+                Some(stored) if seq.is_some_and(|seq| seq <= stored.applied) => {
                     assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
                 }
                 Some(mut stored) => {
                     stored.hits += 1;
-                    stored.applied = seq.map_or(stored.applied, u32::from);
+                    stored.applied = seq.unwrap_or(stored.applied);
                     assert_eq!(sent.unwrap(), stored, "{step:?}");
                     model.tasks.insert((team, id), stored);
                 }
