@@ -204,11 +204,11 @@ async fn drain(
 #[tokio::test]
 async fn a_page_of_library_records_does_not_end_a_drain() {
     let db = table().await;
-    let mut stream = reader(&db, "sentinels").await;
+    let mut stream = reader(&db, "sentinels").await.page_size(100);
     assert!(drain(&mut stream).await.is_empty());
-    // 1,100 invites written raw, as before their code was unique, then claimed: the claims
-    // are 1,100 sentinel inserts, more than one page (GetRecords returns at most 1,000).
-    for id in 0..1100u32 {
+    // 150 invites written raw, as before their code was unique, then claimed: the claims are
+    // 150 sentinel inserts, more than one page of 100.
+    for id in 0..150u32 {
         let item = Item::from([
             ("PK".into(), AttributeValue::S(format!("INVITE#{id}"))),
             ("SK".into(), AttributeValue::S("INVITE".into())),
@@ -218,14 +218,22 @@ async fn a_page_of_library_records_does_not_end_a_drain() {
         ]);
         singletable::testing::put_raw(&db, item).await.unwrap();
     }
-    assert_eq!(drain(&mut stream).await.len(), 1100, "the raw inserts");
+    // A page holds 100 records at most (GetRecords' `Limit`).
+    let first = stream.poll::<Change>().await.unwrap();
+    assert_eq!(first.records().len(), 100, "a page of the raw inserts");
+    stream.commit(&first).await.unwrap();
+    assert_eq!(
+        drain(&mut stream).await.len(),
+        50,
+        "the rest of the raw inserts"
+    );
     let claimed = db
         .admin()
         .claim_unique_values::<Invite>()
         .send()
         .await
         .unwrap();
-    assert_eq!(claimed.claimed, 1100, "{claimed:?}");
+    assert_eq!(claimed.claimed, 150, "{claimed:?}");
     db.put(&invite("new", "NEW", None)).send().await.unwrap();
     let records = drain(&mut stream).await;
     assert_eq!(

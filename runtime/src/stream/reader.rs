@@ -33,7 +33,7 @@ use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
 use serde::{Deserialize, Serialize};
 
-/// Records asked for per `GetRecords` (DynamoDB's maximum is 1000).
+/// Records asked for per `GetRecords` unless set: DynamoDB's maximum.
 const PAGE_RECORDS: i32 = 1000;
 
 /// A consumer's position in one shard, as the table keeps it.
@@ -73,6 +73,8 @@ pub struct StreamReader<'db, T> {
     consumer: String,
     stream_arn: Option<String>,
     shards: Vec<Shard>,
+    /// Records asked for per `GetRecords`.
+    page_size: i32,
     /// Whether the last poll found every readable shard without new records.
     caught_up: bool,
     /// How each read is sent again while refused or lost.
@@ -130,13 +132,22 @@ impl<'db, T: Table> Admin<'db, T> {
             consumer: consumer.to_owned(),
             stream_arn: None,
             shards: Vec::new(),
+            page_size: PAGE_RECORDS,
             caught_up: false,
             policy: RetryPolicy::default(),
         }
     }
 }
 
-impl<T: Table> StreamReader<'_, T> {
+impl<'db, T: Table> StreamReader<'db, T> {
+    /// How many records one `GetRecords` returns at most, and so one batch holds (1 to 1,000,
+    /// DynamoDB's limit, which is the default; other values are brought into that range).
+    pub fn page_size(mut self, records: u32) -> StreamReader<'db, T> {
+        let records = i32::try_from(records).unwrap_or(PAGE_RECORDS);
+        self.page_size = records.clamp(1, PAGE_RECORDS);
+        self
+    }
+
     /// The next page of records of the first shard that has some, decoded as `D`; an empty
     /// batch when no readable shard has new records.
     pub async fn poll<D>(&mut self) -> Result<Batch<D>, Error>
@@ -323,7 +334,7 @@ impl<T: Table> StreamReader<'_, T> {
                 .client
                 .get_records()
                 .shard_iterator(iterator)
-                .limit(PAGE_RECORDS);
+                .limit(self.page_size);
             let page = self.policy.reading(|| get.clone().send()).await;
             match page {
                 Ok(page) => {
