@@ -518,20 +518,11 @@ fn arns_refuse_what_iam_would_not_read() {
 #[cfg(feature = "cli")]
 mod cli {
     use super::*;
-    use common::Buffer;
-    use singletable::cli::{self, Entities, EXIT_OK, EXIT_USAGE};
+    use singletable::cli::{Entities, EXIT_OK, EXIT_USAGE};
 
     fn run(db: &Db<Shop>, args: &[&str]) -> (u8, String, String) {
-        let (out, err) = (Buffer::default(), Buffer::default());
-        let code = runtime().block_on(cli::run_with(
-            db.clone(),
-            Entities::new().with::<Order>(),
-            std::iter::once("shop").chain(args.iter().copied()),
-            Box::new(out.clone()),
-            Box::new(err.clone()),
-            false,
-        ));
-        (code, out.text(), err.text())
+        let entities = Entities::new().with::<Order>();
+        runtime().block_on(common::run_cli(db, entities, "shop", args))
     }
 
     #[test]

@@ -838,21 +838,11 @@ async fn dry_run_and_stop() {
 #[cfg(feature = "cli")]
 mod cli {
     use super::*;
-    use common::Buffer;
-    use singletable::cli::{self, Entities, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+    use singletable::cli::{Entities, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
 
     async fn run(db: &Db<Workspace>, args: &[&str]) -> (u8, String, String) {
-        let (out, err) = (Buffer::default(), Buffer::default());
-        let code = cli::run_with(
-            db.clone(),
-            Entities::new().with::<Document>().with::<Comment>(),
-            std::iter::once("migrate").chain(args.iter().copied()),
-            Box::new(out.clone()),
-            Box::new(err.clone()),
-            false,
-        )
-        .await;
-        (code, out.text(), err.text())
+        let entities = Entities::new().with::<Document>().with::<Comment>();
+        common::run_cli(db, entities, "migrate", args).await
     }
 
     #[tokio::test]

@@ -318,6 +318,8 @@ enum Step {
     /// values the library keeps already: every live member's two values are found its own.
     ClaimSweep {
         segments: u8,
+        /// Paced at an adaptive rate, which throttling lowers.
+        rated: bool,
     },
     /// A guarded append to the team's log.
     Append {
@@ -448,7 +450,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (team, prop::collection::vec(0u8..3, 2..4))
             .prop_map(|(team, emails)| Step::ConcurrentPuts { team, emails }),
         1 => (0..TEAMS, 0u8..6).prop_map(|(team, seq)| Step::Append { team, seq }),
-        1 => (1u8..3).prop_map(|segments| Step::ClaimSweep { segments }),
+        1 => (1u8..3, any::<bool>())
+            .prop_map(|(segments, rated)| Step::ClaimSweep { segments, rated }),
         1 => Just(Step::ApplyPlan),
         2 => (1u8..6).prop_map(|seconds| Step::Advance { seconds }),
     ]
@@ -909,9 +912,17 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 }
             }
         }
-        Step::ClaimSweep { segments } => {
+        Step::ClaimSweep { segments, rated } => {
             let sweep = db.admin().claim_unique_values::<Member>();
-            let sent = sweep.segments(u32::from(segments)).send().await;
+            let sweep = sweep.segments(u32::from(segments));
+            let sent = if rated {
+                sweep
+                    .rate(singletable::Rate::ItemsPerSecond(500.0))
+                    .send()
+                    .await
+            } else {
+                sweep.send().await
+            };
             let report = sent.unwrap_or_else(|error| panic!("{step:?} ends in error: {error:?}"));
             // Expired members are passed over: their values are free already.
             let members = model.members.values().filter(|m| live(m.expires_at, now));
@@ -922,6 +933,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 "{report:?}"
             );
             assert!(report.duplicates.is_empty(), "{report:?}");
+            assert_eq!(report.rate.is_some(), rated, "{report:?}");
         }
         Step::DeleteTask { team, id } => {
             let sent = db.delete(Task::key(team, id).unwrap()).send().await;

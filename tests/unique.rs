@@ -585,20 +585,22 @@ async fn explain_shows_the_transaction_and_its_doubled_capacity() {
 
 /// Items written before `email` was unique have no sentinels: the claim sweep writes them,
 /// reports the value two items share, and from then on the values are kept.
+/// A user as written before its email was unique: no sentinel.
+fn raw(id: &str, email: &str) -> singletable::Item {
+    singletable::Item::from([
+        ("PK".to_owned(), AttributeValue::S(format!("USER#{id}"))),
+        ("SK".to_owned(), AttributeValue::S("USER".to_owned())),
+        ("_type".to_owned(), AttributeValue::S("User".to_owned())),
+        ("_sv".to_owned(), AttributeValue::N("1".to_owned())),
+        ("id".to_owned(), AttributeValue::S(id.to_owned())),
+        ("email".to_owned(), AttributeValue::S(email.to_owned())),
+        ("name".to_owned(), AttributeValue::S(format!("user {id}"))),
+    ])
+}
+
 #[tokio::test]
 async fn the_claim_sweep_covers_existing_items_and_reports_duplicates() {
     let db = table().await;
-    let raw = |id: &str, email: &str| {
-        singletable::Item::from([
-            ("PK".to_owned(), AttributeValue::S(format!("USER#{id}"))),
-            ("SK".to_owned(), AttributeValue::S("USER".to_owned())),
-            ("_type".to_owned(), AttributeValue::S("User".to_owned())),
-            ("_sv".to_owned(), AttributeValue::N("1".to_owned())),
-            ("id".to_owned(), AttributeValue::S(id.to_owned())),
-            ("email".to_owned(), AttributeValue::S(email.to_owned())),
-            ("name".to_owned(), AttributeValue::S(format!("user {id}"))),
-        ])
-    };
     for (id, email) in [
         ("u1", "a@example.com"),
         ("u2", "b@example.com"),
@@ -781,4 +783,116 @@ async fn an_update_of_a_missing_item_is_not_found_whatever_its_value() {
     let update = invites.update(Invite::key("i1").unwrap());
     let sent = update.set(Invite::CODE, "WELCOME".to_owned()).send().await;
     assert!(matches!(sent, Err(Error::NotFound { .. })), "{sent:?}");
+}
+
+/// `count` users written before their email was unique.
+async fn raw_users(db: &singletable::Db<App>, count: u32) {
+    for n in 0..count {
+        let user = raw(&format!("u{n}"), &format!("e{n}@example.com"));
+        singletable::testing::put_raw(db, user).await.unwrap();
+    }
+}
+
+/// A claim sweep with a rate claims no faster than it, and holds it when nothing throttles:
+/// 40 claims at 50 a second cannot end sooner than the 39 intervals after the first.
+#[tokio::test]
+async fn a_claim_sweep_holds_its_rate() {
+    let db = table().await;
+    raw_users(&db, 40).await;
+    let started = std::time::Instant::now();
+    let sweep = db.admin().claim_unique_values::<User>();
+    let report = sweep.rate(singletable::Rate::ItemsPerSecond(50.0)).send();
+    let report = report.await.unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    assert_eq!(
+        (report.claimed, report.rate),
+        (40, Some(50.0)),
+        "{report:?}"
+    );
+    assert!(elapsed >= 39.0 / 50.0 * 0.95, "40 claims in {elapsed:.2} s");
+    check_sentinels(&db).await;
+}
+
+/// Claims refused for throughput (or in conflict) with the SDK's retries off: the sweep halves
+/// its rate at each throttle, sends the claim again, and claims every value once.
+#[tokio::test]
+async fn a_throttled_claim_sweep_lowers_its_rate_and_claims_every_value() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    use singletable_fault::{Fault, FaultKind, FaultPlan};
+    let db = table().await;
+    raw_users(&db, 40).await;
+    let plan = FaultPlan::new(5, 0.3)
+        .with_kinds([
+            Fault::before(FaultKind::ProvisionedThroughputExceeded),
+            Fault::before(FaultKind::TransactionConflict),
+        ])
+        .without_sdk_retries();
+    let (client, stats) = singletable_fault::client(plan).await.unwrap();
+    let faulty = singletable::Db::<App>::new(client).with_table_name(db.table_name());
+    let sweep = faulty.admin().claim_unique_values::<User>().segments(2);
+    let report = sweep.rate(singletable::Rate::ItemsPerSecond(1000.0)).send();
+    let report = report.await.unwrap();
+    assert!(!stats.report().injected.is_empty(), "no fault was injected");
+    assert_eq!((report.items, report.claimed), (40, 40), "{report:?}");
+    let rate = report.rate.unwrap();
+    assert!(rate < 1000.0, "the rate was not lowered: {rate}");
+    check_sentinels(&db).await;
+}
+
+#[cfg(feature = "cli")]
+mod cli {
+    use super::*;
+    use singletable::cli::{Entities, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+
+    /// An entity without unique values.
+    #[derive(Entity, Serialize, Deserialize)]
+    #[dynamo(table = App, pk = "NOTE#{id}", sk = "NOTE")]
+    struct Note {
+        id: String,
+    }
+
+    async fn run(db: &singletable::Db<App>, args: &[&str]) -> (u8, String, String) {
+        let entities = Entities::new().with::<User>().with::<Note>();
+        common::run_cli(db, entities, "migrate", args).await
+    }
+
+    /// `claim` covers the users written before their email was unique, exits 1 while two
+    /// share one (naming both), and 0 once that is fixed; an entity without unique values is a
+    /// usage error.
+    #[tokio::test]
+    async fn the_command_line_claims_unique_values_and_reports_shared_ones() {
+        let db = table().await;
+        raw_users(&db, 3).await;
+        singletable::testing::put_raw(&db, raw("u9", "e0@example.com"))
+            .await
+            .unwrap();
+        let args = ["--json", "claim", "--entity", "user", "--rate", "100"];
+        let (code, out, err) = run(&db, &args).await;
+        assert_eq!(code, EXIT_FAILURE, "{out}{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(report["items"], 4, "{report}");
+        assert_eq!(report["claimed"], 3, "{report}");
+        assert_eq!(report["rate"], 100.0, "{report}");
+        let shared = &report["duplicates"][0];
+        assert_eq!(shared["value"], "e0@example.com", "{report}");
+        let holders = [&shared["holder"], &shared["item"]].map(|key| key.to_string());
+        assert!(
+            holders.iter().any(|key| key.contains("USER#u9")),
+            "{report}"
+        );
+        // Fixed: u9 takes another email, with its sentinel; claimed again, nothing is shared.
+        let mut fixed = user("u9", "e9@example.com");
+        fixed.name = "user u9".into();
+        db.put(&fixed).send().await.unwrap();
+        let (code, out, err) = run(&db, &["claim", "--entity", "User"]).await;
+        assert_eq!(code, EXIT_OK, "{out}{err}");
+        assert!(out.contains("claimed 4 values of 4 items"), "{out}");
+        assert!(out.contains("no value is shared"), "{out}");
+        check_sentinels(&db).await;
+        let (code, _, err) = run(&db, &["claim", "--entity", "Note"]).await;
+        assert_eq!(code, EXIT_USAGE, "{err}");
+        assert!(err.contains("Note has no unique values to claim"), "{err}");
+    }
 }

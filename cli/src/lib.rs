@@ -16,10 +16,12 @@
 //! `backfill --entity X --distributed NAME --worker [--segments N] [--lease SECONDS]` (one
 //! worker each, coordinated through lease items in the table), `status --entity X
 //! --distributed NAME` (each segment's owner and progress; exit 0 once all are done),
-//! `verify --entity X [--mark-complete]`, `describe`. Results go to stdout (as JSON with `--json`), progress and errors to stderr.
-//! Exit codes: 0 success (for `verify`: the migration is done), 1 failure (for `verify`: not
-//! done yet), 2 usage error, 130 interrupted (a stopped backfill, resumable from its
-//! checkpoint).
+//! `verify --entity X [--mark-complete]`, `claim --entity X [--segments N] [--rate N |
+//! --write-units N | --capacity-share F]` (the sentinels of values newly declared unique; exit 1
+//! while two items share one), `describe`. Results go to stdout (as JSON with `--json`),
+//! progress and errors to stderr. Exit codes: 0 success (for `verify`: the migration is
+//! done), 1 failure (for `verify`: not done yet; for `claim`: values are shared), 2 usage
+//! error, 130 interrupted (a stopped backfill, resumable from its checkpoint).
 
 mod view;
 
@@ -35,6 +37,7 @@ use singletable_runtime::migrate::{
     SweepReport, WorkerReport,
 };
 use singletable_runtime::schema::{Entity, EntitySchema, Table};
+use singletable_runtime::unique::ClaimReport;
 use singletable_runtime::{Db, Rate};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -96,6 +99,28 @@ fn sweep_of<T: Table, E: Entity<Table = T>>(
     })
 }
 
+/// Runs the claim sweep of one entity's unique values; monomorphized per entity by
+/// [`Entities::with`].
+type ClaimFn<T> =
+    fn(Db<T>, Option<u32>, Option<Rate>) -> BoxFuture<'static, Result<ClaimReport, Error>>;
+
+fn claim_of<T: Table, E: Entity<Table = T>>(
+    db: Db<T>,
+    segments: Option<u32>,
+    rate: Option<Rate>,
+) -> BoxFuture<'static, Result<ClaimReport, Error>> {
+    Box::pin(async move {
+        let mut claim = db.admin().claim_unique_values::<E>();
+        if let Some(segments) = segments {
+            claim = claim.segments(segments);
+        }
+        if let Some(rate) = rate {
+            claim = claim.rate(rate);
+        }
+        claim.send().await
+    })
+}
+
 /// What a distributed sweep's worker or status command is given.
 struct DistributedArgs {
     name: String,
@@ -149,6 +174,7 @@ struct Registered<T> {
     sweep: SweepFn<T>,
     worker: WorkerFn<T>,
     status: StatusFn<T>,
+    claim: ClaimFn<T>,
 }
 
 /// The entities stored in the table, registered by type so the CLI can decode and backfill
@@ -179,6 +205,7 @@ impl<T: Table> Entities<T> {
                 sweep: sweep_of::<T, E>,
                 worker: worker_of::<T, E>,
                 status: status_of::<T, E>,
+                claim: claim_of::<T, E>,
             });
         }
         self
@@ -204,8 +231,9 @@ impl<T: Table> Entities<T> {
         Typical order: `plan`, `apply` (adds missing global indexes online), deploy the new \
         code, `backfill --entity X` (adds the new attributes to items older code wrote), \
         `verify --entity X --mark-complete`, then remove the old read path.",
-    after_help = "Exit codes: 0 success (verify: done), 1 failure (verify: not done), \
-        2 usage error, 130 interrupted (resume the backfill with --resume)."
+    after_help = "Exit codes: 0 success (verify: done), 1 failure (verify: not done; \
+        claim: values are shared), 2 usage error, 130 interrupted (resume the backfill with \
+        --resume)."
 )]
 struct Args {
     /// Print the result as JSON on stdout (progress stays on stderr).
@@ -251,6 +279,10 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         distributed: String,
     },
+    /// Claim the unique values of an entity's existing items, after a field became
+    /// `#[dynamo(unique)]` (deploy the code that keeps them first): one sentinel item per
+    /// value. Values two items share are listed, not claimed; exit 0 only when none are.
+    Claim(SweepArgs),
     /// Show the single-table design: each entity's keys on the table and every index.
     Describe,
     /// Print the least-privilege IAM policy of the table's operations: data on the table,
@@ -303,12 +335,11 @@ enum InfraFormat {
     Terraform,
 }
 
+/// A write budget, given one way at most.
 #[derive(clap::Args, Debug)]
-struct BackfillArgs {
-    /// The entity to backfill.
-    #[arg(long)]
-    entity: String,
-    /// At most this many backfill writes per second, all segments together.
+struct BudgetArgs {
+    /// At most this many writes per second (a backfill's updates, a claim's sentinels), all
+    /// segments together.
     #[arg(long, value_name = "ITEMS")]
     rate: Option<f64>,
     /// At most this many write capacity units per second (instead of --rate).
@@ -318,9 +349,38 @@ struct BackfillArgs {
     /// --rate or --write-units).
     #[arg(long, value_name = "SHARE", conflicts_with_all = ["rate", "write_units"])]
     capacity_share: Option<f64>,
-    /// Parallel scan segments (default 1; a resumed sweep keeps its own).
+}
+
+impl BudgetArgs {
+    /// The budget given, if one was.
+    fn rate(&self) -> Option<Rate> {
+        match (self.rate, self.write_units, self.capacity_share) {
+            (Some(items), _, _) => Some(Rate::ItemsPerSecond(items)),
+            (None, Some(units), _) => Some(Rate::WriteUnitsPerSecond(units)),
+            (None, None, Some(share)) => Some(Rate::ShareOfCapacity(share)),
+            (None, None, None) => None,
+        }
+    }
+}
+
+/// What a sweep over one entity's items writing at a budget is given (`claim`, and `backfill`
+/// with more).
+#[derive(clap::Args, Debug)]
+struct SweepArgs {
+    /// The entity.
+    #[arg(long)]
+    entity: String,
+    #[command(flatten)]
+    budget: BudgetArgs,
+    /// Parallel scan segments (default 1; a resumed backfill keeps its own).
     #[arg(long, value_name = "N")]
     segments: Option<u32>,
+}
+
+#[derive(clap::Args, Debug)]
+struct BackfillArgs {
+    #[command(flatten)]
+    sweep: SweepArgs,
     /// Items per Scan request.
     #[arg(long, value_name = "N", default_value_t = 100)]
     page_size: u32,
@@ -489,6 +549,7 @@ where
             backfill(&db, &entities, backfill_args, &mut output).await
         }
         Command::Verify(verify_args) => verify(&db, &entities, verify_args, &mut output).await,
+        Command::Claim(claim_args) => claim(&db, &entities, claim_args, &mut output).await,
         Command::Status {
             entity,
             distributed,
@@ -614,7 +675,8 @@ where
         .name(name.clone())
         .bin_name(name)
         .mut_subcommand("backfill", |sub| sub.mut_arg("entity", entity_values))
-        .mut_subcommand("verify", |sub| sub.mut_arg("entity", entity_values));
+        .mut_subcommand("verify", |sub| sub.mut_arg("entity", entity_values))
+        .mut_subcommand("claim", |sub| sub.mut_arg("entity", entity_values));
     let matches = command.try_get_matches_from(args)?;
     Args::from_arg_matches(&matches)
 }
@@ -788,23 +850,41 @@ fn progress_reporter(output: &Output, dry_run: bool) -> (Progress, Option<indica
     }
 }
 
+async fn claim<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    args: SweepArgs,
+    output: &mut Output,
+) -> Result<u8, Error> {
+    let entity = find(entities, &args.entity)?;
+    if entity.schema.unique.is_empty() {
+        return Err(MigrationError::InvalidOption {
+            option: "entity",
+            message: format!("{} has no unique values to claim", entity.schema.name),
+        }
+        .into());
+    }
+    let report = (entity.claim)(db.clone(), args.segments, args.budget.rate()).await?;
+    output.result(&view::ClaimText(&report), &report);
+    Ok(if report.duplicates.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    })
+}
+
 async fn backfill<T: Table>(
     db: &Db<T>,
     entities: &Entities<T>,
     args: BackfillArgs,
     output: &mut Output,
 ) -> Result<u8, Error> {
-    let entity = find(entities, &args.entity)?;
+    let entity = find(entities, &args.sweep.entity)?;
     let checkpoint = args
         .resume
         .clone()
         .unwrap_or_else(|| default_checkpoint(db.table_name(), entity.schema));
-    let rate = match (args.rate, args.write_units, args.capacity_share) {
-        (Some(items), _, _) => Some(Rate::ItemsPerSecond(items)),
-        (None, Some(units), _) => Some(Rate::WriteUnitsPerSecond(units)),
-        (None, None, Some(share)) => Some(Rate::ShareOfCapacity(share)),
-        (None, None, None) => None,
-    };
+    let rate = args.sweep.budget.rate();
     if let Some(name) = args.distributed.clone() {
         let lease =
             Duration::try_from_secs_f64(args.lease).map_err(|_| MigrationError::InvalidOption {
@@ -813,7 +893,7 @@ async fn backfill<T: Table>(
             })?;
         let distributed = DistributedArgs {
             name,
-            segments: args.segments,
+            segments: args.sweep.segments,
             page_size: args.page_size,
             rate,
             lease,
@@ -830,7 +910,7 @@ async fn backfill<T: Table>(
     let stop = StopSignal::new();
     let (progress, bar) = progress_reporter(output, args.dry_run);
     let settings = SweepSettings {
-        segments: args.segments,
+        segments: args.sweep.segments,
         page_size: args.page_size,
         rate,
         checkpoint: checkpoint.clone(),

@@ -1,13 +1,14 @@
 //! What the command line prints of the runtime's values beyond their own serde and `Display`:
 //! the computed fields scripts read in `--json` output (`done`, `percent`, `up_to_date`, ...),
-//! the design reshaped as access patterns, and the text of a distributed sweep's status and
-//! workers, which only the command line shows.
+//! the design reshaped as access patterns, and the text of a distributed sweep's status, its
+//! workers and a claim sweep's report, which only the command line shows.
 
 use serde::Serialize;
 use singletable_runtime::migrate::{
     Coverage, Design, DesignRow, DistributedStatus, Plan, SweepCounts, WorkerReport,
 };
 use singletable_runtime::schema::IndexKind;
+use singletable_runtime::unique::ClaimReport;
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -231,5 +232,39 @@ impl<'a> DesignView<'a> {
             access_patterns: design.rows.iter().map(pattern).collect(),
             unused_indexes: &design.unused_indexes,
         }
+    }
+}
+
+/// A claim sweep's report, for people: what was claimed, and each value two items share.
+pub(crate) struct ClaimText<'a>(pub(crate) &'a ClaimReport);
+
+impl fmt::Display for ClaimText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let report = self.0;
+        writeln!(
+            f,
+            "claimed {} values of {} items ({} left to writers that changed them meanwhile)",
+            report.claimed, report.items, report.changed
+        )?;
+        if report.duplicates.is_empty() {
+            return writeln!(f, "no value is shared");
+        }
+        writeln!(
+            f,
+            "{} values are shared; fix those items, then claim again:",
+            report.duplicates.len()
+        )?;
+        for duplicate in &report.duplicates {
+            let holder = duplicate
+                .holder
+                .as_ref()
+                .map_or_else(|| "an item".to_owned(), ToString::to_string);
+            writeln!(
+                f,
+                "  {} {:?}: claimed for {holder}, also held by {}",
+                duplicate.field, duplicate.value, duplicate.item
+            )?;
+        }
+        Ok(())
     }
 }

@@ -214,3 +214,25 @@ impl Buffer {
         String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
     }
 }
+
+/// Runs the command line (`program` and `args`) over `db` with `entities`: its exit code, and
+/// what it wrote to stdout and stderr.
+#[cfg(feature = "cli")]
+pub async fn run_cli<T: singletable::Table>(
+    db: &singletable::Db<T>,
+    entities: singletable::cli::Entities<T>,
+    program: &str,
+    args: &[&str],
+) -> (u8, String, String) {
+    let (out, err) = (Buffer::default(), Buffer::default());
+    let code = singletable::cli::run_with(
+        db.clone(),
+        entities,
+        std::iter::once(program).chain(args.iter().copied()),
+        Box::new(out.clone()),
+        Box::new(err.clone()),
+        false,
+    )
+    .await;
+    (code, out.text(), err.text())
+}

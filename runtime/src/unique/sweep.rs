@@ -5,14 +5,17 @@
 use super::sentinel::{owner_of, sweep_claim};
 use crate::error::Error;
 use crate::item::KeyText;
+use crate::op::transact::TransactOp;
+use crate::rate::{Limiter, Rate, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::Admin;
 use crate::Db;
 use futures::StreamExt;
+use serde::Serialize;
 
 /// Two items with one unique value: the sweep claimed it for the first and left the second.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Duplicate {
     /// The unique field (or fields, joined by `+`).
     pub field: &'static str,
@@ -25,7 +28,7 @@ pub struct Duplicate {
 }
 
 /// What a claim sweep did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ClaimReport {
     /// Items read.
     pub items: u64,
@@ -36,6 +39,10 @@ pub struct ClaimReport {
     /// Values left unclaimed because their item changed them, took another expiry, or went
     /// after the sweep read it: the code that changed it keeps its sentinels.
     pub changed: u64,
+    /// The claim rate the sweep held when it ended, per second, in its [`Rate`]'s unit
+    /// (claims, or write units): the ceiling, or less after DynamoDB throttled. `None`
+    /// without a rate.
+    pub rate: Option<f64>,
 }
 
 /// A sweep that writes the sentinels of the items of `E` that exist; see
@@ -44,6 +51,7 @@ pub struct ClaimReport {
 pub struct ClaimUnique<'db, E: Entity> {
     db: &'db Db<E::Table>,
     segments: u32,
+    rate: Option<Rate>,
 }
 
 impl<'db, T: Table> Admin<'db, T> {
@@ -57,6 +65,7 @@ impl<'db, T: Table> Admin<'db, T> {
         ClaimUnique {
             db: self.db,
             segments: 1,
+            rate: None,
         }
     }
 }
@@ -68,8 +77,22 @@ impl<E: Entity> ClaimUnique<'_, E> {
         self
     }
 
+    /// Claims no faster than `rate`, so that the sweep leaves the table's capacity to the
+    /// application: [`Rate::ItemsPerSecond`] counts claims (one sentinel written, one item
+    /// checked), and the other rates the write units each claim's transaction is estimated
+    /// to cost (4 for a small item). The rate halves when DynamoDB throttles a claim, and
+    /// climbs back while it does not, as [`Rate`] says.
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.rate = Some(rate);
+        self
+    }
+
     /// Sends the sweep's requests: scans, and claims each value.
     pub async fn send(self) -> Result<ClaimReport, Error> {
+        let limiter = match self.rate {
+            Some(rate) => Some(self.db.limiter(rate).await?),
+            None => None,
+        };
         let mut report = ClaimReport::default();
         // Live items only: an expired item's value is free already (its sentinel would expire
         // with it), so another item holding it since is no duplicate.
@@ -85,16 +108,17 @@ impl<E: Entity> ClaimUnique<'_, E> {
             let item = crate::item::encode(&entity?)?;
             report.items += 1;
             for unique in E::SCHEMA.unique {
-                let Some((value, [check, put])) = sweep_claim::<E>(self.db, unique, &item) else {
+                let Some((value, claim)) = sweep_claim::<E>(self.db, unique, &item) else {
                     continue;
                 };
-                let claim = self.db.transaction().push(check).push(put);
-                let cancelled = match claim.retry(RetryPolicy::riding_through()).send().await {
+                let cancelled = match self.claim(claim, limiter.as_ref()).await {
                     Ok(()) => {
                         report.claimed += 1;
                         continue;
                     }
-                    Err(Error::TransactionCanceled(cancelled)) => cancelled,
+                    Err(Error::TransactionCanceled(cancelled)) if !cancelled.is_transient() => {
+                        cancelled
+                    }
                     Err(error) => return Err(error),
                 };
                 if cancelled.failed_condition(0).is_some() {
@@ -111,6 +135,42 @@ impl<E: Entity> ClaimUnique<'_, E> {
                 }
             }
         }
+        report.rate = limiter.map(|limiter| limiter.held());
         Ok(report)
+    }
+
+    /// Sends one claim (its check and its sentinel's put) at the limiter's pace, and again,
+    /// under [`RetryPolicy::riding_through`], while throttled (each throttle lowering the
+    /// rate), in conflict, or without an answer: safe, since a claim applied twice leaves the
+    /// same sentinel. A failed condition is returned, never resent.
+    async fn claim(
+        &self,
+        [check, put]: [TransactOp; 2],
+        limiter: Option<&Limiter>,
+    ) -> Result<(), Error> {
+        let transaction = || self.db.transaction().push(check.clone()).push(put.clone());
+        let cost = match limiter.map(Limiter::unit) {
+            Some(Unit::WriteUnits) => transaction().explain()?.estimate.write_units,
+            _ => 1.0,
+        };
+        let attempt = || async move {
+            if let Some(limiter) = limiter {
+                limiter.acquire(cost).await;
+            }
+            transaction().retry(RetryPolicy::never()).send().await
+        };
+        // With one attempt a transaction's lost answer is `AmbiguousTransaction`.
+        let resend = |error: &Error| match error {
+            Error::TransactionCanceled(cancelled) => cancelled.is_transient(),
+            Error::AmbiguousTransaction { .. } => true,
+            other => other.is_throttling(),
+        };
+        let throttled = |error: &Error| match limiter {
+            Some(limiter) if error.is_throttling() => limiter.throttled(),
+            _ => {}
+        };
+        RetryPolicy::riding_through()
+            .resending(attempt, resend, throttled)
+            .await
     }
 }
