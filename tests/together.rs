@@ -7,13 +7,14 @@
 //! the claim sweep of unique values, while a migration runs: a process still on version 1 of the
 //! task writes the old shape, the plan that creates version 2's index is applied online, and sweeps
 //! (plain, or two distributed workers at once) backfill the index while the new code puts tasks.
-//! After every step the library's reads (get, partition and collection queries and counts, pages
-//! through sealed cursors handed out as text, every index, scans, lookups by unique value,
-//! hydration, the append pointer, migration coverage) and the raw table are compared with an
-//! in-memory model of the documented semantics; at the end the stream is drained, every record must
-//! be a user entity's that decodes, and its changes replayed must leave the model's items. Every
-//! request goes through a recording proxy, and each must be allowed by the IAM policy generated for
-//! the table (`singletable::infra::IamPolicy`). A failure shrinks to a short sequence of steps.
+//! After every step the library's reads (get, batch and transactional gets, partition and
+//! collection queries and counts, pages through sealed cursors handed out as text, every index,
+//! scans, lookups by unique value, hydration, the append pointer, migration coverage) and the raw
+//! table are compared with an in-memory model of the documented semantics; at the end the stream is
+//! drained, every record must be a user entity's that decodes, and its changes replayed must leave
+//! the model's items. Every request goes through a recording proxy, and each must be allowed by the
+//! IAM policy generated for the table (`singletable::infra::IamPolicy`). A failure shrinks to a
+//! short sequence of steps.
 //!
 //! The same sequences run under two more conditions ([`Conditions`]): with DynamoDB refusing
 //! half of the steps' requests (throttling, transaction conflicts, unprocessed batch parts,
@@ -1356,6 +1357,40 @@ async fn check(db: &Db<Together>, model: &Model) {
             None => assert_eq!(outcome(&task), "not_found", "task {key:?}: {task:?}"),
         }
     }
+    // The same keys in one BatchGetItem per entity, and in one TransactGetItems: the live
+    // items, and no others (an expired one DynamoDB still holds is none).
+    let member_keys = || {
+        keys.iter()
+            .map(|&(team, id)| Member::key(team, id).unwrap())
+    };
+    let task_keys = || keys.iter().map(|&(team, id)| Task::key(team, id).unwrap());
+    let (members, tasks) = futures::join!(
+        db.batch_get(member_keys()).send(),
+        db.batch_get(task_keys()).send()
+    );
+    let (mut members, mut tasks) = (members.unwrap(), tasks.unwrap());
+    assert!(members.is_complete() && tasks.is_complete());
+    members.items.sort_by_key(|member| (member.team, member.id));
+    tasks.items.sort_by_key(|task| (task.team, task.id));
+    let live_members: Vec<&Member> = (model.members.values())
+        .filter(|member| live(member.expires_at, now))
+        .collect();
+    let live_tasks: Vec<&Task> = (model.tasks.values())
+        .filter(|task| live(task.expires_at, now))
+        .collect();
+    assert_eq!(members.items.iter().collect::<Vec<_>>(), live_members);
+    assert_eq!(tasks.items.iter().collect::<Vec<_>>(), live_tasks);
+    let mut get = db.transact_get();
+    let slots: Vec<_> = (member_keys().zip(task_keys()))
+        .map(|(member, task)| (get.get(member), get.get(task)))
+        .collect();
+    let mut got = get.send().await.unwrap();
+    for (key, (member, task)) in keys.iter().zip(slots) {
+        assert_eq!(got.take(&member).unwrap().as_ref(), model.live_member(*key));
+        assert_eq!(got.take(&task).unwrap().as_ref(), model.live_task(*key));
+    }
+    let scanned = db.scan::<Member>().all().await.unwrap();
+    assert_eq!(scanned.len(), live_members.len(), "members scanned");
     for team in 0..TEAMS {
         // The partition as a collection, from each entity's sort key prefix: every live member
         // and task, decoded, nothing of the library's.
