@@ -626,10 +626,9 @@ async fn an_expired_item_is_not_returned_as_the_old_item_of_a_write() {
 
 /// A user's condition, on a put, a delete or a transaction's condition check, sees an expired
 /// item as absent too: `holder = "a"` does not hold for a lease that expired, as it does not
-/// for a lease that is not there. Today the condition is sent as written, so DynamoDB holds it
-/// true of the expired item it still stores.
+/// for a lease that is not there. It was sent as written, so DynamoDB held it true of the
+/// expired item it still stores.
 #[tokio::test]
-#[ignore = "defect, kept open: user conditions are evaluated on expired items as stored"]
 async fn a_users_condition_sees_an_expired_item_as_absent() {
     let table = table().await;
     let expires_at = now_seconds() + 3600;

@@ -120,6 +120,37 @@ pub enum Node {
 }
 
 impl Node {
+    /// What the condition is on an item that is not there: `attribute_not_exists` holds, and
+    /// a comparison or function of a missing attribute does not (DynamoDB's rule, which the
+    /// library's `ttl < :now` relies on too). `None` where that is not certain: `<>`, and an
+    /// operand that reads no attribute.
+    pub(crate) fn on_absent_item(&self) -> Option<bool> {
+        let reads = |operand: &Operand| matches!(operand, Operand::Path(_) | Operand::Size(_));
+        match self {
+            Node::Compare(_, Comparison::Ne, _) => None,
+            Node::Compare(left, _, right) => (reads(left) || reads(right)).then_some(false),
+            Node::Between(value, low, high) => {
+                [value, low, high].into_iter().any(reads).then_some(false)
+            }
+            Node::In(value, list) => (reads(value) || list.iter().any(reads)).then_some(false),
+            Node::BeginsWith(..) | Node::Contains(..) | Node::Exists(_) | Node::Type(..) => {
+                Some(false)
+            }
+            Node::NotExists(_) => Some(true),
+            Node::And(left, right) => match (left.on_absent_item(), right.on_absent_item()) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Node::Or(left, right) => match (left.on_absent_item(), right.on_absent_item()) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            Node::Not(inner) => inner.on_absent_item().map(|holds| !holds),
+        }
+    }
+
     /// Calls `read` with every attribute path the condition reads.
     pub fn for_each_path(&self, read: &mut impl FnMut(&AttrPath)) {
         let operand = |operand: &Operand, read: &mut dyn FnMut(&AttrPath)| match operand {
@@ -656,5 +687,30 @@ mod tests {
             Some(&AttributeValue::S("pending".into()))
         );
         assert_eq!(render_all([], &mut Placeholders::default()), None);
+    }
+
+    /// On no item, `attribute_not_exists` holds and a comparison of a missing attribute does
+    /// not; `<>` is left undecided, and so is what it takes part in unless the rest decides.
+    #[test]
+    fn a_condition_on_no_item() {
+        let path = || AttrPath::attribute("status");
+        let value = || Operand::Value(AttributeValue::S("open".into()));
+        let ne = || Node::Compare(Operand::Path(path()), Comparison::Ne, value());
+        let missing = || Node::NotExists(path());
+        let not = |node: Node| Node::Not(Box::new(node));
+        let and = |a: Node, b: Node| Node::And(Box::new(a), Box::new(b));
+        let or = |a: Node, b: Node| Node::Or(Box::new(a), Box::new(b));
+        assert_eq!(equals("status", "open").on_absent_item(), Some(false));
+        assert_eq!(missing().on_absent_item(), Some(true));
+        assert_eq!(not(equals("status", "open")).on_absent_item(), Some(true));
+        assert_eq!(ne().on_absent_item(), None);
+        assert_eq!(
+            and(ne(), equals("status", "open")).on_absent_item(),
+            Some(false)
+        );
+        assert_eq!(or(ne(), missing()).on_absent_item(), Some(true));
+        assert_eq!(or(ne(), equals("status", "open")).on_absent_item(), None);
+        let constant = Node::Compare(value(), Comparison::Eq, value());
+        assert_eq!(constant.on_absent_item(), None);
     }
 }

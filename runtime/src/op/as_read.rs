@@ -97,6 +97,33 @@ pub(crate) fn and_as_read<E: Entity>(
     condition
 }
 
+/// A user's `condition` as it must hold of the stored item: of one expired by `expiry` as of
+/// no item, since an expired item is absent to writes as to reads. Sent as written where its
+/// value on no item is not certain (see [`Node::on_absent_item`]).
+pub(crate) fn user_as_read(condition: &Node, expiry: Expiry) -> Node {
+    let Some(expired) = expired(expiry) else {
+        return condition.clone();
+    };
+    match condition.on_absent_item() {
+        Some(false) => Node::And(
+            Box::new(condition.clone()),
+            Box::new(Node::Not(Box::new(expired))),
+        ),
+        Some(true) => Node::Or(Box::new(condition.clone()), Box::new(expired)),
+        None => condition.clone(),
+    }
+}
+
+/// [`user_as_read`] of an optional user condition, as a condition again: for a write whose
+/// condition joins it with conditions of the library's own, which it must not change.
+pub(crate) fn user_condition_as_read<E>(
+    condition: &Option<crate::expr::Condition<E>>,
+    expiry: Expiry,
+) -> Result<Option<crate::expr::Condition<E>>, crate::item::EncodeError> {
+    let node = crate::expr::condition::user_node(condition.as_ref())?;
+    Ok(node.map(|node| crate::expr::Condition::from_node(user_as_read(node, expiry))))
+}
+
 /// The condition that the item is there and has not expired by `expiry`: what a write that
 /// needs an item (an update, a delete `only_if_exists`) requires, so that it agrees with reads,
 /// which call an expired item not found.

@@ -27,6 +27,7 @@ impl<T: Table> Db<T> {
             moving: false,
             created: Created::Unknown,
             condition: None,
+            condition_as_read: false,
         }
     }
 }
@@ -66,6 +67,8 @@ pub struct Put<'db, E: Entity> {
     /// What is known of the stored `created_at`.
     created: Created,
     condition: Option<Condition<E>>,
+    /// `condition` holds the user's condition as read already, with the library's own.
+    condition_as_read: bool,
 }
 
 struct Prepared {
@@ -215,10 +218,16 @@ impl<'db, E: Entity> Put<'db, E> {
             };
         }
         let user = user_node(self.condition.as_ref())?;
+        // The user's condition sees an expired item as no item, unless joined with the
+        // library's own already (a write with unique values, which did that itself).
+        let mut as_read = (user.filter(|_| !self.condition_as_read))
+            .map(|user| super::as_read::user_as_read(user, expiry));
+        let user = user.filter(|_| as_read.is_none()).map(ConditionPart::User);
         let mut placeholders = Placeholders::default();
         let mut built = [absent, version_check, created_check];
         let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
-            .chain(user.map(ConditionPart::User));
+            .chain(as_read.iter_mut().map(ConditionPart::Built))
+            .chain(user);
         let condition = render_all(parts, &mut placeholders);
         Ok(Prepared {
             item,
@@ -368,6 +377,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 moving: false,
                 created: created.clone(),
                 condition: self.condition.clone(),
+                condition_as_read: self.condition_as_read,
             };
             let sent = put.send_once(returning.clone(), Ok).await;
             let stored = match &sent {
@@ -484,6 +494,7 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
     }
 
     fn attempt(&self, stored: Option<&Item>) -> Result<crate::unique::Attempt, Error> {
+        let expiry = crate::ttl::Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now());
         let put = Put {
             db: self.db,
             item: self.item.clone(),
@@ -496,10 +507,11 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
                     .and_then(|timestamp| stored.get(timestamp.attribute).cloned())
             })),
             condition: super::as_read::and_as_read(
-                &self.condition,
+                &super::as_read::user_condition_as_read(&self.condition, expiry)?,
                 stored,
-                crate::ttl::Expiry::hidden(<E::Table as Table>::SCHEMA, || self.db.now()),
+                expiry,
             ),
+            condition_as_read: true,
         };
         let op = put.transact_op()?;
         // The item as written, from the write itself rather than a second preparation.
