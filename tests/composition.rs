@@ -586,28 +586,38 @@ async fn an_expired_item_is_absent_to_writes_as_to_reads() {
     );
 }
 
+fn lease(id: &str, holder: &str, expires_at: u64) -> Lease {
+    Lease {
+        id: id.into(),
+        holder: holder.into(),
+        expires_at,
+    }
+}
+
+/// Leases `ids`, held by `a`, expiring in an hour: the table, and a `Db` on it whose clock is
+/// two hours ahead, to which they have expired while the engine still stores them.
+async fn expired_leases(ids: &[&str]) -> (TestTable<Composed>, singletable::Db<Composed>) {
+    let table = table().await;
+    for id in ids {
+        let expiring = lease(id, "a", now_seconds() + 3600);
+        table.put(&expiring).send().await.unwrap();
+    }
+    let later = SystemTime::now() + Duration::from_secs(7200);
+    let db = table.clone().with_clock(move || later);
+    (table, db)
+}
+
 /// What a write returns of the item it replaced or deleted follows the same rule: an expired
 /// item is none, as it is to reads, for an entity with unique values (whose writes read the
 /// item first) as for one without (whose writes ask DynamoDB for `ALL_OLD`, which returns the
 /// expired item DynamoDB has not deleted yet).
 #[tokio::test]
 async fn an_expired_item_is_not_returned_as_the_old_item_of_a_write() {
-    let table = table().await;
-    let expires_at = now_seconds() + 3600;
-    let lease = |id: &str, holder: &str, expires_at| Lease {
-        id: id.into(),
-        holder: holder.into(),
-        expires_at,
-    };
-    for id in ["l1", "l2"] {
-        table.put(&lease(id, "a", expires_at)).send().await.unwrap();
-    }
+    let (table, db) = expired_leases(&["l1", "l2"]).await;
     for id in ["i1", "i2"] {
-        let expiring = invite(id, &format!("CODE-{id}"), Some(expires_at));
+        let expiring = invite(id, &format!("CODE-{id}"), Some(now_seconds() + 3600));
         table.put(&expiring).send().await.unwrap();
     }
-    let later = SystemTime::now() + Duration::from_secs(7200);
-    let db = table.clone().with_clock(move || later);
     let renewed = lease("l1", "b", now_seconds() + 9000);
     let replaced = db.put(&renewed).send_returning_old().await.unwrap();
     assert_eq!(replaced, None, "a put over an expired lease");
@@ -630,18 +640,7 @@ async fn an_expired_item_is_not_returned_as_the_old_item_of_a_write() {
 /// expired item it still stores.
 #[tokio::test]
 async fn a_users_condition_sees_an_expired_item_as_absent() {
-    let table = table().await;
-    let expires_at = now_seconds() + 3600;
-    let lease = |id: &str, holder: &str, expires_at| Lease {
-        id: id.into(),
-        holder: holder.into(),
-        expires_at,
-    };
-    for id in ["l1", "l2", "l3"] {
-        table.put(&lease(id, "a", expires_at)).send().await.unwrap();
-    }
-    let later = SystemTime::now() + Duration::from_secs(7200);
-    let db = table.clone().with_clock(move || later);
+    let (_table, db) = expired_leases(&["l1", "l2", "l3"]).await;
     let held_by_a = || Lease::HOLDER.eq("a".to_owned());
     let put = db.put(&lease("l1", "b", now_seconds() + 9000));
     let put = put.condition(held_by_a()).send().await;

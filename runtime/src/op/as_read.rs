@@ -83,20 +83,6 @@ pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>, expiry: Ex
     }
 }
 
-/// `condition`, and that the item is as `stored` says.
-pub(crate) fn and_as_read<E: Entity>(
-    condition: &Option<crate::expr::Condition<E>>,
-    stored: Option<&Item>,
-    expiry: Expiry,
-) -> Option<crate::expr::Condition<E>> {
-    let mut condition = condition.clone();
-    crate::expr::Condition::and_to(
-        &mut condition,
-        crate::expr::Condition::from_node(as_read::<E>(stored, expiry)),
-    );
-    condition
-}
-
 /// A user's `condition` as it must hold of the stored item: of one expired by `expiry` as of
 /// no item, since an expired item is absent to writes as to reads. Sent as written where its
 /// value on no item is not certain (see [`Node::on_absent_item`]).
@@ -112,16 +98,6 @@ pub(crate) fn user_as_read(condition: &Node, expiry: Expiry) -> Node {
         Some(true) => Node::Or(Box::new(condition.clone()), Box::new(expired)),
         None => condition.clone(),
     }
-}
-
-/// [`user_as_read`] of an optional user condition, as a condition again: for a write whose
-/// condition joins it with conditions of the library's own, which it must not change.
-pub(crate) fn user_condition_as_read<E>(
-    condition: &Option<crate::expr::Condition<E>>,
-    expiry: Expiry,
-) -> Result<Option<crate::expr::Condition<E>>, crate::item::EncodeError> {
-    let node = crate::expr::condition::user_node(condition.as_ref())?;
-    Ok(node.map(|node| crate::expr::Condition::from_node(user_as_read(node, expiry))))
 }
 
 /// The condition that the item is there and has not expired by `expiry`: what a write that

@@ -20,7 +20,7 @@ impl<T: Table> Db<T> {
             only_if_exists: false,
             expiry: crate::ttl::Expiry::hidden(T::SCHEMA, || self.now()),
             condition: None,
-            condition_as_read: false,
+            stored_as_read: None,
         }
     }
 }
@@ -34,8 +34,8 @@ pub struct Delete<'db, E: Entity> {
     /// An expired item is absent to the delete, as to reads: `only_if_exists` needs a live one.
     expiry: crate::ttl::Expiry,
     condition: Option<Condition<E>>,
-    /// `condition` holds the user's condition as read already, with the library's own.
-    condition_as_read: bool,
+    /// That the item is as a write with unique values read it (see `Put`'s).
+    stored_as_read: Option<crate::expr::condition::Node>,
 }
 
 impl<'db, E: Entity> Delete<'db, E> {
@@ -68,18 +68,16 @@ impl<'db, E: Entity> Delete<'db, E> {
 
     fn expression(&self) -> Result<(Option<String>, Placeholders), Error> {
         let table = <E::Table as Table>::SCHEMA;
-        let mut exists = self
+        let exists = self
             .only_if_exists
             .then(|| super::as_read::present(self.expiry, table));
+        // The user's condition sees an expired item as no item.
         let user = user_node(self.condition.as_ref())?;
-        // The user's condition sees an expired item as no item (see `Put`'s).
-        let mut as_read = (user.filter(|_| !self.condition_as_read))
-            .map(|user| super::as_read::user_as_read(user, self.expiry));
-        let user = user.filter(|_| as_read.is_none()).map(ConditionPart::User);
+        let user = user.map(|user| super::as_read::user_as_read(user, self.expiry));
         let mut placeholders = Placeholders::default();
-        let parts = (exists.iter_mut().map(ConditionPart::Built))
-            .chain(as_read.iter_mut().map(ConditionPart::Built))
-            .chain(user);
+        let mut built = [exists, user];
+        let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
+            .chain(self.stored_as_read.iter().map(ConditionPart::User));
         let text = render_all(parts, &mut placeholders);
         Ok((text, placeholders))
     }
@@ -201,12 +199,8 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Delete<'db, E> {
             key: self.key.clone(),
             only_if_exists: self.only_if_exists,
             expiry: self.expiry,
-            condition: super::as_read::and_as_read(
-                &super::as_read::user_condition_as_read(&self.condition, self.expiry)?,
-                stored,
-                self.expiry,
-            ),
-            condition_as_read: true,
+            condition: self.condition.clone(),
+            stored_as_read: Some(super::as_read::as_read::<E>(stored, self.expiry)),
         };
         Ok(crate::unique::Attempt {
             op: delete.transact_op()?,

@@ -27,7 +27,7 @@ impl<T: Table> Db<T> {
             moving: false,
             created: Created::Unknown,
             condition: None,
-            condition_as_read: false,
+            stored_as_read: None,
         }
     }
 }
@@ -67,8 +67,9 @@ pub struct Put<'db, E: Entity> {
     /// What is known of the stored `created_at`.
     created: Created,
     condition: Option<Condition<E>>,
-    /// `condition` holds the user's condition as read already, with the library's own.
-    condition_as_read: bool,
+    /// That the item is as a write with unique values read it (the library's own condition,
+    /// kept apart from the user's, which sees an expired item as no item).
+    stored_as_read: Option<Node>,
 }
 
 struct Prepared {
@@ -218,16 +219,11 @@ impl<'db, E: Entity> Put<'db, E> {
             };
         }
         let user = user_node(self.condition.as_ref())?;
-        // The user's condition sees an expired item as no item, unless joined with the
-        // library's own already (a write with unique values, which did that itself).
-        let mut as_read = (user.filter(|_| !self.condition_as_read))
-            .map(|user| super::as_read::user_as_read(user, expiry));
-        let user = user.filter(|_| as_read.is_none()).map(ConditionPart::User);
+        let user = user.map(|user| super::as_read::user_as_read(user, expiry));
         let mut placeholders = Placeholders::default();
-        let mut built = [absent, version_check, created_check];
+        let mut built = [absent, version_check, created_check, user];
         let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
-            .chain(as_read.iter_mut().map(ConditionPart::Built))
-            .chain(user);
+            .chain(self.stored_as_read.iter().map(ConditionPart::User));
         let condition = render_all(parts, &mut placeholders);
         Ok(Prepared {
             item,
@@ -377,7 +373,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 moving: false,
                 created: created.clone(),
                 condition: self.condition.clone(),
-                condition_as_read: self.condition_as_read,
+                stored_as_read: self.stored_as_read.clone(),
             };
             let sent = put.send_once(returning.clone(), Ok).await;
             let stored = match &sent {
@@ -506,12 +502,8 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
                     .created_at
                     .and_then(|timestamp| stored.get(timestamp.attribute).cloned())
             })),
-            condition: super::as_read::and_as_read(
-                &super::as_read::user_condition_as_read(&self.condition, expiry)?,
-                stored,
-                expiry,
-            ),
-            condition_as_read: true,
+            condition: self.condition.clone(),
+            stored_as_read: Some(super::as_read::as_read::<E>(stored, expiry)),
         };
         let op = put.transact_op()?;
         // The item as written, from the write itself rather than a second preparation.
