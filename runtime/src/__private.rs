@@ -9,7 +9,7 @@ pub use crate::index_projection::{IndexProjection, ProjectsAll, ProjectsKeys, Pr
 pub use crate::key::part::{AnyValue, KeyArg, KeyPartFns};
 pub use crate::key::template::Segment;
 pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, PrefixFree};
-pub use crate::schema::entity::{EntityIndex, IndexRule, RuleArguments, Versioned};
+pub use crate::schema::entity::{EntityIndex, IndexRule, RuleArguments, Unversioned, Versioned};
 pub use crate::schema::field::{
     FieldSchema, ManagedFields, ManagedTimestamp, ScalarAttribute, TtlField, UniqueSchema,
 };

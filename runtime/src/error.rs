@@ -196,13 +196,6 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
-    /// An entity that a batch write cannot put: its `#[dynamo(version)]` field needs a
-    /// condition, and `BatchWriteItem` has none; nothing was sent.
-    #[error("{entity} has a version field, so it cannot be put in a batch write (which cannot check versions); use `put`, or a transaction")]
-    VersionedBatchPut {
-        /// The entity.
-        entity: &'static str,
-    },
     /// A builder argument outside the range DynamoDB accepts; nothing was sent.
     #[error("{parameter} must be between {min} and {max}, not {value}")]
     OutOfRange {
@@ -262,7 +255,6 @@ impl Error {
             Error::Service { .. } => "service",
             Error::DuplicateWrite { .. } => "duplicate_write",
             Error::BatchWrite { .. } => "batch_write",
-            Error::VersionedBatchPut { .. } => "versioned_batch_put",
             Error::OutOfRange { .. } => "out_of_range",
             Error::Migration { .. } => "migration",
             Error::Stream { .. } => "stream",

@@ -318,11 +318,16 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         ))
     });
     let (unique_schemas, unique_impls) = expand_unique(entity, &markers, &mut checks);
-    let versioned = entity
+    // One marker either way: `expect_version` needs a version, a batch put needs none.
+    let versioned = if entity
         .fields
         .iter()
         .any(|field| matches!(field.role, Some((FieldRole::Version, _))))
-        .then(|| quote!(#[automatically_derived] impl #st::Versioned for #ident {}));
+    {
+        quote!(#[automatically_derived] impl #st::Versioned for #ident {})
+    } else {
+        quote!(#[automatically_derived] impl #st::Unversioned for #ident {})
+    };
     let schema_version = entity
         .attrs
         .schema_version

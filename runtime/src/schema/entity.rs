@@ -168,3 +168,14 @@ impl EntityIndex {
     note = "add `#[dynamo(version)] version: u64` to `{Self}` (every write then increments it), or guard the update with `.condition(..)` on the fields you read"
 )]
 pub trait Versioned: Entity {}
+
+#[doc(hidden)]
+/// An entity without a `#[dynamo(version)]` field: what a batch put needs, since
+/// `BatchWriteItem` carries no condition to check a version with. Implemented by the `Entity`
+/// derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a version field, which a batch write cannot check",
+    label = "a batch put carries no condition, so it would overwrite whatever version is stored",
+    note = "put `{Self}` with `db.put(..)`, which checks its version and increments it, or in a `db.transaction()`; deleting it in a batch is fine"
+)]
+pub trait Unversioned: Entity {}

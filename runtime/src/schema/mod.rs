@@ -27,7 +27,7 @@ pub use crate::design_check::{
     HasNoSortKey, HasSortKey, IndexSortKeyAbsent, IndexSortKeyDeclared, WithSortKey, WithoutSortKey,
 };
 #[doc(hidden)]
-pub use entity::Versioned;
+pub use entity::{Unversioned, Versioned};
 #[doc(hidden)]
 pub use table::{DeclaresIndex, ExpiringTable, NoStream};
 

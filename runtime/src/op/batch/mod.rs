@@ -18,7 +18,7 @@ use crate::item::{self, Item};
 use crate::item::{DecodeError, KeyText};
 use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
-use crate::schema::{Entity, Table};
+use crate::schema::{Entity, Table, Unversioned};
 use crate::trace::Operation;
 use crate::unique::NoUniqueValues;
 use crate::wire::{describe, Request};
@@ -210,43 +210,23 @@ impl<E: Entity> BatchGet<'_, E> {
 pub struct BatchWrite<'db, T: Table> {
     db: &'db Db<T>,
     writes: Vec<UnprocessedWrite>,
-    /// The first entity that could not be added, reported by `params` and `send`.
-    error: Option<Deferred>,
+    /// The first entity that could not be encoded, reported by `params` and `send`.
+    error: Option<crate::item::EncodeError>,
     retry: RetryPolicy,
     /// Requests in flight at once.
     concurrency: usize,
     rate: Option<Rate>,
 }
 
-/// Why an entity could not be added to a batch write; kept until `params` or `send`.
-#[derive(Debug, Clone)]
-enum Deferred {
-    Encode(crate::item::EncodeError),
-    Versioned(&'static str),
-}
-
-impl From<Deferred> for Error {
-    fn from(deferred: Deferred) -> Self {
-        match deferred {
-            Deferred::Encode(error) => error.into(),
-            Deferred::Versioned(entity) => Error::VersionedBatchPut { entity },
-        }
-    }
-}
-
 impl<T: Table> BatchWrite<'_, T> {
     /// Adds a put of `entity`, replacing any item with its key.
     ///
     /// An `updated_at` field is set to now, and a `created_at` field written as the entity has
-    /// it (a batch cannot keep the stored one, as [`Db::put`] does). A versioned entity cannot
-    /// be put in a batch ([`Error::VersionedBatchPut`]): its check needs a condition.
-    pub fn put<E: Entity<Table = T> + NoUniqueValues>(mut self, entity: &E) -> Self {
+    /// it (a batch cannot keep the stored one, as [`Db::put`] does). An entity with a version
+    /// field does not compile here: checking its version needs a condition, which
+    /// `BatchWriteItem` cannot carry.
+    pub fn put<E: Entity<Table = T> + NoUniqueValues + Unversioned>(mut self, entity: &E) -> Self {
         let managed = E::SCHEMA.managed;
-        if managed.version.is_some() {
-            self.error
-                .get_or_insert(Deferred::Versioned(E::SCHEMA.name));
-            return self;
-        }
         let encoded = item::encode(entity).and_then(|mut encoded| {
             if let Some(timestamp) = managed.updated_at {
                 let now = (timestamp.at)(self.db.now())?;
@@ -262,14 +242,14 @@ impl<T: Table> BatchWrite<'_, T> {
                 item: encoded,
             }),
             Err(error) => {
-                self.error.get_or_insert(Deferred::Encode(error));
+                self.error.get_or_insert(error);
             }
         }
         self
     }
 
     /// Adds a put of each entity.
-    pub fn put_all<'e, E: Entity<Table = T> + NoUniqueValues>(
+    pub fn put_all<'e, E: Entity<Table = T> + NoUniqueValues + Unversioned>(
         self,
         entities: impl IntoIterator<Item = &'e E>,
     ) -> Self {

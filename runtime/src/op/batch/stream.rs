@@ -5,7 +5,7 @@ use super::{BatchWriteOutput, MAX_WRITES};
 use crate::error::Error;
 use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
-use crate::schema::{Entity, Table};
+use crate::schema::{Entity, Table, Unversioned};
 use crate::unique::NoUniqueValues;
 use crate::Db;
 use futures::{Stream, StreamExt};
@@ -18,7 +18,7 @@ impl<T: Table> Db<T> {
     /// sent, so at most `concurrency` chunks of items are held at once, whatever its length.
     pub fn put_stream<E, S>(&self, items: S) -> PutStream<'_, E, S>
     where
-        E: Entity<Table = T> + NoUniqueValues,
+        E: Entity<Table = T> + NoUniqueValues + Unversioned,
         S: Stream<Item = E>,
     {
         PutStream {
@@ -43,7 +43,7 @@ pub struct PutStream<'db, E: Entity, S> {
     entity: PhantomData<fn() -> E>,
 }
 
-impl<E: Entity + NoUniqueValues, S: Stream<Item = E>> PutStream<'_, E, S> {
+impl<E: Entity + NoUniqueValues + Unversioned, S: Stream<Item = E>> PutStream<'_, E, S> {
     /// Keeps up to `requests` requests in flight (default 1); `0` counts as 1.
     pub fn concurrency(mut self, requests: usize) -> Self {
         self.concurrency = requests.max(1);
