@@ -813,6 +813,28 @@ async fn a_claim_sweep_holds_its_rate() {
     check_sentinels(&db).await;
 }
 
+/// A claim sweep at 1,000 claims a second in `segments` segments, over `users` users written
+/// before their email was unique, through the fault proxy with `plan`: its report and the
+/// faults injected, once the sentinels are checked.
+async fn claim_through_faults(
+    users: u32,
+    segments: u32,
+    plan: singletable_fault::FaultPlan,
+) -> (singletable::unique::ClaimReport, u64) {
+    let db = table().await;
+    raw_users(&db, users).await;
+    let (client, stats) = singletable_fault::client(plan).await.unwrap();
+    let faulty = singletable::Db::<App>::new(client).with_table_name(db.table_name());
+    let sweep = faulty
+        .admin()
+        .claim_unique_values::<User>()
+        .segments(segments);
+    let report = sweep.rate(singletable::Rate::ItemsPerSecond(1000.0)).send();
+    let report = report.await.unwrap();
+    check_sentinels(&db).await;
+    (report, stats.report().injected_total())
+}
+
 /// Claims refused for throughput (or in conflict) with the SDK's retries off: the sweep halves
 /// its rate at each throttle, sends the claim again, and claims every value once.
 #[tokio::test]
@@ -821,24 +843,39 @@ async fn a_throttled_claim_sweep_lowers_its_rate_and_claims_every_value() {
         return;
     }
     use singletable_fault::{Fault, FaultKind, FaultPlan};
-    let db = table().await;
-    raw_users(&db, 40).await;
     let plan = FaultPlan::new(5, 0.3)
         .with_kinds([
             Fault::before(FaultKind::ProvisionedThroughputExceeded),
             Fault::before(FaultKind::TransactionConflict),
         ])
         .without_sdk_retries();
-    let (client, stats) = singletable_fault::client(plan).await.unwrap();
-    let faulty = singletable::Db::<App>::new(client).with_table_name(db.table_name());
-    let sweep = faulty.admin().claim_unique_values::<User>().segments(2);
-    let report = sweep.rate(singletable::Rate::ItemsPerSecond(1000.0)).send();
-    let report = report.await.unwrap();
-    assert!(!stats.report().injected.is_empty(), "no fault was injected");
+    let (report, injected) = claim_through_faults(40, 2, plan).await;
+    assert!(injected > 0, "no fault was injected");
     assert_eq!((report.items, report.claimed), (40, 40), "{report:?}");
     let rate = report.rate.unwrap();
     assert!(rate < 1000.0, "the rate was not lowered: {rate}");
-    check_sentinels(&db).await;
+}
+
+/// Scan pages refused for throughput lower a claim sweep's rate as its throttled claims do
+/// (and as a backfill sweep's throttled pages lower its rate): the table is short of capacity
+/// whichever request met it. Only the scans are throttled here, one per segment and each
+/// refused or not as the plan's seeded draws say.
+#[tokio::test]
+async fn a_claim_sweep_whose_scans_are_throttled_lowers_its_rate() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    use singletable_fault::{Fault, FaultKind, FaultPlan};
+    let plan = FaultPlan::new(3, 0.5)
+        .with_kinds([Fault::before(FaultKind::ProvisionedThroughputExceeded)])
+        .only_operations(["Scan"])
+        .without_sdk_retries();
+    let (report, injected) = claim_through_faults(30, 4, plan).await;
+    assert!(injected > 0, "no scan was refused");
+    assert_eq!((report.items, report.claimed), (30, 30), "{report:?}");
+    let rate = report.rate.unwrap();
+    let lowered = format!("{injected} refused scans did not lower the rate: {rate}");
+    assert!(rate < 1000.0, "{lowered}");
 }
 
 #[cfg(feature = "cli")]

@@ -160,7 +160,27 @@ impl RetryPolicy {
         E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
         F: std::future::Future<Output = Result<T, ReadError<E>>>,
     {
-        self.resending(send, read_again, |_| {}).await
+        self.reading_paced(send, None).await
+    }
+
+    /// Sends the read `send` makes as [`reading`](Self::reading) does, each refusal for
+    /// throughput also lowering `limiter`'s rate: how a sweep's scan pages read, since the
+    /// sweep's rate paces its reads too, and a refused read says the table is short of
+    /// capacity as a refused write does.
+    pub(crate) async fn reading_paced<T, E, F>(
+        &self,
+        send: impl FnMut() -> F,
+        limiter: Option<&crate::rate::Limiter>,
+    ) -> Result<T, ReadError<E>>
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
+        F: std::future::Future<Output = Result<T, ReadError<E>>>,
+    {
+        let throttled = |error: &ReadError<E>| match limiter {
+            Some(limiter) if is_throttling(error) => limiter.throttled(),
+            _ => {}
+        };
+        self.resending(send, read_again, throttled).await
     }
 
     /// Sends the change of the table `send` makes (`UpdateTable`, `UpdateTimeToLive`), again

@@ -50,16 +50,8 @@ impl OldItems {
             .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
             .set_exclusive_start_key(start_key);
         // A throttled page slows the limiter as a throttled write does.
-        let throttled = |error: &_| match limiter {
-            Some(limiter) if crate::retry::is_throttling(error) => limiter.throttled(),
-            _ => {}
-        };
         Ok(RetryPolicy::default()
-            .resending(
-                || request.clone().send(),
-                crate::retry::read_again,
-                throttled,
-            )
+            .reading_paced(|| request.clone().send(), limiter)
             .await?)
     }
 

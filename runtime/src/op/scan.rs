@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter, Keeps};
 use crate::expr::{Condition, Placeholders};
 use crate::item::Item;
+use crate::rate::Limiter;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
 use crate::wire::{describe, Request};
@@ -45,7 +46,15 @@ pub struct Scan<'db, E: Entity> {
     read: ReadOptions,
     /// How the library's own jobs resend a page refused or lost (a user's scan leaves that
     /// to the SDK's retries, as its other reads do).
-    resend: Option<RetryPolicy>,
+    resend: Option<Resend>,
+}
+
+/// How a library job's scan resends its pages, and the job's rate, which a refused page
+/// lowers.
+#[derive(Clone)]
+struct Resend {
+    policy: RetryPolicy,
+    limiter: Option<Arc<Limiter>>,
 }
 
 /// Everything a segment's requests share.
@@ -55,7 +64,7 @@ struct Prepared<T> {
     /// The request of every page, but for its `Segment` and `ExclusiveStartKey`.
     request: ScanFluentBuilder,
     total_segments: Option<i32>,
-    resend: Option<RetryPolicy>,
+    resend: Option<Resend>,
 }
 
 impl<T> Prepared<T> {
@@ -93,10 +102,10 @@ impl<E: Entity> Scan<'_, E> {
         self
     }
 
-    /// Sends each page again while it is refused or its response lost, under `policy`: for
-    /// the library's long jobs.
-    pub(crate) fn resending(mut self, policy: RetryPolicy) -> Self {
-        self.resend = Some(policy);
+    /// Sends each page again while it is refused or its response lost, under `policy`, each
+    /// refusal for throughput lowering `limiter`'s rate: for the library's long jobs.
+    pub(crate) fn resending(mut self, policy: RetryPolicy, limiter: Option<Arc<Limiter>>) -> Self {
+        self.resend = Some(Resend { policy, limiter });
         self
     }
 
@@ -136,7 +145,7 @@ impl<E: Entity> Scan<'_, E> {
             db: self.db.clone(),
             request,
             total_segments,
-            resend: self.resend,
+            resend: self.resend.clone(),
         })
     }
 
@@ -201,8 +210,12 @@ fn segment_stream<E: Entity>(
                 None,
             );
             let page = prepared.page(segment, start_key);
-            let request = match prepared.resend {
-                Some(policy) => async move { policy.reading(|| page.clone().send()).await }.boxed(),
+            let request = match prepared.resend.clone() {
+                Some(Resend { policy, limiter }) => async move {
+                    let send = || page.clone().send();
+                    policy.reading_paced(send, limiter.as_deref()).await
+                }
+                .boxed(),
                 None => page.send().boxed(),
             };
             let page = prepared.db.send_traced(span, request, |output| {

@@ -13,6 +13,7 @@ use crate::Admin;
 use crate::Db;
 use futures::StreamExt;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Two items with one unique value: the sweep claimed it for the first and left the second.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -80,8 +81,8 @@ impl<E: Entity> ClaimUnique<'_, E> {
     /// Claims no faster than `rate`, so that the sweep leaves the table's capacity to the
     /// application: [`Rate::ItemsPerSecond`] counts claims (one sentinel written, one item
     /// checked), and the other rates the write units each claim's transaction is estimated
-    /// to cost (4 for a small item). The rate halves when DynamoDB throttles a claim, and
-    /// climbs back while it does not, as [`Rate`] says.
+    /// to cost (4 for a small item). The rate halves when DynamoDB throttles a claim or a scan
+    /// page, and climbs back while it does not, as [`Rate`] says.
     pub fn rate(mut self, rate: Rate) -> Self {
         self.rate = Some(rate);
         self
@@ -90,7 +91,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
     /// Sends the sweep's requests: scans, and claims each value.
     pub async fn send(self) -> Result<ClaimReport, Error> {
         let limiter = match self.rate {
-            Some(rate) => Some(self.db.limiter(rate).await?),
+            Some(rate) => Some(Arc::new(self.db.limiter(rate).await?)),
             None => None,
         };
         let mut report = ClaimReport::default();
@@ -99,7 +100,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
         let mut items = Box::pin(
             self.db
                 .scan::<E>()
-                .resending(RetryPolicy::riding_through())
+                .resending(RetryPolicy::riding_through(), limiter.clone())
                 .consistent()
                 .segments(self.segments)
                 .items(),
@@ -111,7 +112,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
                 let Some((value, claim)) = sweep_claim::<E>(self.db, unique, &item) else {
                     continue;
                 };
-                let cancelled = match self.claim(claim, limiter.as_ref()).await {
+                let cancelled = match self.claim(claim, limiter.as_deref()).await {
                     Ok(()) => {
                         report.claimed += 1;
                         continue;
@@ -135,7 +136,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
                 }
             }
         }
-        report.rate = limiter.map(|limiter| limiter.held());
+        report.rate = limiter.as_deref().map(Limiter::held);
         Ok(report)
     }
 
