@@ -148,6 +148,13 @@ impl<'a> Entity<'a> {
         self.fields.iter().find(|field| field.ident.unraw() == name)
     }
 
+    /// Whether field `name` is a unique value (`#[dynamo(unique)]`) or part of one
+    /// (`unique = [..]` on the entity).
+    pub fn is_unique(&self, name: &str) -> bool {
+        self.field(name).is_some_and(|field| field.unique.is_some())
+            || (self.attrs.unique.iter().flatten()).any(|field| field.unraw() == name)
+    }
+
     /// The names of the fields the primary key is built from, in order of first appearance.
     pub fn primary_key_fields(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();

@@ -81,6 +81,7 @@ impl Markers {
                     Some((FieldRole::Version | FieldRole::CreatedAt | FieldRole::UpdatedAt, _)) => {
                         quote!(Managed)
                     }
+                    _ if entity.is_unique(&name) => quote!(Unique),
                     _ => quote!(Plain),
                 }
             };

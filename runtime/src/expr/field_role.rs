@@ -7,7 +7,8 @@
 pub trait FieldOf<E> {
     /// The field's position in `E::SCHEMA.fields`.
     const INDEX: usize;
-    /// What the field is to the entity: [`role::Plain`], [`role::Key`] or [`role::Managed`].
+    /// What the field is to the entity: [`role::Plain`], [`role::Key`], [`role::Managed`] or
+    /// [`role::Unique`].
     type Role;
     /// What an update of the field does to the entity's update state: the marker itself for
     /// a field an index reads (the derive implements `state::TouchInput` on it), and
@@ -36,16 +37,29 @@ pub mod role {
     /// A field the library maintains on every write: a version or a timestamp.
     #[derive(Debug)]
     pub enum Managed {}
+    /// A field outside the primary key that is a unique value or part of one: its sentinel
+    /// is keyed by its value, so an update sets it to a known value.
+    #[derive(Debug)]
+    pub enum Unique {}
 
     /// Roles outside the primary key.
     pub trait OutsideKey {}
     impl OutsideKey for Plain {}
     impl OutsideKey for Managed {}
+    impl OutsideKey for Unique {}
 
     /// Roles the library does not maintain.
     pub trait Unmanaged {}
     impl Unmanaged for Plain {}
     impl Unmanaged for Key {}
+    impl Unmanaged for Unique {}
+
+    /// Roles an update may change by an amount: all but [`Unique`] (a key or a managed field
+    /// is refused by its own bound, with its own message).
+    pub trait ChangesByAmount {}
+    impl ChangesByAmount for Plain {}
+    impl ChangesByAmount for Key {}
+    impl ChangesByAmount for Managed {}
 }
 
 /// A field outside the primary key of `E`. An update may change a field that is
@@ -72,3 +86,16 @@ pub trait Unmanaged<E> {}
 
 #[diagnostic::do_not_recommend]
 impl<E, F: FieldOf<E>> Unmanaged<E> for F where F::Role: role::Unmanaged {}
+
+/// A field of `E` that is no unique value: an update may change it by an amount (`add`,
+/// `increment`, `decrement`). A unique value's new value keys its sentinel, so it must be
+/// known before the write.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` of `{E}` is unique, so it must be changed with `set`, to a known value, not by an amount",
+    label = "the sentinel of a unique value is keyed by its new value, which an amount leaves unknown until the write",
+    note = "set the new value with `.set(..)`: the update then moves the value's sentinel in its own transaction"
+)]
+pub trait NotUnique<E> {}
+
+#[diagnostic::do_not_recommend]
+impl<E, F: FieldOf<E>> NotUnique<E> for F where F::Role: role::ChangesByAmount {}

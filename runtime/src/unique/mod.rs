@@ -20,7 +20,8 @@
 //! release of the old value and the claim of the new one (or the claims again, with the new
 //! expiry) in one transaction, conditioned on the item as read; it
 //! returns the item as a consistent read finds it right after (a transaction returns none). A
-//! unique value changed by an amount (`add`, `append`) has no known new value and is refused.
+//! unique value changed by an amount (`add`, `increment`, `decrement`) has no known new
+//! value, and does not compile.
 //!
 //! Cost: a put, update or delete is a strongly consistent read of the item, then a
 //! transaction of the item and one write per value claimed or released, each counted twice (4

@@ -33,7 +33,8 @@ pub enum UpdateError {
         operation: &'static str,
     },
     /// A unique value changes by an amount or a position (`ADD`, increment, append), so its new
-    /// value, which its sentinel is keyed by, is unknown before the write.
+    /// value, which its sentinel is keyed by, is unknown before the write. Typed paths make
+    /// this a compile error; this is the check behind it, before anything is sent.
     #[error("`{field}` of {entity} is unique, so it must be changed with `set` (to a known value, whose sentinel the update claims), not by `{action}`")]
     RelativeUniqueValue {
         /// The entity.

@@ -5,7 +5,7 @@
 use crate::error::Error;
 use crate::expr::field::Nested;
 use crate::expr::field::{Addable, Container, GuardPath, IntoField, ListType, Optional, SetType};
-use crate::expr::field_role::{FieldOf, OutsideKey, Unmanaged};
+use crate::expr::field_role::{FieldOf, NotUnique, OutsideKey, Unmanaged};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field};
@@ -282,7 +282,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         value: T,
     ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E> + NotUnique<E>,
         E: Touch<S, F, Relative>,
         T: Addable + Serialize,
     {
@@ -298,7 +298,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         by: T,
     ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E> + NotUnique<E>,
         E: Touch<S, F, Relative>,
         T: Addable + Serialize,
     {
@@ -314,7 +314,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         by: T,
     ) -> Update<'db, E, <E as Touch<S, F, Relative>>::Out>
     where
-        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E>,
+        F: FieldOf<E> + OutsideKey<E> + Unmanaged<E> + NotUnique<E>,
         E: Touch<S, F, Relative>,
         T: Addable + Serialize,
     {
