@@ -32,6 +32,7 @@ use aws_config::environment::EnvironmentVariableRegionProvider;
 use aws_config::meta::region::RegionProviderChain;
 use aws_config::profile::ProfileFileRegionProvider;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::Credentials;
 use tokio::sync::OnceCell;
 
@@ -312,12 +313,13 @@ static RUNNING: OnceCell<Result<Running, LocalError>> = OnceCell::const_new();
 ///
 /// For [`Engine::Aws`], this is the SDK's default configuration: region, credentials and
 /// endpoint from its default chains (environment, the profile that `AWS_PROFILE` names, SSO,
-/// web identity, container and instance roles).
+/// web identity, container and instance roles), with each attempt of a request bounded to 10
+/// seconds.
 ///
 /// For any other `AWS_ENDPOINT_URL_DYNAMODB`, it is the SDK's default configuration (the SDK
 /// honours that variable itself), with the region defaulting to `us-east-1` and, when
 /// `AWS_ACCESS_KEY_ID` is unset, dummy static credentials (DynamoDB Local and LocalStack
-/// accept any).
+/// accept any); each attempt is bounded to 10 seconds, as on AWS.
 ///
 /// Otherwise it starts the embedded engine that `SINGLETABLE_ENGINE` chooses (once per
 /// process, shared by every caller and safe to call concurrently) and points the
@@ -334,27 +336,16 @@ pub async fn sdk_config() -> Result<SdkConfig, LocalError> {
     let engine = Engine::from_env()?;
     match engine {
         Engine::Aws => {
-            let config = aws_config::defaults(BehaviorVersion::latest()).load().await;
+            let config = aws_config::defaults(BehaviorVersion::latest())
+                .timeout_config(attempt_timeout())
+                .load()
+                .await;
             match config.region() {
                 Some(_) => Ok(config),
                 None => Err(LocalError::NoRegion),
             }
         }
-        Engine::External => {
-            // The SDK reads the endpoint variable itself. Region from env and profile only:
-            // the default chain would also ask EC2 instance metadata, off this machine.
-            let region = RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
-                .or_else(ProfileFileRegionProvider::new())
-                .or_else(Region::new(REGION));
-            let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region);
-            if std::env::var_os("AWS_ACCESS_KEY_ID")
-                .filter(|v| !v.is_empty())
-                .is_none()
-            {
-                loader = loader.credentials_provider(dummy_credentials());
-            }
-            Ok(loader.load().await)
-        }
+        Engine::External => Ok(external_config().await),
         Engine::Dynoxide | Engine::Moto => {
             let running = running(engine).await?;
             Ok(aws_config::defaults(BehaviorVersion::latest())
@@ -366,6 +357,40 @@ pub async fn sdk_config() -> Result<SdkConfig, LocalError> {
         }
     }
 }
+
+/// The configuration for an engine `AWS_ENDPOINT_URL_DYNAMODB` names; see [`sdk_config`].
+async fn external_config() -> SdkConfig {
+    // The SDK reads the endpoint variable itself. Region from env and profile only: the
+    // default chain would also ask EC2 instance metadata, off this machine.
+    let region = RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
+        .or_else(ProfileFileRegionProvider::new())
+        .or_else(Region::new(REGION));
+    let mut loader = aws_config::defaults(BehaviorVersion::latest())
+        .region(region)
+        .timeout_config(attempt_timeout());
+    if std::env::var_os("AWS_ACCESS_KEY_ID")
+        .filter(|v| !v.is_empty())
+        .is_none()
+    {
+        loader = loader.credentials_provider(dummy_credentials());
+    }
+    loader.load().await
+}
+
+/// The bound on each attempt of a request to an engine the environment names (AWS, or an
+/// endpoint such as DynamoDB Local): an answer that never comes is then a lost response,
+/// which the SDK sends again and the library reports as it reports any lost response,
+/// rather than a wait without end. Generous, for the command line's scans and for engines
+/// slower than DynamoDB; a service chooses its own (docs/production.md). The SDK's default
+/// connect timeout stays.
+fn attempt_timeout() -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .operation_attempt_timeout(ATTEMPT_TIMEOUT)
+        .build()
+}
+
+/// See [`attempt_timeout`].
+const ATTEMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Convenience: a DynamoDB client for [`sdk_config`].
 ///
@@ -494,6 +519,18 @@ async fn running(engine: Engine) -> Result<&'static Running, LocalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An engine the environment names gets the attempt bound, and keeps the SDK's default
+    /// connect timeout beside it (the loader merges a timeout configuration with its
+    /// defaults).
+    #[tokio::test]
+    async fn an_external_engine_bounds_each_attempt_and_keeps_the_connect_timeout() {
+        let config = external_config().await;
+        let timeouts = config.timeout_config();
+        let attempt = timeouts.and_then(|t| t.operation_attempt_timeout());
+        assert_eq!(attempt, Some(ATTEMPT_TIMEOUT));
+        assert!(timeouts.and_then(|t| t.connect_timeout()).is_some());
+    }
 
     #[test]
     fn only_moto_lacks_client_request_tokens() {
