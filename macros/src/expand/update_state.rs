@@ -3,7 +3,7 @@
 use super::markers::Markers;
 use super::tokens::private;
 use crate::ast::Entity;
-use crate::attr::EntityIndexAttr;
+use crate::attr::{EntityIndexAttr, FieldRole};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
@@ -16,7 +16,7 @@ use syn::Ident;
 pub(super) fn expand_update_state(
     entity: &Entity,
     markers: &Markers,
-    (indexes, inputs): &IndexInputs,
+    (indexes, inputs, sentinel_inputs): &IndexInputs,
 ) -> (TokenStream, TokenStream) {
     let st = private();
     let ident = entity.ident;
@@ -92,6 +92,21 @@ pub(super) fn expand_update_state(
             bounds.push(quote!(<(#changes, #known) as #st::state::Verdict>::Out: #st::state::Knows<#ident, #st::index::#slot, #changed, #marker>));
         }
     }
+    // With unique values, a hand-built transaction takes only updates that leave the
+    // sentinels' fields unchanged; without, the runtime's blanket impl takes every update.
+    let in_transaction = sentinel_inputs.as_ref().map(|sentinels| {
+        let keeps = sentinels.iter().filter_map(|name| {
+            let param = &params[inputs.iter().position(|input| input == name)?];
+            let marker = markers.named(entity, name)?;
+            Some(quote!(#param: #st::KeepsSentinels<#ident, #marker>))
+        });
+        quote! {
+            #[automatically_derived]
+            impl<#(#params),*> #st::InTransaction<#state> for #ident
+            where #(#keeps,)*
+            {}
+        }
+    });
     let items = quote! {
         #(#touches)*
 
@@ -99,15 +114,25 @@ pub(super) fn expand_update_state(
         impl<#(#params: #st::state::InputState),*> #st::state::UpdateComplete<#state> for #ident
         where #(#bounds,)*
         {}
+
+        #in_transaction
     };
     (initial, items)
 }
 
-/// Each index with the inputs an update must know of it, and every input.
-pub(super) type IndexInputs<'e> = (Vec<(&'e EntityIndexAttr, Vec<String>)>, Vec<String>);
+/// Each index with the inputs an update must know of it; every field whose update changes the
+/// state; and, for an entity with unique values, the fields whose change rewrites its
+/// sentinels.
+pub(super) type IndexInputs<'e> = (
+    Vec<(&'e EntityIndexAttr, Vec<String>)>,
+    Vec<String>,
+    Option<Vec<String>>,
+);
 
 /// Each index's inputs that an update must know (fields of the primary key excepted), in
-/// order and without duplicates, and all of them: the fields whose updates change the state.
+/// order and without duplicates, and all of them: the fields whose updates change the state,
+/// with (for an entity with unique values) the unique values and the expiry, whose change
+/// rewrites the item's sentinels.
 pub(super) fn index_inputs<'e>(entity: &'e Entity) -> IndexInputs<'e> {
     let key_fields = entity.primary_key_fields();
     let mut indexes = Vec::new();
@@ -139,7 +164,24 @@ pub(super) fn index_inputs<'e>(entity: &'e Entity) -> IndexInputs<'e> {
             indexes.push((index, own));
         }
     }
-    (indexes, inputs)
+    let has_unique =
+        !entity.attrs.unique.is_empty() || entity.fields.iter().any(|field| field.unique.is_some());
+    let sentinel_inputs = has_unique.then(|| {
+        let names = entity.fields.iter().filter_map(|field| {
+            let name = syn::ext::IdentExt::unraw(field.ident).to_string();
+            let expiry = matches!(field.role, Some((FieldRole::Ttl, _)));
+            let changes = expiry || entity.is_unique(&name);
+            (changes && !key_fields.contains(&name.as_str())).then_some(name)
+        });
+        let names: Vec<String> = names.collect();
+        for name in &names {
+            if !inputs.contains(name) {
+                inputs.push(name.clone());
+            }
+        }
+        names
+    });
+    (indexes, inputs, sentinel_inputs)
 }
 
 /// `team_id` as `TeamId`.

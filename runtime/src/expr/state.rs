@@ -6,6 +6,10 @@
 //! them). Each `set`/`given`/`add`... moves that field's element to [`Changed`], [`Given`] or
 //! [`Relative`]; `send` requires [`UpdateComplete`] of the entity, which holds when, for every index, either
 //! no input changes or every input is known.
+//!
+//! An entity with unique values also has an element for each unique value and for its
+//! expiry, which its sentinels carry: a transaction the caller assembles takes an update only
+//! while those are untouched or given (`unique::InTransaction`).
 
 use super::field_role::FieldOf;
 

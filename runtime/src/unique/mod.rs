@@ -29,8 +29,8 @@
 //! unique value reads the item once more after. A lookup (`Db::get_by_unique`) is two
 //! eventually consistent reads: the sentinel holds its owner's key, not a copy, so writes stay
 //! one item wide. Batch writes and puts or deletes in transactions assembled by hand would
-//! write the item without its sentinels, and do not compile; an update of a unique value in
-//! such a transaction is [`UpdateError::UniqueInTransaction`](crate::op::update::UpdateError).
+//! write the item without its sentinels, and do not compile; nor does such a transaction's
+//! update of a unique value or of the expiry the sentinels carry.
 
 mod lookup;
 pub(crate) mod markers;
@@ -39,7 +39,7 @@ mod sweep;
 mod write;
 
 #[doc(hidden)]
-pub use markers::{NoUniqueValues, UniqueField};
+pub use markers::{InTransaction, KeepsSentinels, NoUniqueValues, UniqueField};
 pub use sweep::{ClaimReport, ClaimUnique, Duplicate};
 
 pub(crate) use sentinel::{key_of, replaced_releases, sentinel_ops, SENTINEL_ENTITY};

@@ -45,7 +45,8 @@ pub enum UpdateError {
         action: String,
     },
     /// A unique value changes inside a transaction the caller assembles, which cannot hold
-    /// the sentinel writes (each item appears once, and the old value is read first).
+    /// the sentinel writes (each item appears once, and the old value is read first). Typed
+    /// paths make this a compile error; this is the check behind it.
     #[error("this update of {entity} changes its unique `{field}`, whose sentinel a hand-built transaction cannot keep: send the update on its own, which moves the sentinel in its own transaction")]
     UniqueInTransaction {
         /// The entity.
@@ -56,6 +57,7 @@ pub enum UpdateError {
     /// The expiry of an entity with unique values changes inside a transaction the caller
     /// assembles: the sentinels of its values carry the item's expiry, so that a value is
     /// held exactly as long as its owner, and such a transaction cannot hold their writes.
+    /// Typed paths make this a compile error; this is the check behind it.
     #[error("this update of {entity} changes its expiry `{field}`, which the sentinels of its unique values carry, and a hand-built transaction cannot rewrite them: send the update on its own, which rewrites them in its own transaction")]
     ExpiryInTransaction {
         /// The entity.

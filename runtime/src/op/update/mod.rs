@@ -544,7 +544,12 @@ impl<E: Entity + UpdateComplete<S>, S> crate::op::transact::op::sealed::Sealed
     for Update<'_, E, S>
 {
 }
-impl<E: Entity + UpdateComplete<S>, S> crate::op::transact::op::TransactWrite for Update<'_, E, S> {
+// A hand-built transaction cannot hold the sentinel writes of a unique value's change:
+// `InTransaction` makes that a compile error, and `rewrites_sentinels` is the check behind it.
+impl<E, S> crate::op::transact::op::TransactWrite for Update<'_, E, S>
+where
+    E: Entity + UpdateComplete<S> + crate::unique::InTransaction<S>,
+{
     fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
         if let Some(error) = self.parts.rewrites_sentinels() {
             return Err(error.into());
