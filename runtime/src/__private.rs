@@ -71,7 +71,9 @@ pub use crate::stream::view::{DeclaredStream, StreamView, ViewOf};
 pub use crate::stream::{CollectionKey, StreamTarget};
 pub use crate::stream::{KeysOnly, NewAndOldImages, NewImage, OldImage, StreamViewType};
 pub use crate::ttl::{ttl_attribute_mismatch, ttl_field, TtlValue};
-pub use crate::unique::markers::{InTransaction, KeepsSentinels, NoUniqueValues, UniqueField};
+pub use crate::unique::markers::{
+    AnyUpdate, InTransaction, KeepsSentinels, NoUniqueValues, UniqueField,
+};
 pub use crate::unique::UniqueValue;
 
 /// Whether key attribute number `position` is named `name` (usable in constants).

@@ -48,6 +48,7 @@ fn entity_stub(entity: &Entity) -> TokenStream {
         impl #st::Entity for #ident {
             type Table = #table;
             type UpdateState = ();
+            type TransactionRule = #st::AnyUpdate;
             const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
                 name: #name,
                 partition_key: #st::KeyTemplate { source: "", segments: &[] },
@@ -297,6 +298,10 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     let marker_items = markers.items(entity, &index_inputs.1);
     let (field_schemas, field_paths) = expand_fields(entity, &markers, &templates);
     let (update_state, update_state_items) = expand_update_state(entity, &markers, &index_inputs);
+    let transaction_rule = match index_inputs.2 {
+        Some(_) => quote!(Self),
+        None => quote!(#st::AnyUpdate),
+    };
     let (query_constructors, query_items) = expand_queries(entity, &markers);
     let managed = expand_managed(entity, &mut checks);
     let ttl_check = entity.fields.iter().find_map(|field| {
@@ -364,6 +369,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
         impl #st::Entity for #ident {
             type Table = #table;
             type UpdateState = #update_state;
+            type TransactionRule = #transaction_rule;
             const SCHEMA: &'static #st::EntitySchema = &#st::EntitySchema {
                 name: #name,
                 partition_key: __PK,

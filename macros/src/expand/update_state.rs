@@ -93,7 +93,8 @@ pub(super) fn expand_update_state(
         }
     }
     // With unique values, a hand-built transaction takes only updates that leave the
-    // sentinels' fields unchanged; without, the runtime's blanket impl takes every update.
+    // sentinels' fields unchanged (the entity is its own rule); without, every update
+    // (`AnyUpdate`, the rule the `Entity` impl names).
     let in_transaction = sentinel_inputs.as_ref().map(|sentinels| {
         let keeps = sentinels.iter().filter_map(|name| {
             let param = &params[inputs.iter().position(|input| input == name)?];
@@ -102,7 +103,7 @@ pub(super) fn expand_update_state(
         });
         quote! {
             #[automatically_derived]
-            impl<#(#params),*> #st::InTransaction<#state> for #ident
+            impl<#(#params),*> #st::InTransaction<#ident, #state> for #ident
             where #(#keeps,)*
             {}
         }

@@ -28,6 +28,11 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The state an update starts in (see [`crate::expr::state`]).
     #[doc(hidden)]
     type UpdateState;
+    /// What decides whether a transaction the caller assembles takes an update: `Self` for
+    /// an entity with unique values, `unique::AnyUpdate` for one without (see
+    /// `unique::InTransaction`).
+    #[doc(hidden)]
+    type TransactionRule;
 
     /// Field number `field` of [`EntitySchema::fields`], if a key template or an index rule
     /// reads it: the one function the derive writes for keys, which the library's generic

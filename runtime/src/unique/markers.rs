@@ -28,27 +28,31 @@ pub trait UniqueField<E> {
 )]
 pub trait NoUniqueValues {}
 
-/// An update of entity `Self` in update state `S` that a transaction the caller assembles
-/// can hold: it leaves the item's sentinels as they are. Every update of an entity without
-/// unique values can; for one with them, the derive implements it for the states that leave
-/// each unique value, and the expiry its sentinels carry, unchanged ([`KeepsSentinels`]).
+/// Whether a transaction the caller assembles takes an update of entity `E` in update state
+/// `S`: it must leave the item's sentinels as they are. `E::TransactionRule` implements it:
+/// [`AnyUpdate`] for every entity without unique values, and, for one with them, the entity
+/// itself (the derive), for the states that leave each unique value, and the expiry its
+/// sentinels carry, unchanged ([`KeepsSentinels`]). A rule type rather than a blanket impl
+/// over [`NoUniqueValues`], so that one impl applies and an error names the field.
 #[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "this update of `{Self}` changes a unique value, or the expiry its sentinels hold, so a hand-built transaction cannot take it",
-    label = "a hand-built transaction cannot rewrite the sentinels",
-    note = "send this update on its own: it rewrites the sentinels in a transaction of its own"
-)]
-pub trait InTransaction<S> {}
+pub trait InTransaction<E, S> {}
 
-// Not recommended: an error then descends into the derive's impl, which names the field.
-#[diagnostic::do_not_recommend]
-impl<E: NoUniqueValues, S> InTransaction<S> for E {}
+/// The transaction rule of an entity without unique values: every update.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum AnyUpdate {}
+
+impl<E, S> InTransaction<E, S> for AnyUpdate {}
 
 /// The update state of field `F` of entity `E`, a unique value or the expiry of an entity
 /// with unique values, in which the update leaves it unchanged, so that the item's
-/// sentinels stay right. (rustc reports a failure as [`InTransaction`]'s, whose help line
-/// shows the states by field: `(EmailState, ..)`.)
+/// sentinels stay right. An update that changes it fails here, naming it.
 #[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this update changes `{F}` of `{E}`, which the sentinels of its unique values hold, so a hand-built transaction cannot take it",
+    label = "a hand-built transaction cannot rewrite the sentinels",
+    note = "send this update on its own: it rewrites the sentinels in a transaction of its own"
+)]
 pub trait KeepsSentinels<E, F> {}
 
 impl<E, F> KeepsSentinels<E, F> for Untouched {}

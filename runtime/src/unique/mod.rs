@@ -39,7 +39,7 @@ mod sweep;
 mod write;
 
 #[doc(hidden)]
-pub use markers::{InTransaction, KeepsSentinels, NoUniqueValues, UniqueField};
+pub use markers::{AnyUpdate, InTransaction, KeepsSentinels, NoUniqueValues, UniqueField};
 pub use sweep::{ClaimReport, ClaimUnique, Duplicate};
 
 pub(crate) use sentinel::{key_of, replaced_releases, sentinel_ops, SENTINEL_ENTITY};

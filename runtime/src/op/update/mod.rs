@@ -548,7 +548,8 @@ impl<E: Entity + UpdateComplete<S>, S> crate::op::transact::op::sealed::Sealed
 // `InTransaction` makes that a compile error, and `rewrites_sentinels` is the check behind it.
 impl<E, S> crate::op::transact::op::TransactWrite for Update<'_, E, S>
 where
-    E: Entity + UpdateComplete<S> + crate::unique::InTransaction<S>,
+    E: Entity + UpdateComplete<S>,
+    E::TransactionRule: crate::unique::InTransaction<E, S>,
 {
     fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
         if let Some(error) = self.parts.rewrites_sentinels() {
