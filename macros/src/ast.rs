@@ -148,8 +148,13 @@ impl<'a> Entity<'a> {
         self.fields.iter().find(|field| field.ident.unraw() == name)
     }
 
+    /// Whether the entity has unique values: a `#[dynamo(unique)]` field, or `unique(..)`.
+    pub fn has_unique_values(&self) -> bool {
+        !self.attrs.unique.is_empty() || self.fields.iter().any(|field| field.unique.is_some())
+    }
+
     /// Whether field `name` is a unique value (`#[dynamo(unique)]`) or part of one
-    /// (`unique = [..]` on the entity).
+    /// (`unique(..)` on the entity).
     pub fn is_unique(&self, name: &str) -> bool {
         self.field(name).is_some_and(|field| field.unique.is_some())
             || (self.attrs.unique.iter().flatten()).any(|field| field.unraw() == name)

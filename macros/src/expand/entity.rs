@@ -298,9 +298,10 @@ fn expand_entity(entity: &Entity) -> TokenStream {
     let marker_items = markers.items(entity, &index_inputs.1);
     let (field_schemas, field_paths) = expand_fields(entity, &markers, &templates);
     let (update_state, update_state_items) = expand_update_state(entity, &markers, &index_inputs);
-    let transaction_rule = match index_inputs.2 {
-        Some(_) => quote!(Self),
-        None => quote!(#st::AnyUpdate),
+    let transaction_rule = if entity.has_unique_values() {
+        quote!(Self)
+    } else {
+        quote!(#st::AnyUpdate)
     };
     let (query_constructors, query_items) = expand_queries(entity, &markers);
     let managed = expand_managed(entity, &mut checks);
@@ -495,7 +496,7 @@ fn expand_unique(
             .map(|field| &field.attribute);
         schemas.push(quote!(#st::UniqueSchema { name: #name, attributes: &[#(#attributes),*] }));
     }
-    if schemas.is_empty() {
+    if !entity.has_unique_values() {
         impls.push(quote! {
             #[automatically_derived]
             impl #st::NoUniqueValues for #ident {}

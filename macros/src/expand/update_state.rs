@@ -165,9 +165,7 @@ pub(super) fn index_inputs<'e>(entity: &'e Entity) -> IndexInputs<'e> {
             indexes.push((index, own));
         }
     }
-    let has_unique =
-        !entity.attrs.unique.is_empty() || entity.fields.iter().any(|field| field.unique.is_some());
-    let sentinel_inputs = has_unique.then(|| {
+    let sentinel_inputs = entity.has_unique_values().then(|| {
         let names = entity.fields.iter().filter_map(|field| {
             let name = syn::ext::IdentExt::unraw(field.ident).to_string();
             let expiry = matches!(field.role, Some((FieldRole::Ttl, _)));

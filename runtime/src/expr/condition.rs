@@ -457,30 +457,31 @@ pub(crate) struct AllOf(pub(crate) Vec<Node>);
 #[cfg(test)]
 impl Expression for AllOf {
     fn walk(&mut self, sink: &mut impl Sink) {
-        walk_all(self.0.iter_mut().map(ConditionPart::Built), sink);
+        walk_all(self.0.iter_mut().map(ConditionPart::Owned), sink);
     }
 }
 
 /// One part of a condition joined with `AND`: built for this request (its values move into
-/// it), or the user's, borrowed from the builder (its values are copied).
+/// the request), or borrowed from the builder, such as the user's condition (its values are
+/// copied).
 pub(crate) enum ConditionPart<'a> {
-    Built(&'a mut Node),
-    User(&'a Node),
+    Owned(&'a mut Node),
+    Shared(&'a Node),
 }
 
 impl ConditionPart<'_> {
     fn walk(self, sink: &mut impl Sink) {
         match self {
-            ConditionPart::Built(node) => walk_owned(node, sink),
-            ConditionPart::User(node) => walk_shared(node, sink),
+            ConditionPart::Owned(node) => walk_owned(node, sink),
+            ConditionPart::Shared(node) => walk_shared(node, sink),
         }
     }
 
     /// Walks the part as an operand of `AND` (parenthesised if it is an `OR`).
     fn walk_in_and(self, sink: &mut impl Sink) {
         match self {
-            ConditionPart::Built(node) => group_owned(node, sink, is_or),
-            ConditionPart::User(node) => group_shared(node, sink, is_or),
+            ConditionPart::Owned(node) => group_owned(node, sink, is_or),
+            ConditionPart::Shared(node) => group_shared(node, sink, is_or),
         }
     }
 }
@@ -672,8 +673,8 @@ mod tests {
         let mut placeholders = Placeholders::default();
         let text = render_all(
             [
-                ConditionPart::Built(&mut exists),
-                ConditionPart::User(&user),
+                ConditionPart::Owned(&mut exists),
+                ConditionPart::Shared(&user),
             ],
             &mut placeholders,
         );

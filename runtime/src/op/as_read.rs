@@ -2,7 +2,7 @@
 //! write that keeps unique values) is conditioned on, so that it never overwrites a change it
 //! did not see.
 
-use crate::expr::condition::{Comparison, Node, Operand};
+use crate::expr::condition::{Comparison, ConditionPart, Node, Operand};
 use crate::expr::AttrPath;
 use crate::item::Item;
 use crate::schema::{Entity, Table, TableSchema};
@@ -83,20 +83,53 @@ pub(crate) fn as_read<E: crate::Entity>(stored: Option<&crate::Item>, expiry: Ex
     }
 }
 
-/// A user's `condition` as it must hold of the stored item: of one expired by `expiry` as of
-/// no item, since an expired item is absent to writes as to reads. Sent as written where its
-/// value on no item is not certain (see [`Node::on_absent_item`]).
-pub(crate) fn user_as_read(condition: &Node, expiry: Expiry) -> Node {
+/// A user's condition as it must hold of the stored item: of one expired by `expiry` as of no
+/// item, since an expired item is absent to writes as to reads.
+pub(crate) enum UserAsRead<'a> {
+    /// As written: the table has no time to live, or the condition's value on no item is
+    /// not certain (see [`Node::on_absent_item`]).
+    AsWritten(&'a Node),
+    /// As written, and `NOT expired` beside it: a condition false of no item.
+    AndUnexpired(&'a Node, Node),
+    /// `condition OR expired`: a condition true of no item.
+    OrExpired(Node),
+}
+
+/// `condition` as it must hold of the stored item; see [`UserAsRead`]. Borrowed, not copied,
+/// wherever it is sent as written.
+pub(crate) fn user_as_read(condition: &Node, expiry: Expiry) -> UserAsRead<'_> {
     let Some(expired) = expired(expiry) else {
-        return condition.clone();
+        return UserAsRead::AsWritten(condition);
     };
     match condition.on_absent_item() {
-        Some(false) => Node::And(
-            Box::new(condition.clone()),
-            Box::new(Node::Not(Box::new(expired))),
-        ),
-        Some(true) => Node::Or(Box::new(condition.clone()), Box::new(expired)),
-        None => condition.clone(),
+        Some(false) => UserAsRead::AndUnexpired(condition, Node::Not(Box::new(expired))),
+        Some(true) => {
+            UserAsRead::OrExpired(Node::Or(Box::new(condition.clone()), Box::new(expired)))
+        }
+        None => UserAsRead::AsWritten(condition),
+    }
+}
+
+impl UserAsRead<'_> {
+    /// The parts it adds to a write's condition, joined with `AND`.
+    pub(crate) fn parts(&mut self) -> impl Iterator<Item = ConditionPart<'_>> {
+        let (written, added) = match self {
+            UserAsRead::AsWritten(condition) => (Some(&**condition), None),
+            UserAsRead::AndUnexpired(condition, unexpired) => (Some(&**condition), Some(unexpired)),
+            UserAsRead::OrExpired(node) => (None, Some(node)),
+        };
+        (written.map(ConditionPart::Shared).into_iter()).chain(added.map(ConditionPart::Owned))
+    }
+
+    /// As one condition, for a check, which takes one.
+    pub(crate) fn into_node(self) -> Node {
+        match self {
+            UserAsRead::AsWritten(condition) => condition.clone(),
+            UserAsRead::AndUnexpired(condition, unexpired) => {
+                Node::And(Box::new(condition.clone()), Box::new(unexpired))
+            }
+            UserAsRead::OrExpired(node) => node,
+        }
     }
 }
 

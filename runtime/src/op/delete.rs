@@ -1,5 +1,6 @@
 //! `DeleteItem`.
 
+use super::as_read::UserAsRead;
 use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, ConditionPart};
@@ -68,16 +69,16 @@ impl<'db, E: Entity> Delete<'db, E> {
 
     fn expression(&self) -> Result<(Option<String>, Placeholders), Error> {
         let table = <E::Table as Table>::SCHEMA;
-        let exists = self
+        let mut exists = self
             .only_if_exists
             .then(|| super::as_read::present(self.expiry, table));
         // The user's condition sees an expired item as no item.
         let user = user_node(self.condition.as_ref())?;
-        let user = user.map(|user| super::as_read::user_as_read(user, self.expiry));
+        let mut user = user.map(|user| super::as_read::user_as_read(user, self.expiry));
         let mut placeholders = Placeholders::default();
-        let mut built = [exists, user];
-        let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
-            .chain(self.stored_as_read.iter().map(ConditionPart::User));
+        let parts = (exists.iter_mut().map(ConditionPart::Owned))
+            .chain(user.iter_mut().flat_map(UserAsRead::parts))
+            .chain(self.stored_as_read.iter().map(ConditionPart::Shared));
         let text = render_all(parts, &mut placeholders);
         Ok((text, placeholders))
     }

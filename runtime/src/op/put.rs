@@ -1,5 +1,6 @@
 //! `PutItem`.
 
+use super::as_read::UserAsRead;
 use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, Node, Operand};
@@ -219,11 +220,12 @@ impl<'db, E: Entity> Put<'db, E> {
             };
         }
         let user = user_node(self.condition.as_ref())?;
-        let user = user.map(|user| super::as_read::user_as_read(user, expiry));
+        let mut user = user.map(|user| super::as_read::user_as_read(user, expiry));
         let mut placeholders = Placeholders::default();
-        let mut built = [absent, version_check, created_check, user];
-        let parts = (built.iter_mut().flatten().map(ConditionPart::Built))
-            .chain(self.stored_as_read.iter().map(ConditionPart::User));
+        let mut built = [absent, version_check, created_check];
+        let parts = (built.iter_mut().flatten().map(ConditionPart::Owned))
+            .chain(user.iter_mut().flat_map(UserAsRead::parts))
+            .chain(self.stored_as_read.iter().map(ConditionPart::Shared));
         let condition = render_all(parts, &mut placeholders);
         Ok(Prepared {
             item,

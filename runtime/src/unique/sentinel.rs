@@ -245,7 +245,7 @@ pub(crate) fn sweep_claim<E: Entity>(
         E::SCHEMA.name,
         db.table_name(),
         (key, key_text),
-        &holds,
+        holds,
         estimate,
     );
     let write = Write::put(UNIQUE_SENTINEL.description, claim.item).condition(&claim.condition);

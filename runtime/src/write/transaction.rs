@@ -32,9 +32,9 @@ pub(crate) struct Check {
 
 impl Check {
     /// A check of `condition` on the item at `key`.
-    pub(crate) fn new(key: Item, condition: &Node) -> Self {
+    pub(crate) fn new(key: Item, condition: Node) -> Self {
         let mut placeholders = Placeholders::default();
-        let condition = condition.to_expression(&mut placeholders);
+        let condition = condition.into_expression(&mut placeholders);
         Check {
             key,
             condition,

@@ -38,14 +38,14 @@ impl<E: Entity> TransactWrite for ConditionCheck<'_, E> {
         // An expired item is no item to the check, as to writes and reads.
         let table = <E::Table as Table>::SCHEMA;
         let expiry = crate::ttl::Expiry::hidden(table, || self.db.now());
-        let node = crate::op::as_read::user_as_read(node, expiry);
+        let node = crate::op::as_read::user_as_read(node, expiry).into_node();
         let mut estimate = Estimate::default();
         estimate.write(1.0, "condition check");
         Ok(TransactOp::check(
             E::SCHEMA.name,
             self.db.table_name(),
             (self.key.to_attributes(), self.key.text()),
-            &node,
+            node,
             estimate,
         ))
     }

@@ -51,7 +51,7 @@ impl TransactOp {
         entity: &'static str,
         table: &str,
         (key, key_text): (Item, KeyText),
-        condition: &Node,
+        condition: Node,
         estimate: Estimate,
     ) -> Self {
         TransactOp {
