@@ -248,18 +248,20 @@ fn expand_entity(entity: &Entity) -> TokenStream {
                 let source = quote!(#expr).to_string().replace(' ', "");
                 let function = &rule.function;
                 let inputs = rule.arguments.iter().map(|argument| argument.to_string());
-                let arguments = rule
-                    .arguments
-                    .iter()
-                    .enumerate()
-                    .map(|(position, argument)| {
-                        let ty = entity.field(&argument.to_string()).map(|field| field.ty);
-                        quote!(argument(#position)?.downcast_ref::<#ty>()?)
-                    });
+                let types: Vec<_> = (rule.arguments.iter())
+                    .map(|argument| entity.field(&argument.to_string()).map(|field| field.ty))
+                    .collect();
+                let arguments = (types.iter().enumerate())
+                    .map(|(position, ty)| quote!(argument(#position)?.downcast_ref::<#ty>()?));
+                // Through a function pointer of the one signature a rule may have, so that a
+                // rule with another is one error at the rule that names the signature needed.
                 quote!(#st::Some(#st::IndexRule {
                     source: #source,
                     inputs: &[#(#inputs),*],
-                    evaluate: |argument| #st::Some(#function(#(#arguments),*)),
+                    evaluate: |argument| {
+                        let rule: fn(#(&#types),*) -> bool = #function;
+                        #st::Some(rule(#(#arguments),*))
+                    },
                 }))
             }
             None => quote!(#st::None),
