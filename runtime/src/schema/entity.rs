@@ -172,15 +172,16 @@ impl EntityIndex {
     label = "`expect_version` needs an entity with a `#[dynamo(version)]` field",
     note = "add `#[dynamo(version)] version: u64` to `{Self}` (every write then increments it), or guard the update with `.condition(..)` on the fields you read"
 )]
-pub trait Versioned: Entity {}
+pub trait Versioned {}
 
 #[doc(hidden)]
 /// An entity without a `#[dynamo(version)]` field: what a batch put needs, since
 /// `BatchWriteItem` carries no condition to check a version with. Implemented by the `Entity`
-/// derive.
+/// derive. Neither marker has `Entity` as a supertrait: its impl would then repeat each error of
+/// the entity's `Entity` impl (a missing serde derive is one error, not two).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has a version field, which a batch write cannot check",
     label = "a batch put carries no condition, so it would overwrite whatever version is stored",
     note = "put `{Self}` with `db.put(..)`, which checks its version and increments it, or in a `db.transaction()`; deleting it in a batch is fine"
 )]
-pub trait Unversioned: Entity {}
+pub trait Unversioned {}
