@@ -52,7 +52,7 @@ pub use crate::op::query::collection_table::{
     CollectionTable, DeclaredTable, InTable, SameTable, UnknownTable,
 };
 pub use crate::op::query::decode::Decode;
-pub use crate::op::query::entry::ProjectionOf;
+pub use crate::op::query::entry::{unknown_attribute, ProjectionOf};
 pub use crate::op::query::indexes::{primary, ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
 pub use crate::op::query::key_condition::{
     After, Closed, InnerPart, LastPart, RangeOn, SortKeyPart, Start,

@@ -33,25 +33,30 @@ fn expand(parsed: &ProjectionStruct) -> TokenStream {
     let Some(entity) = &parsed.attrs.entity else {
         return TokenStream::new();
     };
-    // The table holds every attribute: nothing to check.
-    let Some((slot, _)) = &parsed.attrs.index else {
-        return impls(parsed, &[]);
-    };
     let entity_name = quote!(#entity).to_string().replace(' ', "");
-    // One check per field, at the field, so the error points at what the index lacks.
+    // One check per field, at the field, so the error points at the attribute that is not
+    // there: not one of the entity's, or, for an index, not one the index holds.
     let checks: Vec<TokenStream> = parsed
         .fields
         .iter()
         .map(|(field, attribute)| {
-            let message = format!(
-                "`{attribute}` is not projected into index `{slot}` of `{entity_name}`'s table: add it to the index's `projection = [..]`, or read whole items with `.hydrate()`"
-            );
-            respan(
-                quote! {
-                    const _: () = ::core::assert!(
+            let held = parsed.attrs.index.as_ref().map(|(slot, _)| {
+                let message = format!(
+                    "`{attribute}` is not projected into index `{slot}` of `{entity_name}`'s table: add it to the index's `projection = [..]`, or read whole items with `.hydrate()`"
+                );
+                quote!(else {
+                    ::core::assert!(
                         #st::index_holds::<<#entity as #st::Entity>::Table, #st::index::#slot>(#attribute),
                         #message
-                    );
+                    )
+                })
+            });
+            respan(
+                quote! {
+                    const _: () = if let #st::Some(message) = #st::unknown_attribute::<#entity>(#attribute) {
+                        // Evaluated by the compiler in this constant: the compile error at the field.
+                        ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
+                    } #held;
                 },
                 field.span(),
             )

@@ -1,8 +1,10 @@
 //! An item read in part: its primary key, and the attributes of a [`Projection`] (what a
 //! lean index, `KEYS_ONLY` or `INCLUDE`, holds of it, or what `select` reads of it).
 
+use crate::const_text::{edit_distance, str_eq, suggestion_limit, ConstText};
+use crate::index_projection::IndexProjection;
 use crate::item::{DecodeError, Item};
-use crate::schema::Entity;
+use crate::schema::{Entity, EntitySchema, KeyAttribute, Table, TableSchema};
 use crate::Key;
 use std::fmt;
 
@@ -71,6 +73,107 @@ impl<E: Entity> Projection<E> for () {
 }
 
 impl<E: Entity, I> ProjectionOf<E, I> for () {}
+
+#[doc(hidden)]
+/// Why a projection's field reads an attribute that no item of entity `E` carries, with the
+/// attribute it may have meant: the message the `Projection` derive panics with in a constant
+/// of the user's crate, so that the compile error is at that field. `None` for an attribute
+/// the items carry: a field's, a key attribute of the table or of an index, one the table
+/// lists in an index's projection, or one the library writes (the entity, its schema
+/// version, the expiry).
+pub const fn unknown_attribute<E: Entity>(attribute: &str) -> Option<ConstText> {
+    let (entity, table) = (E::SCHEMA, <E::Table as Table>::SCHEMA);
+    if is_field_attribute(entity, attribute) || is_table_attribute(table, attribute) {
+        return None;
+    }
+    let text = ConstText::new()
+        .push("`")
+        .push(attribute)
+        .push("` is not an attribute of `")
+        .push(entity.name)
+        .push("`");
+    let fields = entity.fields;
+    let mut closest = None;
+    let mut closest_distance = suggestion_limit(attribute) + 1;
+    let mut position = 0;
+    while position < fields.len() {
+        let distance = edit_distance(attribute, fields[position].attribute);
+        if distance < closest_distance {
+            (closest, closest_distance) = (Some(fields[position].attribute), distance);
+        }
+        position += 1;
+    }
+    if let Some(meant) = closest {
+        return Some(text.push("; did you mean `").push(meant).push("`?"));
+    }
+    let mut text = text.push(", whose fields are stored as ");
+    position = 0;
+    while position < fields.len() {
+        if position > 0 {
+            text = text.push(if position + 1 == fields.len() {
+                " and "
+            } else {
+                ", "
+            });
+        }
+        text = text.push("`").push(fields[position].attribute).push("`");
+        position += 1;
+    }
+    Some(text)
+}
+
+const fn is_field_attribute(entity: &EntitySchema, attribute: &str) -> bool {
+    let mut position = 0;
+    while position < entity.fields.len() {
+        if str_eq(entity.fields[position].attribute, attribute) {
+            return true;
+        }
+        position += 1;
+    }
+    false
+}
+
+const fn is_table_attribute(table: &TableSchema, attribute: &str) -> bool {
+    if str_eq(table.partition_key, attribute)
+        || matches!(table.sort_key, Some(sort) if str_eq(sort, attribute))
+        || str_eq(table.entity_attribute, attribute)
+        || str_eq(table.schema_version_attribute, attribute)
+        || matches!(table.ttl_attribute, Some(ttl) if str_eq(ttl, attribute))
+    {
+        return true;
+    }
+    let mut position = 0;
+    while position < table.indexes.len() {
+        let index = &table.indexes[position];
+        if names(index.partition_keys, attribute) || names(index.sort_keys, attribute) {
+            return true;
+        }
+        // An attribute the table declares an index holds, though no field writes it now (one
+        // an earlier version of the entity wrote, say).
+        if let IndexProjection::Include(included) = index.projection {
+            let mut listed = 0;
+            while listed < included.len() {
+                if str_eq(included[listed], attribute) {
+                    return true;
+                }
+                listed += 1;
+            }
+        }
+        position += 1;
+    }
+    false
+}
+
+const fn names(keys: &[KeyAttribute], attribute: &str) -> bool {
+    let mut position = 0;
+    while position < keys.len() {
+        if str_eq(keys[position].name, attribute) {
+            return true;
+        }
+        position += 1;
+    }
+    false
+}
 
 #[doc(hidden)]
 /// What a query reads before its projection is chosen: entities, or a lean index's keys.
