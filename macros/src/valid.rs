@@ -456,6 +456,25 @@ impl CollectionEnum<'_> {
         if self.variants.is_empty() && !cx.has_errors() {
             cx.error_spanned_by(self.ident, "a collection needs at least one entity variant");
         }
+        // Items are told apart by entity name, so a second variant of one entity could never
+        // be read (and its key templates would overlap its own).
+        let written = |ty: &syn::Type| quote::quote!(#ty).to_string();
+        for (position, (variant, ty)) in self.variants.iter().enumerate() {
+            let entity = written(ty);
+            if let Some((earlier, _)) = self.variants[..position]
+                .iter()
+                .find(|(_, earlier)| written(earlier) == entity)
+            {
+                cx.error_spanned_by(
+                    ty,
+                    format!(
+                        "`{}` is already variant `{earlier}` of `{}`: a collection holds each entity once, since its items are told apart by entity; remove variant `{variant}`",
+                        entity.replace(' ', ""),
+                        self.ident
+                    ),
+                );
+            }
+        }
     }
 }
 

@@ -20,6 +20,11 @@ pub const fn schema_of<E: Entity>() -> &'static EntitySchema {
 }
 
 /// An item type stored in a table, declared with `#[derive(singletable::Entity)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an entity",
+    label = "not a `#[derive(singletable::Entity)]` type",
+    note = "derive it with `#[derive(singletable::Entity, serde::Serialize, serde::Deserialize)]` and `#[dynamo(table = .., pk = \"..\")]`"
+)]
 pub trait Entity: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The table the entity lives in.
     type Table: Table;
