@@ -56,6 +56,16 @@ pub struct TableIndexAttr {
     pub projection: Option<ProjectionAttr>,
 }
 
+impl TableIndexAttr {
+    /// The index's name in DynamoDB: as given, or the slot in capitals (`GSI1`).
+    pub fn dynamo_name(&self) -> String {
+        match &self.name {
+            Some(name) => name.value(),
+            None => self.slot.name().to_uppercase(),
+        }
+    }
+}
+
 /// An index's `projection = ..` as written.
 pub enum ProjectionAttr {
     /// `"all"` or `"keys_only"` (validated later).

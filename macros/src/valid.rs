@@ -286,8 +286,25 @@ impl Table<'_> {
                 cx.error_spanned_by(ttl, "the TTL attribute cannot be a key attribute: DynamoDB's time to live reads a number that items may leave out");
             }
         }
-        for index in &self.attrs.indexes {
+        for (position, index) in self.attrs.indexes.iter().enumerate() {
             let slot = index.slot.name();
+            let name = index.dynamo_name();
+            if let Some(earlier) = (self.attrs.indexes[..position].iter())
+                .find(|earlier| earlier.dynamo_name() == name)
+            {
+                let given = match &index.name {
+                    Some(_) => "",
+                    None => " (its slot in capitals, as no `name` is given)",
+                };
+                let message = format!(
+                    "index `{slot}` is named `{name}`{given}, as index `{}` is: DynamoDB names each index of a table once; give it another `name = \"..\"`",
+                    earlier.slot.name()
+                );
+                match &index.name {
+                    Some(literal) => cx.error_spanned_by(literal, message),
+                    None => cx.error_spanned_by(&index.slot_ident, message),
+                }
+            }
             for (names, types) in [(&index.pk, &index.pk_type), (&index.sk, &index.sk_type)] {
                 if !types.is_empty() && types.len() != names.len() {
                     if let Some(first) = types.first() {

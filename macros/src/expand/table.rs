@@ -81,11 +81,7 @@ fn expand_table(table: &Table) -> TokenStream {
         let slot_name = index.slot.name();
         let slot = format_ident!("{}", slot_name);
         let index_const = format_ident!("__{}", slot_name.to_uppercase());
-        let index_name = index
-            .name
-            .as_ref()
-            .map(|name| name.value())
-            .unwrap_or_else(|| slot_name.to_uppercase());
+        let index_name = index.dynamo_name();
         // A local index's partition key is the table's, always a string.
         let table_partition = [syn::LitStr::new(&pk, Span::call_site())];
         let (kind, partition_names) = match index.slot {
