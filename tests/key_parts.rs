@@ -1,6 +1,8 @@
 //! Key parts: every type renders to text whose order is the value's order, and every rendered
 //! key parses back exactly (property tests), including through the engine.
 
+mod common;
+
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 // Templates built by hand, as the derive builds them (their segments are derive data).
@@ -505,4 +507,111 @@ fn the_contract_check_names_how_a_custom_key_part_breaks_it() {
         check_key_part(&["a\u{10FFFF}".to_owned()]),
         Err(KeyPartViolation::Render { .. })
     ));
+}
+
+#[derive(Table)]
+#[dynamo(
+    name = "reserved",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"),
+    gsi2(name = "ByAuthor", pk = "author")
+)]
+struct Reserved;
+
+/// Pasted from hand-written DynamoDB code: the key as a field of its own.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Reserved, pk = "POST#{id}", sk = "POST")]
+struct Pasted {
+    id: String,
+    #[serde(rename = "PK")]
+    key: String,
+}
+
+/// Stored as GSI1's sort key, which its own `gsi1sk` template writes over it.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Reserved, pk = "SHADOW#{id}", sk = "SHADOW", gsi1pk = "SHADOWS", gsi1sk = "SHADOW#{id}")]
+struct Shadow {
+    id: String,
+    #[serde(rename = "GSI1SK")]
+    rank: String,
+}
+
+/// A time stored as the table's TTL attribute, without `#[dynamo(ttl)]`: DynamoDB would expire
+/// its items while the library's reads would not hide them.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Reserved, pk = "STALE#{id}", sk = "STALE")]
+struct Stale {
+    id: String,
+    expires_at: u64,
+}
+
+/// An attribute GSI2 keys on as it is belongs to the items, not to the library: an entity
+/// that does not key GSI2 may hold one of that name too.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Reserved, pk = "ESSAY#{id}", sk = "ESSAY")]
+struct Essay {
+    id: String,
+    author: String,
+}
+
+/// Where such attributes belong: the expiry marked so, and a field GSI2 keys on as it is.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Reserved, pk = "FINE#{id}", sk = "FINE", gsi2pk = author)]
+struct Fine {
+    id: String,
+    author: String,
+    #[dynamo(ttl)]
+    expires_at: u64,
+}
+
+/// A field stored under an attribute the library writes would lose its value to the key
+/// written over it, or key or expire the item by its own: the entity's first key says so,
+/// naming the field and the attribute, and a put of it sends nothing.
+#[tokio::test]
+async fn a_field_stored_as_an_attribute_the_library_writes_is_refused() {
+    for (refused, field, attribute) in [
+        (Pasted::key("p").err(), "key", "PK"),
+        (Shadow::key("s").err(), "rank", "GSI1SK"),
+        (Stale::key("t").err(), "expires_at", "expires_at"),
+    ] {
+        let Some(error) = refused else {
+            panic!("`{field}` stored as `{attribute}` was accepted");
+        };
+        let message = error.to_string();
+        assert!(
+            matches!(&error, KeyError::ReservedAttribute { field: f, attribute: a, .. } if (*f, *a) == (field, attribute)),
+            "{error:?}"
+        );
+        assert!(message.contains("#[serde(rename"), "{message}");
+    }
+    assert!(Stale::key("t")
+        .unwrap_err()
+        .to_string()
+        .contains("#[dynamo(ttl)]"));
+    assert!(Fine::key("f").is_ok() && Essay::key("e").is_ok());
+
+    let db = singletable::testing::table::<Reserved>().await.unwrap();
+    let pasted = Pasted {
+        id: "p".into(),
+        key: "mine".into(),
+    };
+    let refused = db.put(&pasted).send().await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            singletable::Error::Key(KeyError::ReservedAttribute { .. })
+        ),
+        "{refused:?}"
+    );
+    let fine = Fine {
+        id: "f".into(),
+        author: "ana".into(),
+        expires_at: 4_102_444_800,
+    };
+    db.put(&fine).send().await.unwrap();
+    assert_eq!(db.get(Fine::key("f").unwrap()).send().await.unwrap(), fine);
+    let stored = common::raw_items(&db).await;
+    assert_eq!(stored.len(), 1, "only the fine item is stored: {stored:?}");
 }

@@ -82,6 +82,18 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
+/// Whether `name` is one of `names`, usable in constants.
+pub(crate) const fn listed(names: &[&str], name: &str) -> bool {
+    let mut position = 0;
+    while position < names.len() {
+        if str_eq(names[position], name) {
+            return true;
+        }
+        position += 1;
+    }
+    false
+}
+
 /// Names longer than this are never suggested: the edit distance keeps rows of this size.
 const LONGEST_SUGGESTED: usize = 64;
 

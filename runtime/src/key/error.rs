@@ -102,6 +102,26 @@ pub enum KeyError {
         /// What did not match.
         reason: String,
     },
+    /// A field of the entity is stored as an attribute the library writes into its items: a
+    /// key attribute of the table or of an index, the entity or schema version attribute, or
+    /// the table's TTL attribute (for a field that is not `#[dynamo(ttl)]`). The library's
+    /// value would replace the field's, or the field's would key or expire the item. Found the
+    /// first time the entity renders a key, as overlaps are.
+    #[error("`{entity}::{field}` is stored as `{attribute}`, {role} of table `{table}`, which the library writes into the entity's items: rename the field for serde (`#[serde(rename = \"..\")]`){hint}")]
+    ReservedAttribute {
+        /// The entity.
+        entity: &'static str,
+        /// The field.
+        field: &'static str,
+        /// The attribute serde stores it as.
+        attribute: &'static str,
+        /// What the attribute is to the library (`the partition key attribute`).
+        role: String,
+        /// The table.
+        table: &'static str,
+        /// What else may be meant (for the TTL attribute: the expiry, marked).
+        hint: &'static str,
+    },
     /// The text of one field could not be read as the field's type.
     #[error("`{field}` in key {key:?} is not a valid {expected}: {text:?}")]
     InvalidPart {

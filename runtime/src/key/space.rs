@@ -3,8 +3,11 @@
 //! index would each answer the other's key conditions. A lone entity is checked the first time
 //! it renders a key in this process, against those seen before it; the entities of a
 //! `Collection` are checked together at compile time, by the same `const fn`. Two schema
-//! versions of one entity are one entity, and not checked against each other.
+//! versions of one entity are one entity, and not checked against each other. The first key
+//! also checks that no field of the entity is stored as an attribute the library writes
+//! (`reserved.rs`).
 
+use super::reserved::reserved_attribute;
 use crate::const_text::ConstText;
 use crate::key::{may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey};
 use crate::schema::{str_eq, Entity, EntityIndex, EntitySchema, IndexKind, Table, TableSchema};
@@ -29,6 +32,9 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
     let table: &'static TableSchema = <E::Table as Table>::SCHEMA;
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
     if !checked.iter().any(|(_, seen)| std::ptr::eq(*seen, schema)) {
+        if let Some(reserved) = reserved_attribute(table, schema) {
+            return Err(reserved);
+        }
         // Two schema versions of one entity (the old one declared to write or read its shape
         // during a migration) are one entity: their items are the same items.
         let clash = checked

@@ -2,7 +2,7 @@
 //! tells which index keys it rewrites without reading templates.
 
 use super::entity::{Entity, EntityIndex, EntitySchema};
-use crate::const_text::str_eq;
+use crate::const_text::{listed, str_eq};
 use crate::key::KeyTemplate;
 
 /// The indexes of entity `E` that its field `F` (a marker type) is an input of, worked out at
@@ -53,7 +53,7 @@ impl EntityIndex {
         };
         template_reads(&self.partition_key, field)
             || template_reads(&self.sort_key, field)
-            || contains_text(rule_inputs, field)
+            || listed(rule_inputs, field)
     }
 }
 
@@ -68,18 +68,6 @@ const fn template_reads(template: &Option<KeyTemplate>, field: &str) -> bool {
             if str_eq(name, field) {
                 return true;
             }
-        }
-        position += 1;
-    }
-    false
-}
-
-/// Whether `names` holds `name`, at compile time.
-const fn contains_text(names: &[&str], name: &str) -> bool {
-    let mut position = 0;
-    while position < names.len() {
-        if str_eq(names[position], name) {
-            return true;
         }
         position += 1;
     }

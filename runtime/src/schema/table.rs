@@ -2,7 +2,7 @@
 //! their key attributes, and its stream view, as the static data the `Table` derive emits.
 
 use super::index::IndexSlot;
-use crate::const_text::str_eq;
+use crate::const_text::{listed, str_eq};
 use crate::index_projection::{IndexProjection, ProjectionKind};
 use serde::Serialize;
 
@@ -133,37 +133,34 @@ impl IndexSchema {
     /// attribute of an `ALL` index; otherwise the table's and the index's key attributes, and
     /// an `INCLUDE` index's listed ones.
     pub const fn holds(&self, table: &TableSchema, name: &str) -> bool {
-        if matches!(self.projection, IndexProjection::All)
+        matches!(self.projection, IndexProjection::All)
             || str_eq(table.partition_key, name)
             || matches!(table.sort_key, Some(sort) if str_eq(sort, name))
-        {
-            return true;
-        }
+            || self.is_key_attribute(name)
+            || self.includes(name)
+    }
+
+    /// Whether `name` is one of the index's key attributes.
+    pub(crate) const fn is_key_attribute(&self, name: &str) -> bool {
         let mut position = 0;
-        while position < self.partition_keys.len() {
-            if str_eq(self.partition_keys[position].name, name) {
+        while position < self.partition_keys.len() + self.sort_keys.len() {
+            let key = if position < self.partition_keys.len() {
+                &self.partition_keys[position]
+            } else {
+                &self.sort_keys[position - self.partition_keys.len()]
+            };
+            if str_eq(key.name, name) {
                 return true;
             }
             position += 1;
         }
-        position = 0;
-        while position < self.sort_keys.len() {
-            if str_eq(self.sort_keys[position].name, name) {
-                return true;
-            }
-            position += 1;
-        }
+        false
+    }
+
+    /// Whether the table lists `name` in the index's `INCLUDE` projection.
+    pub(crate) const fn includes(&self, name: &str) -> bool {
         match self.projection {
-            IndexProjection::Include(attributes) => {
-                position = 0;
-                while position < attributes.len() {
-                    if str_eq(attributes[position], name) {
-                        return true;
-                    }
-                    position += 1;
-                }
-                false
-            }
+            IndexProjection::Include(attributes) => listed(attributes, name),
             _ => false,
         }
     }

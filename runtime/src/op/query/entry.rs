@@ -2,9 +2,8 @@
 //! lean index, `KEYS_ONLY` or `INCLUDE`, holds of it, or what `select` reads of it).
 
 use crate::const_text::{edit_distance, str_eq, suggestion_limit, ConstText};
-use crate::index_projection::IndexProjection;
 use crate::item::{DecodeError, Item};
-use crate::schema::{Entity, EntitySchema, KeyAttribute, Table, TableSchema};
+use crate::schema::{Entity, EntitySchema, Table, TableSchema};
 use crate::Key;
 use std::fmt;
 
@@ -145,29 +144,9 @@ const fn is_table_attribute(table: &TableSchema, attribute: &str) -> bool {
     let mut position = 0;
     while position < table.indexes.len() {
         let index = &table.indexes[position];
-        if names(index.partition_keys, attribute) || names(index.sort_keys, attribute) {
-            return true;
-        }
-        // An attribute the table declares an index holds, though no field writes it now (one
-        // an earlier version of the entity wrote, say).
-        if let IndexProjection::Include(included) = index.projection {
-            let mut listed = 0;
-            while listed < included.len() {
-                if str_eq(included[listed], attribute) {
-                    return true;
-                }
-                listed += 1;
-            }
-        }
-        position += 1;
-    }
-    false
-}
-
-const fn names(keys: &[KeyAttribute], attribute: &str) -> bool {
-    let mut position = 0;
-    while position < keys.len() {
-        if str_eq(keys[position].name, attribute) {
+        // An attribute the table lists in an index's projection is carried too, though no
+        // field writes it now (one an earlier version of the entity wrote, say).
+        if index.is_key_attribute(attribute) || index.includes(attribute) {
             return true;
         }
         position += 1;
