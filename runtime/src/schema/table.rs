@@ -7,6 +7,11 @@ use crate::index_projection::{IndexProjection, ProjectionKind};
 use serde::Serialize;
 
 /// A DynamoDB table declared with `#[derive(singletable::Table)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a table",
+    label = "not a `#[derive(singletable::Table)]` type",
+    note = "an entity's `table = ..` names a unit struct with `#[derive(singletable::Table)]` and `#[dynamo(name = \"..\", pk = \"..\")]`"
+)]
 pub trait Table: Send + Sync + 'static {
     /// The table's key attributes and indexes.
     const SCHEMA: &'static TableSchema;
