@@ -82,6 +82,35 @@ fn rekey_is_one_transaction_delete_then_put() {
     assert_eq!(put["ExpressionAttributeNames"]["#n0"], "PK");
 }
 
+/// A rekey to the key it already has (a change of other fields sent as a move) is refused
+/// before sending, saying what a rekey is for; DynamoDB would refuse the delete and the put of
+/// one item in one transaction, which the user never built. Nothing is written.
+#[tokio::test]
+async fn a_rekey_that_keeps_the_key_says_so() {
+    let db = db().await;
+    let stored = ticket("8842", Status::Open);
+    db.put(&stored).send().await.unwrap();
+    let retitled = Ticket {
+        title: "Printer fixed".into(),
+        ..stored.clone()
+    };
+    let refused = db.rekey(&stored, &retitled).params().unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        matches!(
+            &refused,
+            Error::Transaction(TransactionError::RekeyKeepsKey { key })
+                if key.to_string().contains("TICKET#8842")
+        ),
+        "{refused:?}"
+    );
+    assert!(message.contains("db.update"), "{message}");
+    let sent = db.rekey(&stored, &retitled).send().await.unwrap_err();
+    assert_eq!(sent.to_string(), message);
+    let key = stored.primary_key().unwrap();
+    assert_eq!(db.get(key).send().await.unwrap(), stored);
+}
+
 #[test]
 fn guarded_append_is_pointer_update_plus_conditional_put() {
     let db = common::offline();

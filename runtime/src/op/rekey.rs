@@ -6,7 +6,7 @@
 
 use super::delete::Delete;
 use super::put::Put;
-use super::transact::TransactionCanceled;
+use super::transact::{TransactionCanceled, TransactionError};
 use super::{condition_failure, Expectations};
 use crate::error::Error;
 use crate::expr::Condition;
@@ -35,6 +35,8 @@ impl<T: Table> Db<T> {
     /// [`Error::VersionConflict`] or [`Error::ConditionFailed`], carrying the current item,
     /// if it changed since `from` was read (read it again, apply your change to it, and move
     /// that), and with [`Error::ConditionFailed`] (with the occupant) if `to`'s key is taken.
+    /// A `to` with `from`'s key is refused before sending
+    /// ([`TransactionError::RekeyKeepsKey`]): other fields change with an update or a put.
     pub fn rekey<'db, E: Entity<Table = T>>(&'db self, from: &E, to: &E) -> Rekey<'db, E> {
         let read = crate::item::encode(from);
         let delete = from
@@ -135,11 +137,11 @@ impl<E: Entity> Rekey<'_, E> {
                 }
             }
         }
-        let transaction = self
-            .db
-            .transaction()
-            .push(self.delete()?.transact_op()?)
-            .push(self.put.transact_op()?);
+        let (delete, put) = (self.delete()?.transact_op()?, self.put.transact_op()?);
+        if delete.key == put.key {
+            return Err(TransactionError::RekeyKeepsKey { key: put.key_text }.into());
+        }
+        let transaction = self.db.transaction().push(delete).push(put);
         Ok(sentinels
             .into_iter()
             .fold(transaction, |transaction, op| transaction.push(op)))

@@ -40,4 +40,12 @@ pub enum TransactionError {
         /// The item.
         key: KeyText,
     },
+    /// A rekey whose new item has the old one's key: a change of other fields, which an update
+    /// or a put makes (as one transaction, DynamoDB would refuse its two operations on one
+    /// item).
+    #[error("this rekey moves the item at {key} to the key it already has; a rekey changes key fields: to change other fields, use `db.update(..)` or `db.put(..)`")]
+    RekeyKeepsKey {
+        /// The item's key.
+        key: KeyText,
+    },
 }
