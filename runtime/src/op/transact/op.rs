@@ -77,6 +77,27 @@ impl TransactOp {
 }
 
 /// Operations a transaction can take: [`Put`](crate::op::put::Put), [`Update`](crate::op::update::Update), [`Delete`](crate::op::delete::Delete) and [`ConditionCheck`](super::ConditionCheck).
+///
+/// Code generic over the update's state that puts it in a transaction names this trait as its
+/// bound, rather than the rules behind it (that the update keeps every index key and every
+/// unique value's sentinel right), which are not API:
+///
+/// ```
+/// use singletable_runtime::op::{transact::TransactWrite, update::Update};
+/// use singletable_runtime::{Db, Entity, Error, Table};
+///
+/// /// Applies `change` at most once however often it is called with `token` (for 10 minutes).
+/// async fn apply_once<'db, T: Table, E: Entity<Table = T>, S>(
+///     db: &'db Db<T>,
+///     change: Update<'db, E, S>,
+///     token: &str,
+/// ) -> Result<(), Error>
+/// where
+///     Update<'db, E, S>: TransactWrite,
+/// {
+///     db.transaction().with(change).client_request_token(token).send().await
+/// }
+/// ```
 pub trait TransactWrite: sealed::Sealed {
     #[doc(hidden)]
     fn transact_op(&self) -> Result<TransactOp, Error>;
