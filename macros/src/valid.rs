@@ -278,6 +278,11 @@ impl Table<'_> {
                 cx.error_spanned_by(view, crate::settings::STREAM_VIEWS.unknown(&view.value()));
             }
         }
+        if let (Some(pk), Some(sk)) = (&self.attrs.pk, &self.attrs.sk) {
+            if pk.value() == sk.value() {
+                cx.error_spanned_by(sk, format!("`{}` is already the table's partition key attribute: a key names each attribute once (DynamoDB refuses one attribute in both roles)", sk.value()));
+            }
+        }
         if let Some(ttl) = &self.attrs.ttl {
             let keys = [&self.attrs.pk, &self.attrs.sk].into_iter().flatten();
             if ttl.value().is_empty() {
@@ -347,6 +352,7 @@ impl Table<'_> {
                 }
                 _ => {}
             }
+            self.check_key_names(cx, index);
             self.check_projection(cx, index);
         }
         // DynamoDB's limit, counting an attribute once per index that lists it.
@@ -371,6 +377,25 @@ impl Table<'_> {
             {
                 cx.error_spanned_by(first, format!("the indexes list {listed} projected attributes; DynamoDB allows 100 in all (an attribute counts once per index)"));
             }
+        }
+    }
+
+    /// Each attribute once in an index's key. A local index's partition key is the table's
+    /// (giving it one is its own error), so its sort key is another attribute.
+    fn check_key_names(&self, cx: &mut Ctxt, index: &TableIndexAttr) {
+        let slot = index.slot.name();
+        let (mut named, given) = match index.slot {
+            Slot::Local(_) => (self.attrs.pk.iter().map(LitStr::value).collect(), &[][..]),
+            Slot::Global(_) => (Vec::new(), &index.pk[..]),
+        };
+        for attribute in given.iter().chain(&index.sk) {
+            let name = attribute.value();
+            if matches!(index.slot, Slot::Local(_)) && named.first() == Some(&name) {
+                cx.error_spanned_by(attribute, format!("`{name}` is the table's partition key, which local index `{slot}` shares: its sort key is another attribute"));
+            } else if named.contains(&name) {
+                cx.error_spanned_by(attribute, format!("`{name}` is already a key attribute of index `{slot}`: a key names each attribute once (DynamoDB refuses one attribute in two roles)"));
+            }
+            named.push(name);
         }
     }
 
