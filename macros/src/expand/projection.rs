@@ -35,31 +35,38 @@ fn expand(parsed: &ProjectionStruct) -> TokenStream {
     };
     let entity_name = quote!(#entity).to_string().replace(' ', "");
     // One check per field, at the field, so the error points at the attribute that is not
-    // there: not one of the entity's, or, for an index, not one the index holds.
+    // there: not one of the entity's, or, for an index, not one the index holds. What names
+    // the entity is at the entity's path: when it is no entity, every field's check then
+    // fails there alike, and rustc reports it once.
+    let entity_span = syn::spanned::Spanned::span(entity);
+    let table = respan(quote!(<#entity as #st::Entity>::Table), entity_span);
+    let schemas = respan(
+        quote!(<#entity as #st::Entity>::SCHEMA, <#table as #st::Table>::SCHEMA),
+        entity_span,
+    );
     let checks: Vec<TokenStream> = parsed
         .fields
         .iter()
         .map(|(field, attribute)| {
+            let at_field = |tokens: TokenStream| respan(tokens, field.span());
             let held = parsed.attrs.index.as_ref().map(|(slot, _)| {
                 let message = format!(
                     "`{attribute}` is not projected into index `{slot}` of `{entity_name}`'s table: add it to the index's `projection = [..]`, or read whole items with `.hydrate()`"
                 );
-                quote!(else {
-                    ::core::assert!(
-                        #st::index_holds::<<#entity as #st::Entity>::Table, #st::index::#slot>(#attribute),
-                        #message
-                    )
-                })
+                let holds = at_field(quote!(else if !#st::index_holds::<));
+                let rest = at_field(quote!(, #st::index::#slot>(#attribute)));
+                let panic = at_field(quote!({ ::core::panic!(#message) }));
+                quote!(#holds #table #rest #panic)
             });
-            respan(
-                quote! {
-                    const _: () = if let #st::Some(message) = #st::unknown_attribute::<#entity>(#attribute) {
-                        // Evaluated by the compiler in this constant: the compile error at the field.
-                        ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
-                    } #held;
-                },
-                field.span(),
-            )
+            let head = at_field(quote!(const _: () = if let #st::Some(message) =));
+            let panic = at_field(quote! {
+                {
+                    // Evaluated by the compiler in this constant: the compile error at the field.
+                    ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
+                }
+            });
+            let unknown = at_field(quote!(#st::unknown_attribute));
+            quote!(#head #unknown(#schemas, #attribute) #panic #held;)
         })
         .collect();
     impls(parsed, &checks)

@@ -3,7 +3,7 @@
 
 use crate::const_text::{edit_distance, str_eq, suggestion_limit, ConstText};
 use crate::item::{DecodeError, Item};
-use crate::schema::{Entity, EntitySchema, Table, TableSchema};
+use crate::schema::{Entity, EntitySchema, TableSchema};
 use crate::Key;
 use std::fmt;
 
@@ -80,8 +80,14 @@ impl<E: Entity, I> ProjectionOf<E, I> for () {}
 /// the items carry: a field's, a key attribute of the table or of an index, one the table
 /// lists in an index's projection, or one the library writes (the entity, its schema
 /// version, the expiry).
-pub const fn unknown_attribute<E: Entity>(attribute: &str) -> Option<ConstText> {
-    let (entity, table) = (E::SCHEMA, <E::Table as Table>::SCHEMA);
+/// The derive passes the schemas as paths (`<Ticket as Entity>::SCHEMA`), not as a type
+/// parameter, so that a projection of a type that is no entity is one error, with no note
+/// pointing into this crate.
+pub const fn unknown_attribute(
+    entity: &EntitySchema,
+    table: &TableSchema,
+    attribute: &str,
+) -> Option<ConstText> {
     if is_field_attribute(entity, attribute) || is_table_attribute(table, attribute) {
         return None;
     }
