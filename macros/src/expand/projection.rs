@@ -5,7 +5,7 @@ use super::tokens::{private, respan};
 use crate::ast::ProjectionStruct;
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::DeriveInput;
 
@@ -48,25 +48,24 @@ fn expand(parsed: &ProjectionStruct) -> TokenStream {
         .fields
         .iter()
         .map(|(field, attribute)| {
-            let at_field = |tokens: TokenStream| respan(tokens, field.span());
+            // At the field: the tokens written here; the entity's paths keep the entity's span.
+            let span = field.span();
             let held = parsed.attrs.index.as_ref().map(|(slot, _)| {
                 let message = format!(
                     "`{attribute}` is not projected into index `{slot}` of `{entity_name}`'s table: add it to the index's `projection = [..]`, or read whole items with `.hydrate()`"
                 );
-                let holds = at_field(quote!(else if !#st::index_holds::<));
-                let rest = at_field(quote!(, #st::index::#slot>(#attribute)));
-                let panic = at_field(quote!({ ::core::panic!(#message) }));
-                quote!(#holds #table #rest #panic)
-            });
-            let head = at_field(quote!(const _: () = if let #st::Some(message) =));
-            let panic = at_field(quote! {
-                {
-                    // Evaluated by the compiler in this constant: the compile error at the field.
-                    ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
+                quote_spanned! {span=>
+                    else if !#st::index_holds::<#table, #st::index::#slot>(#attribute) {
+                        ::core::panic!(#message) // ok: a const; it never runs in the program.
+                    }
                 }
             });
-            let unknown = at_field(quote!(#st::unknown_attribute));
-            quote!(#head #unknown(#schemas, #attribute) #panic #held;)
+            quote_spanned! {span=>
+                const _: () = if let #st::Some(message) = #st::unknown_attribute(#schemas, #attribute) {
+                    // Evaluated by the compiler in this constant: the compile error at the field.
+                    ::core::panic!("{}", message.as_str()) // ok: a const; it never runs in the program.
+                } #held;
+            }
         })
         .collect();
     impls(parsed, &checks)

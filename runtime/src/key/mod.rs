@@ -4,8 +4,8 @@
 //! written into a key ([`KeyPart`]) and the contract an implementation keeps
 //! ([`check_key_part`]), why a key could not be rendered ([`KeyError`]), whether two templates
 //! can render the same key ([`may_overlap`]), and, inside the crate, that check applied to the
-//! entities of a table, the attributes no field may be stored as, the rendered primary key of an item ([`Key`](crate::Key)) and a key as
-//! text for messages ([`KeyText`](crate::KeyText)).
+//! entities of a table, the attributes no field may be stored as, the rendered primary key of
+//! an item ([`Key`](crate::Key)) and a key as text for messages ([`KeyText`](crate::KeyText)).
 //!
 //! A template such as `"STATUS#{status}#TICKET#{id}"` is parsed by the derive at compile time
 //! into a static [`KeyTemplate`]; at run time [`KeyTemplate::render`] writes each field with its

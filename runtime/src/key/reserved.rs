@@ -1,15 +1,15 @@
 //! The attributes the library writes into an entity's items, which no field of the entity may
 //! be stored as: the table's key attributes, the index key attributes the entity's templates
 //! write, the entity and schema version attributes, and the table's TTL attribute (but for the
-//! `#[dynamo(ttl)]` field). Such a
-//! field would lose its value to the key the library writes over it, or would put items into
-//! an index, or expire them, under its own value.
+//! `#[dynamo(ttl)]` field). Such a field would lose its value to the key the library writes
+//! over it, or would put items into an index, or expire them, under its own value.
 //!
 //! Checked when an entity first renders a key (`space.rs`), not by the derive: constant
 //! evaluation of these comparisons cost a tenth of a crate's check (bench-compile, 30
 //! entities), where at run time they cost once per entity and process.
 
 use super::KeyError;
+use crate::schema::table::TableAttribute;
 use crate::schema::{EntitySchema, TableSchema};
 
 /// The first field of `entity` stored as an attribute the library writes, as the error that
@@ -34,31 +34,26 @@ fn role_of(
     entity: &EntitySchema,
     attribute: &str,
 ) -> Option<(String, &'static str)> {
-    let plain = |role: &str| Some((role.to_owned(), ""));
-    if table.partition_key == attribute {
-        return plain("the partition key attribute");
-    }
-    if table.sort_key == Some(attribute) {
-        return plain("the sort key attribute");
-    }
-    if table.entity_attribute == attribute {
-        return plain("the attribute that records each item's entity");
-    }
-    if table.schema_version_attribute == attribute {
-        return plain("the attribute that records each item's schema version");
-    }
-    if table.ttl_attribute == Some(attribute) {
-        let is_the_expiry = entity
-            .managed
-            .ttl
-            .as_ref()
-            .is_some_and(|ttl| ttl.attribute == attribute);
-        return (!is_the_expiry).then(|| {
-            (
-                "the TTL attribute".to_owned(),
-                ", or mark it `#[dynamo(ttl)]` if it is the expiry time",
-            )
-        });
+    if let Some(kind) = table.attribute(attribute) {
+        let role = match kind {
+            TableAttribute::PartitionKey => "the partition key attribute",
+            TableAttribute::SortKey => "the sort key attribute",
+            TableAttribute::Entity => "the attribute that records each item's entity",
+            TableAttribute::SchemaVersion => {
+                "the attribute that records each item's schema version"
+            }
+            TableAttribute::Expiry => {
+                let is_the_expiry =
+                    (entity.managed.ttl.as_ref()).is_some_and(|ttl| ttl.attribute == attribute);
+                return (!is_the_expiry).then(|| {
+                    (
+                        "the TTL attribute".to_owned(),
+                        ", or mark it `#[dynamo(ttl)]` if it is the expiry time",
+                    )
+                });
+            }
+        };
+        return Some((role.to_owned(), ""));
     }
     // An index key is the library's only where the entity writes it from a template; one an
     // index reads as it is (`gsi3pk = author`) is the items' own, and other entities may hold

@@ -49,6 +49,37 @@ pub struct TableSchema {
     pub stream: Option<StreamViewType>,
 }
 
+/// An attribute a table's declaration names outside its indexes, by what it is: each item's
+/// keys, the entity and schema version the library records, and the expiry DynamoDB reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableAttribute {
+    PartitionKey,
+    SortKey,
+    Entity,
+    SchemaVersion,
+    Expiry,
+}
+
+impl TableSchema {
+    /// What attribute `name` is to the table, if its declaration names it outside its
+    /// indexes (whose key attributes [`IndexSchema::is_key_attribute`] tells).
+    pub(crate) const fn attribute(&self, name: &str) -> Option<TableAttribute> {
+        if str_eq(self.partition_key, name) {
+            Some(TableAttribute::PartitionKey)
+        } else if matches!(self.sort_key, Some(sort) if str_eq(sort, name)) {
+            Some(TableAttribute::SortKey)
+        } else if str_eq(self.entity_attribute, name) {
+            Some(TableAttribute::Entity)
+        } else if str_eq(self.schema_version_attribute, name) {
+            Some(TableAttribute::SchemaVersion)
+        } else if matches!(self.ttl_attribute, Some(ttl) if str_eq(ttl, name)) {
+            Some(TableAttribute::Expiry)
+        } else {
+            None
+        }
+    }
+}
+
 /// What each stream record carries besides the keys: DynamoDB's `StreamViewType` (and
 /// serialized by its name there, `NEW_AND_OLD_IMAGES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -139,12 +139,7 @@ const fn is_field_attribute(entity: &EntitySchema, attribute: &str) -> bool {
 }
 
 const fn is_table_attribute(table: &TableSchema, attribute: &str) -> bool {
-    if str_eq(table.partition_key, attribute)
-        || matches!(table.sort_key, Some(sort) if str_eq(sort, attribute))
-        || str_eq(table.entity_attribute, attribute)
-        || str_eq(table.schema_version_attribute, attribute)
-        || matches!(table.ttl_attribute, Some(ttl) if str_eq(ttl, attribute))
-    {
+    if table.attribute(attribute).is_some() {
         return true;
     }
     let mut position = 0;
