@@ -233,9 +233,12 @@ enum Step {
         id: u8,
         expires_in: Option<u8>,
     },
+    /// A member deleted whatever is there, or only if a live one is (`only_if_exists`: an
+    /// expired member is none).
     DeleteMember {
         team: u8,
         id: u8,
+        only_if_exists: bool,
     },
     /// A member's unique values changed in place (an update setting its email, its own or a
     /// new one, and its nickname), under the version it was read at or a stale one.
@@ -294,11 +297,15 @@ enum Step {
         ids: Vec<u8>,
         streamed: bool,
     },
-    /// A transaction: a new task (only if absent) and the title of another.
+    /// A transaction: a new task (only if absent), the title of another (`retitle` picks one of
+    /// the team's live tasks, when it has one), and (`checked`) a condition on a member (picked
+    /// among those the table holds, expired ones too): that it is there (its email begins with
+    /// `m`), or (`false`) that it is not (it has no email). An expired member is none to it.
     Transact {
         team: u8,
         new: u8,
         retitle: u8,
+        checked: Option<(u8, bool)>,
     },
     /// Several members' puts really in flight at once.
     ConcurrentPuts {
@@ -365,7 +372,13 @@ fn step() -> impl Strategy<Value = Step> {
                 expires_in,
             }
         }),
-        1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteMember { team, id }),
+        1 => (team.clone(), id.clone(), any::<bool>()).prop_map(|(team, id, only_if_exists)| {
+            Step::DeleteMember {
+                team,
+                id,
+                only_if_exists,
+            }
+        }),
         2 => (
             team.clone(),
             id.clone(),
@@ -443,11 +456,18 @@ fn step() -> impl Strategy<Value = Step> {
                 ids: ids.into_iter().collect(),
                 streamed
             }),
-        1 => (team.clone(), id.clone(), id).prop_map(|(team, new, retitle)| Step::Transact {
-            team,
-            new,
-            retitle
-        }),
+        1 => (
+            team.clone(),
+            id.clone(),
+            id,
+            prop::option::of((0u8..8, any::<bool>()))
+        )
+            .prop_map(|(team, new, retitle, checked)| Step::Transact {
+                team,
+                new,
+                retitle,
+                checked
+            }),
         1 => (team, prop::collection::vec(0u8..3, 2..4))
             .prop_map(|(team, emails)| Step::ConcurrentPuts { team, emails }),
         1 => (0..TEAMS, 0u8..6).prop_map(|(team, seq)| Step::Append { team, seq }),
@@ -661,13 +681,27 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 }
             }
         }
-        Step::DeleteMember { team, id } => {
-            let sent = db.delete(Member::key(team, id).unwrap()).send().await;
+        Step::DeleteMember {
+            team,
+            id,
+            only_if_exists,
+        } => {
+            let delete = db.delete(Member::key(team, id).unwrap());
+            let sent = if only_if_exists {
+                delete.only_if_exists().send().await
+            } else {
+                delete.send().await
+            };
             if let Some(resync) = unsettled(&sent, || Resync::members([(team, id)])) {
                 return resync;
             }
-            sent.unwrap();
-            model.members.remove(&(team, id));
+            // An expired member stays, with its values, until DynamoDB's time to live removes it.
+            if only_if_exists && model.live_member((team, id)).is_none() {
+                assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}");
+            } else {
+                sent.unwrap();
+                model.members.remove(&(team, id));
+            }
         }
         Step::ChangeMember {
             team,
@@ -1029,24 +1063,53 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 model.tasks.insert((team, task.id), task);
             }
         }
-        Step::Transact { team, new, retitle } => {
+        Step::Transact {
+            team,
+            new,
+            retitle,
+            checked,
+        } => {
+            let live_tasks: Vec<u8> = (model.tasks.iter())
+                .filter(|((of, _), t)| *of == team && live(t.expires_at, now))
+                .map(|((_, id), _)| *id)
+                .collect();
+            let retitle = live_tasks
+                .get(usize::from(retitle) % live_tasks.len().max(1))
+                .copied()
+                .unwrap_or(retitle);
+            let stored: Vec<(u8, u8)> = model.members.keys().copied().collect();
+            let checked = checked.map(|(which, present)| {
+                let picked = stored.get(usize::from(which) % stored.len().max(1));
+                (picked.copied().unwrap_or((team, which)), present)
+            });
             let created = task(team, new, 0, true, "created", None);
-            let sent = db
+            let mut transaction = db
                 .transaction()
                 .with(db.put(&created).only_if_absent())
                 .with(
                     db.update(Task::key(team, retitle).unwrap())
                         .set(Task::TITLE, "retitled".to_owned()),
-                )
-                .send()
-                .await;
+                );
+            if let Some(((of, id), present)) = checked {
+                let condition = if present {
+                    Member::EMAIL.begins_with("m")
+                } else {
+                    Member::EMAIL.not_exists()
+                };
+                let key = Member::key(of, id).unwrap();
+                transaction = transaction.with(db.condition_check(key, condition));
+            }
+            let sent = transaction.send().await;
             if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, new), (team, retitle)]))
             {
                 return resync;
             }
+            let holds =
+                checked.is_none_or(|(key, present)| model.live_member(key).is_some() == present);
             let applies = new != retitle
                 && model.live_task((team, new)).is_none()
-                && model.live_task((team, retitle)).is_some();
+                && model.live_task((team, retitle)).is_some()
+                && holds;
             if applies {
                 sent.unwrap();
                 let mut renamed = model.live_task((team, retitle)).cloned().unwrap();
@@ -2031,6 +2094,62 @@ fn a_refusal_is_judged_by_the_value_it_names() {
             emails: vec![0, 2],
         },
     ];
+    replay(steps);
+}
+
+/// An expired member, which DynamoDB still stores, is none to a transaction's condition check
+/// and to a delete `only_if_exists`, as it is to reads: the model's random sequences meet this
+/// only now and then.
+#[test]
+fn the_checks_see_an_expired_member_as_none() {
+    if cases() == 0 {
+        return;
+    }
+    let transact = |present| Step::Transact {
+        team: 0,
+        new: 2,
+        retitle: 1,
+        checked: Some((0, present)),
+    };
+    replay([
+        Step::PutMember {
+            team: 0,
+            id: 0,
+            email: 0,
+            nick: 0,
+            expires_in: Some(1),
+            only_if_absent: false,
+            stale: false,
+        },
+        Step::PutTask {
+            team: 0,
+            id: 1,
+            owner: 0,
+            open: true,
+            expires_in: None,
+            legacy: false,
+        },
+        Step::Advance { seconds: 2 },
+        // Cancelled: the member is expired, so not there.
+        transact(true),
+        // Applied: the member, expired, has no email.
+        transact(false),
+        Step::DeleteMember {
+            team: 0,
+            id: 0,
+            only_if_exists: true,
+        },
+        Step::DeleteMember {
+            team: 0,
+            id: 0,
+            only_if_exists: false,
+        },
+    ]);
+}
+
+/// Runs `steps` through the machine the random sequences run through, as answered, checking
+/// the table against the model after each.
+fn replay(steps: impl IntoIterator<Item = Step>) {
     type Machine = FeaturesTogether<AsAnswered>;
     let mut run = Machine::init_test(&());
     for step in steps {
