@@ -664,6 +664,33 @@ async fn a_users_condition_sees_an_expired_item_as_absent() {
     ));
 }
 
+/// `ne` holds where the attribute is absent, as `None` (stored as no attribute) is unequal to
+/// every value; so it holds of an expired item too, which is no item to writes. It was sent as
+/// `<>` alone, which DynamoDB evaluated on the expired item it still stores; and what `<>`
+/// gives on a missing attribute, DynamoDB's documentation does not say.
+#[tokio::test]
+async fn not_equal_holds_of_a_missing_attribute_and_of_an_expired_item() {
+    let (table, db) = expired_leases(&["l1", "l2", "l3"]).await;
+    let not_held_by_a = || Lease::HOLDER.ne("a".to_owned());
+    let put = db.put(&lease("l1", "b", now_seconds() + 9000));
+    put.condition(not_held_by_a()).send().await.unwrap();
+    let delete = db.delete(Lease::key("l2").unwrap());
+    delete.condition(not_held_by_a()).send().await.unwrap();
+    db.transaction()
+        .with(db.condition_check(Lease::key("l3").unwrap(), not_held_by_a()))
+        .with(db.put(&lease("l4", "c", now_seconds() + 9000)))
+        .send()
+        .await
+        .unwrap();
+    db.get(Lease::key("l4").unwrap()).send().await.unwrap();
+    // A live item without the attribute: an invite that never expires.
+    let lasting = invite("i1", "CODE-i1", None);
+    table.put(&lasting).send().await.unwrap();
+    let delete = table.delete(Invite::key("i1").unwrap());
+    let delete = delete.condition(Invite::EXPIRES_AT.ne(Some(now_seconds())));
+    delete.send().await.unwrap();
+}
+
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = Composed, pk = "DRAFT#{id}", sk = "DRAFT")]
 struct Draft {

@@ -143,7 +143,7 @@ fn fields_outside_every_index_update_alone() {
     assert_eq!(request.body["UpdateExpression"], "SET #n0 = :v0");
     assert_eq!(
         request.body["ConditionExpression"],
-        "attribute_exists(#n1) AND #n2 <> :v1"
+        "attribute_exists(#n1) AND (attribute_not_exists(#n2) OR #n2 <> :v1)"
     );
 }
 

@@ -236,10 +236,21 @@ macro_rules! condition_methods {
     {
         encoded(|| {
             let value = self.operand_value(value.to_attribute()?)?;
-            // `None` is stored as no attribute: equal to it is absent, unequal is present.
+            // `None` is stored as no attribute: equal to it is absent, unequal is present; and
+            // unequal to a value holds where the attribute is absent, as `None` is unequal to
+            // it, which DynamoDB's documentation leaves unsaid of `<>`. So `ne` holds of no
+            // item too, and sees an expired one as none (`Node::on_absent_item`).
             Ok(match (comparison, value) {
                 (Comparison::Eq, AttributeValue::Null(_)) => Node::NotExists(self.path()),
                 (Comparison::Ne, AttributeValue::Null(_)) => Node::Exists(self.path()),
+                (Comparison::Ne, value) => Node::Or(
+                    Box::new(Node::NotExists(self.path())),
+                    Box::new(Node::Compare(
+                        Operand::Path(self.path()),
+                        Comparison::Ne,
+                        Operand::Value(value),
+                    )),
+                ),
                 (comparison, value) => Node::Compare(
                     Operand::Path(self.path()),
                     comparison,
@@ -257,7 +268,8 @@ macro_rules! condition_methods {
         self.compare(Comparison::Eq, value)
     }
 
-    /// `field <> value`
+    /// `field <> value`, or the field absent (as `None` is stored): `attribute_not_exists(field)
+    /// OR field <> value`.
     pub fn ne(self, value: impl ValueFor<T>) -> Condition<E>
     where
         T: Serialize,
