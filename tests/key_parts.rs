@@ -615,3 +615,47 @@ async fn a_field_stored_as_an_attribute_the_library_writes_is_refused() {
     let stored = common::raw_items(&db).await;
     assert_eq!(stored.len(), 1, "only the fine item is stored: {stored:?}");
 }
+
+/// Two entities of one table under one name, here two structs called `Card` in two modules
+/// (the name defaults to the struct's): the entity attribute could not tell their items apart,
+/// so each one's scans and collections would take the other's items as its own.
+mod deck {
+    #[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Debug)]
+    #[dynamo(table = super::Parts, pk = "DECK#{id}", sk = "CARD")]
+    pub(super) struct Card {
+        pub(super) id: String,
+    }
+}
+
+mod hand {
+    #[derive(singletable::Entity, serde::Serialize, serde::Deserialize, Debug)]
+    #[dynamo(table = super::Parts, pk = "HAND#{id}", sk = "CARD")]
+    pub(super) struct Card {
+        pub(super) id: String,
+    }
+}
+
+/// The second of two entities named alike to render a key fails, naming both by their keys.
+#[test]
+fn two_entities_of_one_table_under_one_name_are_refused() {
+    let first = deck::Card::key("x")
+        .map(|_| "DECK")
+        .or_else(|_| hand::Card::key("x").map(|_| "HAND"));
+    let second = match first.unwrap() {
+        "DECK" => hand::Card::key("x").err(),
+        _ => deck::Card::key("x").err(),
+    };
+    let Some(KeyError::Overlap(overlap)) = second else {
+        panic!("expected two entities under one name, got {second:?}");
+    };
+    assert_eq!(overlap.key, singletable::key::OverlappingKey::EntityName);
+    assert_eq!(
+        (overlap.entity.entity, overlap.other.entity),
+        ("Card", "Card")
+    );
+    assert_ne!(overlap.entity.partition, overlap.other.partition);
+    let message = overlap.to_string();
+    assert!(message.contains("pk = \"DECK#{id}\""), "{message}");
+    assert!(message.contains("pk = \"HAND#{id}\""), "{message}");
+    assert!(message.contains("name = "), "{message}");
+}

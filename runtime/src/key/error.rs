@@ -151,6 +151,9 @@ pub enum OverlappingKey {
     /// The key of this secondary index (its DynamoDB name): a key condition meant for one
     /// entity's items also selects the other's.
     Index(&'static str),
+    /// Not a key but the entity attribute: both are written under one name (and one schema
+    /// version), so reads cannot tell their items apart.
+    EntityName,
 }
 
 /// One entity's templates on the key that overlaps.
@@ -193,14 +196,19 @@ impl Overlap {
         let text = keys(text.push(self.other.entity).push("` ("), &self.other)
             .push(") share table `")
             .push(self.table)
-            .push("`, and their ");
+            .push("`");
         let text = match self.key {
             OverlappingKey::Primary => text.push(
-                "primary key templates can render the same key, so an item of one could replace an item of the other",
+                ", and their primary key templates can render the same key, so an item of one could replace an item of the other",
             ),
-            OverlappingKey::Index(name) => text.push("`").push(name).push(
+            OverlappingKey::Index(name) => text.push(", and their `").push(name).push(
                 "` key templates can render the same index key, so a key condition meant for one also selects the other's items",
             ),
+            OverlappingKey::EntityName => {
+                return text.push(
+                    " under one name, the value of the entity attribute that tells items apart, so each one's scans, queries and collections would take the other's items as its own: give one of them another `name = \"..\"` (the name is the struct's unless given)",
+                )
+            }
         };
         text.push(": give them different constant text where the keys meet, e.g. `\"DOC#{doc}\"` and `\"CMT#{doc}#{comment}\"`")
     }

@@ -3,7 +3,8 @@
 //! index would each answer the other's key conditions. A lone entity is checked the first time
 //! it renders a key in this process, against those seen before it; the entities of a
 //! `Collection` are checked together at compile time, by the same `const fn`. Two schema
-//! versions of one entity are one entity, and not checked against each other. The first key
+//! versions of one entity are one entity, and not checked against each other; two entities
+//! under one name and version are refused whatever their keys. The first key
 //! also checks that no field of the entity is stored as an attribute the library writes
 //! (`reserved.rs`).
 
@@ -77,6 +78,16 @@ const fn overlap(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) -> Opt
     // its error is already reported.
     if a.partition_key.source.is_empty() || b.partition_key.source.is_empty() {
         return None;
+    }
+    // Whatever their keys: reads tell entities apart by name (two schema versions of one
+    // entity, one name, are not compared).
+    if str_eq(a.name, b.name) && a.schema_version == b.schema_version {
+        return Some(Overlap {
+            table: table.type_name,
+            key: OverlappingKey::EntityName,
+            entity: primary_keys(a),
+            other: primary_keys(b),
+        });
     }
     let primary = match (&a.sort_key, &b.sort_key) {
         (Some(left), Some(right)) => may_overlap(left, right),
