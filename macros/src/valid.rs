@@ -25,6 +25,7 @@ impl Entity<'_> {
         if let Some(template) = &self.attrs.sk {
             self.check_template(cx, template);
         }
+        self.check_name(cx);
         self.check_managed_fields(cx);
         self.check_unique(cx);
         self.check_serde(cx);
@@ -145,6 +146,33 @@ impl Entity<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// The entity's name (given, or the struct's) is the value of the entity attribute, which
+    /// tells its items from other entities' and from the library's own (whose names start with
+    /// `_`), and a part of the library's keys for it, which `#` separates
+    /// (`_UNIQUE#<entity>#<field>#<value>`, `<entity>#LATEST`).
+    fn check_name(&self, cx: &mut Ctxt) {
+        let name = match &self.attrs.name {
+            Some(given) => given.value(),
+            None => self.ident.to_string(),
+        };
+        let problem = if name.is_empty() {
+            "cannot be empty: it is the value of the entity attribute that tells this entity's items apart".to_owned()
+        } else if name.starts_with('_') {
+            format!("`{name}` starts with `_`, as the entity attribute of the library's own items does (`_unique`, `_migration`): reads would take one for the other")
+        } else if name.contains('#') {
+            format!("`{name}` contains `#`, which separates the parts of the library's keys that hold an entity's name (`_UNIQUE#<entity>#<field>#<value>`, `<entity>#LATEST`)")
+        } else {
+            return;
+        };
+        let message = format!(
+            "the entity's name {problem}; name it otherwise with `#[dynamo(name = \"..\")]`"
+        );
+        match &self.attrs.name {
+            Some(given) => cx.error_spanned_by(given, message),
+            None => cx.error_spanned_by(self.ident, message),
         }
     }
 

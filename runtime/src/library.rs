@@ -3,8 +3,8 @@
 //!
 //! Every read path tells these items from the user's through this registry: entity reads
 //! filter on the entity attribute (which no entity's name can equal: each kind's starts with
-//! `_` or ends with `#latest`, neither of which a Rust type name can), and the stream sources,
-//! which may see only keys, also match the key.
+//! `_` or ends with `#latest`, and the `Entity` derive refuses a name with either), and the
+//! stream sources, which may see only keys, also match the key.
 
 use crate::item::Item;
 use crate::schema::TableSchema;
