@@ -89,6 +89,18 @@ pub struct TableAttrs {
     pub indexes: Vec<TableIndexAttr>,
 }
 
+impl TableAttrs {
+    /// The attribute naming each item's entity: as given, or `_type`.
+    pub fn entity_attribute_name(&self) -> String {
+        (self.entity_attribute.as_ref()).map_or_else(|| "_type".to_owned(), LitStr::value)
+    }
+
+    /// The attribute holding each item's schema version: as given, or `_sv`.
+    pub fn schema_version_attribute_name(&self) -> String {
+        (self.schema_version_attribute.as_ref()).map_or_else(|| "_sv".to_owned(), LitStr::value)
+    }
+}
+
 pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
     let mut out = TableAttrs::default();
     each_setting(cx, attrs, |cx, key, meta| {

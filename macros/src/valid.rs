@@ -290,6 +290,7 @@ impl Table<'_> {
             &self.attrs.pk,
             &self.attrs.sk,
             &self.attrs.entity_attribute,
+            &self.attrs.schema_version_attribute,
         ]
         .into_iter()
         .flatten()
@@ -319,6 +320,7 @@ impl Table<'_> {
                 cx.error_spanned_by(ttl, "the TTL attribute cannot be a key attribute: DynamoDB's time to live reads a number that items may leave out");
             }
         }
+        self.check_library_attributes(cx);
         for (position, index) in self.attrs.indexes.iter().enumerate() {
             let slot = index.slot.name();
             let name = index.dynamo_name();
@@ -405,6 +407,62 @@ impl Table<'_> {
             {
                 cx.error_spanned_by(first, format!("the indexes list {listed} projected attributes; DynamoDB allows 100 in all (an attribute counts once per index)"));
             }
+        }
+    }
+
+    /// The entity and schema version attributes, which the library writes into every item,
+    /// and the TTL attribute are attributes of their own: none is a table key attribute (the
+    /// TTL's own rule is above) or another of them. An index may key on one (listing items by
+    /// entity, say), where no entity writes that index key.
+    fn check_library_attributes(&self, cx: &mut Ctxt) {
+        let attrs = &self.attrs;
+        // Each: its name, what it is, and the setting that named it (`None`: the default).
+        let keys = [
+            (&attrs.pk, "the table's partition key attribute"),
+            (&attrs.sk, "the table's sort key attribute"),
+        ];
+        let mut earlier: Vec<(String, &str, Option<&LitStr>)> = (keys.into_iter())
+            .filter_map(|(key, role)| key.as_ref().map(|key| (key.value(), role, Some(key))))
+            .collect();
+        let key_count = earlier.len();
+        let written = "which the library writes into every item";
+        let library = [
+            (
+                attrs.entity_attribute_name(),
+                "the entity attribute",
+                attrs.entity_attribute.as_ref(),
+                "entity_attribute",
+                written,
+            ),
+            (
+                attrs.schema_version_attribute_name(),
+                "the schema version attribute",
+                attrs.schema_version_attribute.as_ref(),
+                "schema_version_attribute",
+                written,
+            ),
+        ];
+        let ttl = (attrs.ttl.iter()).map(|ttl| {
+            let read = "which DynamoDB's time to live reads as each item's expiry";
+            (ttl.value(), "the TTL attribute", Some(ttl), "ttl", read)
+        });
+        for (name, role, given, setting, why) in library.into_iter().chain(ttl) {
+            // A TTL on a key attribute has its own message, above; an empty name too.
+            let compared = match setting {
+                "ttl" => &earlier[key_count..],
+                _ => &earlier[..],
+            };
+            let clash = compared.iter().find(|(other, _, _)| *other == name);
+            if let Some((_, other_role, other_given)) = clash.filter(|_| !name.is_empty()) {
+                let message = match given {
+                    Some(_) => format!("`{name}` is already {other_role}: {role}, {why}, needs an attribute of its own"),
+                    None => format!("`{name}` is {role} (its default), {why}: set `{setting} = \"..\"` to another attribute, or name this one otherwise"),
+                };
+                if let Some(token) = given.or(*other_given) {
+                    cx.error_spanned_by(token, message);
+                }
+            }
+            earlier.push((name, role, given));
         }
     }
 

@@ -37,16 +37,8 @@ fn expand_table(table: &Table) -> TokenStream {
         None => quote!(#st::None),
     };
     let sk = option(attrs.sk.as_ref().map(|sk| sk.value()));
-    let entity_attribute = attrs
-        .entity_attribute
-        .as_ref()
-        .map(|name| name.value())
-        .unwrap_or_else(|| "_type".to_owned());
-    let schema_version_attribute = attrs
-        .schema_version_attribute
-        .as_ref()
-        .map(|name| name.value())
-        .unwrap_or_else(|| "_sv".to_owned());
+    let entity_attribute = attrs.entity_attribute_name();
+    let schema_version_attribute = attrs.schema_version_attribute_name();
     let ttl_attribute = option(attrs.ttl.as_ref().map(syn::LitStr::value));
     // Validated: one of the four views.
     let view = attrs
