@@ -616,6 +616,77 @@ async fn a_field_stored_as_an_attribute_the_library_writes_is_refused() {
     assert_eq!(stored.len(), 1, "only the fine item is stored: {stored:?}");
 }
 
+/// Indexes keyed on attributes the library writes for its own ends: GSI1 lists items by
+/// entity (its partition key is the entity attribute), GSI2 is the table's keys inverted.
+#[derive(Table)]
+#[dynamo(
+    name = "listed",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "ByEntity", pk = "_type"),
+    gsi2(name = "Inverted", pk = "SK", sk = "PK")
+)]
+struct Listed;
+
+/// Its template for GSI1's key would write over the entity attribute.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Listed, pk = "BADGE#{id}", sk = "BADGE", gsi1pk = "TEAM#{team}")]
+struct Badge {
+    id: String,
+    team: String,
+}
+
+/// Its templates for GSI2's keys would write over the table's keys.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Listed, pk = "FLIP#{id}", sk = "FLIP", gsi2pk = "UP#{id}", gsi2sk = "DOWN")]
+struct Flip {
+    id: String,
+}
+
+/// Writes neither: both indexes hold it as the library writes it.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Listed, pk = "MEDAL#{id}", sk = "MEDAL")]
+struct Medal {
+    id: String,
+}
+
+/// An index keyed on an attribute the library writes (the entity attribute, a table key)
+/// holds what the library writes there: an entity's template for that key would write over
+/// it, so that its items no longer read back (`WrongEntity`) or lose their key. The entity's
+/// first key says so, and a put sends nothing.
+#[tokio::test]
+async fn an_index_key_template_over_an_attribute_the_library_writes_is_refused() {
+    for (refused, index, attribute) in [
+        (Badge::key("b").err(), "gsi1", "_type"),
+        (Flip::key("f").err(), "gsi2", "SK"),
+    ] {
+        let Some(error) = refused else {
+            panic!("a template for `{index}` over `{attribute}` was accepted");
+        };
+        assert!(
+            matches!(&error, KeyError::IndexKeyOverLibraryAttribute { index: i, attribute: a, .. } if (*i, *a) == (index, attribute)),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(message.contains(&format!("`{index}pk")), "{message}");
+    }
+    let db = singletable::testing::table::<Listed>().await.unwrap();
+    let badge = Badge {
+        id: "b".into(),
+        team: "core".into(),
+    };
+    let refused = db.put(&badge).send().await.unwrap_err();
+    assert!(matches!(refused, singletable::Error::Key(_)), "{refused:?}");
+    let medal = Medal { id: "m".into() };
+    db.put(&medal).send().await.unwrap();
+    assert_eq!(
+        db.get(Medal::key("m").unwrap()).send().await.unwrap(),
+        medal
+    );
+    let stored = common::raw_items(&db).await;
+    assert_eq!(stored.len(), 1, "only the medal is stored: {stored:?}");
+}
+
 /// Two entities of one table under one name, here two structs called `Card` in two modules
 /// (the name defaults to the struct's): the entity attribute could not tell their items apart,
 /// so each one's scans and collections would take the other's items as its own.

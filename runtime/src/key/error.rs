@@ -122,6 +122,26 @@ pub enum KeyError {
         /// What else may be meant (for the TTL attribute: the expiry, marked).
         hint: &'static str,
     },
+    /// A template of the entity writes an index key into an attribute the library writes for
+    /// another end: a table key attribute, or the entity, schema version or TTL attribute (an
+    /// index may key on one, to list items by entity, say). The template's value would replace
+    /// the library's, so that the item would lose its key or no longer read as its entity.
+    /// Found the first time the entity renders a key, as overlaps are.
+    #[error("`{entity}` writes `{index}{key}` into `{attribute}`, {role} of table `{table}`, so the template would write over what the library writes there: remove `{index}{key}`, and the index holds the library's value, or key the index on an attribute of its own")]
+    IndexKeyOverLibraryAttribute {
+        /// The entity.
+        entity: &'static str,
+        /// The index's slot (`gsi1`).
+        index: &'static str,
+        /// Which of its keys: `pk` or `sk`.
+        key: &'static str,
+        /// The attribute the index keys on.
+        attribute: &'static str,
+        /// What the attribute is to the library (`the partition key attribute`).
+        role: &'static str,
+        /// The table.
+        table: &'static str,
+    },
     /// The text of one field could not be read as the field's type.
     #[error("`{field}` in key {key:?} is not a valid {expected}: {text:?}")]
     InvalidPart {

@@ -4,6 +4,9 @@
 //! `#[dynamo(ttl)]` field). Such a field would lose its value to the key the library writes
 //! over it, or would put items into an index, or expire them, under its own value.
 //!
+//! Nor may a template of the entity write an index key into an attribute the table gives
+//! another role (an index keyed on the entity attribute, or on a table key inverted).
+//!
 //! Checked when an entity first renders a key (`space.rs`), not by the derive: constant
 //! evaluation of these comparisons cost a tenth of a crate's check (bench-compile, 30
 //! entities), where at run time they cost once per entity and process.
@@ -28,6 +31,49 @@ pub(crate) fn reserved_attribute(table: &TableSchema, entity: &EntitySchema) -> 
     })
 }
 
+/// The first index key `entity` writes from a template into an attribute the table gives
+/// another role, as the error that names both.
+pub(crate) fn index_key_over_library_attribute(
+    table: &TableSchema,
+    entity: &EntitySchema,
+) -> Option<KeyError> {
+    entity.indexes.iter().find_map(|keyed| {
+        let index = keyed.index;
+        let written = [
+            ("pk", keyed.partition_key.is_some(), index.partition_keys),
+            ("sk", keyed.sort_key.is_some(), index.sort_keys),
+        ];
+        written
+            .into_iter()
+            .filter(|(_, from_template, _)| *from_template)
+            .flat_map(|(key, _, attributes)| {
+                attributes.iter().map(move |attribute| (key, attribute))
+            })
+            .find_map(|(key, attribute)| {
+                let kind = table.attribute(attribute.name)?;
+                Some(KeyError::IndexKeyOverLibraryAttribute {
+                    entity: entity.name,
+                    index: index.slot,
+                    key,
+                    attribute: attribute.name,
+                    role: role(kind),
+                    table: table.type_name,
+                })
+            })
+    })
+}
+
+/// What an attribute the table's declaration names is to the library.
+fn role(kind: TableAttribute) -> &'static str {
+    match kind {
+        TableAttribute::PartitionKey => "the partition key attribute",
+        TableAttribute::SortKey => "the sort key attribute",
+        TableAttribute::Entity => "the attribute that records each item's entity",
+        TableAttribute::SchemaVersion => "the attribute that records each item's schema version",
+        TableAttribute::Expiry => "the TTL attribute",
+    }
+}
+
 /// What `attribute` is to the library in `entity`'s items, if it writes it, and a hint.
 fn role_of(
     table: &TableSchema,
@@ -35,25 +81,17 @@ fn role_of(
     attribute: &str,
 ) -> Option<(String, &'static str)> {
     if let Some(kind) = table.attribute(attribute) {
-        let role = match kind {
-            TableAttribute::PartitionKey => "the partition key attribute",
-            TableAttribute::SortKey => "the sort key attribute",
-            TableAttribute::Entity => "the attribute that records each item's entity",
-            TableAttribute::SchemaVersion => {
-                "the attribute that records each item's schema version"
-            }
-            TableAttribute::Expiry => {
-                let is_the_expiry =
-                    (entity.managed.ttl.as_ref()).is_some_and(|ttl| ttl.attribute == attribute);
-                return (!is_the_expiry).then(|| {
-                    (
-                        "the TTL attribute".to_owned(),
-                        ", or mark it `#[dynamo(ttl)]` if it is the expiry time",
-                    )
-                });
-            }
-        };
-        return Some((role.to_owned(), ""));
+        if let TableAttribute::Expiry = kind {
+            let is_the_expiry =
+                (entity.managed.ttl.as_ref()).is_some_and(|ttl| ttl.attribute == attribute);
+            return (!is_the_expiry).then(|| {
+                (
+                    role(kind).to_owned(),
+                    ", or mark it `#[dynamo(ttl)]` if it is the expiry time",
+                )
+            });
+        }
+        return Some((role(kind).to_owned(), ""));
     }
     // An index key is the library's only where the entity writes it from a template; one an
     // index reads as it is (`gsi3pk = author`) is the items' own, and other entities may hold

@@ -8,7 +8,7 @@
 //! also checks that no field of the entity is stored as an attribute the library writes
 //! (`reserved.rs`).
 
-use super::reserved::reserved_attribute;
+use super::reserved::{index_key_over_library_attribute, reserved_attribute};
 use crate::const_text::ConstText;
 use crate::key::{may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey};
 use crate::schema::{str_eq, Entity, EntityIndex, EntitySchema, IndexKind, Table, TableSchema};
@@ -33,7 +33,9 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
     let table: &'static TableSchema = <E::Table as Table>::SCHEMA;
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
     if !checked.iter().any(|(_, seen)| std::ptr::eq(*seen, schema)) {
-        if let Some(reserved) = reserved_attribute(table, schema) {
+        if let Some(reserved) = reserved_attribute(table, schema)
+            .or_else(|| index_key_over_library_attribute(table, schema))
+        {
             return Err(reserved);
         }
         // Two schema versions of one entity (the old one declared to write or read its shape
