@@ -63,6 +63,15 @@ struct KeyedTicket {
     id: String,
 }
 
+/// The latest release of a document, at a sort key ending in `#LATEST` as a common
+/// single-table pattern has it, like the library's append pointers (`<entity>#LATEST`).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Streamed, pk = "DOC#{doc}", sk = "RELEASE#LATEST")]
+struct Release {
+    doc: String,
+    version: u32,
+}
+
 fn ticket(id: &str, team: &str, expires_at: Option<DateTime<Utc>>) -> Ticket {
     Ticket {
         id: id.into(),
@@ -691,4 +700,22 @@ async fn a_read_refused_for_good_is_a_throttle_after_the_policys_attempts() {
     faults.set_paused(true);
     let delivered = drain::<Ticket>(&mut refused).await;
     assert_eq!(delivered.len(), 1);
+}
+
+/// A record whose image names a user's entity is that entity's change, whatever its key: an
+/// item at a sort key ending in `#LATEST` was left out as if it were an append's pointer,
+/// because the key was consulted even where the image's entity attribute had answered.
+#[tokio::test]
+async fn an_entity_at_a_key_like_a_library_record_is_streamed() {
+    let db = table::<Streamed>().await;
+    let release = Release {
+        doc: "d1".into(),
+        version: 3,
+    };
+    db.put(&release).send().await.unwrap();
+    let mut reader = reader(&db, "releases").await;
+    let records = drain::<Release>(&mut reader).await;
+    let changes: Vec<&Change<Release, NewAndOldImages>> =
+        records.iter().map(|record| &record.change).collect();
+    assert_eq!(changes, [&Change::Insert { new: release }]);
 }

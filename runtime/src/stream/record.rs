@@ -53,13 +53,14 @@ pub struct RawRecord {
 impl RawRecord {
     /// Whether the record is of one of the library's own items (a migration record, a stream
     /// checkpoint, an append's latest pointer), which consumers never see. An image tells by
-    /// its entity attribute; a keys-only record by the key.
+    /// its entity attribute, and its key only where it has none: a user's item at a key like
+    /// a library record's (a sort key ending in `#LATEST`, like an append pointer's) is the
+    /// user's. A keys-only record tells by the key alone.
     pub fn is_library_item(&self, table: &TableSchema) -> bool {
-        let image = self.new_image.as_ref().or(self.old_image.as_ref());
-        image
-            .and_then(|image| crate::library::kind_of_item(table, image))
-            .or_else(|| crate::library::kind_of_key(table, &self.keys))
-            .is_some()
+        match self.new_image.as_ref().or(self.old_image.as_ref()) {
+            Some(image) => crate::library::kind_of_item(table, image).is_some(),
+            None => crate::library::kind_of_key(table, &self.keys).is_some(),
+        }
     }
 
     /// Whether a `userIdentity` of this type and principal is DynamoDB's time to live.
