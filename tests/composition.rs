@@ -683,6 +683,17 @@ async fn not_equal_holds_of_a_missing_attribute_and_of_an_expired_item() {
         .await
         .unwrap();
     db.get(Lease::key("l4").unwrap()).send().await.unwrap();
+    // `size(..) <>` is unequal where the attribute is absent too: of the expired `l3` (held
+    // by `a`, one letter), as of no item, but not of the live `l1` (held by `b`).
+    let one_letter_not = || Lease::HOLDER.size(singletable::Comparison::Ne, 1);
+    let put = db.put(&lease("l3", "c", now_seconds() + 9000));
+    put.condition(one_letter_not()).send().await.unwrap();
+    let put = db.put(&lease("l1", "c", now_seconds() + 9000));
+    let refused = put.condition(one_letter_not()).send().await;
+    assert!(
+        matches!(refused, Err(Error::ConditionFailed { .. })),
+        "{refused:?}"
+    );
     // A live item without the attribute: an invite that never expires.
     let lasting = invite("i1", "CODE-i1", None);
     table.put(&lasting).send().await.unwrap();

@@ -362,13 +362,19 @@ macro_rules! condition_methods {
         Condition::from_node(Node::Type(self.path(), kind))
     }
 
-    /// `size(field) <op> n`, for strings, binaries, sets, lists and maps.
+    /// `size(field) <op> n`, for strings, binaries, sets, lists and maps. With
+    /// [`Comparison::Ne`] it holds where the field is absent too, as [`ne`](Self::ne) does:
+    /// `attribute_not_exists(field) OR size(field) <> n`.
     pub fn size(self, comparison: Comparison, size: u64) -> Condition<E> {
-        Condition::from_node(Node::Compare(
+        let compare = Node::Compare(
             Operand::Size(self.path()),
             comparison,
             Operand::Value(AttributeValue::N(size.to_string())),
-        ))
+        );
+        Condition::from_node(match comparison {
+            Comparison::Ne => Node::Or(Box::new(Node::NotExists(self.path())), Box::new(compare)),
+            _ => compare,
+        })
     }
 
     /// `field <op> other_field`, both of the same type.
