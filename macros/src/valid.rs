@@ -312,13 +312,8 @@ impl Table<'_> {
                 cx.error_spanned_by(sk, format!("`{}` is already the table's partition key attribute: a key names each attribute once (DynamoDB refuses one attribute in both roles)", sk.value()));
             }
         }
-        if let Some(ttl) = &self.attrs.ttl {
-            let keys = [&self.attrs.pk, &self.attrs.sk].into_iter().flatten();
-            if ttl.value().is_empty() {
-                cx.error_spanned_by(ttl, "this name cannot be empty");
-            } else if keys.map(syn::LitStr::value).any(|key| key == ttl.value()) {
-                cx.error_spanned_by(ttl, "the TTL attribute cannot be a key attribute: DynamoDB's time to live reads a number that items may leave out");
-            }
+        if let Some(ttl) = self.attrs.ttl.as_ref().filter(|ttl| ttl.value().is_empty()) {
+            cx.error_spanned_by(ttl, "this name cannot be empty");
         }
         self.check_library_attributes(cx);
         for (position, index) in self.attrs.indexes.iter().enumerate() {
@@ -411,20 +406,20 @@ impl Table<'_> {
     }
 
     /// The entity and schema version attributes, which the library writes into every item,
-    /// and the TTL attribute are attributes of their own: none is a table key attribute (the
-    /// TTL's own rule is above) or another of them. An index may key on one (listing items by
-    /// entity, say), where no entity writes that index key.
+    /// and the TTL attribute are attributes of their own: none is a table key attribute or
+    /// another of them. An index may key on one (listing items by entity, say), where no
+    /// entity writes that index key.
     fn check_library_attributes(&self, cx: &mut Ctxt) {
         let attrs = &self.attrs;
-        // Each: its name, what it is, and the setting that named it (`None`: the default).
+        // Each: its name, what it is, the setting that named it (`None`: the default), and
+        // whether it is a key.
         let keys = [
             (&attrs.pk, "the table's partition key attribute"),
             (&attrs.sk, "the table's sort key attribute"),
         ];
-        let mut earlier: Vec<(String, &str, Option<&LitStr>)> = (keys.into_iter())
-            .filter_map(|(key, role)| key.as_ref().map(|key| (key.value(), role, Some(key))))
+        let mut earlier: Vec<(String, &str, Option<&LitStr>, bool)> = (keys.into_iter())
+            .filter_map(|(key, role)| key.as_ref().map(|key| (key.value(), role, Some(key), true)))
             .collect();
-        let key_count = earlier.len();
         let written = "which the library writes into every item";
         let library = [
             (
@@ -447,14 +442,11 @@ impl Table<'_> {
             (ttl.value(), "the TTL attribute", Some(ttl), "ttl", read)
         });
         for (name, role, given, setting, why) in library.into_iter().chain(ttl) {
-            // A TTL on a key attribute has its own message, above; an empty name too.
-            let compared = match setting {
-                "ttl" => &earlier[key_count..],
-                _ => &earlier[..],
-            };
-            let clash = compared.iter().find(|(other, _, _)| *other == name);
-            if let Some((_, other_role, other_given)) = clash.filter(|_| !name.is_empty()) {
+            // An empty name has its own message, above.
+            let clash = earlier.iter().find(|(other, ..)| *other == name);
+            if let Some((_, other_role, other_given, key)) = clash.filter(|_| !name.is_empty()) {
                 let message = match given {
+                    Some(_) if setting == "ttl" && *key => "the TTL attribute cannot be a key attribute: DynamoDB's time to live reads a number that items may leave out".to_owned(),
                     Some(_) => format!("`{name}` is already {other_role}: {role}, {why}, needs an attribute of its own"),
                     None => format!("`{name}` is {role} (its default), {why}: set `{setting} = \"..\"` to another attribute, or name this one otherwise"),
                 };
@@ -462,7 +454,7 @@ impl Table<'_> {
                     cx.error_spanned_by(token, message);
                 }
             }
-            earlier.push((name, role, given));
+            earlier.push((name, role, given, false));
         }
     }
 

@@ -29,4 +29,9 @@ struct ExpiryOnDefaultEntity;
 #[dynamo(name = "f", pk = "PK", sk = "SK", schema_version_attribute = "")]
 struct EmptyVersion;
 
+// DynamoDB's time to live reads a number, which a key attribute is not always.
+#[derive(Table)]
+#[dynamo(name = "g", pk = "PK", sk = "SK", ttl = "SK")]
+struct ExpiryOnSortKey;
+
 fn main() {}

@@ -225,6 +225,17 @@ impl<E, Top, T, F> Nested<E, Top, T, F> {
     }
 }
 
+/// `attribute_not_exists(path) OR left <> value`: unequal holds where the attribute is absent,
+/// as `None` (stored as no attribute) is unequal to a value, whatever DynamoDB's `<>` gives of a
+/// missing attribute, which its documentation does not say; so it holds of no item, and of an
+/// expired one (`Node::on_absent_item`).
+fn unequal_or_absent(path: AttrPath, left: Operand, value: AttributeValue) -> Node {
+    Node::Or(
+        Box::new(Node::NotExists(path)),
+        Box::new(Node::Compare(left, Comparison::Ne, Operand::Value(value))),
+    )
+}
+
 /// The condition builders of typed paths, written once for top-level fields and nested
 /// values.
 macro_rules! condition_methods {
@@ -236,21 +247,13 @@ macro_rules! condition_methods {
     {
         encoded(|| {
             let value = self.operand_value(value.to_attribute()?)?;
-            // `None` is stored as no attribute: equal to it is absent, unequal is present; and
-            // unequal to a value holds where the attribute is absent, as `None` is unequal to
-            // it, which DynamoDB's documentation leaves unsaid of `<>`. So `ne` holds of no
-            // item too, and sees an expired one as none (`Node::on_absent_item`).
+            // `None` is stored as no attribute: equal to it is absent, unequal is present.
             Ok(match (comparison, value) {
                 (Comparison::Eq, AttributeValue::Null(_)) => Node::NotExists(self.path()),
                 (Comparison::Ne, AttributeValue::Null(_)) => Node::Exists(self.path()),
-                (Comparison::Ne, value) => Node::Or(
-                    Box::new(Node::NotExists(self.path())),
-                    Box::new(Node::Compare(
-                        Operand::Path(self.path()),
-                        Comparison::Ne,
-                        Operand::Value(value),
-                    )),
-                ),
+                (Comparison::Ne, value) => {
+                    unequal_or_absent(self.path(), Operand::Path(self.path()), value)
+                }
                 (comparison, value) => Node::Compare(
                     Operand::Path(self.path()),
                     comparison,
@@ -366,14 +369,10 @@ macro_rules! condition_methods {
     /// [`Comparison::Ne`] it holds where the field is absent too, as [`ne`](Self::ne) does:
     /// `attribute_not_exists(field) OR size(field) <> n`.
     pub fn size(self, comparison: Comparison, size: u64) -> Condition<E> {
-        let compare = Node::Compare(
-            Operand::Size(self.path()),
-            comparison,
-            Operand::Value(AttributeValue::N(size.to_string())),
-        );
+        let size = AttributeValue::N(size.to_string());
         Condition::from_node(match comparison {
-            Comparison::Ne => Node::Or(Box::new(Node::NotExists(self.path())), Box::new(compare)),
-            _ => compare,
+            Comparison::Ne => unequal_or_absent(self.path(), Operand::Size(self.path()), size),
+            _ => Node::Compare(Operand::Size(self.path()), comparison, Operand::Value(size)),
         })
     }
 
