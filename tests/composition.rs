@@ -1212,3 +1212,45 @@ async fn an_item_written_before_a_defaulted_field_can_be_rekeyed() {
     let refused = db.rekey(&stale, &elsewhere).send().await.unwrap_err();
     assert!(refused.is_condition_failed(), "{refused:?}");
 }
+
+/// Releases of a product, by label: a label may be `LATEST`, so one release's key is the
+/// product's append pointer (`Release#LATEST`).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Composed, pk = "PRODUCT#{product}", sk = "Release#{label}")]
+struct Release {
+    product: String,
+    label: String,
+    number: u64,
+}
+
+/// An append's pointer update never rewrites another item that holds its key: the release
+/// labelled `LATEST` stays as it was written, and the append fails, writing nothing. Before,
+/// the pointer update's condition (no `latest` yet) held of the release, which it turned
+/// into a pointer: the release was gone from every read of `Release`.
+#[tokio::test]
+async fn an_append_pointer_never_rewrites_an_item_at_its_key() {
+    let db = table().await;
+    let latest = Release {
+        product: "p1".into(),
+        label: "LATEST".into(),
+        number: 7,
+    };
+    db.put(&latest).send().await.unwrap();
+    let first = Release {
+        product: "p1".into(),
+        label: "v1".into(),
+        number: 1,
+    };
+    let appended = db.append(&first, Release::NUMBER).send().await;
+    assert!(
+        matches!(appended, Err(Error::TransactionCanceled(_))),
+        "{appended:?}"
+    );
+    let key = Release::key("p1", "LATEST").unwrap();
+    assert_eq!(db.get(key).send().await.unwrap(), latest);
+    let v1 = Release::key("p1", "v1").unwrap();
+    assert!(matches!(
+        db.get(v1).send().await,
+        Err(Error::NotFound { .. })
+    ));
+}

@@ -129,7 +129,13 @@ fn guarded_append_is_pointer_update_plus_conditional_put() {
     assert_eq!(pointer["Key"]["SK"]["S"], "DocumentUpdate#LATEST");
     assert_eq!(
         pointer["ConditionExpression"],
-        "attribute_not_exists(#n0) OR #n0 < :v3"
+        "(attribute_not_exists(#n0) OR #n0 < :v3) AND (attribute_not_exists(#n2) OR #n2 = :v4)"
+    );
+    // Only on the pointer, or on no item: never on an item of an entity at its key.
+    assert_eq!(pointer["ExpressionAttributeNames"]["#n2"], "_type");
+    assert_eq!(
+        pointer["ExpressionAttributeValues"][":v4"]["S"],
+        "DocumentUpdate#latest"
     );
     assert_eq!(pointer["ExpressionAttributeValues"][":v3"]["N"], "150");
     assert_eq!(

@@ -66,6 +66,11 @@ impl<T: Table + HasSortKey> Db<T> {
     /// partition; transaction conflicts and throttling are retried, a stale value never is.
     /// An entity with unique values does not compile here: the append's transaction would
     /// write the item without the sentinels of its values.
+    ///
+    /// The partition's pointer is kept at sort key `<Entity>#LATEST`. Where an entity's item
+    /// holds that key (a sort key template such as `"Release#{label}"` with the label
+    /// `LATEST`), the append fails with [`Error::TransactionCanceled`], writing nothing: the
+    /// pointer update holds only on the pointer or on no item.
     pub fn append<'db, E, V, F>(&'db self, item: &E, field: Field<E, V, F>) -> Append<'db, E, V>
     where
         E: Entity<Table = T> + crate::unique::NoUniqueValues,
@@ -254,7 +259,8 @@ fn pointer_op<E: Entity>(
 }
 
 /// The pointer update's key, actions and condition: move `latest` forward to `value`, never
-/// back.
+/// back, and only on the pointer or on no item: an entity's item that holds the pointer's key
+/// (a sort key template that renders `<Entity>#LATEST`) is never rewritten into a pointer.
 fn pointer_change<E: Entity>(
     partition: &str,
     value: AttributeValue,
@@ -273,7 +279,8 @@ fn pointer_change<E: Entity>(
             SetValue::Value(APPEND_POINTER.entity_attribute(E::SCHEMA.name)),
         ),
     ];
-    let condition = Node::Or(
+    let entity = || AttrPath::attribute(table.entity_attribute);
+    let newer = Node::Or(
         Box::new(Node::NotExists(latest())),
         Box::new(Node::Compare(
             Operand::Path(latest()),
@@ -281,6 +288,15 @@ fn pointer_change<E: Entity>(
             Operand::Value(value),
         )),
     );
+    let pointer_or_none = Node::Or(
+        Box::new(Node::NotExists(entity())),
+        Box::new(Node::Compare(
+            Operand::Path(entity()),
+            Comparison::Eq,
+            Operand::Value(APPEND_POINTER.entity_attribute(E::SCHEMA.name)),
+        )),
+    );
+    let condition = Node::And(Box::new(newer), Box::new(pointer_or_none));
     (pointer_key::<E>(partition), actions, condition)
 }
 
