@@ -10,9 +10,17 @@ use std::collections::{BTreeSet, HashMap};
     name = "fuzz",
     pk = "PK",
     sk = "SK",
+    stream = "new_and_old_images",
     gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
 )]
 pub struct Fuzz;
+
+/// Both entities of the table, for stream records of either.
+#[derive(singletable::Collection, Debug, PartialEq)]
+pub enum FuzzItem {
+    Ticket(Ticket),
+    Rich(Rich),
+}
 
 #[derive(KeyPart, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
