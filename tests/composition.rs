@@ -1224,7 +1224,8 @@ struct Release {
 }
 
 /// An append's pointer update never rewrites another item that holds its key: the release
-/// labelled `LATEST` stays as it was written, and the append fails, writing nothing. Before,
+/// labelled `LATEST` stays as it was written, and the append fails with
+/// `Error::AppendPointerTaken`, naming what is there, and writes nothing. Before,
 /// the pointer update's condition (no `latest` yet) held of the release, which it turned
 /// into a pointer: the release was gone from every read of `Release`.
 #[tokio::test]
@@ -1242,9 +1243,27 @@ async fn an_append_pointer_never_rewrites_an_item_at_its_key() {
         number: 1,
     };
     let appended = db.append(&first, Release::NUMBER).send().await;
+    let Err(error) = appended else {
+        panic!("accepted over the release at the pointer's key: {appended:?}");
+    };
     assert!(
-        matches!(appended, Err(Error::TransactionCanceled(_))),
-        "{appended:?}"
+        matches!(&error, Error::AppendPointerTaken { entity: "Release", holder: Some(holder), .. } if holder == "Release"),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "the append pointer of `Release` is kept at PK = \"PRODUCT#p1\", SK = \"Release#LATEST\", \
+         where an item of `Release` is stored; nothing was written. Give that item another key, \
+         or `Release`'s sort key template a constant part its pointer's key cannot match"
+    );
+    // Nor does raising the pointer from the partition's history.
+    let raised = db
+        .admin()
+        .init_latest(Release::partition("p1"), Release::NUMBER)
+        .await;
+    assert!(
+        matches!(raised, Err(Error::AppendPointerTaken { .. })),
+        "{raised:?}"
     );
     let key = Release::key("p1", "LATEST").unwrap();
     assert_eq!(db.get(key).send().await.unwrap(), latest);

@@ -226,6 +226,26 @@ pub enum Error {
     /// A stream record could not be read or decoded (boxed: it carries the record's key).
     #[error(transparent)]
     Stream(Box<crate::stream::error::StreamError>),
+    /// A guarded append could not keep its partition's pointer: another item holds the
+    /// pointer's key (`<Entity>#LATEST`), which an entity's sort key template can render.
+    /// Nothing was written.
+    #[error("the append pointer of `{entity}` is kept at {key}, where {} is stored; nothing was written. Give that item another key, or `{entity}`'s sort key template a constant part its pointer's key cannot match", item_of(.holder.as_deref()))]
+    AppendPointerTaken {
+        /// The entity appended to.
+        entity: &'static str,
+        /// The pointer's key.
+        key: KeyText,
+        /// The entity attribute of the item there (`None`: it has none).
+        holder: Option<String>,
+    },
+}
+
+/// An item as a message names it: by its entity attribute.
+fn item_of(entity: Option<&str>) -> String {
+    match entity {
+        Some(entity) => format!("an item of `{entity}`"),
+        None => "an item with no entity attribute".to_owned(),
+    }
 }
 
 impl Error {
@@ -259,6 +279,7 @@ impl Error {
             Error::Migration { .. } => "migration",
             Error::Stream { .. } => "stream",
             Error::Unique { .. } => "unique",
+            Error::AppendPointerTaken { .. } => "append_pointer_taken",
         }
     }
 

@@ -69,7 +69,7 @@ impl<T: Table + HasSortKey> Db<T> {
     ///
     /// The partition's pointer is kept at sort key `<Entity>#LATEST`. Where an entity's item
     /// holds that key (a sort key template such as `"Release#{label}"` with the label
-    /// `LATEST`), the append fails with [`Error::TransactionCanceled`], writing nothing: the
+    /// `LATEST`), the append fails with [`Error::AppendPointerTaken`], writing nothing: the
     /// pointer update holds only on the pointer or on no item.
     pub fn append<'db, E, V, F>(&'db self, item: &E, field: Field<E, V, F>) -> Append<'db, E, V>
     where
@@ -160,12 +160,19 @@ impl<'db, T: Table + HasSortKey> Admin<'db, T> {
         };
         let (key, actions, condition) =
             pointer_change::<E>(&partition_value, value.to_latest(), &sort_key);
+        let key_text = crate::item::key_text::<T>(&key);
         // The same update as in an append's transaction, sent alone.
         let write = Write::update(APPEND_POINTER.description, key, actions).condition(&condition);
         match self.db.write(write).await? {
             Written::Applied { .. } => Ok(Some(value)),
             // The pointer is already at or past this history: its own value is the answer.
             Written::ConditionFailed { current, .. } => {
+                if let Some(taken) = current
+                    .as_ref()
+                    .and_then(|item| taken::<E>(&key_text, item))
+                {
+                    return Err(taken);
+                }
                 match current.as_ref().and_then(|item| item.get(LATEST_ATTRIBUTE)) {
                     Some(latest) => decode_latest::<E, V>(&partition_value, latest).map(Some),
                     None => self.db.read_latest::<E, V>(&partition_value).await,
@@ -300,6 +307,23 @@ fn pointer_change<E: Entity>(
     (pointer_key::<E>(partition), actions, condition)
 }
 
+/// [`Error::AppendPointerTaken`] when `item`, found at the pointer's `key`, is not `E`'s
+/// pointer.
+fn taken<E: Entity>(key: &KeyText, item: &Item) -> Option<Error> {
+    let entity_attribute = <E::Table as Table>::SCHEMA.entity_attribute;
+    let holder = item
+        .get(entity_attribute)
+        .and_then(|value| value.as_s().ok())
+        .cloned();
+    (holder.as_deref() != Some(APPEND_POINTER.entity_value(E::SCHEMA.name).as_str())).then(|| {
+        Error::AppendPointerTaken {
+            entity: E::SCHEMA.name,
+            key: key.clone(),
+            holder,
+        }
+    })
+}
+
 /// Reads the pointer's `latest` as the field's type; a pointer some other writer left in
 /// another form is a decode error naming the pointer.
 fn decode_latest<E: Entity, V: AppendOrder>(
@@ -373,10 +397,14 @@ impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
             Err(error) => return Err(error),
         };
         if let Some(pointer) = cancelled.failed_condition(0) {
-            let latest = pointer
-                .item
-                .as_ref()
-                .and_then(|item| item.get(LATEST_ATTRIBUTE))
+            let Some(item) = pointer.item.as_ref() else {
+                return Err(Error::TransactionCanceled(cancelled));
+            };
+            if let Some(taken) = taken::<E>(&pointer.key, item) {
+                return Err(taken);
+            }
+            let latest = item
+                .get(LATEST_ATTRIBUTE)
                 .ok_or_else(|| Error::TransactionCanceled(cancelled.clone()))?;
             return Ok(Appended::Stale {
                 latest: decode_latest::<E, V>(pointer.key.partition.1.as_str(), latest)?,
