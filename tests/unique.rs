@@ -936,3 +936,75 @@ mod cli {
         assert!(err.contains("Note has no unique values to claim"), "{err}");
     }
 }
+
+/// A unique value too long for its sentinel's key (`_UNIQUE#User#email#<value>`, over
+/// DynamoDB's 2,048 bytes for a partition key, which DynamoDB rejects and some engines take)
+/// is refused before anything is sent, naming the field, and a lookup of it finds nothing:
+/// no item can have claimed it.
+#[tokio::test]
+async fn a_unique_value_too_long_for_its_sentinel_is_refused_before_sending() {
+    let db = table().await;
+    let long = format!("{}@example.com", "a".repeat(2_100));
+    let error = db.put(&user("u1", &long)).send().await.unwrap_err();
+    match &error {
+        Error::Limit(singletable::LimitError::UniqueValueSize {
+            entity,
+            field,
+            size,
+            max,
+        }) => {
+            assert_eq!((*entity, *field), ("User", "email"));
+            assert_eq!(*size, long.len());
+            assert_eq!(*max, 2_048 - "_UNIQUE#User#email#".len());
+        }
+        other => panic!("expected Error::Limit(UniqueValueSize), got {other:?}"),
+    }
+    assert!(db
+        .get(User::key("u1").unwrap())
+        .send()
+        .await
+        .unwrap_err()
+        .is_not_found());
+    // The longest value that fits is taken.
+    let longest = "b".repeat(2_048 - "_UNIQUE#User#email#".len());
+    db.put(&user("u2", &longest)).send().await.unwrap();
+    assert_eq!(
+        db.get_by_unique(User::EMAIL, &longest).await.unwrap().id,
+        "u2"
+    );
+    // An update to a value too long, likewise.
+    let error = db
+        .update(User::key("u2").unwrap())
+        .set(User::EMAIL, long.clone())
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Limit(singletable::LimitError::UniqueValueSize { .. })
+        ),
+        "{error:?}"
+    );
+    assert!(db
+        .get_by_unique(User::EMAIL, &long)
+        .await
+        .unwrap_err()
+        .is_not_found());
+    check_sentinels(&db).await;
+    // An item written before the field was unique: the claim sweep stops at it, and says why.
+    singletable::testing::put_raw(&db, raw("u3", &long))
+        .await
+        .unwrap();
+    let swept = db.admin().claim_unique_values::<User>().send().await;
+    assert!(
+        matches!(
+            swept,
+            Err(Error::Limit(singletable::LimitError::UniqueValueSize {
+                field: "email",
+                ..
+            }))
+        ),
+        "{swept:?}"
+    );
+}

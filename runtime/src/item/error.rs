@@ -106,6 +106,19 @@ pub enum LimitError {
         /// The limit.
         max: usize,
     },
+    /// A unique value too long for the partition key of its sentinel
+    /// (`_UNIQUE#<entity>#<field>#<value>`), which DynamoDB limits to 2048 bytes.
+    #[error("`{entity}::{field}` is unique, and its value of {size} bytes is too long for the key of the item that claims it: a value of `{entity}::{field}` can be at most {max} bytes")]
+    UniqueValueSize {
+        /// The entity.
+        entity: &'static str,
+        /// The unique field (or fields, joined by `+`).
+        field: &'static str,
+        /// The value's size, as text.
+        size: usize,
+        /// The longest value that fits.
+        max: usize,
+    },
     /// A key attribute above its size limit.
     #[error("key attribute `{attribute}` is {size} bytes; DynamoDB allows at most {max}")]
     KeySize {

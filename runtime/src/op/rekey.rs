@@ -129,11 +129,11 @@ impl<E: Entity> Rekey<'_, E> {
         if let (Ok(old), Some(new)) = (&self.read, self.put.encoded()) {
             if !E::SCHEMA.unique.is_empty() {
                 sentinels =
-                    crate::unique::sentinel_ops::<E>(self.db, Some(old), Some(&new), foreign);
+                    crate::unique::sentinel_ops::<E>(self.db, Some(old), Some(&new), foreign)?;
                 if let Some(replaced) = replaced {
                     let moving = [old, &new];
                     let releases = crate::unique::replaced_releases::<E>;
-                    sentinels.extend(releases(self.db, replaced, moving, foreign));
+                    sentinels.extend(releases(self.db, replaced, moving, foreign)?);
                 }
             }
         }

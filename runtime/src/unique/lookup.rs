@@ -27,25 +27,23 @@ impl<T: Table> Db<T> {
         F: UniqueField<E> + FieldOf<E>,
         V: serde::Serialize,
     {
-        let Some(unique) = E::SCHEMA.unique.get(F::UNIQUE) else {
-            return Err(Error::NotFound {
-                entity: E::SCHEMA.name,
-                key: crate::item::key_text::<T>(&Item::new()),
-            });
-        };
-        let value = value.to_attribute()?;
-        let probe = Item::from([(field.attribute().to_owned(), value)]);
-        let Some(text) = super::sentinel::value_text(unique, &probe) else {
-            return Err(Error::NotFound {
-                entity: E::SCHEMA.name,
-                key: crate::item::key_text::<T>(&Item::new()),
-            });
-        };
-        let sentinel_key = sentinel_key::<E>(unique, &text);
         let not_found = |key: &Item| Error::NotFound {
             entity: E::SCHEMA.name,
             key: crate::item::key_text::<T>(key),
         };
+        let Some(unique) = E::SCHEMA.unique.get(F::UNIQUE) else {
+            return Err(not_found(&Item::new()));
+        };
+        let value = value.to_attribute()?;
+        let probe = Item::from([(field.attribute().to_owned(), value)]);
+        let Some(text) = super::sentinel::value_text(unique, &probe) else {
+            return Err(not_found(&Item::new()));
+        };
+        // No item can have claimed a value too long for its sentinel's key.
+        if super::sentinel::check_value_size::<E>(unique, &text).is_err() {
+            return Err(not_found(&Item::new()));
+        }
+        let sentinel_key = sentinel_key::<E>(unique, &text);
         let sentinel = self
             .raw_get(sentinel_key.clone(), false)
             .await?

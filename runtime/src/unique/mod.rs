@@ -10,7 +10,12 @@
 //! sentinel behind.
 //!
 //! Values are compared exactly as stored: normalise them (say, lower-case an email) before
-//! writing if two spellings should collide.
+//! writing if two spellings should collide. A value must fit its sentinel's partition key,
+//! which DynamoDB limits to 2048 bytes: a longer one (a user's 3,000-character "email") is
+//! [`LimitError::UniqueValueSize`](crate::item::LimitError::UniqueValueSize), naming the
+//! field and its longest value, before any write; a lookup of it finds nothing, and a claim
+//! sweep stops at an item holding one (written before the field was unique), with the same
+//! error.
 //!
 //! A sentinel carries its owner's expiry (the TTL attribute), so that a value is held exactly
 //! as long as its owner lives, and every write that changes the expiry rewrites the item's

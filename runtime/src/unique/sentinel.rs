@@ -3,7 +3,7 @@
 use crate::cost::Estimate;
 use crate::expr::condition::{AttributeType, Comparison, Node, Operand};
 use crate::expr::AttrPath;
-use crate::item::{Item, KeyText};
+use crate::item::{Item, KeyText, LimitError, MAX_PARTITION_KEY_BYTES};
 use crate::library::UNIQUE_SENTINEL;
 use crate::op::as_read::attribute_as_read;
 use crate::op::transact::{TransactOp, WriteKind};
@@ -79,14 +79,33 @@ fn canonical(value: &AttributeValue) -> serde_json::Value {
     }
 }
 
+/// The partition key of the sentinel of `value` of `unique`, before the value.
+fn sentinel_prefix<E: Entity>(unique: &UniqueSchema) -> String {
+    format!("{SENTINEL_PARTITION}{}#{}#", E::SCHEMA.name, unique.name)
+}
+
+/// Whether `value` of `unique` fits its sentinel's partition key; [`LimitError::UniqueValueSize`]
+/// otherwise, which DynamoDB would refuse as a key, and some engines take.
+pub(crate) fn check_value_size<E: Entity>(
+    unique: &UniqueSchema,
+    value: &str,
+) -> Result<(), LimitError> {
+    let max = MAX_PARTITION_KEY_BYTES.saturating_sub(sentinel_prefix::<E>(unique).len());
+    if value.len() <= max {
+        return Ok(());
+    }
+    Err(LimitError::UniqueValueSize {
+        entity: E::SCHEMA.name,
+        field: unique.name,
+        size: value.len(),
+        max,
+    })
+}
+
 /// The key of the sentinel of `value` of `unique`, an entity `E` value.
 pub(crate) fn sentinel_key<E: Entity>(unique: &UniqueSchema, value: &str) -> Item {
     let table = <E::Table as Table>::SCHEMA;
-    let partition = format!(
-        "{SENTINEL_PARTITION}{}#{}#{value}",
-        E::SCHEMA.name,
-        unique.name
-    );
+    let partition = format!("{}{value}", sentinel_prefix::<E>(unique));
     let mut key = Item::from([(table.partition_key.to_owned(), AttributeValue::S(partition))]);
     if let Some(sort) = table.sort_key {
         key.insert(sort.to_owned(), AttributeValue::S("_UNIQUE".to_owned()));
@@ -151,15 +170,18 @@ pub(crate) struct ClaimOp {
 
 /// The claim of `unique`'s value in `new` (an item of `E`) for `new`'s key: the sentinel must be
 /// free, or already `new`'s, or `moving_from`'s (the old key of a move). `None` when `new`
-/// has no such value.
+/// has no such value; [`LimitError::UniqueValueSize`] when it is too long to be claimed.
 fn claim<E: Entity>(
     unique: &UniqueSchema,
     new: &Item,
     moving_from: Option<&Item>,
     now: i64,
-) -> Option<ClaimOp> {
+) -> Result<Option<ClaimOp>, LimitError> {
     let table = <E::Table as Table>::SCHEMA;
-    let value = value_text(unique, new)?;
+    let Some(value) = value_text(unique, new) else {
+        return Ok(None);
+    };
+    check_value_size::<E>(unique, &value)?;
     let owner = key_of::<E>(new);
     let free = Node::NotExists(AttrPath::attribute(table.partition_key));
     let mut condition = or(free, owned_by::<E>(&owner));
@@ -191,12 +213,12 @@ fn claim<E: Entity>(
         UNIQUE_SENTINEL.entity_attribute(""),
     );
     item.insert(VALUE.to_owned(), AttributeValue::S(value.clone()));
-    Some(ClaimOp {
+    Ok(Some(ClaimOp {
         key,
         item,
         condition,
         value,
-    })
+    }))
 }
 
 /// A claim sweep's claim of `unique`'s value in `item`, as the sweep read it: the value, and
@@ -204,14 +226,16 @@ fn claim<E: Entity>(
 /// expiry read, then the sentinel's put (see [`claim`]). Checked, so that a claim made from a
 /// read a writer has since overtaken (the value changed, the item gone or given another
 /// expiry) never leaves a sentinel the item does not back. `None` when `item` has no such
-/// value.
+/// value, and [`LimitError::UniqueValueSize`] when it is too long to be claimed.
 pub(crate) fn sweep_claim<E: Entity>(
     db: &crate::Db<E::Table>,
     unique: &UniqueSchema,
     item: &Item,
-) -> Option<(String, [TransactOp; 2])> {
+) -> Result<Option<(String, [TransactOp; 2])>, LimitError> {
     let table = <E::Table as Table>::SCHEMA;
-    let claim = claim::<E>(unique, item, None, crate::ttl::epoch_seconds(db.now()))?;
+    let Some(claim) = claim::<E>(unique, item, None, crate::ttl::epoch_seconds(db.now()))? else {
+        return Ok(None);
+    };
     // `item` is encoded from the entity the scan decoded, which writes no `None`: one stored
     // as NULL (by an older writer) is absent here too.
     let as_read = |attribute: &'static str| match item.get(attribute) {
@@ -251,7 +275,7 @@ pub(crate) fn sweep_claim<E: Entity>(
     let write = Write::put(UNIQUE_SENTINEL.description, claim.item).condition(&claim.condition);
     let what = format!("claim of unique {} {:?}", unique.name, claim.value);
     let put = op::<E>(WriteKind::Put, db.table_name(), claim.key, write, what);
-    Some((claim.value, [check, put]))
+    Ok(Some((claim.value, [check, put])))
 }
 
 /// The writes that keep the sentinels of an item of `E` right when it goes from `old` (as
@@ -259,20 +283,25 @@ pub(crate) fn sweep_claim<E: Entity>(
 /// has, for `new`'s key (free, or already `old`'s or `new`'s), and release each value of
 /// `old` that `new` does not keep (if still `old`'s; a missing sentinel, as before a
 /// migration wrote them, is no obstacle), but those in `foreign`: sentinels found to be
-/// another item's (the value of an expired item, claimed again).
+/// another item's (the value of an expired item, claimed again). A value of `new` too long
+/// to be claimed is [`LimitError::UniqueValueSize`].
 pub(crate) fn sentinel_ops<E: Entity>(
     db: &crate::Db<E::Table>,
     old: Option<&Item>,
     new: Option<&Item>,
     foreign: &[Item],
-) -> Vec<TransactOp> {
+) -> Result<Vec<TransactOp>, LimitError> {
     let table = <E::Table as Table>::SCHEMA;
     let table_name = db.table_name();
     let now = crate::ttl::epoch_seconds(db.now());
     let mut ops = Vec::new();
     for unique in E::SCHEMA.unique {
         let after = new.and_then(|item| value_text(unique, item));
-        if let Some(claim) = new.and_then(|new| claim::<E>(unique, new, old, now)) {
+        let claim = match new {
+            Some(new) => claim::<E>(unique, new, old, now)?,
+            None => None,
+        };
+        if let Some(claim) = claim {
             let write =
                 Write::put(UNIQUE_SENTINEL.description, claim.item).condition(&claim.condition);
             ops.push(op::<E>(
@@ -305,7 +334,7 @@ pub(crate) fn sentinel_ops<E: Entity>(
             ));
         }
     }
-    ops
+    Ok(ops)
 }
 
 /// The releases of `replaced`'s values, an expired item a move writes over (a put over one
@@ -317,7 +346,7 @@ pub(crate) fn replaced_releases<E: Entity>(
     replaced: &Item,
     moving: [&Item; 2],
     foreign: &[Item],
-) -> Vec<TransactOp> {
+) -> Result<Vec<TransactOp>, LimitError> {
     let mut kept = foreign.to_vec();
     for unique in E::SCHEMA.unique {
         let values = moving.iter().filter_map(|item| value_text(unique, item));

@@ -109,7 +109,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
             let item = crate::item::encode(&entity?)?;
             report.items += 1;
             for unique in E::SCHEMA.unique {
-                let Some((value, claim)) = sweep_claim::<E>(self.db, unique, &item) else {
+                let Some((value, claim)) = sweep_claim::<E>(self.db, unique, &item)? else {
                     continue;
                 };
                 let cancelled = match self.claim(claim, limiter.as_deref()).await {

@@ -130,7 +130,7 @@ pub(crate) fn transaction<'db, E: Entity>(
     stored: Option<&Item>,
     foreign: &[Item],
 ) -> Result<crate::op::transact::Transaction<'db, E::Table>, Error> {
-    let sentinels = sentinel_ops::<E>(db, stored, attempt.new.as_ref(), foreign);
+    let sentinels = sentinel_ops::<E>(db, stored, attempt.new.as_ref(), foreign)?;
     Ok(sentinels
         .into_iter()
         .fold(db.transaction().push(attempt.op), |transaction, op| {
