@@ -139,10 +139,17 @@ impl RecordKind {
             Place::Partition(prefix) => partition.starts_with(prefix),
             // In a table without a sort key the library keeps no item beside an entity's.
             Place::BesideEntity(suffix) => {
-                table.sort_key.is_some() && sort.is_some_and(|sort| sort.ends_with(suffix))
+                let entity = sort.and_then(|sort| sort.strip_suffix(suffix));
+                table.sort_key.is_some() && entity.is_some_and(could_be_entity_name)
             }
         }
     }
+}
+
+/// Whether `name` could be an entity's: not empty, not starting with `_`, without `#`, as the
+/// `Entity` derive requires of names (`check_name` in `macros/src/valid.rs`).
+fn could_be_entity_name(name: &str) -> bool {
+    !name.is_empty() && !name.starts_with('_') && !name.contains('#')
 }
 
 /// The entity attributes of every kind, as a filter that leaves the library's items out reads
@@ -301,5 +308,19 @@ mod tests {
         let table = self::table(None);
         let ticket = Item::from([("PK".into(), AttributeValue::S("T#Ticket#LATEST".into()))]);
         assert_eq!(kind_of_key(&table, &ticket), None);
+    }
+
+    /// A pointer's sort key is an entity's name and `#LATEST`, and a name holds no `#` and
+    /// does not start with `_`: a key that ends the same way after more parts is an entity's
+    /// item, also where only keys are seen (a keys-only stream).
+    #[test]
+    fn a_sort_key_ending_like_a_pointers_after_more_parts_is_no_kind() {
+        let table = table(Some("SK"));
+        for sort in ["STATUS#open#LATEST", "#LATEST", "v#2#LATEST", "_x#LATEST"] {
+            let item = key(&table, "DOC#1".into(), sort.into());
+            assert_eq!(kind_of_key(&table, &item), None, "{sort}");
+        }
+        let pointer = key(&table, "DOC#1".into(), "Doc#LATEST".into());
+        assert_eq!(kind_of_key(&table, &pointer), Some(&APPEND_POINTER));
     }
 }

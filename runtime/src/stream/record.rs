@@ -54,8 +54,9 @@ impl RawRecord {
     /// Whether the record is of one of the library's own items (a migration record, a stream
     /// checkpoint, an append's latest pointer), which consumers never see. An image tells by
     /// its entity attribute, and its key only where it has none: a user's item at a key like
-    /// a library record's (a sort key ending in `#LATEST`, like an append pointer's) is the
-    /// user's. A keys-only record tells by the key alone.
+    /// a library record's (a sort key such as `Release#LATEST`, an append pointer's) is the
+    /// user's. A keys-only record tells by the key alone, where a pointer's sort key is an
+    /// entity name (no `#`, no leading `_`) and `#LATEST`.
     pub fn is_library_item(&self, table: &TableSchema) -> bool {
         match self.new_image.as_ref().or(self.old_image.as_ref()) {
             Some(image) => crate::library::kind_of_item(table, image).is_some(),
