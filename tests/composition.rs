@@ -1247,7 +1247,7 @@ async fn an_append_pointer_never_rewrites_an_item_at_its_key() {
         panic!("accepted over the release at the pointer's key: {appended:?}");
     };
     assert!(
-        matches!(&error, Error::AppendPointerTaken { entity: "Release", holder: Some(holder), .. } if holder == "Release"),
+        matches!(&error, Error::AppendPointerTaken { entity: "Release", holder, .. } if holder == "Release"),
         "{error:?}"
     );
     assert_eq!(

@@ -229,23 +229,15 @@ pub enum Error {
     /// A guarded append could not keep its partition's pointer: another item holds the
     /// pointer's key (`<Entity>#LATEST`), which an entity's sort key template can render.
     /// Nothing was written.
-    #[error("the append pointer of `{entity}` is kept at {key}, where {} is stored; nothing was written. Give that item another key, or `{entity}`'s sort key template a constant part its pointer's key cannot match", item_of(.holder.as_deref()))]
+    #[error("the append pointer of `{entity}` is kept at {key}, where an item of `{holder}` is stored; nothing was written. Give that item another key, or `{entity}`'s sort key template a constant part its pointer's key cannot match")]
     AppendPointerTaken {
         /// The entity appended to.
         entity: &'static str,
         /// The pointer's key.
         key: KeyText,
-        /// The entity attribute of the item there (`None`: it has none).
-        holder: Option<String>,
+        /// The entity attribute of the item there.
+        holder: String,
     },
-}
-
-/// An item as a message names it: by its entity attribute.
-fn item_of(entity: Option<&str>) -> String {
-    match entity {
-        Some(entity) => format!("an item of `{entity}`"),
-        None => "an item with no entity attribute".to_owned(),
-    }
 }
 
 impl Error {

@@ -307,20 +307,16 @@ fn pointer_change<E: Entity>(
     (pointer_key::<E>(partition), actions, condition)
 }
 
-/// [`Error::AppendPointerTaken`] when `item`, found at the pointer's `key`, is not `E`'s
-/// pointer.
+/// [`Error::AppendPointerTaken`] when `item`, found at the pointer's `key`, is another
+/// entity's item. An item without the entity attribute is taken for a pointer, as the
+/// pointer update's condition takes it (a pointer written by another tool).
 fn taken<E: Entity>(key: &KeyText, item: &Item) -> Option<Error> {
     let entity_attribute = <E::Table as Table>::SCHEMA.entity_attribute;
-    let holder = item
-        .get(entity_attribute)
-        .and_then(|value| value.as_s().ok())
-        .cloned();
-    (holder.as_deref() != Some(APPEND_POINTER.entity_value(E::SCHEMA.name).as_str())).then(|| {
-        Error::AppendPointerTaken {
-            entity: E::SCHEMA.name,
-            key: key.clone(),
-            holder,
-        }
+    let holder = item.get(entity_attribute)?.as_s().ok()?;
+    (*holder != APPEND_POINTER.entity_value(E::SCHEMA.name)).then(|| Error::AppendPointerTaken {
+        entity: E::SCHEMA.name,
+        key: key.clone(),
+        holder: holder.clone(),
     })
 }
 
