@@ -84,8 +84,9 @@ fn sentinel_prefix<E: Entity>(unique: &UniqueSchema) -> String {
     format!("{SENTINEL_PARTITION}{}#{}#", E::SCHEMA.name, unique.name)
 }
 
-/// Whether `value` of `unique` fits its sentinel's partition key; [`LimitError::UniqueValueSize`]
-/// otherwise, which DynamoDB would refuse as a key, and some engines take.
+/// Whether `value` of `unique` fits its sentinel's partition key;
+/// [`LimitError::UniqueValueSize`] otherwise, which DynamoDB would refuse as a key, and some
+/// engines take.
 pub(crate) fn check_value_size<E: Entity>(
     unique: &UniqueSchema,
     value: &str,
