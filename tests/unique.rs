@@ -1007,4 +1007,15 @@ async fn a_unique_value_too_long_for_its_sentinel_is_refused_before_sending() {
         ),
         "{swept:?}"
     );
+    // Given a value that fits, that item is written: the long value never had a sentinel, so
+    // there is none to release (a delete at a key that long, DynamoDB would refuse).
+    db.put(&user("u3", "c@example.com")).send().await.unwrap();
+    assert_eq!(
+        db.get_by_unique(User::EMAIL, "c@example.com")
+            .await
+            .unwrap()
+            .id,
+        "u3"
+    );
+    check_sentinels(&db).await;
 }

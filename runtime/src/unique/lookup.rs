@@ -39,11 +39,10 @@ impl<T: Table> Db<T> {
         let Some(text) = super::sentinel::value_text(unique, &probe) else {
             return Err(not_found(&Item::new()));
         };
-        // No item can have claimed a value too long for its sentinel's key.
-        if super::sentinel::check_value_size::<E>(unique, &text).is_err() {
+        // No item can have claimed a value too long for a sentinel's key.
+        let Ok(sentinel_key) = sentinel_key::<E>(unique, &text) else {
             return Err(not_found(&Item::new()));
-        }
-        let sentinel_key = sentinel_key::<E>(unique, &text);
+        };
         let sentinel = self
             .raw_get(sentinel_key.clone(), false)
             .await?

@@ -13,9 +13,9 @@
 //! writing if two spellings should collide. A value must fit its sentinel's partition key,
 //! which DynamoDB limits to 2048 bytes: a longer one (a user's 3,000-character "email") is
 //! [`LimitError::UniqueValueSize`](crate::item::LimitError::UniqueValueSize), naming the
-//! field and its longest value, before any write; a lookup of it finds nothing, and a claim
-//! sweep stops at an item holding one (written before the field was unique), with the same
-//! error.
+//! field and its longest value, before any write; a lookup of it finds nothing; an item that
+//! held one (written before the field was unique) releases nothing when it drops it, and the
+//! claim sweep stops at such an item, with the same error.
 //!
 //! A sentinel carries its owner's expiry (the TTL attribute), so that a value is held exactly
 //! as long as its owner lives, and every write that changes the expiry rewrites the item's

@@ -79,39 +79,31 @@ fn canonical(value: &AttributeValue) -> serde_json::Value {
     }
 }
 
-/// The partition key of the sentinel of `value` of `unique`, before the value.
-fn sentinel_prefix<E: Entity>(unique: &UniqueSchema) -> String {
-    format!("{SENTINEL_PARTITION}{}#{}#", E::SCHEMA.name, unique.name)
-}
-
-/// Whether `value` of `unique` fits its sentinel's partition key;
-/// [`LimitError::UniqueValueSize`] otherwise, which DynamoDB would refuse as a key, and some
-/// engines take.
-pub(crate) fn check_value_size<E: Entity>(
+/// The key of the sentinel of `value` of `unique`, an entity `E` value, or
+/// [`LimitError::UniqueValueSize`] when the value is too long for a partition key (2048
+/// bytes), which DynamoDB refuses: no sentinel of such a value can exist, so none is claimed,
+/// released or looked up.
+pub(crate) fn sentinel_key<E: Entity>(
     unique: &UniqueSchema,
     value: &str,
-) -> Result<(), LimitError> {
-    let max = MAX_PARTITION_KEY_BYTES.saturating_sub(sentinel_prefix::<E>(unique).len());
-    if value.len() <= max {
-        return Ok(());
-    }
-    Err(LimitError::UniqueValueSize {
-        entity: E::SCHEMA.name,
-        field: unique.name,
-        size: value.len(),
-        max,
-    })
-}
-
-/// The key of the sentinel of `value` of `unique`, an entity `E` value.
-pub(crate) fn sentinel_key<E: Entity>(unique: &UniqueSchema, value: &str) -> Item {
+) -> Result<Item, LimitError> {
     let table = <E::Table as Table>::SCHEMA;
-    let partition = format!("{}{value}", sentinel_prefix::<E>(unique));
+    let mut partition = format!("{SENTINEL_PARTITION}{}#{}#", E::SCHEMA.name, unique.name);
+    let max = MAX_PARTITION_KEY_BYTES.saturating_sub(partition.len());
+    if value.len() > max {
+        return Err(LimitError::UniqueValueSize {
+            entity: E::SCHEMA.name,
+            field: unique.name,
+            size: value.len(),
+            max,
+        });
+    }
+    partition.push_str(value);
     let mut key = Item::from([(table.partition_key.to_owned(), AttributeValue::S(partition))]);
     if let Some(sort) = table.sort_key {
         key.insert(sort.to_owned(), AttributeValue::S("_UNIQUE".to_owned()));
     }
-    key
+    Ok(key)
 }
 
 /// The owner attributes of a sentinel pointing at `owner` (an item's key attributes).
@@ -182,7 +174,7 @@ fn claim<E: Entity>(
     let Some(value) = value_text(unique, new) else {
         return Ok(None);
     };
-    check_value_size::<E>(unique, &value)?;
+    let key = sentinel_key::<E>(unique, &value)?;
     let owner = key_of::<E>(new);
     let free = Node::NotExists(AttrPath::attribute(table.partition_key));
     let mut condition = or(free, owned_by::<E>(&owner));
@@ -190,7 +182,6 @@ fn claim<E: Entity>(
     if let Some(old) = moving_from.map(key_of::<E>).filter(|old| *old != owner) {
         condition = or(condition, owned_by::<E>(&old));
     }
-    let key = sentinel_key::<E>(unique, &value);
     let mut item = key.clone();
     // A sentinel expires with its item, so that DynamoDB's time to live frees the value too,
     // and an expired one DynamoDB has not deleted yet is free already.
@@ -318,7 +309,10 @@ pub(crate) fn sentinel_ops<E: Entity>(
             if after.as_ref() == Some(value) {
                 continue;
             }
-            let key = sentinel_key::<E>(unique, value);
+            // A value too long for a sentinel has none to release.
+            let Ok(key) = sentinel_key::<E>(unique, value) else {
+                continue;
+            };
             if foreign.contains(&key) {
                 continue;
             }
@@ -351,7 +345,7 @@ pub(crate) fn replaced_releases<E: Entity>(
     let mut kept = foreign.to_vec();
     for unique in E::SCHEMA.unique {
         let values = moving.iter().filter_map(|item| value_text(unique, item));
-        kept.extend(values.map(|value| sentinel_key::<E>(unique, &value)));
+        kept.extend(values.filter_map(|value| sentinel_key::<E>(unique, &value).ok()));
     }
     sentinel_ops::<E>(db, Some(replaced), None, &kept)
 }

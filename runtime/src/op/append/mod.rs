@@ -160,17 +160,13 @@ impl<'db, T: Table + HasSortKey> Admin<'db, T> {
         };
         let (key, actions, condition) =
             pointer_change::<E>(&partition_value, value.to_latest(), &sort_key);
-        let key_text = crate::item::key_text::<T>(&key);
         // The same update as in an append's transaction, sent alone.
         let write = Write::update(APPEND_POINTER.description, key, actions).condition(&condition);
         match self.db.write(write).await? {
             Written::Applied { .. } => Ok(Some(value)),
             // The pointer is already at or past this history: its own value is the answer.
             Written::ConditionFailed { current, .. } => {
-                if let Some(taken) = current
-                    .as_ref()
-                    .and_then(|item| taken::<E>(&key_text, item))
-                {
+                if let Some(taken) = current.as_ref().and_then(taken::<E>) {
                     return Err(taken);
                 }
                 match current.as_ref().and_then(|item| item.get(LATEST_ATTRIBUTE)) {
@@ -307,15 +303,15 @@ fn pointer_change<E: Entity>(
     (pointer_key::<E>(partition), actions, condition)
 }
 
-/// [`Error::AppendPointerTaken`] when `item`, found at the pointer's `key`, is another
+/// [`Error::AppendPointerTaken`] when `item`, found at the pointer's key, is another
 /// entity's item. An item without the entity attribute is taken for a pointer, as the
 /// pointer update's condition takes it (a pointer written by another tool).
-fn taken<E: Entity>(key: &KeyText, item: &Item) -> Option<Error> {
+fn taken<E: Entity>(item: &Item) -> Option<Error> {
     let entity_attribute = <E::Table as Table>::SCHEMA.entity_attribute;
     let holder = item.get(entity_attribute)?.as_s().ok()?;
     (*holder != APPEND_POINTER.entity_value(E::SCHEMA.name)).then(|| Error::AppendPointerTaken {
         entity: E::SCHEMA.name,
-        key: key.clone(),
+        key: crate::item::key_text::<E::Table>(item),
         holder: holder.clone(),
     })
 }
@@ -396,7 +392,7 @@ impl<E: Entity, V: AppendOrder> Append<'_, E, V> {
             let Some(item) = pointer.item.as_ref() else {
                 return Err(Error::TransactionCanceled(cancelled));
             };
-            if let Some(taken) = taken::<E>(&pointer.key, item) {
+            if let Some(taken) = taken::<E>(item) {
                 return Err(taken);
             }
             let latest = item
