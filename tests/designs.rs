@@ -6,8 +6,10 @@
 
 mod common;
 
+use aws_sdk_dynamodb::types::AttributeValue;
+use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use singletable::{Collection, Entity, Table};
+use singletable::{Collection, DecodeError, Entity, Error, Item, Table};
 
 #[derive(Table)]
 #[dynamo(
@@ -237,4 +239,236 @@ fn a_collection_whose_sort_keys_share_a_prefix_reads_that_prefix() {
         one_document.body["ExpressionAttributeValues"][":v1"]["S"],
         "DOC#d1#CMT#"
     );
+}
+
+/// AWS's version-control pattern: `v0` holds the latest version of a document and
+/// `v{version}` each version. A `u64` part always writes 20 digits, so `v{version}` is never
+/// `v0`, and the two entities share the table (and a collection) without a refusal.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "doc#{doc_id}", sk = "v{version}")]
+struct DocVersion {
+    doc_id: String,
+    version: u64,
+    body: String,
+}
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "doc#{doc_id}", sk = "v0")]
+struct DocLatest {
+    doc_id: String,
+    latest: u64,
+    body: String,
+}
+
+#[derive(Collection, Debug, PartialEq)]
+enum DocHistory {
+    Latest(DocLatest),
+    Version(DocVersion),
+}
+
+#[tokio::test]
+async fn a_fixed_width_part_is_no_collision_with_a_constant() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let latest = DocLatest {
+        doc_id: "readme".into(),
+        latest: 2,
+        body: "second".into(),
+    };
+    let versions: Vec<DocVersion> = (1..=2)
+        .map(|version| DocVersion {
+            doc_id: "readme".into(),
+            version,
+            body: if version == 1 { "first" } else { "second" }.into(),
+        })
+        .collect();
+    db.put(&latest).send().await.unwrap();
+    for version in &versions {
+        db.put(version).send().await.unwrap();
+    }
+    assert_eq!(
+        db.get(DocLatest::key("readme").unwrap())
+            .send()
+            .await
+            .unwrap(),
+        latest
+    );
+    let history = db
+        .query(DocLatest::partition("readme"))
+        .collection::<DocHistory>()
+        .all()
+        .await
+        .unwrap();
+    // `v0` sorts before `v00000000000000000001`.
+    let mut expected = vec![DocHistory::Latest(latest)];
+    expected.extend(versions.into_iter().map(DocHistory::Version));
+    assert_eq!(history, expected);
+}
+
+/// The shop's customer, whose id another tool kept only in its keys (`PK = SK = c#12345`).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "c#{customer_id}", sk = "c#{customer_id}")]
+struct Customer {
+    customer_id: String,
+    email: String,
+}
+
+fn string(text: &str) -> AttributeValue {
+    AttributeValue::S(text.to_owned())
+}
+
+/// An item as another tool wrote it: its keys, the entity attribute and `attributes`.
+fn foreign_item(entity: &str, keys: &[(&str, &str)], attributes: &[(&str, &str)]) -> Item {
+    let mut item: Item = keys
+        .iter()
+        .chain(attributes)
+        .map(|(name, value)| ((*name).to_owned(), string(value)))
+        .collect();
+    item.insert("_type".to_owned(), string(entity));
+    item
+}
+
+#[tokio::test]
+async fn fields_kept_only_in_keys_are_read_from_the_keys() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let items = [
+        foreign_item(
+            "Customer",
+            &[("PK", "c#12345"), ("SK", "c#12345")],
+            &[("email", "ana@example.com")],
+        ),
+        // A line whose order, product and shipment live only in its table and index keys.
+        foreign_item(
+            "OrderLine",
+            &[("PK", "o#12345"), ("SK", "p#99")],
+            &[("GSI1PK", "sh#s1"), ("GSI1SK", "p#99")],
+        ),
+        // A fixed-width integer part: the version, read as the number it renders.
+        foreign_item(
+            "DocVersion",
+            &[("PK", "doc#readme"), ("SK", "v00000000000000000003")],
+            &[("body", "third")],
+        ),
+    ];
+    for mut item in items {
+        if item.get("_type") == Some(&string("OrderLine")) {
+            item.insert("quantity".to_owned(), AttributeValue::N("2".to_owned()));
+        }
+        singletable::testing::put_raw(&db, item).await.unwrap();
+    }
+    assert_eq!(
+        db.get(Customer::key("12345").unwrap())
+            .send()
+            .await
+            .unwrap(),
+        Customer {
+            customer_id: "12345".into(),
+            email: "ana@example.com".into(),
+        }
+    );
+    let line = OrderLine {
+        order_id: "12345".into(),
+        product_id: "99".into(),
+        shipment_id: "s1".into(),
+        quantity: 2,
+    };
+    assert_eq!(
+        db.get(OrderLine::key("12345", "99").unwrap())
+            .send()
+            .await
+            .unwrap(),
+        line
+    );
+    // Through the index and through the partition, as through a get.
+    assert_eq!(
+        db.query(Shipment::gsi1("s1"))
+            .collection::<ShipmentDetail>()
+            .all()
+            .await
+            .unwrap(),
+        vec![ShipmentDetail::Line(line.clone())]
+    );
+    assert_eq!(
+        db.query(DocVersion::partition("readme"))
+            .all()
+            .await
+            .unwrap(),
+        vec![DocVersion {
+            doc_id: "readme".into(),
+            version: 3,
+            body: "third".into(),
+        }]
+    );
+    // Written back by the library, the item gains the fields and keeps its keys.
+    db.put(&line).send().await.unwrap();
+    let stored = common::raw_items(&db)
+        .await
+        .into_iter()
+        .find(|item| item.get("SK") == Some(&string("p#99")))
+        .unwrap();
+    assert_eq!(stored.get("order_id"), Some(&string("12345")));
+    assert_eq!(stored.get("PK"), Some(&string("o#12345")));
+}
+
+#[tokio::test]
+async fn a_key_that_does_not_give_its_field_is_an_error_naming_the_field_and_template() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    // Another tool's id holds the template's separator: `c#12#34` could be `12#34` or more.
+    let ambiguous = foreign_item(
+        "Customer",
+        &[("PK", "c#12#34"), ("SK", "c#12#34")],
+        &[("email", "bo@example.com")],
+    );
+    singletable::testing::put_raw(&db, ambiguous).await.unwrap();
+    // Not the digits a `u64` part writes.
+    let not_a_number = foreign_item(
+        "DocVersion",
+        &[("PK", "doc#notes"), ("SK", "vLATEST")],
+        &[("body", "?")],
+    );
+    singletable::testing::put_raw(&db, not_a_number)
+        .await
+        .unwrap();
+    let errors: Vec<Result<Customer, Error>> = db.scan::<Customer>().items().collect().await;
+    let versions: Vec<Result<DocVersion, Error>> = db.scan::<DocVersion>().items().collect().await;
+    let errors: Vec<Error> = (errors.into_iter().filter_map(Result::err))
+        .chain(versions.into_iter().filter_map(Result::err))
+        .collect();
+    let described: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|error| match error {
+            Error::Decode(DecodeError::FieldFromKey {
+                field, template, ..
+            }) => (*field, *template),
+            other => panic!("expected a field the key does not give, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            ("customer_id", "c#{customer_id}"),
+            ("version", "v{version}")
+        ]
+    );
+    let message = errors[0].to_string();
+    assert!(message.contains("`customer_id`"), "{message}");
+    assert!(message.contains("c#{customer_id}"), "{message}");
+}
+
+/// A missing field that no key renders is named as the attribute, not as the item (`.`).
+#[tokio::test]
+async fn a_missing_attribute_is_named() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let without_email = foreign_item("Customer", &[("PK", "c#7"), ("SK", "c#7")], &[]);
+    singletable::testing::put_raw(&db, without_email)
+        .await
+        .unwrap();
+    let error = db
+        .get(Customer::key("7").unwrap())
+        .send()
+        .await
+        .unwrap_err();
+    let Error::Decode(DecodeError::Attribute { attribute, .. }) = &error else {
+        panic!("expected a missing attribute, got {error:?}");
+    };
+    assert_eq!(attribute, "email");
 }
