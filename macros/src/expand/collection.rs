@@ -51,6 +51,7 @@ fn stub(parsed: &CollectionEnum) -> TokenStream {
         impl #st::Decode for #ident {
             const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
             const ENTITIES: &'static [&'static str] = &[];
+            const SCHEMAS: &'static [&'static #st::EntitySchema] = &[];
             const NAME: &'static str = #name;
 
             fn decode(item: #st::Item) -> #st::Result<Self, #st::DecodeError> {
@@ -79,7 +80,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
     let names = variants
         .iter()
         .map(|(_, ty)| quote!(<#ty as #st::Entity>::SCHEMA.name));
-    let schemas = variants.iter().map(|(_, ty)| ty);
+    let schemas: Vec<_> = variants.iter().map(|(_, ty)| ty).collect();
     // The first entity's table is the collection's (or the first entity's is unknown, which
     // passes): its check could only repeat another error, such as a variant that is no entity.
     let checks = variants.iter().skip(1).map(|(_, ty)| {
@@ -132,6 +133,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
         impl #st::Decode for #ident {
             const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
             const ENTITIES: &'static [&'static str] = <Self as #st::Collection>::ENTITIES;
+            const SCHEMAS: &'static [&'static #st::EntitySchema] = &[#(<#schemas as #st::Entity>::SCHEMA),*];
             const NAME: &'static str = #name;
 
             #[inline]

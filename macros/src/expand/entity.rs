@@ -578,9 +578,15 @@ fn expand_fields(
         } else {
             quote!(#st::None)
         };
-        schemas.push(
-            quote!(#st::FieldSchema { name: #name, attribute: #attribute, key_part: #key_part }),
-        );
+        // A field stored as serde writes it can be read back from a key that renders it.
+        let from_key = if in_template && matches!(field.stored_form(), StoredForm::Serde) {
+            quote!(#st::Some(#st::attribute_from_key::<#ty>))
+        } else {
+            quote!(#st::None)
+        };
+        schemas.push(quote!(#st::FieldSchema {
+            name: #name, attribute: #attribute, key_part: #key_part, from_key: #from_key
+        }));
         let constant = format_ident!("{}", name.to_uppercase());
         let doc = format!(
             "The typed path to `{name}` (attribute `{attribute}`), for conditions and updates."

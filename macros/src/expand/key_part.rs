@@ -55,6 +55,7 @@ fn expand(parsed: &KeyPartEnum) -> TokenStream {
         .iter()
         .map(|variant| (variant.ident, &variant.text))
         .collect();
+    let texts = variants.iter().map(|(_, text)| text);
     let render_arms = variants
         .iter()
         .map(|(variant, text)| quote!(#ident::#variant => #text));
@@ -96,6 +97,7 @@ fn expand(parsed: &KeyPartEnum) -> TokenStream {
         #[automatically_derived]
         impl #st::KeyField for #ident {
             type Borrowed = Self;
+            const SHAPE: #st::PartShape = #st::PartShape::one_of(&[#(#texts),*]);
 
             #[inline]
             fn parse_part(text: &str, _: #st::Option<u8>) -> #st::Result<Self, #st::PartError> {

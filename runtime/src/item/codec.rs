@@ -64,6 +64,11 @@ impl de::Error for CodecError {
     fn custom<T: fmt::Display>(message: T) -> Self {
         CodecError::whole(message)
     }
+
+    /// A field the item lacks is named as its attribute, not as the item.
+    fn missing_field(field: &'static str) -> Self {
+        CodecError::at(field.to_owned(), "missing from the item")
+    }
 }
 
 impl From<serde_dynamo::Error> for CodecError {
@@ -607,8 +612,12 @@ mod tests {
         let error = from_item::<Plain>(missing)
             .err()
             .ok_or("expected an error")?;
-        assert_eq!(error.path(), ".");
-        assert!(error.message.contains("missing field `id`"), "{error}");
+        assert_eq!(
+            error.path(),
+            "id",
+            "a missing field is named as its attribute"
+        );
+        assert!(error.message.contains("missing"), "{error}");
         Ok(())
     }
 

@@ -59,6 +59,26 @@ pub enum DecodeError {
         /// The key.
         key: KeyText,
     },
+    /// A field the item lacks, which a key template renders, could not be read back from
+    /// that key: its text is not what the field's type writes, or holds a separator of the
+    /// template, so that the field's end is not known.
+    #[error(
+        "{entity} at {key}: `{field}` is not in the item, and `{attribute}` does not give it by the template \"{template}\": {reason}"
+    )]
+    FieldFromKey {
+        /// The entity.
+        entity: &'static str,
+        /// The item's key.
+        key: KeyText,
+        /// The field.
+        field: &'static str,
+        /// The key attribute it was read from.
+        attribute: &'static str,
+        /// The template that renders it there.
+        template: &'static str,
+        /// Why the key does not give it.
+        reason: String,
+    },
     /// An attribute is missing or has the wrong type or value.
     #[error("{entity} at {key}: attribute `{attribute}`: {message}")]
     Attribute {

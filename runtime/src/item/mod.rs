@@ -11,6 +11,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 pub(crate) mod codec;
 mod equality;
 mod error;
+mod from_keys;
 mod size;
 
 pub use crate::key::text::KeyText;
@@ -65,6 +66,7 @@ pub fn encode<E: Entity>(entity: &E) -> Result<Item, EncodeError> {
 /// Reads `item` as `E`, checking the entity attribute first.
 pub fn decode<E: Entity>(mut item: Item) -> Result<E, DecodeError> {
     check_entity::<E>(&item)?;
+    from_keys::read_fields_from_keys::<E>(&mut item)?;
     let stored = take_key::<E>(&mut item);
     read_ttl::<E>(&mut item).map_err(|error| attribute_error::<E>(stored.clone(), error))?;
     let entity: E = match codec::from_item(item) {
@@ -103,6 +105,7 @@ pub fn decode_fields<E: Entity, T: serde::de::DeserializeOwned>(
     // messages.
     let key = key_text::<E::Table>(&item);
     let mut item = item;
+    from_keys::read_fields_from_keys::<E>(&mut item)?;
     read_ttl::<E>(&mut item).map_err(|error| attribute_error::<E>(key.clone(), error))?;
     codec::from_item(item).map_err(|error| attribute_error::<E>(key, error))
 }

@@ -1,7 +1,9 @@
 //! How each Rust type is written into a key so that text order equals value order.
 
 use super::error::{KeyError, PartError};
+use super::shape::PartShape;
 use super::template::Segment;
+use aws_sdk_dynamodb::types::AttributeValue;
 use std::any::Any;
 
 /// The character above every other in DynamoDB's byte order (U+10FFFF, `F4 8F BF BF` in
@@ -108,7 +110,13 @@ pub trait KeyField: KeyPart + Sized + Send + Sync + 'static {
     const KEY_PART: KeyPartFns = KeyPartFns {
         render: render_erased::<Self>,
         parse: parse_erased::<Self>,
+        shape: Self::SHAPE,
     };
+
+    /// The texts this type writes, for the overlap check between templates: any text unless
+    /// the type says less. Claim less only for texts your `render_part` can never leave.
+    #[doc(hidden)]
+    const SHAPE: PartShape = PartShape::ANY;
 }
 
 #[doc(hidden)]
@@ -120,6 +128,8 @@ pub struct KeyPartFns {
     pub render: fn(&dyn Any, PartContext, &mut String) -> Result<(), KeyError>,
     /// Parses the field's key text into a value of the field's type.
     pub parse: fn(&str, Option<u8>) -> Result<AnyValue, PartError>,
+    /// The texts the field's type writes.
+    pub shape: PartShape,
 }
 
 /// Renders a type-erased value of key field type `T`.
@@ -140,6 +150,24 @@ fn render_erased<T: KeyField>(
 /// Parses key text into a type-erased value of key field type `T`.
 fn parse_erased<T: KeyField>(text: &str, width: Option<u8>) -> Result<AnyValue, PartError> {
     T::parse_part(text, width).map(|value| Box::new(value) as AnyValue)
+}
+
+#[doc(hidden)]
+/// Reads a key part's text as the attribute serde writes for its value.
+pub type FromKey = fn(&str, Option<u8>) -> Result<AttributeValue, PartError>;
+
+#[doc(hidden)]
+/// Reads `text`, a key part of type `T` at `width`, as the attribute serde writes for the
+/// value: how a field that an item keeps only in its keys is read back. Only the text `T`
+/// writes parses (`KeyField::parse_part`), so the value is the one the key was rendered from.
+pub fn attribute_from_key<T: KeyField + serde::Serialize>(
+    text: &str,
+    width: Option<u8>,
+) -> Result<AttributeValue, PartError> {
+    let value = T::parse_part(text, width)?;
+    serde_dynamo::to_attribute_value(&value).map_err(|_| PartError {
+        expected: "a value serde can write as an attribute",
+    })
 }
 
 #[doc(hidden)]
@@ -246,6 +274,7 @@ impl KeyPart for bool {
 
 impl KeyField for bool {
     type Borrowed = bool;
+    const SHAPE: PartShape = PartShape::one_of(&["false", "true"]);
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         match text {
@@ -302,6 +331,7 @@ macro_rules! unsigned_key_part {
 
         impl KeyField for $ty {
             type Borrowed = $ty;
+            const SHAPE: PartShape = PartShape::integer($width, false);
 
             fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError> {
                 const EXPECTED: &str = concat!("zero-padded ", stringify!($ty));
@@ -347,6 +377,7 @@ macro_rules! signed_key_part {
 
         impl KeyField for $ty {
             type Borrowed = $ty;
+            const SHAPE: PartShape = PartShape::integer($width, true);
 
             fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError> {
                 const EXPECTED: &str = concat!("zero-padded ", stringify!($ty));
@@ -399,6 +430,8 @@ mod chrono_parts {
 
     impl KeyField for DateTime<Utc> {
         type Borrowed = DateTime<Utc>;
+        // `2020-04-27T00:00:00.000000000Z`: years 0 to 9999 only.
+        const SHAPE: PartShape = PartShape::fixed(30, "0123456789-:T.Z");
 
         fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
             const EXPECTED: &str = "RFC 3339 UTC timestamp with nanoseconds";
@@ -435,6 +468,7 @@ mod chrono_parts {
 
     impl KeyField for NaiveDate {
         type Borrowed = NaiveDate;
+        const SHAPE: PartShape = PartShape::fixed(10, "0123456789-");
 
         fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
             const EXPECTED: &str = "date YYYY-MM-DD";
@@ -469,6 +503,7 @@ impl PrefixFree for uuid::Uuid {}
 #[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
 impl KeyField for uuid::Uuid {
     type Borrowed = uuid::Uuid;
+    const SHAPE: PartShape = PartShape::fixed(36, "0123456789abcdef-");
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         const EXPECTED: &str = "lowercase hyphenated UUID";
@@ -502,6 +537,8 @@ impl PrefixFree for ulid::Ulid {}
 #[cfg_attr(docsrs, doc(cfg(feature = "ulid")))]
 impl KeyField for ulid::Ulid {
     type Borrowed = ulid::Ulid;
+    // Crockford's base32: no I, L, O or U.
+    const SHAPE: PartShape = PartShape::fixed(26, "0123456789ABCDEFGHJKMNPQRSTVWXYZ");
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         const EXPECTED: &str = "26-character ULID";

@@ -10,29 +10,41 @@
 
 use super::reserved::{index_key_over_library_attribute, reserved_attribute};
 use crate::const_text::ConstText;
-use crate::key::{may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey};
+use crate::key::{
+    renderings_may_overlap, EntityKeys, KeyError, KeyTemplate, Overlap, OverlappingKey, Rendering,
+};
 use crate::schema::{str_eq, Entity, EntityIndex, EntitySchema, IndexKind, Table, TableSchema};
+use std::any::TypeId;
 use std::cell::RefCell;
 use std::sync::{Mutex, PoisonError};
 
-/// Every entity checked so far, with its table.
-static CHECKED: Mutex<Vec<(&'static TableSchema, &'static EntitySchema)>> = Mutex::new(Vec::new());
+/// One entity checked so far. Entities and tables are told apart by their types: the address
+/// of a schema constant differs between codegen units and crates, so it is no identity.
+struct Checked {
+    table: TypeId,
+    entity: TypeId,
+    schema: &'static EntitySchema,
+}
+
+/// Every entity checked so far.
+static CHECKED: Mutex<Vec<Checked>> = Mutex::new(Vec::new());
 
 thread_local! {
     /// The entities this thread has seen pass, so that a key costs no lock after the first.
-    static PASSED: RefCell<Vec<*const EntitySchema>> = const { RefCell::new(Vec::new()) };
+    static PASSED: RefCell<Vec<TypeId>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Checks `E` against the other entities of its table seen so far in this process.
 pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
-    let schema: &'static EntitySchema = E::SCHEMA;
-    let pointer: *const EntitySchema = schema;
-    if PASSED.with(|passed| passed.borrow().contains(&pointer)) {
+    let entity = TypeId::of::<E>();
+    if PASSED.with(|passed| passed.borrow().contains(&entity)) {
         return Ok(());
     }
+    let table_type = TypeId::of::<E::Table>();
+    let schema: &'static EntitySchema = E::SCHEMA;
     let table: &'static TableSchema = <E::Table as Table>::SCHEMA;
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
-    if !checked.iter().any(|(_, seen)| std::ptr::eq(*seen, schema)) {
+    if !checked.iter().any(|seen| seen.entity == entity) {
         if let Some(reserved) = reserved_attribute(table, schema)
             .or_else(|| index_key_over_library_attribute(table, schema))
         {
@@ -42,18 +54,23 @@ pub(crate) fn check<E: Entity>() -> Result<(), KeyError> {
         // during a migration) are one entity: their items are the same items.
         let clash = checked
             .iter()
-            .filter(|(other_table, _)| std::ptr::eq(*other_table, table))
-            .filter(|(_, other)| {
-                !(other.name == schema.name && other.schema_version != schema.schema_version)
+            .filter(|other| other.table == table_type)
+            .filter(|other| {
+                !(other.schema.name == schema.name
+                    && other.schema.schema_version != schema.schema_version)
             })
-            .find_map(|(_, other)| overlap(table, schema, other));
+            .find_map(|other| overlap(table, schema, other.schema));
         if let Some(overlap) = clash {
             return Err(KeyError::Overlap(Box::new(overlap)));
         }
-        checked.push((table, schema));
+        checked.push(Checked {
+            table: table_type,
+            entity,
+            schema,
+        });
     }
     drop(checked);
-    PASSED.with(|passed| passed.borrow_mut().push(pointer));
+    PASSED.with(|passed| passed.borrow_mut().push(entity));
     Ok(())
 }
 
@@ -92,10 +109,10 @@ const fn overlap(table: &TableSchema, a: &EntitySchema, b: &EntitySchema) -> Opt
         });
     }
     let primary = match (&a.sort_key, &b.sort_key) {
-        (Some(left), Some(right)) => may_overlap(left, right),
+        (Some(left), Some(right)) => may_overlap(a, left, b, right),
         _ => true,
     };
-    if primary && may_overlap(&a.partition_key, &b.partition_key) {
+    if primary && may_overlap(a, &a.partition_key, b, &b.partition_key) {
         return Some(Overlap {
             table: table.type_name,
             key: OverlappingKey::Primary,
@@ -186,8 +203,28 @@ const fn index_keys_may_meet(
         return false;
     };
     let sort = match (&x.sort_key, &y.sort_key) {
-        (Some(left), Some(right)) => may_overlap(left, right),
+        (Some(left), Some(right)) => may_overlap(a, left, b, right),
         _ => true,
     };
-    sort && may_overlap(left, right)
+    sort && may_overlap(a, left, b, right)
+}
+
+/// Whether `left`, a template of `a`, and `right`, one of `b`, may render the same key, from
+/// what each entity's fields write.
+const fn may_overlap(
+    a: &EntitySchema,
+    left: &KeyTemplate,
+    b: &EntitySchema,
+    right: &KeyTemplate,
+) -> bool {
+    renderings_may_overlap(
+        Rendering {
+            template: left,
+            fields: a.fields,
+        },
+        Rendering {
+            template: right,
+            fields: b.fields,
+        },
+    )
 }

@@ -270,7 +270,7 @@ impl KeyTemplate {
         key: &'k str,
         name: &str,
     ) -> Result<Option<(&'k str, Option<u8>)>, KeyError> {
-        if !self.fields().any(|field| same_name(field, name)) {
+        if !self.fields().any(|field| field == name) {
             return Ok(None);
         }
         let mut found = None;
@@ -279,7 +279,7 @@ impl KeyTemplate {
                 name: field, width, ..
             } = *field
             {
-                if same_name(field, name) {
+                if field == name {
                     found = Some((text, width));
                 }
             }
@@ -399,12 +399,4 @@ impl fmt::Display for KeyTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.source)
     }
-}
-
-/// Whether two field names are the same. The derive writes each name as one string constant,
-/// which the compiler merges, so comparing addresses first settles most comparisons without
-/// reading the text.
-#[inline]
-pub(crate) fn same_name(a: &str, b: &str) -> bool {
-    std::ptr::eq(a, b) || a == b
 }

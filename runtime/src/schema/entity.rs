@@ -6,7 +6,7 @@ use super::field::{FieldSchema, ManagedFields, UniqueSchema};
 use super::table::{IndexSchema, Table};
 // From its own file: `crate::item` imports the schema, and that would be a circle of three.
 use crate::item::codec::Item;
-use crate::key::{same_name, KeyError, KeyTemplate};
+use crate::key::{KeyError, KeyTemplate};
 use crate::Key;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -89,9 +89,7 @@ impl EntitySchema {
     /// The number of the field with this Rust name in [`EntitySchema::fields`] (declaration
     /// order), as [`Entity::key_input`] takes it.
     pub(crate) fn field_number(&self, name: &str) -> Option<usize> {
-        self.fields
-            .iter()
-            .position(|field| same_name(field.name, name))
+        self.fields.iter().position(|field| field.name == name)
     }
 
     /// The fields of the primary key templates.

@@ -3,7 +3,7 @@
 //! expiry) and the values no two items share.
 
 use super::table::ScalarType;
-use crate::key::part::KeyPartFns;
+use crate::key::part::{FromKey, KeyPartFns};
 
 #[doc(hidden)]
 /// One field of an entity.
@@ -15,6 +15,10 @@ pub struct FieldSchema {
     pub attribute: &'static str,
     /// How to render and parse it, for fields used in key templates.
     pub key_part: Option<KeyPartFns>,
+    /// Reads its key text as the attribute serde writes for it, for fields used in key
+    /// templates and stored as serde writes them: an item that keeps the field only in its
+    /// keys is read from them.
+    pub from_key: Option<FromKey>,
 }
 
 impl PartialEq for FieldSchema {

@@ -90,6 +90,7 @@ mod tests {
             name,
             attribute: name,
             key_part: None,
+            from_key: None,
         }
     }
 

@@ -34,8 +34,7 @@ pub use table::{DeclaresIndex, ExpiringTable, NoStream};
 // Derive data: reached by generated code through `__private`, and by this crate here.
 pub(crate) use crate::const_text::str_eq;
 pub(crate) use crate::index_projection::{ProjectionKind, ProjectsAll, ProjectsKeys, ProjectsSome};
-pub(crate) use crate::key::same_name;
 pub(crate) use crate::key::AnyValue;
 pub(crate) use entity::{EntityIndex, IndexRule};
-pub(crate) use field::{TtlField, UniqueSchema};
+pub(crate) use field::{FieldSchema, TtlField, UniqueSchema};
 pub(crate) use field_indexes::{index_bit, FieldIndexes};

@@ -2,7 +2,7 @@
 
 use crate::item::DecodeError;
 use crate::item::Item;
-use crate::schema::{Entity, Table};
+use crate::schema::{Entity, EntitySchema, Table};
 
 #[doc(hidden)]
 /// What a query's items decode into: one entity, or a [`Collection`] of several.
@@ -11,6 +11,8 @@ pub trait Decode: Sized {
     const ONLY_ENTITY: Option<&'static str>;
     /// Every entity it decodes (what a sealed cursor is bound to).
     const ENTITIES: &'static [&'static str];
+    /// The schemas of those entities: a collection's query reads the sort keys they share.
+    const SCHEMAS: &'static [&'static EntitySchema];
     /// The entity's name, or the collection's type name (for tracing).
     const NAME: &'static str;
 
@@ -35,6 +37,7 @@ pub trait Decode: Sized {
 impl<E: Entity, T: super::entry::Projection<E>> Decode for super::entry::IndexEntry<E, T> {
     const ONLY_ENTITY: Option<&'static str> = None;
     const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
+    const SCHEMAS: &'static [&'static EntitySchema] = &[E::SCHEMA];
     const NAME: &'static str = E::SCHEMA.name;
     const BY_KEY: bool = true;
 
@@ -52,6 +55,7 @@ impl<E: Entity, T: super::entry::Projection<E>> Decode for super::entry::IndexEn
 impl<E: Entity> Decode for E {
     const ONLY_ENTITY: Option<&'static str> = Some(E::SCHEMA.name);
     const ENTITIES: &'static [&'static str] = &[E::SCHEMA.name];
+    const SCHEMAS: &'static [&'static EntitySchema] = &[E::SCHEMA];
     const NAME: &'static str = E::SCHEMA.name;
 
     fn decode(item: Item) -> Result<Self, DecodeError> {

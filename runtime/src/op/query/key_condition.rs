@@ -8,7 +8,7 @@ use crate::expr::field::to_value;
 use crate::expr::{AttrPath, Expression, Name, Sink};
 use crate::item::EncodeError;
 use crate::key::{KeyPart, KeyTemplate, PartContext, PrefixFree};
-use crate::schema::{Entity, IndexSchema, Table};
+use crate::schema::{Entity, EntitySchema, IndexSchema, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use std::marker::PhantomData;
@@ -133,26 +133,65 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
     }
 
     pub(super) fn sort_key(&self) -> SortKeyShape {
-        let (template, attribute) = match self.index {
-            None => (E::SCHEMA.sort_key, false),
-            Some(index) => E::SCHEMA
-                .indexes
-                .iter()
-                .find(|entity_index| entity_index.index.slot == index.slot)
-                .map(|entity_index| {
-                    (
-                        entity_index.sort_key,
-                        !entity_index.sort_attributes.is_empty(),
-                    )
-                })
-                .unwrap_or_default(),
-        };
-        match (template, attribute) {
-            (Some(template), _) => SortKeyShape::Template(template),
-            (None, true) => SortKeyShape::Attributes,
-            (None, false) => SortKeyShape::None,
-        }
+        sort_key_shape(E::SCHEMA, self.index)
     }
+}
+
+/// How `schema`'s items are sorted on the table (`index` is `None`) or on an index: `None`
+/// also where the entity does not write the index.
+pub(super) fn sort_key_shape(schema: &EntitySchema, index: Option<&IndexSchema>) -> SortKeyShape {
+    let (template, attribute) = match index {
+        None => (schema.sort_key, false),
+        Some(index) => schema
+            .indexes
+            .iter()
+            .find(|entity_index| entity_index.index.slot == index.slot)
+            .map(|entity_index| {
+                (
+                    entity_index.sort_key,
+                    !entity_index.sort_attributes.is_empty(),
+                )
+            })
+            .unwrap_or_default(),
+    };
+    match (template, attribute) {
+        (Some(template), _) => SortKeyShape::Template(template),
+        (None, true) => SortKeyShape::Attributes,
+        (None, false) => SortKeyShape::None,
+    }
+}
+
+/// The constant text that the sort key of every item of `schemas` starts with on the table or
+/// `index`: the longest prefix their templates' leading texts share, empty where one of them
+/// sorts on an attribute (any value). Entities that do not write the index are not there to
+/// be read, and count for nothing.
+pub(super) fn shared_sort_prefix(
+    schemas: &[&EntitySchema],
+    index: Option<&IndexSchema>,
+) -> Option<&'static str> {
+    let mut shared: Option<&'static str> = None;
+    for schema in schemas {
+        let leading = match sort_key_shape(schema, index) {
+            SortKeyShape::Template(template) => template.leading_text(),
+            SortKeyShape::Attributes => "",
+            SortKeyShape::None => continue,
+        };
+        shared = Some(match shared {
+            None => leading,
+            Some(so_far) => common_prefix(so_far, leading),
+        });
+    }
+    shared
+}
+
+/// The longest prefix of `a` that `b` starts with, ending on a character boundary.
+fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
+    let end = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, left), right)| left != right)
+        .map_or_else(|| a.len().min(b.len()), |((at, _), _)| at);
+    a.get(..end).unwrap_or_default()
 }
 
 /// A partition's values: one for a template (kept inline), one per attribute of a

@@ -42,7 +42,9 @@ pub use indexes::primary;
 #[doc(hidden)]
 pub use indexes::{ConsistentIndex, IndexOf, QueryIndex, ReadsAs};
 pub use key_condition::PartitionKey;
-use key_condition::{range_condition, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts};
+use key_condition::{
+    range_condition, shared_sort_prefix, KeyCondition, OwnedPart, Range, SortKeyShape, SortParts,
+};
 // The states of a key condition are documented: compile errors and signatures print them.
 pub use key_condition::{After, Closed, Start};
 #[doc(hidden)]
@@ -232,9 +234,17 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         self.next(Some(Range::Ge(OwnedPart::new(value))))
     }
 
-    /// Returns every item of the partition as collection `C` (an enum with one variant per
+    /// Returns the items of the partition as collection `C` (an enum with one variant per
     /// entity, `#[derive(singletable::Collection)]`), decided by the entity attribute. Items
     /// of entities `C` does not know are reported in [`Page::errors`], never dropped.
+    ///
+    /// With no sort key part given, the key condition is the longest constant text that the
+    /// sort keys of all of `C`'s entities start with on the queried table or index, and none
+    /// where they share none: an order `o#{id}` with its lines `p#{sku}` and shipments
+    /// `sh#{id}` reads the whole partition, a document `DOC#{doc}` with its comments
+    /// `DOC#{doc}#CMT#{id}` reads `begins_with(SK, "DOC#")`. Sort key parts or a range given
+    /// before `collection()` narrow the query by the starting entity's template, as they
+    /// would for that entity alone.
     pub fn collection<C: Collection<Table = E::Table> + Decode>(self) -> Query<'db, E, I, P, C>
     where
         D: WholeItems,

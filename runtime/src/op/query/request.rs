@@ -133,6 +133,15 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let path = || Operand::Path(AttrPath::attribute(attribute));
         let value = |text: String| Operand::Value(AttributeValue::S(text));
         let given = self.sort.count;
+        // A collection with no part given reads what its entities' sort keys share: the
+        // whole partition where they share nothing (`o#..`, `p#..`, `sh#..`).
+        if given == 0 && self.range.is_none() && D::ONLY_ENTITY.is_none() && !D::BY_KEY {
+            if let Some(shared) = shared_sort_prefix(D::SCHEMAS, self.partition.index) {
+                return Ok((!shared.is_empty()).then(|| {
+                    Node::BeginsWith(AttrPath::attribute(attribute), value(shared.to_owned()))
+                }));
+            }
+        }
         // The key text of the parts given, with the constant text after the last one.
         let prefix = if given == 0 {
             template.leading_text().to_owned()

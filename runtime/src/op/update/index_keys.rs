@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::expr::update::{Action, SetValue};
 use crate::expr::AttrPath;
 use crate::key::{KeyError, PartContext};
-use crate::schema::{same_name, AnyValue, Entity, EntityIndex, IndexKind, IndexRule};
+use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, IndexRule};
 use crate::Key;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::any::Any;
@@ -34,14 +34,12 @@ pub(super) enum Value<'a> {
 impl<'a, E: Entity> Values<'a, E> {
     /// Whether the update knows field `name` (the key is read only when the value is).
     pub(super) fn has(&self, name: &str) -> bool {
-        self.known.iter().any(|known| same_name(known.field, name))
-            || E::SCHEMA
-                .primary_key_fields()
-                .any(|field| same_name(field, name))
+        self.known.iter().any(|known| known.field == name)
+            || E::SCHEMA.primary_key_fields().any(|field| field == name)
     }
 
     pub(super) fn get(&self, name: &str) -> Result<Option<Value<'a>>, KeyError> {
-        if let Some(known) = self.known.iter().find(|known| same_name(known.field, name)) {
+        if let Some(known) = self.known.iter().find(|known| known.field == name) {
             return Ok(Some(Value::Typed(&*known.value)));
         }
         let schema = E::SCHEMA;
@@ -200,7 +198,7 @@ pub(super) fn index_actions<E: Entity>(
         let (Some(attribute), Some(template)) = (attribute, template) else {
             continue;
         };
-        if same_name(attribute, table_partition_key) {
+        if attribute == table_partition_key {
             continue;
         }
         let path = AttrPath::attribute(attribute);

@@ -14,7 +14,7 @@ use crate::expr::field::{into_value, to_value};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::EncodeError;
-use crate::schema::{index_bit, same_name, Entity, Table};
+use crate::schema::{index_bit, Entity, Table};
 use crate::wire::Request;
 use crate::write::{Change, Resend, Write};
 use crate::{Db, Key};
@@ -209,11 +209,8 @@ impl<'db, E: Entity> Parts<'db, E> {
                     known
                         .as_slice()
                         .iter()
-                        .any(|known| same_name(known.field, name) && known.current.is_none())
-                        || self
-                            .relative
-                            .iter()
-                            .any(|change| same_name(change.field, name))
+                        .any(|known| known.field == *name && known.current.is_none())
+                        || self.relative.iter().any(|change| change.field == *name)
                 };
                 return Err(index_inputs_missing(schema.name, index, &missing, changes).into());
             }
