@@ -9,6 +9,7 @@ mod common;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
+use singletable::op::query::Truncated;
 use singletable::{Collection, DecodeError, Entity, Error, Item, Table};
 
 #[derive(Table)]
@@ -471,4 +472,234 @@ async fn a_missing_attribute_is_named() {
         panic!("expected a missing attribute, got {error:?}");
     };
     assert_eq!(attribute, "email");
+}
+/// AWS's device state log: each state change of a device at its time, and on GSI1 the
+/// changes an operator sees by state and time (`State#Date`).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "{device_id}", sk = "{at}",
+         gsi1pk = "OP#{operator}", gsi1sk = "{state}#{at}")]
+struct DeviceState {
+    device_id: String,
+    at: chrono::DateTime<chrono::Utc>,
+    operator: String,
+    state: String,
+}
+
+fn time(text: &str) -> chrono::DateTime<chrono::Utc> {
+    text.parse().unwrap()
+}
+
+async fn device_log(db: &singletable::Db<Shop>) -> Vec<DeviceState> {
+    let changes = [
+        ("d1", "2020-04-24T14:40:00Z", "NORMAL"),
+        ("d1", "2020-04-27T09:12:00Z", "WARNING1"),
+        ("d1", "2020-04-27T16:03:00Z", "WARNING4"),
+        ("d2", "2020-04-27T23:59:59Z", "WARNING4"),
+        ("d2", "2020-04-28T00:00:00Z", "WARNING4"),
+        ("d2", "2021-01-02T08:00:00Z", "WARNING4#2"),
+    ];
+    let mut written = Vec::new();
+    for (device_id, at, state) in changes {
+        let change = DeviceState {
+            device_id: device_id.into(),
+            at: time(at),
+            operator: "Liz".into(),
+            state: state.into(),
+        };
+        // `WARNING4#2` holds the template's separator: refused, and not stored.
+        if db.put(&change).send().await.is_ok() {
+            written.push(change);
+        }
+    }
+    written
+}
+
+#[tokio::test]
+async fn a_part_prefix_selects_a_string_start_or_a_truncated_time() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let log = device_log(&db).await;
+    assert_eq!(log.len(), 5, "the state holding `#` is refused");
+    let states = |items: Vec<DeviceState>| -> Vec<(String, String)> {
+        items
+            .into_iter()
+            .map(|change| (change.device_id, change.at.to_rfc3339()))
+            .collect()
+    };
+    // The reference's begins_with(State#Date, "WARNING4#2020-04-27"): a state and a day.
+    let request = db
+        .query(DeviceState::gsi1("Liz"))
+        .sort(DeviceState::STATE, "WARNING4".to_owned())
+        .begins_with(
+            DeviceState::AT,
+            Truncated::day(&time("2020-04-27T12:00:00Z")),
+        );
+    assert_eq!(
+        request.params().unwrap().body["ExpressionAttributeValues"][":v1"]["S"],
+        "WARNING4#2020-04-27"
+    );
+    assert_eq!(
+        states(request.all().await.unwrap()),
+        [
+            ("d1".to_owned(), "2020-04-27T16:03:00+00:00".to_owned()),
+            ("d2".to_owned(), "2020-04-27T23:59:59+00:00".to_owned()),
+        ]
+    );
+    // The states that start with `WARNING`, of any number, on any day.
+    let warnings = db
+        .query(DeviceState::gsi1("Liz"))
+        .begins_with(DeviceState::STATE, "WARNING")
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(warnings.len(), 4);
+    // A device's states of a month, an hour and a year, on the table's sort key.
+    let in_month = db
+        .query(DeviceState::partition("d2"))
+        .begins_with(
+            DeviceState::AT,
+            Truncated::month(&time("2020-04-01T00:00:00Z")),
+        )
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(in_month.len(), 2);
+    let in_hour = db
+        .query(DeviceState::partition("d1"))
+        .begins_with(
+            DeviceState::AT,
+            Truncated::hour(&time("2020-04-27T09:59:59Z")),
+        )
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(
+        states(in_hour),
+        [("d1".to_owned(), "2020-04-27T09:12:00+00:00".to_owned())]
+    );
+    let in_year = db
+        .query(DeviceState::partition("d1"))
+        .begins_with(
+            DeviceState::AT,
+            Truncated::year(&time("2021-06-01T00:00:00Z")),
+        )
+        .all()
+        .await
+        .unwrap();
+    assert!(in_year.is_empty());
+}
+
+#[tokio::test]
+async fn a_string_prefix_holding_a_separator_is_refused_before_sending() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    device_log(&db).await;
+    // `WARNING4#2020` would run past the state into the time: no exact condition.
+    let refused = db
+        .query(DeviceState::gsi1("Liz"))
+        .begins_with(DeviceState::STATE, "WARNING4#2020")
+        .all()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            Error::Key(singletable::KeyError::Separator {
+                field: "state",
+                separator: '#',
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+}
+
+/// The developer guide's GSI overloading: GSI1's partition key is the table's sort key
+/// attribute, its sort key a `Data` attribute each entity fills with what it is searched by.
+#[derive(Table)]
+#[dynamo(
+    name = "hr",
+    pk = "PK",
+    sk = "SK",
+    gsi1(name = "GSI1", pk = "SK", sk = "Data")
+)]
+struct Hr;
+
+/// An employee: on GSI1 under `EMPLOYEE`, by name.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Hr, pk = "HR-{employee_id}", sk = "EMPLOYEE",
+         gsi1pk = "EMPLOYEE", gsi1sk = name)]
+struct Employee {
+    employee_id: String,
+    #[serde(rename = "Data")]
+    name: String,
+}
+
+/// An employee's sales of a quarter: on GSI1 under the quarter, by amount (as text).
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Hr, pk = "HR-{employee_id}", sk = "Q#{quarter}",
+         gsi1pk = "Q#{quarter}", gsi1sk = amount)]
+struct QuarterSales {
+    employee_id: String,
+    quarter: String,
+    #[serde(rename = "Data")]
+    amount: String,
+}
+
+#[tokio::test]
+async fn an_index_keyed_on_the_tables_sort_key_is_written_and_queried() {
+    let db = singletable::testing::table::<Hr>().await.unwrap();
+    let employees = [("e1", "John"), ("e2", "Ana"), ("e3", "Mia")].map(|(id, name)| Employee {
+        employee_id: id.into(),
+        name: name.into(),
+    });
+    for employee in &employees {
+        db.put(employee).send().await.unwrap();
+    }
+    for (id, quarter, amount) in [
+        ("e1", "2019Q1", "05000"),
+        ("e2", "2019Q1", "07500"),
+        ("e2", "2019Q2", "01000"),
+    ] {
+        let sales = QuarterSales {
+            employee_id: id.into(),
+            quarter: quarter.into(),
+            amount: amount.into(),
+        };
+        db.put(&sales).send().await.unwrap();
+    }
+    let request = db.query(Employee::gsi1()).params().unwrap();
+    assert_eq!(request.body["IndexName"], "GSI1");
+    assert_eq!(request.body["ExpressionAttributeNames"]["#n0"], "SK");
+    // Every employee, by name.
+    let by_name: Vec<String> = db
+        .query(Employee::gsi1())
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|employee| employee.name)
+        .collect();
+    assert_eq!(by_name, ["Ana", "John", "Mia"]);
+    // A typed key condition on the index's sort key.
+    let from_j = db
+        .query(Employee::gsi1())
+        .ge(Employee::NAME, "J".to_owned())
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(from_j.len(), 2);
+    // A quarter's sales across employees, highest first.
+    let quarter: Vec<String> = db
+        .query(QuarterSales::gsi1("2019Q1"))
+        .descending()
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|sales| sales.employee_id)
+        .collect();
+    assert_eq!(quarter, ["e2", "e1"]);
+    // Each item is written once, its sort key serving the index.
+    let stored = common::raw_items(&db).await;
+    assert_eq!(stored.len(), 6);
+    assert!(stored.iter().all(|item| !item.contains_key("GSI1PK")));
 }
