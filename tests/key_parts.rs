@@ -670,6 +670,14 @@ async fn an_index_key_template_over_an_attribute_the_library_writes_is_refused()
         let message = error.to_string();
         assert!(message.contains(&format!("`{index}pk")), "{message}");
     }
+    // Over a table key, the message says what makes the table's key serve the index.
+    let message = Flip::key("f").err().map(|error| error.to_string());
+    assert!(
+        message
+            .as_deref()
+            .is_some_and(|m| m.contains("`gsi2pk = \"FLIP\"`")),
+        "{message:?}"
+    );
     let db = singletable::testing::table::<Listed>().await.unwrap();
     let badge = Badge {
         id: "b".into(),
@@ -729,4 +737,78 @@ fn two_entities_of_one_table_under_one_name_are_refused() {
     assert!(message.contains("pk = \"DECK#{id}\""), "{message}");
     assert!(message.contains("pk = \"HAND#{id}\""), "{message}");
     assert!(message.contains("name = "), "{message}");
+}
+
+/// The table's keys inverted: GSI2's keys are its own sort and partition key templates, which
+/// the table's keys already hold, so an order's lines are found by product.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Listed, pk = "ORDER#{order}", sk = "PRODUCT#{product}",
+         gsi2pk = "PRODUCT#{product}", gsi2sk = "ORDER#{order}")]
+struct Line {
+    order: String,
+    product: String,
+    quantity: u32,
+}
+
+/// The same, but sparse: a rule that left the index keys out would leave out the item's key.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Listed, pk = "CART#{cart}", sk = "ITEM#{item}",
+         gsi2pk = "ITEM#{item}", gsi2sk = "CART#{cart}", gsi2_when = CartItem::is_listed(listed))]
+struct CartItem {
+    cart: String,
+    item: String,
+    listed: bool,
+}
+
+impl CartItem {
+    fn is_listed(listed: &bool) -> bool {
+        *listed
+    }
+}
+
+#[tokio::test]
+async fn an_inverted_index_is_written_by_the_tables_own_keys() {
+    let db = singletable::testing::table::<Listed>().await.unwrap();
+    for (order, product) in [("o1", "p1"), ("o2", "p1"), ("o2", "p2")] {
+        let line = Line {
+            order: order.into(),
+            product: product.into(),
+            quantity: 1,
+        };
+        db.put(&line).send().await.unwrap();
+    }
+    let orders: Vec<String> = db
+        .query(Line::gsi2("p1"))
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|line| line.order)
+        .collect();
+    assert_eq!(orders, ["o1", "o2"]);
+    let one = db
+        .query(Line::gsi2("p1"))
+        .sort(Line::ORDER, "o2".to_owned())
+        .all()
+        .await
+        .unwrap();
+    assert_eq!(one.len(), 1);
+    // An update of a line rewrites no key: the table's keys never change in place.
+    let updated = db
+        .update(Line::key("o2", "p2").unwrap())
+        .set(Line::QUANTITY, 5)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.quantity, 5);
+    let refused = CartItem::key("c", "i").err();
+    assert!(
+        matches!(
+            &refused,
+            Some(KeyError::IndexKeyOverLibraryAttribute { index: "gsi2", .. })
+        ),
+        "{refused:?}"
+    );
+    let message = refused.map(|error| error.to_string()).unwrap_or_default();
+    assert!(message.contains("no `gsi2_when` rule"), "{message}");
 }

@@ -63,7 +63,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
         projection = "keys_only"
     ),
     gsi3(name = "Titles", pk = "GSI3PK", sk = "GSI3SK", projection = ["title"]),
-    gsi4(name = "TeamOwners", pk = "GSI4PK", sk = "GSI4SK")
+    gsi4(name = "TeamOwners", pk = "GSI4PK", sk = "GSI4SK"),
+    gsi5(name = "Inverted", pk = "SK", sk = "PK")
 )]
 pub struct Together;
 
@@ -83,14 +84,17 @@ pub struct Together;
         sk = "GSI2SK",
         projection = "keys_only"
     ),
-    gsi3(name = "Titles", pk = "GSI3PK", sk = "GSI3SK", projection = ["title"])
+    gsi3(name = "Titles", pk = "GSI3PK", sk = "GSI3SK", projection = ["title"]),
+    gsi5(name = "Inverted", pk = "SK", sk = "PK")
 )]
 pub struct TogetherBefore;
 
 /// A member of a team: versioned, with timestamps, an expiry, a unique email and a unique
-/// nickname within the team.
+/// nickname within the team. On the table's keys inverted (`gsi5`), its own keys serve the
+/// index: the members of one id across teams.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[dynamo(table = Together, pk = "TEAM#{team}", sk = "MEMBER#{id}", unique(team, nick))]
+#[dynamo(table = Together, pk = "TEAM#{team}", sk = "MEMBER#{id}", unique(team, nick),
+         gsi5pk = "MEMBER#{id}", gsi5sk = "TEAM#{team}")]
 struct Member {
     team: u8,
     id: u8,
@@ -1532,6 +1536,19 @@ async fn check(db: &Db<Together>, model: &Model) {
             two_by_two.await,
             members,
             "team {team}'s partition, two at a time"
+        );
+        // The inverted index, whose keys are the table's: the live members of one id, by
+        // team, and nothing of the tasks, notes or library records it also holds.
+        let id = team;
+        let across: Vec<&Member> = (model.members.iter())
+            .filter(|(key, m)| key.1 == id && live(m.expires_at, now))
+            .map(|(_, m)| m)
+            .collect();
+        let inverted = db.query(Member::gsi5(id)).all().await.unwrap();
+        assert_eq!(
+            inverted.iter().collect::<Vec<_>>(),
+            across,
+            "members {id} by team"
         );
         // The sparse index holds the open tasks, and only them.
         let open: Vec<u8> = db

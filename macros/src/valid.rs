@@ -36,7 +36,10 @@ impl Entity<'_> {
             match index.slot {
                 Slot::Global(_) if !has_pk => cx.error_spanned_by(
                     &index.first_path,
-                    format!("index `{slot}` needs a partition key: add `{slot}pk = \"...\"` (a template) or `{slot}pk = field`"),
+                    format!(
+                        "index `{slot}` needs a partition key: add `{slot}pk = \"...\"` (a template) or `{slot}pk = field`; where the table keys the index on its own partition or sort key attribute, give the entity's template for that key ({}), and the item's key serves the index",
+                        self.own_key_templates(&slot)
+                    ),
                 ),
                 Slot::Local(_) if has_pk => cx.error_spanned_by(
                     &index.first_path,
@@ -87,6 +90,20 @@ impl Entity<'_> {
                 }
             }
         }
+    }
+
+    /// The entity's table key templates as an index key would repeat them:
+    /// `gsi1pk = "EMPLOYEE#{id}"` for its sort key, say.
+    fn own_key_templates(&self, slot: &str) -> String {
+        let mut own: Vec<String> = self
+            .attrs
+            .sk
+            .iter()
+            .chain(&self.attrs.pk)
+            .map(|template| format!("`{slot}pk = {:?}`", template.literal.value()))
+            .collect();
+        own.dedup();
+        own.join(" or ")
     }
 
     fn check_managed_fields(&self, cx: &mut Ctxt) {

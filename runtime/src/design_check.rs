@@ -54,15 +54,17 @@ pub trait IndexSortKeyDeclared {
 impl IndexSortKeyDeclared for WithSortKey {}
 
 #[doc(hidden)]
-/// Holds for [`WithoutSortKey`]: the entity gives no sort key template to an index without one.
+/// Holds for [`WithoutSortKey`]: the entity gives no sort key template to an index without one
+/// (`Slot` is the index, named in the message).
 #[diagnostic::on_unimplemented(
-    message = "this index has a sort key, so the entity needs a sort key template for it",
-    label = "add the index's sort key template (e.g. `gsi1sk = \"...\"`) next to this one"
+    message = "index `{Slot}` has a sort key, so the entity needs a sort key for it",
+    label = "add `{Slot}sk = \"...\"` (a template) or `{Slot}sk = field` next to this one",
+    note = "where the index sorts on the table's own partition or sort key attribute, give `{Slot}sk` the entity's template for that key: the item's key then serves the index"
 )]
-pub trait IndexSortKeyAbsent {
+pub trait IndexSortKeyAbsent<Slot> {
     /// What the derive's check names: `<T as Trait>::CHECKED` reports an unmet bound at the
     /// user's tokens, with no note pointing into this crate.
     #[doc(hidden)]
     const CHECKED: () = ();
 }
-impl IndexSortKeyAbsent for WithoutSortKey {}
+impl<Slot> IndexSortKeyAbsent<Slot> for WithoutSortKey {}

@@ -187,7 +187,7 @@ fn expand_entity(entity: &Entity) -> TokenStream {
             }
             None => {
                 checks.push(respan(
-                    quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyAbsent>::CHECKED;),
+                    quote!(const _: () = <#declared::SortKey as #st::IndexSortKeyAbsent<#st::index::#slot>>::CHECKED;),
                     span,
                 ));
                 quote!(#st::None)

@@ -127,7 +127,7 @@ pub enum KeyError {
     /// index may key on one, to list items by entity, say). The template's value would replace
     /// the library's, so that the item would lose its key or no longer read as its entity.
     /// Found the first time the entity renders a key, as overlaps are.
-    #[error("`{entity}` writes `{index}{key}` into `{attribute}`, {role} of table `{table}`, so the template would write over what the library writes there: remove `{index}{key}`, and the index holds the library's value, or key the index on an attribute of its own")]
+    #[error("{}", index_key_over_library_attribute_text(entity, index, key, attribute, role, table, *own_template))]
     IndexKeyOverLibraryAttribute {
         /// The entity.
         entity: &'static str,
@@ -141,6 +141,9 @@ pub enum KeyError {
         role: &'static str,
         /// The table.
         table: &'static str,
+        /// For a table key attribute, the entity's own template for it: the template that
+        /// makes the table's key serve the index.
+        own_template: Option<&'static str>,
     },
     /// The text of one field could not be read as the field's type.
     #[error("`{field}` in key {key:?} is not a valid {expected}: {text:?}")]
@@ -258,3 +261,26 @@ impl fmt::Display for Overlap {
 }
 
 impl std::error::Error for Overlap {}
+
+/// The message of [`KeyError::IndexKeyOverLibraryAttribute`]: for a table key attribute,
+/// what makes the table's key serve the index.
+fn index_key_over_library_attribute_text(
+    entity: &str,
+    index: &str,
+    key: &str,
+    attribute: &str,
+    role: &str,
+    table: &str,
+    own_template: Option<&str>,
+) -> String {
+    let over =
+        format!("`{entity}` writes `{index}{key}` into `{attribute}`, {role} of table `{table}`");
+    match own_template {
+        Some(own) => format!(
+            "{over}: an index keyed on the table's key reads the item's own key, so give `{index}{key}` the entity's template for `{attribute}` (`{index}{key} = {own:?}`), with no `{index}_when` rule, which would leave the item's key out"
+        ),
+        None => format!(
+            "{over}, so the template would write over what the library writes there: remove `{index}{key}`, and the index holds the library's value, or key the index on an attribute of its own"
+        ),
+    }
+}

@@ -17,6 +17,7 @@
 
 mod contract;
 mod error;
+pub(crate) mod field;
 mod overlap;
 pub(crate) mod part;
 pub(crate) mod primary;

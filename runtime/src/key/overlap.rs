@@ -20,9 +20,9 @@
 //! Everything here is a `const fn`, so that a `Collection`, which declares its entities
 //! together, runs the same check at compile time that a lone entity runs at its first key.
 
+use super::field::FieldSchema;
 use super::shape::PartShape;
 use super::template::{KeyTemplate, Segment};
-use crate::schema::FieldSchema;
 
 /// Characters that some non-string key part can write, so they cannot split a key reliably.
 const WRITTEN_BY_PARTS: &[u8] = b"-:.+_";

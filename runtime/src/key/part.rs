@@ -25,6 +25,16 @@ pub struct PartContext {
 }
 
 impl PartContext {
+    /// A part written alone, in no template (an attribute's value): no text is a separator.
+    pub(crate) fn free(field: &'static str) -> Self {
+        PartContext {
+            field,
+            width: None,
+            template: "",
+            segments: &[],
+        }
+    }
+
     /// The first character of `text` that the template uses to separate key parts: any
     /// character of its constant text that is not a letter or a digit (`#`, `/`, `|`, ...).
     pub fn separator_in(&self, text: &str) -> Option<char> {

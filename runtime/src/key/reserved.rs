@@ -32,7 +32,10 @@ pub(crate) fn reserved_attribute(table: &TableSchema, entity: &EntitySchema) -> 
 }
 
 /// The first index key `entity` writes from a template into an attribute the table gives
-/// another role, as the error that names both.
+/// another role, as the error that names both. An index keyed on a table key attribute (an
+/// inverted index, GSI overloading) is written by the entity's own template for that key,
+/// which writes the same text: that is the table's key serving the index, and allowed, but
+/// for a sparse rule, which would leave the item's key out.
 pub(crate) fn index_key_over_library_attribute(
     table: &TableSchema,
     entity: &EntitySchema,
@@ -40,17 +43,28 @@ pub(crate) fn index_key_over_library_attribute(
     entity.indexes.iter().find_map(|keyed| {
         let index = keyed.index;
         let written = [
-            ("pk", keyed.partition_key.is_some(), index.partition_keys),
-            ("sk", keyed.sort_key.is_some(), index.sort_keys),
+            ("pk", keyed.partition_key.as_ref(), index.partition_keys),
+            ("sk", keyed.sort_key.as_ref(), index.sort_keys),
         ];
         written
             .into_iter()
-            .filter(|(_, from_template, _)| *from_template)
-            .flat_map(|(key, _, attributes)| {
-                attributes.iter().map(move |attribute| (key, attribute))
+            .filter_map(|(key, template, attributes)| Some((key, template?, attributes)))
+            .flat_map(|(key, template, attributes)| {
+                attributes
+                    .iter()
+                    .map(move |attribute| (key, template, attribute))
             })
-            .find_map(|(key, attribute)| {
+            .find_map(|(key, template, attribute)| {
                 let kind = table.attribute(attribute.name)?;
+                let own = match kind {
+                    TableAttribute::PartitionKey => Some(&entity.partition_key),
+                    TableAttribute::SortKey => entity.sort_key.as_ref(),
+                    _ => None,
+                };
+                let serves = own.is_some_and(|own| own.source == template.source);
+                if serves && keyed.rule.is_none() {
+                    return None;
+                }
                 Some(KeyError::IndexKeyOverLibraryAttribute {
                     entity: entity.name,
                     index: index.slot,
@@ -58,6 +72,7 @@ pub(crate) fn index_key_over_library_attribute(
                     attribute: attribute.name,
                     role: role(kind),
                     table: table.type_name,
+                    own_template: own.map(|own| own.source),
                 })
             })
     })

@@ -213,6 +213,17 @@ impl KeyTemplate {
         Ok(())
     }
 
+    /// How field number `position` is written: the context a part of it renders in.
+    pub(crate) fn field_context(&self, position: usize) -> Option<PartContext> {
+        let (name, width, _) = self.field_segments().nth(position)?;
+        Some(PartContext {
+            field: name,
+            width,
+            template: self.source,
+            segments: self.segments,
+        })
+    }
+
     /// Writes the field at segment `index` with `part`, checking that the constant text after
     /// it still separates it.
     fn write_field(

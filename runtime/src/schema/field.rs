@@ -3,31 +3,8 @@
 //! expiry) and the values no two items share.
 
 use super::table::ScalarType;
-use crate::key::part::{FromKey, KeyPartFns};
 
-#[doc(hidden)]
-/// One field of an entity.
-#[derive(Debug, Clone, Copy)]
-pub struct FieldSchema {
-    /// The Rust field name.
-    pub name: &'static str,
-    /// The attribute name (after serde's renames).
-    pub attribute: &'static str,
-    /// How to render and parse it, for fields used in key templates.
-    pub key_part: Option<KeyPartFns>,
-    /// Reads its key text as the attribute serde writes for it, for fields used in key
-    /// templates and stored as serde writes them: an item that keeps the field only in its
-    /// keys is read from them.
-    pub from_key: Option<FromKey>,
-}
-
-impl PartialEq for FieldSchema {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && self.attribute == other.attribute
-    }
-}
-
-impl Eq for FieldSchema {}
+pub use crate::key::field::FieldSchema;
 
 #[doc(hidden)]
 /// Field types that can be an index key attribute read directly from the item

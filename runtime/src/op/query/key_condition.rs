@@ -7,7 +7,7 @@ use crate::expr::condition::{walk_and_operand, Comparison, Node, Operand};
 use crate::expr::field::to_value;
 use crate::expr::{AttrPath, Expression, Name, Sink};
 use crate::item::EncodeError;
-use crate::key::{KeyPart, KeyTemplate, PartContext, PrefixFree};
+use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext, PrefixFree};
 use crate::schema::{Entity, EntitySchema, IndexSchema, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
@@ -320,6 +320,8 @@ pub(super) struct SortParts {
 
 /// The range on the next sort key part.
 pub(super) enum Range {
+    /// The part starts with this (`begins_with`).
+    Prefix(super::prefix::Prefix),
     Between(OwnedPart, OwnedPart),
     Lt(OwnedPart),
     Le(OwnedPart),
@@ -394,6 +396,26 @@ pub(super) fn range_condition(
         })
     };
     let (low, high) = match range {
+        Range::Prefix(part) => {
+            let mut text = prefix;
+            let context = template.field_context(given).ok_or(KeyError::Empty {
+                template: template.source,
+            })?;
+            part.write(context, &mut text)?;
+            // An empty prefix is every key, which `begins_with` cannot be asked (its value
+            // cannot be empty).
+            if text.is_empty() {
+                return Ok(Node::Compare(
+                    Operand::Path(AttrPath::attribute(attribute)),
+                    Comparison::Le,
+                    value(upper_all),
+                ));
+            }
+            return Ok(Node::BeginsWith(
+                AttrPath::attribute(attribute),
+                value(text),
+            ));
+        }
         Range::Between(low, high) => (least(low)?, greatest(high)?),
         Range::Ge(bound) => (least(bound)?, upper_all.clone()),
         Range::Gt(bound) => (above(bound)?, upper_all.clone()),

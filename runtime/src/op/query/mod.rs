@@ -2,10 +2,14 @@
 //! build the keys, so a query can never ask for a key shape the writes do not produce.
 //!
 //! The partition key comes from a generated constructor that takes every field of the
-//! partition template (`Ticket::gsi1(&team_id)`); sort key parts are given in template order
-//! (`.sort(Ticket::STATUS, &Status::Open)`), giving `begins_with` on the rendered prefix, or
-//! equality once all are given; a range (`between`, `lt`, ...) on the next part ends the
-//! condition. Skipping a part, or a consistent read on a global index, does not compile.
+//! partition template (`Ticket::gsi1(7)`: a template's parts by value, or by reference for
+//! `Copy` types, and `&str` or `String` for a `String`; an index keyed on a plain attribute,
+//! `Review::gsi3(&author)`, takes the attribute's value by reference); sort key parts are
+//! given in template order (`.sort(Ticket::STATUS, Status::Open)`), giving `begins_with` on
+//! the rendered prefix, or equality once all are given; a range (`between`, `lt`, ...) or a
+//! prefix of the next part (`begins_with`: text of a string part, a [`Truncated`] time of a
+//! time part) ends the condition. Skipping a part, or a consistent read on a global index,
+//! does not compile.
 //!
 //! Every key condition is exact: it selects the items whose parts satisfy it, in the values'
 //! own order (text order for strings and enums, numeric order for integers, time order for
@@ -24,6 +28,7 @@ pub(crate) mod indexes;
 pub(crate) mod key_condition;
 mod lean;
 mod page;
+mod prefix;
 mod read;
 mod request;
 mod select;
@@ -53,6 +58,9 @@ pub use key_condition::{InnerPart, LastPart, RangeOn, SortKeyPart};
 pub use lean::WholeItems;
 pub use lean::{Hydrate, Hydrated, LeanCost};
 pub use page::{Page, FULL_PAGE_REQUESTS};
+pub use prefix::Truncated;
+#[doc(hidden)]
+pub use prefix::{CalendarPart, PartPrefix, TimestampPart};
 
 pub use cursor::{Cursor, CursorError, CursorKey};
 
@@ -174,6 +182,24 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         if let Err(error) = written {
             self.sort.error = Some(Box::new(error));
         }
+    }
+
+    /// The next sort key part starts with `prefix`: text for a `String` part
+    /// (`.begins_with(DeviceState::STATE, "WARN")`), or a [`Truncated`] time for a time part
+    /// (`Truncated::day(&at)`: the times of `at`'s day). Ends the condition, as a range does,
+    /// and is exact in any position: a string prefix holding a separator of the template (which
+    /// would run into the next part) is [`KeyError::Separator`]
+    /// when sent. Other part types have no prefix that is a range of their values (a compile
+    /// error).
+    pub fn begins_with<T, F>(
+        self,
+        _field: Field<E, T, F>,
+        prefix: impl PartPrefix<T>,
+    ) -> Query<'db, E, I, Closed, D>
+    where
+        F: SortKeyPart<E, I, P>,
+    {
+        self.next(Some(Range::Prefix(prefix.into_prefix())))
     }
 
     /// The next sort key part is between `low` and `high`, inclusive.

@@ -112,6 +112,18 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             Ok(Node::Compare(path(next)?, comparison, part.value()?))
         };
         conditions.extend(match &self.range {
+            Some(Range::Prefix(part)) => {
+                let attribute = attributes.get(next).ok_or_else(|| EncodeError::Serialize {
+                    entity: E::SCHEMA.name,
+                    message: format!("the index has no sort key attribute number {next}"),
+                })?;
+                let mut text = String::new();
+                part.write(crate::key::PartContext::free(attribute.name), &mut text)?;
+                Some(Node::BeginsWith(
+                    AttrPath::attribute(attribute.name),
+                    Operand::Value(AttributeValue::S(text)),
+                ))
+            }
             Some(Range::Between(low, high)) => {
                 Some(Node::Between(path(next)?, low.value()?, high.value()?))
             }

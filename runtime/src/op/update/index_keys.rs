@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::expr::update::{Action, SetValue};
 use crate::expr::AttrPath;
 use crate::key::{KeyError, PartContext};
-use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, IndexRule};
+use crate::schema::{AnyValue, Entity, EntityIndex, IndexKind, IndexRule, TableSchema};
 use crate::Key;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::any::Any;
@@ -177,7 +177,7 @@ pub(super) fn index_inputs_missing(
 /// fails (then returns true), appending to `actions`.
 pub(super) fn index_actions<E: Entity>(
     index: &EntityIndex,
-    table_partition_key: &'static str,
+    table: &TableSchema,
     values: &Values<'_, E>,
     actions: &mut Vec<Action>,
 ) -> Result<bool, Error> {
@@ -198,7 +198,9 @@ pub(super) fn index_actions<E: Entity>(
         let (Some(attribute), Some(template)) = (attribute, template) else {
             continue;
         };
-        if attribute == table_partition_key {
+        // The table's own key, serving the index (an inverted or overloaded index), never
+        // changes in place.
+        if attribute == table.partition_key || table.sort_key == Some(attribute) {
             continue;
         }
         let path = AttrPath::attribute(attribute);

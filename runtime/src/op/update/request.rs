@@ -214,7 +214,7 @@ impl<'db, E: Entity> Parts<'db, E> {
                 };
                 return Err(index_inputs_missing(schema.name, index, &missing, changes).into());
             }
-            let removes = index_actions::<E>(index, table.partition_key, &values, &mut actions)?;
+            let removes = index_actions::<E>(index, table, &values, &mut actions)?;
             if explain {
                 estimate_index_write(&mut estimate, index.index.name, removes);
             }
