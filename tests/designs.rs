@@ -703,3 +703,164 @@ async fn an_index_keyed_on_the_tables_sort_key_is_written_and_queried() {
     assert_eq!(stored.len(), 6);
     assert!(stored.iter().all(|item| !item.contains_key("GSI1PK")));
 }
+
+/// AWS's atomic counter: `SET Latest = if_not_exists(Latest, 0) + 1` on an item that may not
+/// exist yet. Several counters in flight on one absent key each count once.
+#[tokio::test]
+async fn an_upsert_counts_from_its_initial_value_and_concurrent_ones_each_count_once() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let initial = |doc_id: &str| DocLatest {
+        doc_id: doc_id.into(),
+        latest: 0,
+        body: String::new(),
+    };
+    let count = |doc_id: &'static str| {
+        db.update(DocLatest::key(doc_id).unwrap())
+            .increment(DocLatest::LATEST, 1)
+            .or_create(&initial(doc_id))
+            .send()
+    };
+    assert_eq!(
+        count("readme").await.unwrap().latest,
+        1,
+        "created at 0, counted once"
+    );
+    assert_eq!(count("readme").await.unwrap().latest, 2, "then updated");
+    // Eight writers at once on a key none has created: each counts exactly once, whichever
+    // creates the item; the others update it.
+    let writers = 8;
+    let results = futures::future::join_all((0..writers).map(|_| count("guide"))).await;
+    let mut seen: Vec<u64> = results
+        .into_iter()
+        .map(|result| result.unwrap().latest)
+        .collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (1..=writers).collect::<Vec<u64>>());
+    assert_eq!(
+        db.get(DocLatest::key("guide").unwrap())
+            .consistent()
+            .send()
+            .await
+            .unwrap()
+            .latest,
+        writers
+    );
+    // The initial value must have the update's key.
+    let refused = db
+        .update(DocLatest::key("readme").unwrap())
+        .increment(DocLatest::LATEST, 1)
+        .or_create(&initial("other"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            Error::Update(singletable::op::update::UpdateError::NotApplicableToNewItem { .. })
+        ),
+        "{refused:?}"
+    );
+}
+
+/// A table with every managed attribute, for an upsert's guarantees.
+#[derive(Table)]
+#[dynamo(
+    name = "club",
+    pk = "PK",
+    sk = "SK",
+    ttl = "expires_at",
+    gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+)]
+struct Club;
+
+/// A member: active ones on the sparse GSI1, a unique email, an expiry, a version and
+/// timestamps.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Club, pk = "MEMBER#{id}", sk = "MEMBER",
+         gsi1pk = "ACTIVE", gsi1sk = "MEMBER#{id}", gsi1_when = ClubMember::is_active(active))]
+struct ClubMember {
+    id: String,
+    #[dynamo(unique)]
+    email: String,
+    active: bool,
+    visits: u32,
+    #[dynamo(ttl)]
+    expires_at: Option<u64>,
+    #[dynamo(version)]
+    version: u64,
+    #[dynamo(created_at)]
+    created_at: u64,
+    #[dynamo(updated_at)]
+    updated_at: u64,
+}
+
+impl ClubMember {
+    fn is_active(active: &bool) -> bool {
+        *active
+    }
+
+    fn new(id: &str, active: bool) -> Self {
+        ClubMember {
+            id: id.into(),
+            email: format!("{id}@example.com"),
+            active,
+            visits: 0,
+            expires_at: Some(4_102_444_800),
+            version: 0,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_upsert_creates_with_every_guarantee_a_put_keeps() {
+    let db = singletable::testing::table::<Club>().await.unwrap();
+    let visit = |id: &str| {
+        db.update(ClubMember::key(id).unwrap())
+            .increment(ClubMember::VISITS, 1)
+            .or_create(&ClubMember::new(id, true))
+            .send()
+    };
+    let created = visit("m1").await.unwrap();
+    assert_eq!((created.visits, created.version), (1, 1));
+    assert!(created.created_at > 0 && created.created_at == created.updated_at);
+    assert_eq!(created.expires_at, Some(4_102_444_800));
+    let again = visit("m1").await.unwrap();
+    assert_eq!((again.visits, again.version), (2, 2));
+    assert_eq!(again.created_at, created.created_at, "created once");
+    // Its index keys, by its sparse rule: active members are on GSI1.
+    let active = db.query(ClubMember::gsi1()).all().await.unwrap();
+    assert_eq!(active, vec![again.clone()]);
+    // Created inactive: not on the index.
+    let inactive = db
+        .update(ClubMember::key("m2").unwrap())
+        .set(ClubMember::ACTIVE, false)
+        .or_create(&ClubMember::new("m2", true))
+        .send()
+        .await
+        .unwrap();
+    assert!(!inactive.active);
+    assert_eq!(db.query(ClubMember::gsi1()).all().await.unwrap().len(), 1);
+    // Its unique email is claimed: another member cannot take it.
+    let mut thief = ClubMember::new("m3", true);
+    thief.email = "m1@example.com".into();
+    let taken = db.put(&thief).send().await.unwrap_err();
+    assert!(matches!(taken, Error::Unique { .. }), "{taken:?}");
+    // An upsert at an expected version cannot create.
+    let refused = db
+        .update(ClubMember::key("m4").unwrap())
+        .increment(ClubMember::VISITS, 1)
+        .expect_version(3)
+        .or_create(&ClubMember::new("m4", true))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            Error::Update(singletable::op::update::UpdateError::ConditionedCreation { .. })
+        ),
+        "{refused:?}"
+    );
+}

@@ -278,11 +278,13 @@ enum Step {
     /// A task's counter counted up (`ADD`, which a resend would apply twice), or under a
     /// sequence guard (`advance`), which makes it safe to resend. Mostly (`live`) a task there
     /// is, picked by `team` and `id` among the live ones, so that counts and guards meet.
+    /// With `or_create`, an upsert: where no live task is, a new open one counted once.
     CountHit {
         team: u8,
         id: u8,
         seq: Option<u8>,
         live: bool,
+        or_create: bool,
     },
     DeleteTask {
         team: u8,
@@ -434,13 +436,15 @@ fn step() -> impl Strategy<Value = Step> {
             team.clone(),
             id.clone(),
             prop::option::of(0u8..3),
-            prop::bool::weighted(0.7)
+            prop::bool::weighted(0.7),
+            prop::bool::weighted(0.4)
         )
-            .prop_map(|(team, id, seq, live)| Step::CountHit {
+            .prop_map(|(team, id, seq, live, or_create)| Step::CountHit {
                 team,
                 id,
                 seq,
-                live
+                live,
+                or_create
             }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
         1 => (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
@@ -923,6 +927,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             id,
             seq,
             live: pick_live,
+            or_create,
         } => {
             let live_tasks: Vec<(u8, u8)> = (model.tasks.iter())
                 .filter(|(_, t)| live(t.expires_at, now))
@@ -941,11 +946,28 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 Some(seq) => update.advance(Task::APPLIED, seq),
                 None => update,
             };
-            let sent = update.add(Task::HITS, 1).send().await;
+            let update = update.add(Task::HITS, 1);
+            // The task an upsert creates: open, owned by 0, with the update applied to it.
+            let initial = task(team, id, 0, true, "counted", None);
+            let sent = if or_create {
+                update.or_create(&initial).send().await
+            } else {
+                update.send().await
+            };
             if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, id)])) {
                 return resync;
             }
             match model.live_task((team, id)).cloned() {
+                None if or_create => {
+                    let created = Task {
+                        hits: 1,
+                        applied: seq.unwrap_or(0),
+                        ..initial
+                    };
+                    model.put_task(created, now_ms);
+                    let stored = model.live_task((team, id)).cloned();
+                    assert_eq!(sent.as_ref().ok(), stored.as_ref(), "{step:?}: {sent:?}");
+                }
                 None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
                 // The guard holds a sequence number this one does not pass.
                 Some(stored) if seq.is_some_and(|seq| seq <= stored.applied) => {

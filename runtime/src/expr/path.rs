@@ -90,6 +90,11 @@ impl AttrPath {
         &self.root
     }
 
+    /// The map keys and list indexes below the top-level attribute.
+    pub(crate) fn steps(&self) -> &[PathStep] {
+        &self.nested
+    }
+
     /// Writes the path with name placeholders (`#n0.#n1[2]`).
     pub fn render(&self, placeholders: &mut Placeholders, out: &mut String) {
         self.walk(&mut Renderer { placeholders, out });

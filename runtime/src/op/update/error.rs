@@ -19,6 +19,25 @@ pub enum UpdateError {
         /// The index's templates and rule, as text.
         templates: String,
     },
+    /// An update with [`or_create`](super::Update::or_create) cannot be applied to the item
+    /// it would create: its `initial` value lacks what an action needs (`SET x = x + 1` of a
+    /// missing `x`, as DynamoDB refuses it), or its key differs from the update's.
+    #[error("{entity}: the update cannot make the item it would create: {reason}")]
+    NotApplicableToNewItem {
+        /// The entity.
+        entity: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// An update conditioned on the stored item (`condition`, `expect_version`, `advance`)
+    /// cannot create one: no item is there to check.
+    #[error("this update of {entity} is conditioned on the stored item (`{condition}`), so it cannot create one with `or_create`")]
+    ConditionedCreation {
+        /// The entity.
+        entity: &'static str,
+        /// Which condition.
+        condition: &'static str,
+    },
     /// An input of an index key changes by an amount (`ADD`, increment, append) rather than to a
     /// known value, so the new index key is unknown.
     #[error("`{field}` of {entity} feeds index `{index}`, so it must be changed with `set` (to a known value), not by {operation}")]

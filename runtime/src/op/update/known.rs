@@ -1,13 +1,17 @@
 //! The field values an update knows: those it sets, and those the caller says are current.
 
 use crate::expr::AttrPath;
-use crate::schema::AnyValue;
 use aws_sdk_dynamodb::types::AttributeValue;
+use std::any::Any;
+use std::sync::Arc;
 
-/// A field value the update knows: what it sets, or what the caller says is current.
+/// A field value the update knows: what it sets, or what the caller says is current. Shared,
+/// so that an update can be sent again ([`Update::or_create`](super::Update::or_create) after
+/// a concurrent creation).
+#[derive(Clone)]
 pub(super) struct Known {
     pub(super) field: &'static str,
-    pub(super) value: AnyValue,
+    pub(super) value: Arc<dyn Any + Send + Sync>,
     /// For a current value ([`Update::given`]): the attribute and value the condition
     /// asserts.
     pub(super) current: Option<(AttrPath, AttributeValue)>,

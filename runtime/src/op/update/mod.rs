@@ -18,16 +18,19 @@ use serde::Serialize;
 use std::future::Future;
 use std::marker::PhantomData;
 
+mod apply;
 mod condition;
 pub(crate) mod error;
 mod estimate;
 mod index_keys;
 mod known;
+mod or_create;
 mod request;
 mod response;
 mod unique;
 
 pub use error::UpdateError;
+pub use or_create::OrCreate;
 
 use crate::expr::sets::as_set;
 use known::Known;
@@ -398,7 +401,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
                 };
                 parts.known.push(Known {
                     field: field.name(),
-                    value: Box::new(current),
+                    value: std::sync::Arc::new(current),
                     current: current_value,
                 });
             }

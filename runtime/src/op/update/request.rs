@@ -22,6 +22,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use serde::Serialize;
 
 /// A field changed relative to its current value (by `ADD`, an increment, an append, ...).
+#[derive(Clone)]
 pub(super) struct RelativeChange {
     pub(super) field: &'static str,
     /// The operation's name, for messages.
@@ -50,6 +51,24 @@ pub(super) struct Parts<'db, E: Entity> {
     pub(super) error: Option<EncodeError>,
 }
 
+impl<E: Entity> Clone for Parts<'_, E> {
+    fn clone(&self) -> Self {
+        Parts {
+            db: self.db,
+            key: self.key.clone(),
+            actions: self.actions.clone(),
+            known: self.known.clone(),
+            relative: self.relative.clone(),
+            changed: self.changed,
+            condition: self.condition.clone(),
+            expected_version: self.expected_version,
+            guard: self.guard.clone(),
+            expiry: self.expiry,
+            error: self.error.clone(),
+        }
+    }
+}
+
 pub(super) struct Prepared {
     pub(super) update: String,
     pub(super) condition: String,
@@ -71,7 +90,7 @@ impl<'db, E: Entity> Parts<'db, E> {
             self.changed |= indexes;
             self.known.push(Known {
                 field,
-                value: Box::new(value),
+                value: std::sync::Arc::new(value),
                 current: None,
             });
         }
