@@ -399,6 +399,25 @@ async fn fields_kept_only_in_keys_are_read_from_the_keys() {
             body: "third".into(),
         }]
     );
+    // A time part, and fields kept only in an index's keys: a device's state change.
+    let change = foreign_item(
+        "DeviceState",
+        &[("PK", "d9"), ("SK", "2020-04-27T09:12:00.000000000Z")],
+        &[
+            ("GSI1PK", "OP#Liz"),
+            ("GSI1SK", "NORMAL#2020-04-27T09:12:00.000000000Z"),
+        ],
+    );
+    singletable::testing::put_raw(&db, change).await.unwrap();
+    assert_eq!(
+        db.query(DeviceState::partition("d9")).all().await.unwrap(),
+        vec![DeviceState {
+            device_id: "d9".into(),
+            at: "2020-04-27T09:12:00Z".parse().unwrap(),
+            operator: "Liz".into(),
+            state: "NORMAL".into(),
+        }]
+    );
     // Written back by the library, the item gains the fields and keeps its keys.
     db.put(&line).send().await.unwrap();
     let stored = common::raw_items(&db)

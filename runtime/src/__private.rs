@@ -6,7 +6,7 @@ pub use crate::design_check::{
     HasNoSortKey, HasSortKey, IndexSortKeyAbsent, IndexSortKeyDeclared, WithSortKey, WithoutSortKey,
 };
 pub use crate::index_projection::{IndexProjection, ProjectsAll, ProjectsKeys, ProjectsSome};
-pub use crate::key::part::{attribute_from_key, AnyValue, FromKey, KeyArg, KeyPartFns};
+pub use crate::key::part::{text_attribute, AnyValue, FromKey, KeyArg, KeyPartFns};
 pub use crate::key::shape::PartShape;
 pub use crate::key::template::Segment;
 pub use crate::key::{KeyField, KeyPart, KeyTemplate, PartContext, PartError, PrefixFree};

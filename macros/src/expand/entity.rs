@@ -580,7 +580,7 @@ fn expand_fields(
         };
         // A field stored as serde writes it can be read back from a key that renders it.
         let from_key = if in_template && matches!(field.stored_form(), StoredForm::Serde) {
-            quote!(#st::Some(#st::attribute_from_key::<#ty>))
+            quote!(<#ty as #st::KeyField>::FROM_KEY)
         } else {
             quote!(#st::None)
         };

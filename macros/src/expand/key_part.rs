@@ -98,6 +98,8 @@ fn expand(parsed: &KeyPartEnum) -> TokenStream {
         impl #st::KeyField for #ident {
             type Borrowed = Self;
             const SHAPE: #st::PartShape = #st::PartShape::one_of(&[#(#texts),*]);
+            // The key text is the variant's serde name.
+            const FROM_KEY: #st::Option<#st::FromKey> = #st::Some(#st::text_attribute);
 
             #[inline]
             fn parse_part(text: &str, _: #st::Option<u8>) -> #st::Result<Self, #st::PartError> {

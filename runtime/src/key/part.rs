@@ -127,6 +127,12 @@ pub trait KeyField: KeyPart + Sized + Send + Sync + 'static {
     /// the type says less. Claim less only for texts your `render_part` can never leave.
     #[doc(hidden)]
     const SHAPE: PartShape = PartShape::ANY;
+
+    /// Reads this type's key text as the attribute serde writes for the value, so that a field
+    /// an item keeps only in its keys is read from them; `None`: it is not (a type of your
+    /// own, whose serde form the library does not know).
+    #[doc(hidden)]
+    const FROM_KEY: Option<FromKey> = None;
 }
 
 #[doc(hidden)]
@@ -167,17 +173,11 @@ fn parse_erased<T: KeyField>(text: &str, width: Option<u8>) -> Result<AnyValue, 
 pub type FromKey = fn(&str, Option<u8>) -> Result<AttributeValue, PartError>;
 
 #[doc(hidden)]
-/// Reads `text`, a key part of type `T` at `width`, as the attribute serde writes for the
-/// value: how a field that an item keeps only in its keys is read back. Only the text `T`
-/// writes parses (`KeyField::parse_part`), so the value is the one the key was rendered from.
-pub fn attribute_from_key<T: KeyField + serde::Serialize>(
-    text: &str,
-    width: Option<u8>,
-) -> Result<AttributeValue, PartError> {
-    let value = T::parse_part(text, width)?;
-    serde_dynamo::to_attribute_value(&value).map_err(|_| PartError {
-        expected: "a value serde can write as an attribute",
-    })
+/// The attribute serde writes for a key part whose key text is its serde form (a string, a
+/// `#[derive(KeyPart)]` enum's name, a time, a date, a UUID, a ULID), from that text, which
+/// the caller has checked the type reads.
+pub fn text_attribute(text: &str, _width: Option<u8>) -> Result<AttributeValue, PartError> {
+    Ok(AttributeValue::S(text.to_owned()))
 }
 
 #[doc(hidden)]
@@ -269,6 +269,7 @@ impl KeyPart for String {
 
 impl KeyField for String {
     type Borrowed = str;
+    const FROM_KEY: Option<FromKey> = Some(text_attribute);
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         Ok(text.to_owned())
@@ -285,6 +286,7 @@ impl KeyPart for bool {
 impl KeyField for bool {
     type Borrowed = bool;
     const SHAPE: PartShape = PartShape::one_of(&["false", "true"]);
+    const FROM_KEY: Option<FromKey> = Some(|text, _| Ok(AttributeValue::Bool(text == "true")));
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         match text {
@@ -342,6 +344,9 @@ macro_rules! unsigned_key_part {
         impl KeyField for $ty {
             type Borrowed = $ty;
             const SHAPE: PartShape = PartShape::integer($width, false);
+            const FROM_KEY: Option<FromKey> = Some(|text, width| {
+                Ok(AttributeValue::N(<$ty as KeyField>::parse_part(text, width)?.to_string()))
+            });
 
             fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError> {
                 const EXPECTED: &str = concat!("zero-padded ", stringify!($ty));
@@ -388,6 +393,9 @@ macro_rules! signed_key_part {
         impl KeyField for $ty {
             type Borrowed = $ty;
             const SHAPE: PartShape = PartShape::integer($width, true);
+            const FROM_KEY: Option<FromKey> = Some(|text, width| {
+                Ok(AttributeValue::N(<$ty as KeyField>::parse_part(text, width)?.to_string()))
+            });
 
             fn parse_part(text: &str, width: Option<u8>) -> Result<Self, PartError> {
                 const EXPECTED: &str = concat!("zero-padded ", stringify!($ty));
@@ -442,6 +450,7 @@ mod chrono_parts {
         type Borrowed = DateTime<Utc>;
         // `2020-04-27T00:00:00.000000000Z`: years 0 to 9999 only.
         const SHAPE: PartShape = PartShape::fixed(30, "0123456789-:T.Z");
+        const FROM_KEY: Option<FromKey> = Some(text_attribute);
 
         fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
             const EXPECTED: &str = "RFC 3339 UTC timestamp with nanoseconds";
@@ -479,6 +488,7 @@ mod chrono_parts {
     impl KeyField for NaiveDate {
         type Borrowed = NaiveDate;
         const SHAPE: PartShape = PartShape::fixed(10, "0123456789-");
+        const FROM_KEY: Option<FromKey> = Some(text_attribute);
 
         fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
             const EXPECTED: &str = "date YYYY-MM-DD";
@@ -514,6 +524,7 @@ impl PrefixFree for uuid::Uuid {}
 impl KeyField for uuid::Uuid {
     type Borrowed = uuid::Uuid;
     const SHAPE: PartShape = PartShape::fixed(36, "0123456789abcdef-");
+    const FROM_KEY: Option<FromKey> = Some(text_attribute);
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         const EXPECTED: &str = "lowercase hyphenated UUID";
@@ -549,6 +560,7 @@ impl KeyField for ulid::Ulid {
     type Borrowed = ulid::Ulid;
     // Crockford's base32: no I, L, O or U.
     const SHAPE: PartShape = PartShape::fixed(26, "0123456789ABCDEFGHJKMNPQRSTVWXYZ");
+    const FROM_KEY: Option<FromKey> = Some(text_attribute);
 
     fn parse_part(text: &str, _width: Option<u8>) -> Result<Self, PartError> {
         const EXPECTED: &str = "26-character ULID";
