@@ -293,19 +293,6 @@ impl<'db, E: Entity> Put<'db, E> {
         )
     }
 
-    /// Sends a put that creates, for an upsert ([`Update::or_create`](super::update::Update::or_create)):
-    /// as [`Put::send`], but where its condition fails on an item just like the one it writes
-    /// after a resend (its first attempt's response lost), which may be its own write or an
-    /// identical one of another upsert, the outcome is [`Error::Ambiguous`] rather than a
-    /// failed condition, which the upsert would take for another writer's item and update.
-    pub(crate) fn send_creating(self) -> impl Future<Output = Result<(), Error>> + 'db {
-        crate::unique::plain_or_with_sentinels(
-            self,
-            |_| Ok(()),
-            |put, finish| put.send_once(None, OwnCopy::Ambiguous, finish),
-        )
-    }
-
     /// Sends the request; returns the item this one replaced, if any (`ALL_OLD`).
     pub fn send_returning_old(self) -> impl Future<Output = Result<Option<E>, Error>> + 'db {
         crate::unique::plain_or_with_sentinels(self, super::decode_old, |put, finish| {
@@ -361,7 +348,7 @@ impl<'db, E: Entity> Put<'db, E> {
         if self.keeps_created_at() {
             return finish(self.send_keeping_created_at(returning).await?);
         }
-        self.send_once(returning, OwnCopy::Failure, finish).await
+        self.send_once(returning, finish).await
     }
 
     /// Sends a put that may replace an item whose `created_at` it keeps: first as a creation
@@ -374,7 +361,7 @@ impl<'db, E: Entity> Put<'db, E> {
         returning: Option<ReturnValue>,
     ) -> Result<Option<Item>, Error> {
         let Some(timestamp) = E::SCHEMA.managed.created_at else {
-            return self.send_once(returning, OwnCopy::Failure, Ok).await;
+            return self.send_once(returning, Ok).await;
         };
         let attribute = timestamp.attribute;
         let mut created = self.first_created();
@@ -390,7 +377,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 condition: self.condition.clone(),
                 stored_as_read: self.stored_as_read.clone(),
             };
-            let sent = put.send_once(returning.clone(), OwnCopy::Failure, Ok).await;
+            let sent = put.send_once(returning.clone(), Ok).await;
             let stored = match &sent {
                 Err(Error::ConditionFailed { current, .. }) if attempts < ATTEMPTS => {
                     current.as_deref().map(|item| item.get(attribute).cloned())
@@ -413,21 +400,13 @@ impl<'db, E: Entity> Put<'db, E> {
     }
 
     /// Sends the request once, asking for `returning`, and `finish`es the attributes
-    /// returned; `own_copy` says what a failed condition on a copy of this put's item, after a
-    /// resend, means.
+    /// returned.
     async fn send_once<T: 'db>(
         self,
         returning: Option<ReturnValue>,
-        own_copy: OwnCopy,
         finish: impl FnOnce(Option<crate::Item>) -> Result<T, Error> + Send + 'db,
     ) -> Result<T, Error> {
         let db = self.db;
-        // Prepared again (an upsert's `Db` has a still clock, so it is the same item): only
-        // such a put keeps it.
-        let written = match own_copy {
-            OwnCopy::Ambiguous => self.encoded(),
-            OwnCopy::Failure => None,
-        };
         let (write, sent) = self.request(returning)?;
         match db.write(write).await? {
             // An expired item it replaced is none, as it is to reads.
@@ -435,19 +414,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 let expiry = sent.expectations.expiry;
                 finish(attributes.filter(|old| !expiry.has_expired(old)))
             }
-            Written::ConditionFailed { current, resent } => {
-                let copy = written
-                    .as_ref()
-                    .zip(current.as_ref())
-                    .is_some_and(|(written, found)| crate::item::same_item(written, found));
-                // A put whose every write is unique tells its own item below.
-                if resent && copy && sent.written.is_none() {
-                    return Err(Error::Ambiguous {
-                        entity: E::SCHEMA.name,
-                        key: sent.key,
-                        message: "the item it creates is there after a resend: this write's, or an identical one's".to_owned(),
-                    });
-                }
+            Written::ConditionFailed { current, .. } => {
                 let ours = sent
                     .written
                     .as_ref()
@@ -487,15 +454,6 @@ struct Sent {
     expectations: Expectations,
     /// The item written, when a lost response could make its own write fail its condition.
     written: Option<Item>,
-}
-
-/// What a put's failed condition on a copy of its own item, after a resend, means.
-#[derive(Clone, Copy)]
-enum OwnCopy {
-    /// A failure: the item may be another writer's identical one.
-    Failure,
-    /// An unknown outcome, for a write that must not take its own item for another's.
-    Ambiguous,
 }
 
 impl Sent {

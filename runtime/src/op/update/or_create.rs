@@ -36,9 +36,11 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// counter at 1.
     ///
     /// It costs one request where the item is stored; where it is not, two: the update
-    /// (refused, [`Error::NotFound`]) and the creation, which returns the item it wrote. A
-    /// writer that creates the item between the update and the creation makes the creation
-    /// fail, and the update is sent again (at most three rounds).
+    /// (refused, [`Error::NotFound`]) and the creation, a transaction of the one put (twice a
+    /// put's capacity; its client request token makes a resend after a lost response apply
+    /// once), which returns the item it wrote. A writer that creates the item between the
+    /// update and the creation makes the creation fail, and the update is sent again (at most
+    /// three rounds; after that, the creation's error).
     /// [`expect_version`](Update::expect_version) cannot create (no item is at that
     /// version): [`UpdateError::ConditionedCreation`] when sent.
     pub fn or_create(self, initial: &E) -> OrCreate<'db, E, S> {
@@ -108,11 +110,27 @@ where
                 // It does not encode: sending says why.
                 return put.send().await.map(|()| created);
             };
-            match put.send_creating().await {
+            let sent = if E::SCHEMA.unique.is_empty() {
+                // One write in a transaction: its client request token makes a resend after a
+                // lost response apply once, where a plain conditional put, resent by the SDK,
+                // could not tell its own new item from another upsert's identical one. (With
+                // unique values, the put is a transaction already.)
+                match put.transact_op() {
+                    Ok(op) => frozen.transaction().push(op).send().await,
+                    Err(error) => Err(error),
+                }
+            } else {
+                put.send().await
+            };
+            let exists = match &sent {
+                Err(Error::ConditionFailed { .. } | Error::VersionConflict { .. }) => true,
+                Err(Error::TransactionCanceled(canceled)) => canceled.failed_condition(0).is_some(),
+                _ => false,
+            };
+            match sent {
                 Ok(()) => return Ok(crate::item::decode(written)?),
                 // Created by another writer since the update found none: update it.
-                Err(Error::ConditionFailed { .. } | Error::VersionConflict { .. })
-                    if round < ROUNDS => {}
+                Err(_) if exists && round < ROUNDS => {}
                 Err(error) => return Err(error),
             }
         }
