@@ -4,9 +4,9 @@
 //! Delivery is at least once: a consumer that stops between applying a batch and committing
 //! it is given the batch again. Each count therefore records, per shard, the sequence number
 //! of the last record it applied, and an update applies a record only if its sequence number
-//! is greater (`advance`). A record delivered twice fails that guard and changes nothing; the
-//! guard also lets the library resend an update whose response was lost, and recognise that
-//! it was applied.
+//! is greater (`advance`). A record delivered twice finds its sequence number stored and
+//! changes nothing (the update returns the count as it is); the guard also lets the library
+//! resend an update whose response was lost.
 //!
 //! Run with `cargo run --example stream`.
 
@@ -73,11 +73,11 @@ fn delta(change: &Change<Item, singletable::stream::NewAndOldImages>) -> Option<
     }
 }
 
-/// Applies a ticket's record to its team's count, once: returns whether it changed the count
-/// (false for a record applied before).
-async fn apply(db: &Db<App>, shard: &str, record: &Record<Item>) -> Result<bool, Error> {
+/// Applies a ticket's record to its team's count, once: a record applied before (delivered
+/// again) finds its sequence number stored, and changes nothing.
+async fn apply(db: &Db<App>, shard: &str, record: &Record<Item>) -> Result<(), Error> {
     let Some((team, delta)) = delta(&record.change) else {
-        return Ok(false);
+        return Ok(());
     };
     let sequence = format!("{:0>40}", record.sequence_number);
     // The count exists before its first update, so the update can set a path inside `applied`.
@@ -99,24 +99,26 @@ async fn apply(db: &Db<App>, shard: &str, record: &Record<Item>) -> Result<bool,
         .send()
         .await;
     match applied {
-        Ok(_) => Ok(true),
-        Err(error) if error.is_condition_failed() => Ok(false),
+        Ok(_) => Ok(()),
+        // The count holds a later record of this shard: this one was applied before it.
+        Err(error) if error.is_condition_failed() => Ok(()),
         Err(error) => Err(error),
     }
 }
 
 /// Reads until the stream has nothing new, applying and committing each batch; with
 /// `crash_before_commit`, stops after applying the first batch without committing it.
+/// Returns how many ticket records it applied.
 async fn consume(
     db: &Db<App>,
     reader: &mut StreamReader<'_, App>,
     crash_before_commit: bool,
-) -> Result<(usize, usize), Error> {
-    let (mut applied, mut duplicates) = (0, 0);
+) -> Result<usize, Error> {
+    let mut applied = 0;
     loop {
         let batch = reader.poll::<Item>().await?;
         if batch.is_empty() && reader.is_caught_up() {
-            return Ok((applied, duplicates));
+            return Ok(applied);
         }
         let shard = batch.shard().unwrap_or_default().to_owned();
         for record in batch.records() {
@@ -126,14 +128,11 @@ async fn consume(
             if delta(&record.change).is_none() {
                 continue; // A count's own change.
             }
-            if apply(db, &shard, record).await? {
-                applied += 1;
-            } else {
-                duplicates += 1;
-            }
+            apply(db, &shard, record).await?;
+            applied += 1;
         }
         if crash_before_commit {
-            return Ok((applied, duplicates));
+            return Ok(applied);
         }
         reader.commit(&batch).await?;
     }
@@ -167,14 +166,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let streams = singletable::local::streams_client().await?;
     let mut first = db.admin().stream_reader("open-tickets", streams.clone());
-    let (applied, _) = consume(&db, &mut first, true).await?;
-    println!("consumer 1 applied {applied} records, then stopped before its commit");
+    let before_crash = consume(&db, &mut first, true).await?;
+    println!("consumer 1 applied {before_crash} records, then stopped before its commit");
     drop(first);
 
     let mut second = db.admin().stream_reader("open-tickets", streams);
-    let (applied, duplicates) = consume(&db, &mut second, false).await?;
+    let resumed = consume(&db, &mut second, false).await?;
     println!(
-        "consumer 2 resumed: {applied} records applied, {duplicates} delivered again and absorbed"
+        "consumer 2 resumed: {resumed} records applied, the {before_crash} of consumer 1's uncommitted batch among them, counted once"
     );
 
     let mut counts = BTreeMap::new();

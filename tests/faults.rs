@@ -1407,10 +1407,12 @@ async fn the_engine_honours_client_request_tokens() {
 }
 
 /// An increment guarded by `advance` is resent by the library after a lost response (its
-/// guard makes a second application fail), and the resend that finds its own value reports
-/// the lost attempt as applied: with 30% of responses lost after the engine applied them,
-/// every one of 30 increments succeeds and the count is 30. A change counted again (a
-/// duplicate delivery) fails its guard and counts nothing.
+/// guard makes a second application fail), and a resend that finds its own value reports
+/// the increment as applied: with 30% of responses lost after the engine applied them, every
+/// one of 30 increments succeeds and the count is 30. A change counted again (a duplicate
+/// delivery) counts nothing and returns the item as it is, whether or not its response is
+/// lost: a resend cannot tell its own lost attempt from the earlier delivery, so neither does
+/// a first attempt.
 #[tokio::test]
 async fn a_guarded_increment_is_resent_after_a_lost_response_and_applied_once() {
     if common::skips(Needs::FaultProxy) {
@@ -1439,12 +1441,11 @@ async fn a_guarded_increment_is_resent_after_a_lost_response_and_applied_once() 
     }
     let report = h.stats.report();
     assert!(report.injected_after_apply() > 0, "{report}");
+    for _ in 0..10 {
+        let again = increment(30).await.unwrap();
+        assert_eq!((again.count, again.applied["source"]), (30, 30));
+    }
     h.stats.set_paused(true);
-    let again = increment(30).await;
-    assert!(
-        matches!(again, Err(Error::ConditionFailed { .. })),
-        "{again:?}"
-    );
     let stored = h
         .plain
         .get(GuardedCounter::key(1).unwrap())

@@ -282,12 +282,14 @@ enum Step {
     /// sequence guard (`advance`), which makes it safe to resend. Mostly (`live`) a task there
     /// is, picked by `team` and `id` among the live ones, so that counts and guards meet.
     /// With `or_create`, an upsert: where no live task is, a new open one counted once.
+    /// With `twice`, the count is delivered a second time, as a stream record may be.
     CountHit {
         team: u8,
         id: u8,
-        seq: Option<u8>,
+        seq: Option<i8>,
         live: bool,
         or_create: bool,
+        twice: bool,
     },
     DeleteTask {
         team: u8,
@@ -440,16 +442,18 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (
             team.clone(),
             id.clone(),
-            prop::option::of(0u8..3),
+            prop::option::of(-1i8..3),
             prop::bool::weighted(0.7),
-            prop::bool::weighted(0.4)
+            prop::bool::weighted(0.4),
+            prop::bool::weighted(0.3)
         )
-            .prop_map(|(team, id, seq, live, or_create)| Step::CountHit {
+            .prop_map(|(team, id, seq, live, or_create, twice)| Step::CountHit {
                 team,
                 id,
                 seq,
                 live,
-                or_create
+                or_create,
+                twice
             }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
         1 => (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
@@ -948,6 +952,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
             seq,
             live: pick_live,
             or_create,
+            twice,
         } => {
             let live_tasks: Vec<(u8, u8)> = (model.tasks.iter())
                 .filter(|(_, t)| live(t.expires_at, now))
@@ -958,46 +963,56 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 Some(&key) if pick_live => key,
                 _ => (team, id),
             };
-            // `seq` counts past the stored guard (0: the guard itself, which does not pass).
+            // `seq` counts from the stored guard: past it (applied), the guard itself (a
+            // replay of the count that stored it), or before it (refused).
             let guard = model.live_task((team, id)).map_or(0, |task| task.applied);
-            let seq = seq.map(|past| (guard + u32::from(past)).max(1));
-            let update = db.update(Task::key(team, id).unwrap());
-            let update = match seq {
-                Some(seq) => update.advance(Task::APPLIED, seq),
-                None => update,
-            };
-            let update = update.add(Task::HITS, 1);
+            let seq = seq.map(|past| {
+                u32::try_from(i64::from(guard) + i64::from(past)).map_or(1, |seq| seq.max(1))
+            });
             // The task an upsert creates: open, owned by 0, with the update applied to it.
             let initial = task(team, id, 0, true, "counted", None);
-            let sent = if or_create {
-                update.or_create(&initial).send().await
-            } else {
-                update.send().await
-            };
-            if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, id)])) {
-                return resync;
-            }
-            match model.live_task((team, id)).cloned() {
-                None if or_create => {
-                    let created = Task {
-                        hits: 1,
-                        applied: seq.unwrap_or(0),
-                        ..initial
-                    };
-                    model.put_task(created, now_ms);
-                    let stored = model.live_task((team, id)).cloned();
-                    assert_eq!(sent.as_ref().ok(), stored.as_ref(), "{step:?}: {sent:?}");
+            for _delivery in 0..=u8::from(twice) {
+                let update = db.update(Task::key(team, id).unwrap());
+                let update = match seq {
+                    Some(seq) => update.advance(Task::APPLIED, seq),
+                    None => update,
+                };
+                let update = update.add(Task::HITS, 1);
+                let sent = if or_create {
+                    update.or_create(&initial).send().await
+                } else {
+                    update.send().await
+                };
+                if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, id)])) {
+                    return resync;
                 }
-                None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
-                // The guard holds a sequence number this one does not pass.
-                Some(stored) if seq.is_some_and(|seq| seq <= stored.applied) => {
-                    assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
-                }
-                Some(mut stored) => {
-                    stored.hits += 1;
-                    stored.applied = seq.unwrap_or(stored.applied);
-                    assert_eq!(sent.unwrap(), stored, "{step:?}");
-                    model.tasks.insert((team, id), stored);
+                match model.live_task((team, id)).cloned() {
+                    None if or_create => {
+                        let created = Task {
+                            hits: 1,
+                            applied: seq.unwrap_or(0),
+                            ..initial.clone()
+                        };
+                        model.put_task(created, now_ms);
+                        let stored = model.live_task((team, id)).cloned();
+                        assert_eq!(sent.as_ref().ok(), stored.as_ref(), "{step:?}: {sent:?}");
+                    }
+                    None => assert_eq!(outcome(&sent), "not_found", "{step:?}: {sent:?}"),
+                    // The guard holds this sequence number: the count applied already,
+                    // returned as it is.
+                    Some(stored) if seq == Some(stored.applied) => {
+                        assert_eq!(sent.as_ref().ok(), Some(&stored), "{step:?}: {sent:?}");
+                    }
+                    // The guard holds a later sequence number.
+                    Some(stored) if seq.is_some_and(|seq| seq < stored.applied) => {
+                        assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
+                    }
+                    Some(mut stored) => {
+                        stored.hits += 1;
+                        stored.applied = seq.unwrap_or(stored.applied);
+                        assert_eq!(sent.unwrap(), stored, "{step:?}");
+                        model.tasks.insert((team, id), stored);
+                    }
                 }
             }
         }

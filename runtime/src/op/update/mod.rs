@@ -217,10 +217,16 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     /// such as the position of the last stream record a count has applied
     /// (`OpenTickets::APPLIED.key(shard)`). A second application of the update fails its
     /// guard, so the update is safe to resend: a lost response is resent by the library
-    /// instead of ending in [`Error::Ambiguous`], even with an `add` or `increment`, and a
-    /// resend that finds `value` already there knows its lost attempt was applied and returns
-    /// the item as it is. A first attempt that finds `value` or a greater one (a record
-    /// delivered twice) is [`Error::ConditionFailed`], and changes nothing. Values compare as
+    /// instead of ending in [`Error::Ambiguous`], even with an `add` or `increment`.
+    ///
+    /// `value` names the update. Where the stored value is `value` already, the update with
+    /// it is applied, once, and [`send`](Update::send) returns the item as it is, unchanged:
+    /// a record delivered twice, or this update's own lost attempt, which a resend cannot tell
+    /// apart, so `Ok` says "applied", not "applied by this call". (The other `send_returning_*`
+    /// methods, which cannot know the item before a replay, fail with
+    /// [`Error::ConditionFailed`], or [`Error::Ambiguous`] after a lost response.) Where the
+    /// stored value is greater, the update is refused, [`Error::ConditionFailed`], and
+    /// changes nothing. Values compare as
     /// DynamoDB compares them: numbers by value, strings by their UTF-8 bytes (pad numbers in
     /// text to one width).
     ///

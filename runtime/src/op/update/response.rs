@@ -54,11 +54,8 @@ impl<E: Entity> Sent<'_, E> {
         match written {
             Written::Applied { attributes, .. } => Ok(attributes.unwrap_or_default()),
             Written::ConditionFailed { current, resent } => {
-                if let Some(applied) = resent
-                    .then(|| self.applied_by_guard(current.as_ref()))
-                    .flatten()
-                {
-                    return applied;
+                if let Some(replayed) = self.replayed(current.as_ref(), resent) {
+                    return replayed;
                 }
                 Err(condition_failure(
                     E::SCHEMA.name,
@@ -70,25 +67,30 @@ impl<E: Entity> Sent<'_, E> {
         }
     }
 
-    /// What a failed condition of a resent update means when its guard finds its own value in
-    /// the item: the lost attempt was applied. For `ALL_NEW`, the item as it is; the item
-    /// before it is no longer known.
-    fn applied_by_guard(
+    /// What a failed condition means when the update's guard finds its own value in the item:
+    /// the update with that value is applied, once. After a lost response the library cannot
+    /// tell its own lost attempt from an earlier update sent with the same value, so neither
+    /// case claims to know: for `ALL_NEW`, the item as it is; for the other return values,
+    /// the item before is not known (after a lost response, [`Error::Ambiguous`]; otherwise
+    /// this attempt wrote nothing, and its failed condition stands).
+    fn replayed(
         &self,
         current: Option<&crate::Item>,
+        resent: bool,
     ) -> Option<Result<crate::Item, Error>> {
         let ((path, value), returning) = self.guard.as_ref()?;
         let current = current.filter(|item| !self.expiry.has_expired(item))?;
         if path.value_in(current) != Some(value) {
             return None;
         }
-        Some(match returning {
-            ReturnValue::AllNew => Ok(current.clone()),
-            _ => Err(Error::Ambiguous {
+        match returning {
+            ReturnValue::AllNew => Some(Ok(current.clone())),
+            _ if resent => Some(Err(Error::Ambiguous {
                 entity: E::SCHEMA.name,
                 key: self.key.text(),
-                message: "a lost attempt was applied (the resend found the guard's value), and the item before it is not known".to_owned(),
-            }),
-        })
+                message: "the resend found the guard's value: the update with it is applied, and the item before it is not known".to_owned(),
+            })),
+            _ => None,
+        }
     }
 }
