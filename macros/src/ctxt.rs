@@ -53,11 +53,20 @@ impl Ctxt {
 
 /// "did you mean `x`?" for the closest of `candidates`, if any is close enough.
 pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(unknown, candidates)
+        .map(|candidate| format!("; did you mean `{candidate}`?"))
+        .unwrap_or_default()
+}
+
+/// The candidate closest to `unknown`, if one is close enough to be what was meant.
+pub fn closest<'a>(
+    unknown: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|candidate| (strsim::jaro_winkler(unknown, candidate), candidate))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| format!("; did you mean `{candidate}`?"))
-        .unwrap_or_default()
+        .map(|(_, candidate)| candidate)
 }

@@ -2,11 +2,48 @@
 
 use crate::ast::{CollectionEnum, Entity, KeyPartEnum, ProjectionStruct, Table};
 use crate::attr::{ProjectionAttr, Slot, TableIndexAttr};
-use crate::ctxt::{did_you_mean, Ctxt};
-use crate::template::Template;
+use crate::ctxt::{closest, did_you_mean, Ctxt};
+use crate::template::{Piece, Template};
 use syn::LitStr;
 
 impl Entity<'_> {
+    /// Reports each template field that names no field but is close to one, and reads the
+    /// template as if it named that one (as the fix will): the entity then expands whole, so
+    /// the code written against it compiles and the misspelling is the one error.
+    pub fn recover_misspelt_template_fields(&mut self, cx: &mut Ctxt) {
+        let names: Vec<String> = self
+            .fields
+            .iter()
+            .map(|field| syn::ext::IdentExt::unraw(field.ident).to_string())
+            .collect();
+        let ident = self.ident;
+        let attrs = &mut self.attrs;
+        let templates = [&mut attrs.pk, &mut attrs.sk].into_iter().flatten().chain(
+            (attrs.indexes.iter_mut()).flat_map(|index| index.pk.iter_mut().chain(&mut index.sk)),
+        );
+        for template in templates {
+            for piece in &mut template.pieces {
+                let Piece::Field { name, .. } = piece else {
+                    continue;
+                };
+                if names.contains(name) {
+                    continue;
+                }
+                let Some(meant) = closest(name, names.iter().map(String::as_str)) else {
+                    continue;
+                };
+                cx.rule_error_spanned_by(
+                    &template.literal,
+                    format!(
+                        "`{{{name}}}` in key template {:?} is not a field of `{ident}`; did you mean `{meant}`?",
+                        template.literal.value(),
+                    ),
+                );
+                *name = meant.to_owned();
+            }
+        }
+    }
+
     pub fn validate(&self, cx: &mut Ctxt) {
         if self.attrs.table.is_none() {
             cx.error_spanned_by(

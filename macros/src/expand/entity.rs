@@ -15,10 +15,11 @@ use syn::{DeriveInput, Ident};
 
 pub fn derive_entity(input: &DeriveInput) -> TokenStream {
     let mut cx = Ctxt::default();
-    let Some(entity) = Entity::from_syn(&mut cx, input) else {
+    let Some(mut entity) = Entity::from_syn(&mut cx, input) else {
         return cx.to_compile_errors();
     };
     if entity.named {
+        entity.recover_misspelt_template_fields(&mut cx);
         entity.validate(&mut cx);
     }
     if cx.blocks_expansion() {
