@@ -30,6 +30,14 @@ fn diagnostics_name_no_generated_item() {
             let place = format!("{}:{}: {line}", path.display(), number + 1);
             assert!(!generated_name(line), "a generated name in {place}");
             assert!(!number_argument(line), "a field by number in {place}");
+            assert!(
+                !anonymous_path(line),
+                "a name by its anonymous path in {place}"
+            );
+            assert!(
+                !line.contains("consider manually implementing"),
+                "advice to implement a library trait in {place}"
+            );
         }
     }
     assert!(read > 50, "only {read} expected outputs found in tests/ui");
@@ -45,6 +53,18 @@ fn generated_name(line: &str) -> bool {
             && bytes[at] == b'_'
             && bytes[at + 1] == b'_'
             && bytes[at + 2].is_ascii_alphabetic()
+    })
+}
+
+/// Whether `line` names a type by a path through an anonymous constant (`_::id`), as rustc
+/// prints a type whose name another type shares. Its own `_::_` (in notes on constant
+/// evaluation), serde's `_::_serde`, and `_::<impl User>::CACHE` (how rustc names an
+/// associated constant on deprecating it, beside our message naming the field) are not.
+fn anonymous_path(line: &str) -> bool {
+    line.match_indices("_::").any(|(at, _)| {
+        let starts_word = at == 0 || !line.as_bytes()[at - 1].is_ascii_alphanumeric();
+        let rest = &line[at + 3..];
+        starts_word && !rest.starts_with('_') && !rest.starts_with("<impl ")
     })
 }
 

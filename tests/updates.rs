@@ -1,5 +1,13 @@
 //! Checked updates on the seed's ticket: status changes re-sort the GSI in one UpdateItem,
 //! closing leaves the sparse queue, reopening comes back, stale callers are refused.
+// The derive names nothing with a character outside ASCII: a crate that denies non-ASCII
+// identifiers, as some do, still derives its entities.
+#![deny(
+    non_ascii_idents,
+    uncommon_codepoints,
+    confusable_idents,
+    mixed_script_confusables
+)]
 
 mod common;
 use common::Needs;

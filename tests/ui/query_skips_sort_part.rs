@@ -17,6 +17,16 @@ pub struct Ticket {
     pub title: String,
     pub note: Option<String>,
 }
+
+// A second entity with fields of the same names, as most schemas have: the messages name
+// each field with its entity.
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TEAM#{id}", sk = "TEAM#{status}#{title}")]
+pub struct Team {
+    pub id: u32,
+    pub status: Status,
+    pub title: String,
+}
 fn check(db: singletable::Db<App>) -> Result<(), singletable::Error> {
     let _ = db.query(Ticket::gsi1(&7)).sort(Ticket::ID, "8842".to_owned()).params();
     Ok(())
@@ -28,4 +38,5 @@ fn main() {}
 #[derive(singletable::Collection)]
 pub enum Items {
     One(Ticket),
+    Two(Team),
 }

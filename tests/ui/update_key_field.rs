@@ -18,6 +18,16 @@ pub struct Ticket {
     pub note: Option<String>,
 }
 
+// A second entity with fields of the same names, as most schemas have: the messages name
+// each field with its entity.
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "TEAM#{id}", sk = "TEAM#{status}#{title}")]
+pub struct Team {
+    pub id: u32,
+    pub status: Status,
+    pub title: String,
+}
+
 fn check(db: singletable::Db<App>) -> Result<(), singletable::Error> {
     let key = Ticket::key("8842")?;
     let _ = db.update(key).set(Ticket::ID, "8843".to_owned());
@@ -30,4 +40,5 @@ fn main() {}
 #[derive(singletable::Collection)]
 pub enum Items {
     One(Ticket),
+    Two(Team),
 }

@@ -1,12 +1,16 @@
-//! Each field's marker type, named as the field: the type parameter of its typed path, and
-//! what the update, query and unique-value traits are implemented for. A compile error about a
-//! field then names it as the user wrote it (`` `status` is not the next sort key part ``).
+//! Each field's marker type, named as the entity and the field (`Order_id`): the type parameter
+//! of its typed path, and what the update, query and unique-value traits are implemented for.
+//! A compile error about a field then names it as the user wrote it, with its entity
+//! (`` `Ticket_status` is not the next sort key part ``). The entity's name keeps the marker's
+//! name unique in the crate: rustc prints a type whose name another type shares by its path,
+//! which for a marker in the derive's anonymous block is `_::id`. (A middle dot, `Order·id`,
+//! would read better, but a crate that denies `non_ascii_idents` could not derive.)
 
 use super::tokens::private;
 use crate::ast::{Entity, StoredForm};
 use crate::attr::FieldRole;
-use proc_macro2::{TokenStream, TokenTree};
-use quote::{format_ident, quote, ToTokens};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
 use syn::Ident;
 
 /// The marker of every field of an entity, by position.
@@ -16,34 +20,15 @@ pub(super) struct Markers {
 
 impl Markers {
     pub(super) fn new(entity: &Entity) -> Self {
-        // A marker is a type in the derive's block, so it would shadow a type or module of the
-        // same name that the block names (a field `uuid: uuid::Uuid`): such a marker takes
-        // another name.
-        let mut named = Vec::new();
-        for field in &entity.fields {
-            collect_idents(field.ty.to_token_stream(), &mut named);
-        }
-        if let Some(table) = &entity.attrs.table {
-            collect_idents(table.to_token_stream(), &mut named);
-        }
-        for rule in entity
-            .attrs
-            .indexes
-            .iter()
-            .filter_map(|index| index.when.as_ref())
-        {
-            collect_idents(rule.function.to_token_stream(), &mut named);
-        }
+        // With the entity's name, the marker shadows no type or module that the derive's block
+        // names (a field `uuid: uuid::Uuid`).
+        let entity_name = syn::ext::IdentExt::unraw(entity.ident).to_string();
         let names = entity
             .fields
             .iter()
             .map(|field| {
                 let name = syn::ext::IdentExt::unraw(field.ident).to_string();
-                if named.contains(&name) {
-                    format_ident!("{}_field", name, span = field.ident.span())
-                } else {
-                    field.ident.clone()
-                }
+                format_ident!("{}_{}", entity_name, name, span = field.ident.span())
             })
             .collect();
         Markers { names }
@@ -111,15 +96,5 @@ impl Markers {
             }
         });
         quote!(#(#items)*)
-    }
-}
-
-fn collect_idents(tokens: TokenStream, out: &mut Vec<String>) {
-    for token in tokens {
-        match token {
-            TokenTree::Ident(ident) => out.push(syn::ext::IdentExt::unraw(&ident).to_string()),
-            TokenTree::Group(group) => collect_idents(group.stream(), out),
-            _ => {}
-        }
     }
 }

@@ -101,20 +101,32 @@ pub(super) fn expand_update_state(
             let marker = markers.named(entity, name)?;
             Some(quote!(#param: #st::KeepsSentinels<#ident, #marker>))
         });
+        // Spanned at the entity's name, as `UpdateComplete` below.
+        super::tokens::respan(
+            quote! {
+                #[automatically_derived]
+                impl<#(#params),*> #st::InTransaction<#ident, #state> for #ident
+                where #(#keeps,)*
+                {}
+            },
+            ident.span(),
+        )
+    });
+    // Spanned at the entity's name, not at the derive: rustc advises "manually implementing"
+    // a trait whose derived impl has an unmet bound, and this one is the library's to write.
+    let complete = super::tokens::respan(
         quote! {
             #[automatically_derived]
-            impl<#(#params),*> #st::InTransaction<#ident, #state> for #ident
-            where #(#keeps,)*
+            impl<#(#params: #st::state::InputState),*> #st::state::UpdateComplete<#state> for #ident
+            where #(#bounds,)*
             {}
-        }
-    });
+        },
+        ident.span(),
+    );
     let items = quote! {
         #(#touches)*
 
-        #[automatically_derived]
-        impl<#(#params: #st::state::InputState),*> #st::state::UpdateComplete<#state> for #ident
-        where #(#bounds,)*
-        {}
+        #complete
 
         #in_transaction
     };

@@ -66,7 +66,7 @@ pub mod role {
 /// [`OutsideKey`] and [`Unmanaged`]; each is a bound of its own, so that the error names the
 /// one that fails.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is part of the primary key of `{E}`; keys cannot change in place",
+    message = "`{Self}` is part of the primary key; keys cannot change in place",
     label = "cannot update a key attribute",
     note = "to change it, move the item with `db.rekey(&old, &new)`: it deletes the old item and puts the new one in one transaction, so the item is never lost or duplicated; or keep the changing value on an index key, which an update can change"
 )]
@@ -78,7 +78,7 @@ impl<E, F: FieldOf<E>> OutsideKey<E> for F where F::Role: role::OutsideKey {}
 
 /// A field of `E` the library does not maintain.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` of `{E}` is maintained by singletable on every put and update, so it cannot be updated directly",
+    message = "`{Self}` is maintained by singletable on every put and update, so it cannot be updated directly",
     label = "maintained by singletable",
     note = "a `#[dynamo(version)]` field advances by itself: use `.expect_version(v)` to update only if the item is still at the version you read; `created_at` and `updated_at` are written with the current time"
 )]
@@ -91,7 +91,7 @@ impl<E, F: FieldOf<E>> Unmanaged<E> for F where F::Role: role::Unmanaged {}
 /// `increment`, `decrement`). A unique value's new value keys its sentinel, so it must be
 /// known before the write.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` of `{E}` is unique, so it must be changed with `set`, to a known value, not by an amount",
+    message = "`{Self}` is unique, so it must be changed with `set`, to a known value, not by an amount",
     label = "the sentinel of a unique value is keyed by its new value, which an amount leaves unknown until the write",
     note = "set the new value with `.set(..)`: the update then moves the value's sentinel in its own transaction"
 )]

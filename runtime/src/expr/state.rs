@@ -184,7 +184,7 @@ pub trait UpdateComplete<S> {}
 /// naming all four. It fails where the update is sent, not at the change: a `.given(..)` may
 /// still come after it.
 #[diagnostic::on_unimplemented(
-    message = "this update changes `{C}`, an input of index `{I}` of `{E}`, without knowing the value of `{F}`, so the index key cannot be recomputed",
+    message = "this update changes `{C}`, an input of index `{I}`, without knowing the value of `{F}`, so the index key cannot be recomputed",
     label = "this update would leave index `{I}` stale",
     note = "set `{F}`, or supply its current value with `.given(..)` anywhere before this call (the request also asserts it); a value changed by `add`, `increment` or `append` is unknown and cannot feed an index"
 )]

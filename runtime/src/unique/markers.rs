@@ -8,7 +8,7 @@ use crate::expr::state::{Given, Untouched};
 /// the `Entity` derive.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` of `{E}` is not unique, so it cannot find one item",
+    message = "`{Self}` is not unique, so it cannot find one item",
     label = "a lookup by value needs a `#[dynamo(unique)]` field",
     note = "mark the field `#[dynamo(unique)]` (writes then keep a sentinel item per value), or query an index on it"
 )]
@@ -49,7 +49,7 @@ impl<E, S> InTransaction<E, S> for AnyUpdate {}
 /// sentinels stay right. An update that changes it fails here, naming it.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "this update changes `{F}` of `{E}`, which the sentinels of its unique values hold, so a hand-built transaction cannot take it",
+    message = "this update changes `{F}`, which the sentinels of its unique values hold, so a hand-built transaction cannot take it",
     label = "a hand-built transaction cannot rewrite the sentinels",
     note = "send this update on its own: it rewrites the sentinels in a transaction of its own"
 )]

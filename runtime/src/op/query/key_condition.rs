@@ -27,9 +27,9 @@ pub enum Closed {}
 /// state `P` ([`Start`] or [`After`] the part before it) of a query on index `I` of entity
 /// `E`, which admits parts in template order only.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not the next sort key part of index `{I}` of `{E}`",
+    message = "`{Self}` is not the next sort key part of index `{I}`",
     label = "a query cannot skip or repeat a sort key part",
-    note = "give the parts in template order, each at most once; a range (`between`, `lt`, ...) on a part ends the sort key condition"
+    note = "give the parts in template order, each at most once (`After<..>` below names the part this one follows); a range (`between`, `lt`, ...) on a part ends the sort key condition"
 )]
 pub trait SortKeyPart<E, I, P> {
     /// The state after this part.
