@@ -18,6 +18,17 @@ pub struct Order {
     pub placed_at: u64,
 }
 
+// A second entity with fields of the same names: the messages name each with its entity.
+#[derive(Entity, Serialize, Deserialize)]
+#[dynamo(table = App, pk = "SHIPMENT#{id}", sk = "SHIPMENT",
+         gsi1pk = "CUSTOMER#{customer_id}", gsi1sk = "SHIPMENT#{status}#AT#{placed_at}")]
+pub struct Shipment {
+    pub id: String,
+    pub customer_id: String,
+    pub status: Status,
+    pub placed_at: u64,
+}
+
 // `status` is set and `customer_id` given: only `placed_at` is missing, and only it is named.
 fn check(db: singletable::Db<App>) -> Result<(), singletable::Error> {
     let _ = db
@@ -34,4 +45,5 @@ fn main() {}
 #[derive(singletable::Collection)]
 pub enum Items {
     One(Order),
+    Two(Shipment),
 }
