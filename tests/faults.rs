@@ -1454,3 +1454,71 @@ async fn a_guarded_increment_is_resent_after_a_lost_response_and_applied_once() 
         .unwrap();
     assert_eq!((stored.count, stored.applied["source"]), (30, 30));
 }
+
+/// The error predicates, on real errors. A put that gets no answer in time (the engine
+/// applied it, the proxy never answers) is a timeout whose outcome is unknown, and retryable
+/// as it is: a put of the same item applies as once. An unguarded increment, which a resend
+/// would apply twice, ends in `Ambiguous`: of unknown outcome, not retryable as it is, a
+/// timeout by its cause, which it keeps typed as the SDK's error.
+#[tokio::test]
+async fn errors_say_whether_they_timed_out_and_whether_their_outcome_is_known() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let h = harness(31, |plan| {
+        FaultPlan { rate: 1.0, ..plan }
+            .with_kinds([Fault::after(FaultKind::Timeout)])
+            .with_attempt_timeout(Duration::from_millis(300))
+    })
+    .await;
+    let counter = GuardedCounter {
+        id: 1,
+        count: 0,
+        applied: Default::default(),
+    };
+    let put = h.faulty.put(&counter).send().await.unwrap_err();
+    assert!(
+        put.is_timeout() && put.is_outcome_unknown() && put.is_retryable(),
+        "{put:?}"
+    );
+    assert!(
+        !put.is_throttling() && put.throttling().is_empty(),
+        "{put:?}"
+    );
+    let service = put.as_service_error().expect("the SDK's error");
+    assert!(
+        matches!(
+            service.as_sdk_error(),
+            aws_sdk_dynamodb::error::SdkError::TimeoutError(_)
+        ),
+        "{service:?}"
+    );
+    assert_eq!(
+        h.plain
+            .get(GuardedCounter::key(1).unwrap())
+            .send()
+            .await
+            .unwrap(),
+        counter
+    );
+
+    let increment = h
+        .faulty
+        .update(GuardedCounter::key(1).unwrap())
+        .add(GuardedCounter::COUNT, 1)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(increment, Error::Ambiguous { .. }),
+        "{increment:?}"
+    );
+    assert!(
+        increment.is_outcome_unknown() && increment.is_timeout() && !increment.is_retryable(),
+        "{increment:?}"
+    );
+    let cause = std::error::Error::source(&increment).expect("the cause, typed");
+    assert!(cause
+        .downcast_ref::<singletable::error::ServiceError>()
+        .is_some());
+}

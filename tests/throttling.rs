@@ -134,7 +134,25 @@ async fn a_throttled_write_is_throttling_whether_sent_alone_or_in_a_transaction(
         title: "second".into(),
         ..doc.clone()
     };
-    refused(limited.put(&retitled).send().await);
+    let throttled = limited.put(&retitled).send().await.unwrap_err();
+    // The error names the limit: the item's key, over its partition's share of the table's
+    // throughput, which DynamoDB gives as a throttling reason with the table's ARN; nothing
+    // was written, so the put is safe to send again.
+    let reasons = throttled.throttling();
+    assert_eq!(reasons.len(), 1, "{throttled:?}");
+    assert_eq!(reasons[0].reason(), "TableWriteKeyRangeThroughputExceeded");
+    assert_eq!(
+        reasons[0].limit(),
+        singletable::error::ThrottlingLimit::KeyRange
+    );
+    assert!(reasons[0].on_writes() && !reasons[0].on_index());
+    let resource = reasons[0].resource().unwrap_or_default();
+    assert!(
+        resource.ends_with(&format!(":table/{}", db.table_name())),
+        "{resource}"
+    );
+    assert!(throttled.is_throttling() && throttled.is_retryable());
+    assert!(!throttled.is_outcome_unknown() && !throttled.is_timeout());
     refused(
         limited
             .transaction()

@@ -40,7 +40,6 @@ use serde::{Deserialize, Serialize};
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
 use singletable::op::query::{Cursor, CursorKey, IndexEntry};
-use singletable::stream::StreamError;
 use singletable::{Db, Entity, Error, Item, Page, Table};
 use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats};
 use std::collections::{BTreeMap, BTreeSet};
@@ -1341,6 +1340,11 @@ async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::Sw
 fn unsettled<T>(sent: &Result<T, Error>, keys: impl FnOnce() -> Resync) -> Option<Resync> {
     let error = sent.as_ref().err()?;
     if refused(error) {
+        assert!(error.is_retryable(), "a refusal is retryable: {error:?}");
+        assert!(
+            !error.is_outcome_unknown(),
+            "a refusal applied nothing: {error:?}"
+        );
         return Some(Resync::default());
     }
     lost(error).then(keys)
@@ -1353,28 +1357,14 @@ fn refused(error: &Error) -> bool {
         || matches!(error, Error::TransactionCanceled(cancelled) if cancelled.is_transient())
 }
 
-/// Whether the request's outcome was lost: no response after every resend, or a write applied
-/// whose item could not be read back.
+/// Whether the request's outcome was lost: no response after every resend (the error says
+/// the outcome is unknown), or a write applied whose item could not be read back.
 fn lost(error: &Error) -> bool {
-    // No response after the SDK's attempts (a dropped connection, a 5xx): the error has no
-    // code of its own, or a server error's.
-    let lost_in_transit = |code: Option<&str>| {
-        matches!(
-            code,
-            None | Some("InternalServerError" | "ServiceUnavailableException")
-        )
-    };
-    match error {
-        Error::Ambiguous { .. } | Error::AmbiguousTransaction { .. } | Error::Unread { .. } => true,
-        Error::Service(service) => {
-            use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-            lost_in_transit(service.code())
-        }
-        _ => match error.as_stream_error() {
-            Some(StreamError::Read { code, .. }) => lost_in_transit(code.as_deref()),
-            _ => false,
-        },
+    if error.is_outcome_unknown() || matches!(error, Error::Unread { .. }) {
+        return true;
     }
+    // A stream poll that got no answer: retryable, and not refused for throughput.
+    matches!(error, Error::Stream(_)) && error.is_retryable() && !error.is_throttling()
 }
 
 /// The items a step may or may not have changed, read back into the model from the table

@@ -792,9 +792,11 @@ async fn rekeys_racing_with_updates_never_lose_an_acknowledged_edit() {
                     Err(error) if error.is_not_found() => {}
                     // DynamoDB refuses a write that meets a transaction in progress on the
                     // item; nothing was written.
-                    Err(Error::Service(aws_sdk_dynamodb::Error::TransactionConflictException(
-                        _,
-                    ))) => {}
+                    Err(Error::Service(error))
+                        if matches!(
+                            error.service_error(),
+                            Some(aws_sdk_dynamodb::Error::TransactionConflictException(_))
+                        ) => {}
                     Err(error) => panic!("edit: unexpected {error}"),
                 }
             }

@@ -128,7 +128,11 @@ impl<'db, T: Table> Admin<'db, T> {
         match created {
             Ok(()) => {}
             // Another process created it between our describe and create.
-            Err(Error::Service(aws_sdk_dynamodb::Error::ResourceInUseException(_))) => {}
+            Err(Error::Service(error))
+                if matches!(
+                    error.service_error(),
+                    Some(aws_sdk_dynamodb::Error::ResourceInUseException(_))
+                ) => {}
             Err(error) => return Err(error),
         }
         self.db

@@ -66,6 +66,21 @@ impl StreamError {
         }
     }
 
+    /// Whether polling again may succeed: the read was refused for throughput, or got no
+    /// answer (a read changes nothing, so sending it again is safe).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            StreamError::Read { code, .. } => {
+                self.is_throttling()
+                    || matches!(
+                        code.as_deref(),
+                        None | Some("InternalServerError" | "ServiceUnavailableException")
+                    )
+            }
+            _ => false,
+        }
+    }
+
     /// The sequence number of the record this error is about, where there is one: what a
     /// Lambda function reports in `batch_item_failures`, so that Lambda retries from it.
     pub fn sequence_number(&self) -> Option<&str> {

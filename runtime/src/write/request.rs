@@ -1,7 +1,7 @@
 //! A [`Write`]'s SDK request, built once: what [`Db::write`] sends and what `params()` prints.
 
 use super::{Capacity, Change, Resend, Write, Written};
-use crate::error::Error;
+use crate::error::{Error, ServiceError};
 use crate::item::{Item, KeyText};
 use crate::schema::Table;
 use crate::trace::Operation;
@@ -177,7 +177,7 @@ async fn sent<T: Table, R: ItemRequest>(
     key: KeyText,
 ) -> Result<Written, Error>
 where
-    Error: From<SdkError<R::Failure, HttpResponse>>,
+    aws_sdk_dynamodb::Error: From<R::Failure>,
 {
     if resend == Resend::Sdk {
         // Sent as it is, not cloned for a resend: the SDK resends it.
@@ -188,24 +188,26 @@ where
     let mut attempt = 1;
     let mut resent = false;
     let result = loop {
-        let result = request.clone().send_retrying(false).await;
-        let Err(error) = &result else {
-            break result;
+        let error = match request.clone().send_retrying(false).await {
+            Ok(response) => break Ok(response),
+            Err(error) => error,
         };
         let again = attempt < policy.attempts();
         match resend {
-            _ if crate::retry::lost_in_transit(error) => {
+            _ if crate::retry::lost_in_transit(&error) => {
                 if resend == Resend::Never || !again {
+                    let cause = ServiceError::new(error);
                     return Err(Error::Ambiguous {
                         entity: record,
                         key,
-                        message: error.to_string(),
+                        message: cause.to_string(),
+                        cause: Some(cause),
                     });
                 }
                 resent = true;
             }
-            _ if again && resend != Resend::Paced && crate::retry::is_throttling(error) => {}
-            _ => break result,
+            _ if again && resend != Resend::Paced && crate::retry::is_throttling(&error) => {}
+            _ => break Err(error),
         }
         policy.sleep_before(attempt).await;
         attempt += 1;
@@ -221,7 +223,7 @@ fn written<T: Table, R: ItemRequest>(
     resent: bool,
 ) -> Result<Written, Error>
 where
-    Error: From<SdkError<R::Failure, HttpResponse>>,
+    aws_sdk_dynamodb::Error: From<R::Failure>,
 {
     match result {
         Ok(response) => {

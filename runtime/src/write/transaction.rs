@@ -2,7 +2,7 @@
 //! across their attempts.
 
 use super::Write;
-use crate::error::Error;
+use crate::error::{Error, ServiceError};
 use crate::expr::condition::Node;
 use crate::expr::Placeholders;
 use crate::item::Item;
@@ -178,10 +178,16 @@ impl<T: Table> Db<T> {
                 .config_override(once)
                 .send()
                 .boxed();
-            let ambiguous = |message: String| Error::AmbiguousTransaction {
-                token: token.clone(),
-                attempts: attempt,
-                message,
+            let ambiguous =
+                |message: String, cause: Option<ServiceError>| Error::AmbiguousTransaction {
+                    token: token.clone(),
+                    attempts: attempt,
+                    message,
+                    cause,
+                };
+            let outcome_unknown = |error| {
+                let cause = ServiceError::new(error);
+                ambiguous(cause.to_string(), Some(cause))
             };
             let error = match tokio::time::timeout_at(deadline, request).await {
                 Ok(Ok(output)) => {
@@ -190,10 +196,13 @@ impl<T: Table> Db<T> {
                 }
                 Ok(Err(error)) => error,
                 Err(_) => {
-                    return Err(ambiguous(format!(
-                        "no answer within {}s of the first attempt",
-                        RESEND_WINDOW.as_secs()
-                    )))
+                    return Err(ambiguous(
+                        format!(
+                            "no answer within {}s of the first attempt",
+                            RESEND_WINDOW.as_secs()
+                        ),
+                        None,
+                    ))
                 }
             };
             let again = attempt < retry.attempts()
@@ -212,16 +221,15 @@ impl<T: Table> Db<T> {
                 Some(service) if service.is_transaction_in_progress_exception() => {
                     maybe_applied = true;
                     if !again {
-                        return Err(ambiguous(Error::from(error).to_string()));
+                        return Err(outcome_unknown(error));
                     }
                 }
                 Some(service) if crate::retry::is_throttling(service) => {
                     if !again {
-                        let error = Error::from(error);
                         return Err(if maybe_applied {
-                            ambiguous(error.to_string())
+                            outcome_unknown(error)
                         } else {
-                            error
+                            Error::from(error)
                         });
                     }
                 }
@@ -230,7 +238,7 @@ impl<T: Table> Db<T> {
                 _ if crate::retry::lost_in_transit(&error) => {
                     maybe_applied = true;
                     if !again {
-                        return Err(ambiguous(Error::from(error).to_string()));
+                        return Err(outcome_unknown(error));
                     }
                 }
                 _ => return Err(error.into()),

@@ -89,6 +89,7 @@ impl<E: Entity> Sent<'_, E> {
                 entity: E::SCHEMA.name,
                 key: self.key.text(),
                 message: "the resend found the guard's value: the update with it is applied, and the item before it is not known".to_owned(),
+                cause: None,
             })),
             _ => None,
         }

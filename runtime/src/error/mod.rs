@@ -3,8 +3,13 @@
 pub use crate::item::{DecodeError, EncodeError, KeyText, LimitError};
 pub use crate::op::update::error::UpdateError;
 
+mod service;
+
+pub use service::{ServiceError, Throttling, ThrottlingLimit};
+
 use crate::item::Item;
 use crate::key::KeyError;
+use aws_sdk_dynamodb::config::http::HttpResponse;
 
 impl From<EncodeError> for Error {
     fn from(error: EncodeError) -> Self {
@@ -75,6 +80,9 @@ pub enum Error {
         key: KeyText,
         /// What failed.
         message: String,
+        /// The SDK's error of the last attempt, where one left the outcome unknown.
+        #[source]
+        cause: Option<ServiceError>,
     },
     /// The write was applied, but the item it returns could not be read back: an update of a
     /// unique value or of an expiry is a transaction with its sentinels, which returns no
@@ -115,6 +123,9 @@ pub enum Error {
         attempts: u32,
         /// What the last attempt failed with.
         message: String,
+        /// The SDK's error of the last attempt, where it had one.
+        #[source]
+        cause: Option<ServiceError>,
     },
     /// A key could not be rendered.
     #[error(transparent)]
@@ -171,10 +182,10 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
-    /// Any other error from DynamoDB or the SDK. Kept inline: it is no larger than the
-    /// variants that carry a key, and boxing it cost an allocation on every SDK error.
-    #[error("DynamoDB: {}", service_text(.0))]
-    Service(#[source] aws_sdk_dynamodb::Error),
+    /// Any other error from DynamoDB or the SDK: DynamoDB's answer, or the lack of one
+    /// (a timeout, a failed connection), typed.
+    #[error("DynamoDB: {0}")]
+    Service(#[source] ServiceError),
     /// One batch write has two operations on the same item, which DynamoDB rejects (and whose
     /// order retries could not keep); nothing was sent.
     #[error("batch write has a {first} and then a {second} of the item at {key}; DynamoDB rejects two operations on one item in a batch")]
@@ -292,10 +303,85 @@ impl Error {
     /// ([`StreamError::is_throttling`](crate::stream::StreamError::is_throttling)).
     pub fn is_throttling(&self) -> bool {
         match self {
-            Error::Service(error) => crate::retry::is_throttling(error),
+            Error::Service(error) => error.is_throttling(),
             Error::TransactionCanceled(canceled) => canceled.is_throttling(),
             Error::Stream(error) => error.is_throttling(),
             _ => false,
+        }
+    }
+
+    /// Whether sending the same request again is safe and may succeed. DynamoDB refused it
+    /// before applying it (throttling, a limit on requests in flight, a transaction cancelled
+    /// for a conflict or for throughput alone), or it got no answer and sending it twice is
+    /// safe: for a write that is not (an unguarded `add`, a transaction), the library returns
+    /// [`Error::Ambiguous`] or [`Error::AmbiguousTransaction`] instead, which are not
+    /// retryable as they are (see [`is_outcome_unknown`](Self::is_outcome_unknown)). The
+    /// library has resent it under its retry policy already; back off before sending again.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Service(error) => {
+                error.is_throttling()
+                    || error.is_limit_exceeded()
+                    || error.outcome_unknown()
+                    || matches!(
+                        error.code(),
+                        Some("TransactionConflictException" | "TransactionInProgressException")
+                    )
+            }
+            Error::TransactionCanceled(canceled) => canceled.is_transient(),
+            Error::Stream(error) => error.is_retryable(),
+            // What the batch left unprocessed is safe to send again, if its cause passes.
+            Error::BatchWrite { source, .. } => source.is_retryable(),
+            _ => false,
+        }
+    }
+
+    /// Whether a request got no answer in time (the SDK's attempt or operation timeout), by
+    /// itself or as the cause of an outcome left unknown.
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            Error::Service(error) => error.is_timeout(),
+            Error::Ambiguous {
+                cause: Some(cause), ..
+            }
+            | Error::AmbiguousTransaction {
+                cause: Some(cause), ..
+            } => cause.is_timeout(),
+            Error::Unread { source, .. } | Error::BatchWrite { source, .. } => source.is_timeout(),
+            _ => false,
+        }
+    }
+
+    /// Whether a write may have been applied without the caller learning it:
+    /// [`Error::Ambiguous`] (read the item to see), [`Error::AmbiguousTransaction`] (resend
+    /// it with its token), or a request that got no answer after every attempt (a timeout, a
+    /// failed connection, a server error), which for a read changed nothing and for a write
+    /// the library resends only when sending it twice is safe.
+    pub fn is_outcome_unknown(&self) -> bool {
+        match self {
+            Error::Ambiguous { .. } | Error::AmbiguousTransaction { .. } => true,
+            Error::Service(error) => error.outcome_unknown(),
+            Error::BatchWrite { source, .. } => source.is_outcome_unknown(),
+            _ => false,
+        }
+    }
+
+    /// What DynamoDB says it throttled, one entry per reason it gave: the limit (a hot key, the
+    /// provisioned capacity, an on-demand maximum or the account's quota) and the table or
+    /// index. Empty when the error is no throttling, or DynamoDB gave no reason.
+    pub fn throttling(&self) -> Vec<Throttling> {
+        match self {
+            Error::Service(error) => error.throttling(),
+            Error::BatchWrite { source, .. } | Error::Unread { source, .. } => source.throttling(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The SDK's error, where DynamoDB or the SDK failed the request ([`Error::Service`]).
+    pub fn as_service_error(&self) -> Option<&ServiceError> {
+        match self {
+            Error::Service(error) => Some(error),
+            _ => None,
         }
     }
 
@@ -332,20 +418,12 @@ impl Error {
 
 /// DynamoDB's error code and message, such as `ValidationException: Two document paths
 /// overlap ...`; the SDK's own text of an unmodelled error names only the code.
-fn service_text(error: &aws_sdk_dynamodb::Error) -> String {
-    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-    match (error.code(), error.message()) {
-        (Some(code), Some(message)) => format!("{code}: {message}"),
-        _ => error.to_string(),
-    }
-}
-
-impl<E, R> From<aws_sdk_dynamodb::error::SdkError<E, R>> for Error
+impl<E> From<aws_sdk_dynamodb::error::SdkError<E, HttpResponse>> for Error
 where
-    aws_sdk_dynamodb::Error: From<aws_sdk_dynamodb::error::SdkError<E, R>>,
+    aws_sdk_dynamodb::Error: From<E>,
 {
-    fn from(error: aws_sdk_dynamodb::error::SdkError<E, R>) -> Self {
-        Error::Service(aws_sdk_dynamodb::Error::from(error))
+    fn from(error: aws_sdk_dynamodb::error::SdkError<E, HttpResponse>) -> Self {
+        Error::Service(ServiceError::new(error))
     }
 }
 
