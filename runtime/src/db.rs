@@ -2,6 +2,7 @@
 
 use crate::op::query::CursorKey;
 use crate::schema::Table;
+use crate::send_once::SendOnce;
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
@@ -22,6 +23,8 @@ pub struct Db<T> {
     trace_values: bool,
     /// The time its writes stamp and its reads compare expiry with; the system clock unless set.
     clock: Option<Clock>,
+    /// How often and how patiently its requests are sent again.
+    retry: crate::RetryPolicy,
     table: PhantomData<fn() -> T>,
 }
 
@@ -58,8 +61,33 @@ impl<T: Table> Db<T> {
             cursor_key: None,
             trace_values: false,
             clock: None,
+            retry: crate::RetryPolicy::default(),
             table: PhantomData,
         }
+    }
+
+    /// The same handle, sending its requests again under `policy`: every resend the library
+    /// makes (a write or read throttled, or whose answer was lost where sending it twice is
+    /// safe; a transaction cancelled for a conflict; what a batch left unprocessed) counts
+    /// against its attempts, and the SDK's own retries are off for the library's requests, so
+    /// one request never costs more attempts than `policy` states. An operation's own
+    /// `.retry(..)` overrides it for that operation. [`RetryPolicy::default`] unless set.
+    ///
+    /// ```
+    /// use singletable_runtime::{schema::Table, Db, RetryPolicy};
+    ///
+    /// fn once<T: Table>(db: Db<T>) -> Db<T> {
+    ///     db.with_retry_policy(RetryPolicy::never())
+    /// }
+    /// ```
+    pub fn with_retry_policy(mut self, policy: crate::RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The policy its requests are sent again under (see [`Db::with_retry_policy`]).
+    pub fn retry_policy(&self) -> crate::RetryPolicy {
+        self.retry
     }
 
     /// The same handle, reading the time from `clock` rather than the system: the time
@@ -253,9 +281,7 @@ impl<T: Table> Db<T> {
         crate::retry::ReadError<aws_sdk_dynamodb::operation::describe_table::DescribeTableError>,
     > {
         let describe = self.client.describe_table().table_name(self.table_name());
-        crate::RetryPolicy::default()
-            .reading(|| describe.clone().send())
-            .await
+        self.retry.reading(|| describe.clone().send_once()).await
     }
 
     /// The request [`Db::raw_get`] sends, for a caller that resends it itself.
@@ -292,6 +318,7 @@ impl<T> Clone for Db<T> {
             cursor_key: self.cursor_key.clone(),
             trace_values: self.trace_values,
             clock: self.clock.clone(),
+            retry: self.retry,
             table: PhantomData,
         }
     }

@@ -6,6 +6,7 @@ use super::plan::{IndexChange, LiveTable, Plan, PlanAction, TableMigration};
 use crate::error::Error;
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
+use crate::send_once::SendOnce;
 use aws_sdk_dynamodb::operation::update_table::builders::UpdateTableFluentBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
@@ -251,7 +252,7 @@ impl<T: Table> TableMigration<'_, T> {
     ) -> Result<(), Error> {
         RetryPolicy::default()
             .changing(
-                || update.clone().send(),
+                || update.clone().send_once(),
                 || async { Ok(made(&self.describe().await?)) },
             )
             .await

@@ -340,7 +340,7 @@ impl<'db, T: Table> Admin<'db, T> {
         &self,
         item: Item,
     ) -> Result<Backfilled<E>, Error> {
-        self.backfill_item_as::<E>(item, Resend::Sdk).await
+        self.backfill_item_as::<E>(item, Resend::Safe).await
     }
 
     /// [`Admin::backfill_item`](crate::Admin::backfill_item) for a sweep: a throttled write

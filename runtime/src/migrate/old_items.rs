@@ -12,6 +12,7 @@ use crate::item::Item;
 use crate::rate::{Limiter, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
+use crate::send_once::SendOnce;
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -51,7 +52,7 @@ impl OldItems {
             .set_exclusive_start_key(start_key);
         // A throttled page slows the limiter as a throttled write does.
         Ok(RetryPolicy::default()
-            .reading_paced(|| request.clone().send(), limiter)
+            .reading_paced(|| request.clone().send_once(), limiter)
             .await?)
     }
 

@@ -11,6 +11,7 @@ use crate::expr::{AttrPath, Placeholders};
 use crate::item;
 use crate::item::KeyText;
 use crate::schema::{EntitySchema, Table};
+use crate::send_once::SendOnce;
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -255,7 +256,7 @@ impl<T: Table> Verify<'_, T> {
                         )
                         .set_exclusive_start_key(start_key);
                     let output = crate::RetryPolicy::default()
-                        .reading(|| page.clone().send())
+                        .reading(|| page.clone().send_once())
                         .await?;
                     for item in output.items() {
                         tally.items += 1;

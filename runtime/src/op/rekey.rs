@@ -61,7 +61,7 @@ impl<T: Table> Db<T> {
             delete,
             put: self.put(to).only_if_absent().moving(),
             version,
-            retry: RetryPolicy::default(),
+            retry: self.retry_policy(),
         }
     }
 }

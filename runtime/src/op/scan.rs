@@ -9,6 +9,7 @@ use crate::item::Item;
 use crate::rate::Limiter;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
+use crate::send_once::SendOnce;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
@@ -212,7 +213,7 @@ fn segment_stream<E: Entity>(
             let page = prepared.page(segment, start_key);
             let request = match prepared.resend.clone() {
                 Some(Resend { policy, limiter }) => async move {
-                    let send = || page.clone().send();
+                    let send = || page.clone().send_once();
                     policy.reading_paced(send, limiter.as_deref()).await
                 }
                 .boxed(),

@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::rate::{Limiter, Rate};
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
+use crate::send_once::SendOnce;
 use crate::stream::StreamViewType;
 use crate::wire::{describe, Request};
 use crate::{Admin, Db};
@@ -70,9 +71,9 @@ impl<T: Table> Db<T> {
             .client()
             .describe_time_to_live()
             .table_name(self.table_name());
-        let policy = crate::RetryPolicy::default();
+        let policy = self.retry_policy();
         let enabled = || async {
-            let described = policy.reading(|| describe.clone().send()).await?;
+            let described = policy.reading(|| describe.clone().send_once()).await?;
             let ttl = described.time_to_live_description();
             Ok::<_, Error>(ttl.is_some_and(|ttl| {
                 ttl.attribute_name() == Some(attribute)
@@ -82,7 +83,9 @@ impl<T: Table> Db<T> {
                     )
             }))
         };
-        policy.changing(|| update.clone().send(), enabled).await
+        policy
+            .changing(|| update.clone().send_once(), enabled)
+            .await
     }
 }
 

@@ -27,6 +27,7 @@ use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
 use crate::retry::{ReadError, RetryPolicy};
 use crate::schema::Table;
+use crate::send_once::SendOnce;
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
@@ -134,7 +135,7 @@ impl<'db, T: Table> Admin<'db, T> {
             shards: Vec::new(),
             page_size: PAGE_RECORDS,
             caught_up: false,
-            policy: RetryPolicy::default(),
+            policy: self.db.retry_policy(),
         }
     }
 }
@@ -273,7 +274,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 .set_exclusive_start_shard_id(start.clone());
             let described = self
                 .policy
-                .reading(|| describe.clone().send())
+                .reading(|| describe.clone().send_once())
                 .await
                 .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
             let Some(description) = described.stream_description() else {
@@ -335,7 +336,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 .get_records()
                 .shard_iterator(iterator)
                 .limit(self.page_size);
-            let page = self.policy.reading(|| get.clone().send()).await;
+            let page = self.policy.reading(|| get.clone().send_once()).await;
             match page {
                 Ok(page) => {
                     let next = page.next_shard_iterator().map(str::to_owned);
@@ -388,7 +389,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
         };
         let output = self
             .policy
-            .reading(|| request.clone().send())
+            .reading(|| request.clone().send_once())
             .await
             .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
         output.shard_iterator().map(str::to_owned).ok_or_else(|| {
@@ -407,7 +408,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
         let get = self
             .db
             .raw_get_request(checkpoint_key::<T>(&self.consumer, shard), true);
-        let checkpoint = match self.policy.reading(|| get.clone().send()).await?.item {
+        let checkpoint = match self.policy.reading(|| get.clone().send_once()).await?.item {
             Some(item) => read_record::<T, Checkpoint>(item)?,
             None => Checkpoint::default(),
         };

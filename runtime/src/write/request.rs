@@ -4,6 +4,7 @@ use super::{Capacity, Change, Resend, Write, Written};
 use crate::error::{Error, ServiceError};
 use crate::item::{Item, KeyText};
 use crate::schema::Table;
+use crate::send_once::SendOnce;
 use crate::trace::Operation;
 use crate::Db;
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -17,8 +18,6 @@ use aws_sdk_dynamodb::operation::update_item::{UpdateItemError, UpdateItemOutput
 use aws_sdk_dynamodb::types::{
     ConsumedCapacity, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
 };
-use futures::future::{Either, FutureExt};
-use std::future::Future;
 
 /// The request of one write.
 pub(super) enum Request {
@@ -28,17 +27,14 @@ pub(super) enum Request {
 }
 
 /// What [`Request::send`] needs of each single-item operation of the SDK.
-trait ItemRequest: Clone + Send + 'static {
-    type Failure: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static;
+trait ItemRequest: SendOnce<Failure = Self::Error> + Clone + Send + 'static {
+    type Error: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static;
 
-    /// The request with the SDK's retries on or off.
-    fn send_retrying(
-        self,
-        retries: bool,
-    ) -> impl Future<Output = Result<Response, SdkError<Self::Failure, HttpResponse>>> + Send;
+    /// What an applied write's response says.
+    fn response(output: Self::Output) -> Response;
 
     /// The item as it is, when the failure is the write's condition.
-    fn condition_failed(failure: &Self::Failure) -> Option<Option<Item>>;
+    fn condition_failed(failure: &Self::Error) -> Option<Option<Item>>;
 }
 
 /// What an applied write's response says.
@@ -51,27 +47,13 @@ struct Response {
 macro_rules! item_request {
     ($Builder:ty, $Failure:ident, $Output:ty) => {
         impl ItemRequest for $Builder {
-            type Failure = $Failure;
+            type Error = $Failure;
 
-            // The SDK's own error, passed on as the SDK returns it.
-            #[allow(clippy::result_large_err)]
-            fn send_retrying(
-                self,
-                retries: bool,
-            ) -> impl Future<Output = Result<Response, SdkError<$Failure, HttpResponse>>> + Send
-            {
-                let response = |output: Result<$Output, SdkError<$Failure, HttpResponse>>| {
-                    output.map(|output| Response {
-                        attributes: output.attributes,
-                        consumed: output.consumed_capacity,
-                    })
-                };
-                if retries {
-                    return Either::Left(self.send().map(response));
+            fn response(output: $Output) -> Response {
+                Response {
+                    attributes: output.attributes,
+                    consumed: output.consumed_capacity,
                 }
-                let once = aws_sdk_dynamodb::config::Builder::new()
-                    .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
-                Either::Right(self.customize().config_override(once).send().map(response))
             }
 
             fn condition_failed(failure: &$Failure) -> Option<Option<Item>> {
@@ -167,8 +149,9 @@ impl Request {
     }
 }
 
-/// Sends `request`: with the SDK's retries for [`Resend::Sdk`]; otherwise once per attempt,
-/// retrying throttling (which applies nothing) and, for [`Resend::Guarded`], a lost response.
+/// Sends `request` once per attempt, the SDK's retries off, under `db`'s retry policy:
+/// again while throttled (which applies nothing; not for [`Resend::Paced`], whose caller
+/// counts each throttle) and, but for [`Resend::Never`], after a lost response.
 async fn sent<T: Table, R: ItemRequest>(
     db: &Db<T>,
     request: R,
@@ -177,25 +160,20 @@ async fn sent<T: Table, R: ItemRequest>(
     key: KeyText,
 ) -> Result<Written, Error>
 where
-    aws_sdk_dynamodb::Error: From<R::Failure>,
+    aws_sdk_dynamodb::Error: From<R::Error>,
 {
-    if resend == Resend::Sdk {
-        // Sent as it is, not cloned for a resend: the SDK resends it.
-        let result = request.send_retrying(true).await;
-        return written::<T, R>(db, result, false);
-    }
-    let policy = crate::RetryPolicy::default();
+    let policy = db.retry_policy();
     let mut attempt = 1;
     let mut resent = false;
     let result = loop {
-        let error = match request.clone().send_retrying(false).await {
-            Ok(response) => break Ok(response),
+        let error = match request.clone().send_once().await {
+            Ok(output) => break Ok(R::response(output)),
             Err(error) => error,
         };
         let again = attempt < policy.attempts();
         match resend {
             _ if crate::retry::lost_in_transit(&error) => {
-                if resend == Resend::Never || !again {
+                if resend == Resend::Never {
                     let cause = ServiceError::new(error);
                     return Err(Error::Ambiguous {
                         entity: record,
@@ -203,6 +181,10 @@ where
                         message: cause.to_string(),
                         cause: Some(cause),
                     });
+                }
+                // Out of attempts: the outcome is unknown, and sending it again is safe.
+                if !again {
+                    break Err(error);
                 }
                 resent = true;
             }
@@ -219,11 +201,11 @@ where
 /// failed (`resent`: after the library resent it), or an error.
 fn written<T: Table, R: ItemRequest>(
     db: &Db<T>,
-    result: Result<Response, SdkError<R::Failure, HttpResponse>>,
+    result: Result<Response, SdkError<R::Error, HttpResponse>>,
     resent: bool,
 ) -> Result<Written, Error>
 where
-    aws_sdk_dynamodb::Error: From<R::Failure>,
+    aws_sdk_dynamodb::Error: From<R::Error>,
 {
     match result {
         Ok(response) => {

@@ -8,6 +8,7 @@ use crate::expr::Placeholders;
 use crate::item::Item;
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
+use crate::send_once::SendOnce;
 use crate::Db;
 use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::operation::transact_write_items::builders::TransactWriteItemsFluentBuilder;
@@ -170,13 +171,9 @@ impl<T: Table> Db<T> {
         let mut maybe_applied = false;
         let mut attempt = 1;
         loop {
-            let once = aws_sdk_dynamodb::config::Builder::new()
-                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled());
             let request = self
                 .transaction_request(items.clone(), Some(token.clone()))
-                .customize()
-                .config_override(once)
-                .send()
+                .send_once()
                 .boxed();
             let ambiguous =
                 |message: String, cause: Option<ServiceError>| Error::AmbiguousTransaction {

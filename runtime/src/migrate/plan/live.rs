@@ -1,6 +1,7 @@
 //! The live table, as `DescribeTable` reports it, compared with the declaration.
 
 use super::*;
+use crate::send_once::SendOnce;
 
 /// A snapshot of the live table, as `DescribeTable` reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,14 +139,14 @@ impl LiveTable {
     ) -> Result<Option<LiveTable>, Error> {
         let policy = crate::RetryPolicy::default();
         let describe = client.describe_table().table_name(table_name);
-        let described = policy.reading(|| describe.clone().send()).await;
+        let described = policy.reading(|| describe.clone().send_once()).await;
         match described {
             Ok(output) => {
                 let Some(mut live) = output.table().map(LiveTable::from_description) else {
                     return Ok(None);
                 };
                 let ttl = client.describe_time_to_live().table_name(table_name);
-                let ttl = policy.reading(|| ttl.clone().send()).await?;
+                let ttl = policy.reading(|| ttl.clone().send_once()).await?;
                 live.ttl = ttl.time_to_live_description().and_then(|description| {
                     let status = description.time_to_live_status()?.as_str();
                     let attribute = description.attribute_name()?;

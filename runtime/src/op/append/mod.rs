@@ -83,7 +83,7 @@ impl<T: Table + HasSortKey> Db<T> {
             put: self.put(item).only_if_absent(),
             partition: item.primary_key().map(|key| key.partition().to_owned()),
             value,
-            retry: RetryPolicy::default(),
+            retry: self.retry_policy(),
             types: PhantomData,
         }
     }

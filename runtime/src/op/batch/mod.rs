@@ -54,7 +54,7 @@ impl<T: Table> Db<T> {
             db: self,
             keys,
             read: ReadOptions::new(T::SCHEMA, || self.now()),
-            retry: RetryPolicy::default(),
+            retry: self.retry_policy(),
         }
     }
 
@@ -69,7 +69,7 @@ impl<T: Table> Db<T> {
             db: self,
             writes: Vec::new(),
             error: None,
-            retry: RetryPolicy::default(),
+            retry: self.retry_policy(),
             concurrency: 1,
             rate: None,
         }

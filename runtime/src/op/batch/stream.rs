@@ -25,7 +25,7 @@ impl<T: Table> Db<T> {
             db: self,
             items,
             concurrency: 1,
-            retry: RetryPolicy::default(),
+            retry: self.retry_policy(),
             rate: None,
             entity: PhantomData,
         }

@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::item::{self, Item, KeyText};
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
+use crate::send_once::SendOnce;
 use crate::Db;
 use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
 use aws_sdk_dynamodb::types::KeysAndAttributes;
@@ -139,7 +140,7 @@ pub(crate) async fn read_records<T: Table>(
             .client()
             .batch_get_item()
             .request_items(db.table_name(), request);
-        let output = policy.reading(|| get.clone().send()).await?;
+        let output = policy.reading(|| get.clone().send_once()).await?;
         Ok(answer::<T>(output, db.table_name()))
     })
     .await

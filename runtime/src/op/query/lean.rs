@@ -28,10 +28,11 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Query<'db, E, I, P, Ind
     /// each item; see [`Hydrate::explain`]. Items are read as they are now: a global index is
     /// eventually consistent, so an item changed since may no longer match the query's keys.
     pub fn hydrate(self) -> Hydrate<'db, E, I, P, T> {
+        let retry = self.db.retry_policy();
         Hydrate {
             query: self,
             consistent: false,
-            retry: RetryPolicy::default(),
+            retry,
         }
     }
 }

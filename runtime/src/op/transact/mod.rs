@@ -79,7 +79,7 @@ impl<T: Table> Db<T> {
             db: self,
             ops: Vec::new(),
             error: None,
-            retry: RetryPolicy::default(),
+            retry: self.retry_policy(),
             token: None,
         }
     }

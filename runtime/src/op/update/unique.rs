@@ -9,6 +9,7 @@ use crate::expr::update::{Action, SetValue};
 use crate::item::Item;
 use crate::op::transact::{CancellationReason, TransactOp};
 use crate::schema::{Entity, UniqueSchema};
+use crate::send_once::SendOnce;
 use crate::unique::{Attempt, SentinelWrite};
 use crate::Db;
 use aws_sdk_dynamodb::types::ReturnValue;
@@ -121,8 +122,10 @@ impl<'db, E: Entity> Parts<'db, E> {
             return Ok(stored);
         }
         let get = self.db.raw_get_request(self.key.to_attributes(), true);
-        match crate::RetryPolicy::default()
-            .reading(|| get.clone().send())
+        match self
+            .db
+            .retry_policy()
+            .reading(|| get.clone().send_once())
             .await
         {
             Ok(output) => Ok(output.item),

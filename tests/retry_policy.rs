@@ -1,0 +1,184 @@
+//! The retry policy a `Db` is given governs every resend of its requests: with
+//! `RetryPolicy::never()` each request reaches DynamoDB once and fails with a typed error; with
+//! a policy of `n` attempts, at most `n` requests reach it, the SDK's own retries counted (the
+//! library turns them off for what it resends). Counted at the fault proxy, which refuses
+//! every request of the test (HTTP 503 before the engine applies it, or throttling).
+
+mod common;
+use common::Needs;
+
+use serde::{Deserialize, Serialize};
+use singletable::{Db, Entity, Error, RetryPolicy, Table};
+use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan, FaultStats};
+use std::future::Future;
+use std::time::Duration;
+
+#[derive(Table)]
+#[dynamo(name = "retries", pk = "PK", sk = "SK")]
+struct App;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = App, pk = "DOC#{id}", sk = "DOC")]
+struct Doc {
+    id: u32,
+    title: String,
+    hits: u64,
+    applied: u64,
+}
+
+fn doc() -> Doc {
+    Doc {
+        id: 1,
+        title: "first".into(),
+        hits: 0,
+        applied: 0,
+    }
+}
+
+/// A policy of `attempts` without delays, so the test waits on nothing.
+fn attempts(attempts: u32) -> RetryPolicy {
+    RetryPolicy::default()
+        .with_max_attempts(attempts)
+        .with_base_delay(Duration::ZERO)
+}
+
+/// `operation` on a `Db` under `policy`, through a proxy that answers every request with
+/// `fault` before applying it: what it returned, and how many requests reached the proxy.
+async fn counted<T, F>(
+    table: &Db<App>,
+    fault: FaultKind,
+    policy: RetryPolicy,
+    operation: impl FnOnce(Db<App>) -> F,
+) -> (Result<T, Error>, u64)
+where
+    F: Future<Output = Result<T, Error>>,
+{
+    let plan = FaultPlan::new(7, 1.0).with_kinds([Fault::before(fault)]);
+    let (client, stats): (_, FaultStats) = fault::client(plan).await.unwrap();
+    let db = Db::<App>::new(client)
+        .with_table_name(table.table_name())
+        .with_retry_policy(policy);
+    let result = operation(db).await;
+    (result, stats.report().requests)
+}
+
+/// Asserts that under `never()` the operation is sent once and under 4 attempts four times,
+/// each time failing as `typed` says.
+async fn governed<T: std::fmt::Debug, F>(
+    table: &Db<App>,
+    fault: FaultKind,
+    operation: impl Fn(Db<App>) -> F,
+    typed: impl Fn(&Error) -> bool,
+) where
+    F: Future<Output = Result<T, Error>>,
+{
+    for (policy, expected) in [(RetryPolicy::never(), 1), (attempts(4), 4)] {
+        let (result, requests) = counted(table, fault, policy, &operation).await;
+        let error = result.unwrap_err();
+        assert!(typed(&error), "{error:?}");
+        assert_eq!(requests, expected, "{policy:?}: {error}");
+    }
+}
+
+/// No answer, and safe to send again: the outcome is unknown, and the error says so.
+fn unanswered(error: &Error) -> bool {
+    matches!(error, Error::Service(_)) && error.is_outcome_unknown() && error.is_retryable()
+}
+
+#[tokio::test]
+async fn single_writes_are_sent_as_often_as_the_policy_allows() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    table.put(&doc()).send().await.unwrap();
+    let unavailable = FaultKind::ServiceUnavailable;
+    governed(
+        &table,
+        unavailable,
+        |db| async move { db.put(&doc()).send().await },
+        unanswered,
+    )
+    .await;
+    governed(
+        &table,
+        unavailable,
+        |db| async move {
+            db.update(Doc::key(1)?)
+                .set(Doc::TITLE, "second".to_owned())
+                .send()
+                .await
+        },
+        unanswered,
+    )
+    .await;
+    governed(
+        &table,
+        unavailable,
+        |db| async move {
+            db.update(Doc::key(1)?)
+                .add(Doc::HITS, 1)
+                .advance(Doc::APPLIED, 1)
+                .send()
+                .await
+        },
+        unanswered,
+    )
+    .await;
+    governed(
+        &table,
+        unavailable,
+        |db| async move { db.delete(Doc::key(1)?).send().await },
+        unanswered,
+    )
+    .await;
+    // An unguarded increment is never resent after a lost answer: one request, Ambiguous,
+    // whatever the policy; throttling, which applies nothing, is resent under it.
+    for policy in [RetryPolicy::never(), attempts(4)] {
+        let (result, requests) = counted(&table, unavailable, policy, |db| async move {
+            db.update(Doc::key(1)?).add(Doc::HITS, 1).send().await
+        })
+        .await;
+        let error = result.unwrap_err();
+        assert!(matches!(error, Error::Ambiguous { .. }), "{error:?}");
+        assert_eq!(requests, 1);
+    }
+    governed(
+        &table,
+        FaultKind::Throttling,
+        |db| async move { db.update(Doc::key(1)?).add(Doc::HITS, 1).send().await },
+        |error| error.is_throttling() && error.is_retryable() && !error.is_outcome_unknown(),
+    )
+    .await;
+    // Nothing reached the engine.
+    assert_eq!(table.get(Doc::key(1).unwrap()).send().await.unwrap(), doc());
+}
+
+#[tokio::test]
+async fn transactions_are_sent_as_often_as_the_policy_allows() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    governed(
+        &table,
+        FaultKind::ServiceUnavailable,
+        |db| async move {
+            let put = db.put(&doc());
+            db.transaction().with(put).send().await
+        },
+        |error| matches!(error, Error::AmbiguousTransaction { .. }) && error.is_outcome_unknown(),
+    )
+    .await;
+    governed(
+        &table,
+        FaultKind::Throttling,
+        |db| async move {
+            let put = db.put(&doc());
+            db.transaction().with(put).send().await
+        },
+        |error| error.is_throttling() && error.is_retryable(),
+    )
+    .await;
+    assert!(table.get(Doc::key(1).unwrap()).send().await.is_err());
+}
