@@ -182,3 +182,41 @@ async fn transactions_are_sent_as_often_as_the_policy_allows() {
     .await;
     assert!(table.get(Doc::key(1).unwrap()).send().await.is_err());
 }
+
+#[tokio::test]
+async fn reads_are_sent_as_often_as_the_policy_allows() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    table.put(&doc()).send().await.unwrap();
+    let unavailable = FaultKind::ServiceUnavailable;
+    governed(
+        &table,
+        unavailable,
+        |db| async move { db.get(Doc::key(1)?).send().await },
+        unanswered,
+    )
+    .await;
+    governed(
+        &table,
+        unavailable,
+        |db| async move { db.query(Doc::partition(1)).all().await },
+        unanswered,
+    )
+    .await;
+    governed(
+        &table,
+        unavailable,
+        |db| async move { db.scan::<Doc>().all().await },
+        unanswered,
+    )
+    .await;
+    governed(
+        &table,
+        FaultKind::Throttling,
+        |db| async move { db.get(Doc::key(1)?).consistent().send().await },
+        |error| error.is_throttling() && error.is_retryable(),
+    )
+    .await;
+}

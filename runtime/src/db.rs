@@ -3,6 +3,7 @@
 use crate::op::query::CursorKey;
 use crate::schema::Table;
 use crate::send_once::SendOnce;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,14 @@ use std::time::SystemTime;
 /// (per environment, or per test as the `testing` module of the `local` feature does).
 pub struct Db<T> {
     client: aws_sdk_dynamodb::Client,
+    /// The same client with the SDK's retries off, for the requests the library resends
+    /// itself: made once here, since a per-request override rebuilds the SDK's configuration
+    /// on every request (bench `operations`: +0.24 on a put).
+    unretried: aws_sdk_dynamodb::Client,
+    /// The same client with the SDK's retries set to `retry`'s attempts and delays, for the
+    /// requests the SDK may resend as they are: the policy governs them without the library
+    /// keeping a copy of each request to resend (bench `operations`: +0.16 on a put).
+    retrying: aws_sdk_dynamodb::Client,
     table_name: Arc<str>,
     /// Capacity reported by DynamoDB, when tracking is on.
     capacity: Option<Arc<Mutex<Consumed>>>,
@@ -54,14 +63,20 @@ impl<T: Table> Db<T> {
     /// counts each request's attempts into its span (see [`Db::trace_values`]); otherwise it is
     /// used as it is. Install the subscriber before making the `Db` to see attempts.
     pub fn new(client: aws_sdk_dynamodb::Client) -> Self {
+        let client = crate::trace::instrument(client);
+        let retry = crate::RetryPolicy::default();
+        let unretried = with_retries(&client, RetryConfig::disabled());
+        let retrying = with_retries(&client, retry.sdk_config());
         Db {
-            client: crate::trace::instrument(client),
+            client,
+            unretried,
+            retrying,
             table_name: Arc::from(T::SCHEMA.name),
             capacity: None,
             cursor_key: None,
             trace_values: false,
             clock: None,
-            retry: crate::RetryPolicy::default(),
+            retry,
             table: PhantomData,
         }
     }
@@ -82,6 +97,7 @@ impl<T: Table> Db<T> {
     /// ```
     pub fn with_retry_policy(mut self, policy: crate::RetryPolicy) -> Self {
         self.retry = policy;
+        self.retrying = with_retries(&self.client, policy.sdk_config());
         self
     }
 
@@ -262,6 +278,18 @@ impl<T: Table> Db<T> {
         &self.client
     }
 
+    /// The client with the SDK's retries off, for a request the library resends itself under
+    /// its retry policy (see [`SendOnce`](crate::send_once::SendOnce)).
+    pub(crate) fn unretried_client(&self) -> &aws_sdk_dynamodb::Client {
+        &self.unretried
+    }
+
+    /// The client whose SDK retries are the retry policy's attempts and delays, for a request
+    /// the SDK may resend as it is.
+    pub(crate) fn retrying_client(&self) -> &aws_sdk_dynamodb::Client {
+        &self.retrying
+    }
+
     /// The item at `key` as stored (`GetItem`): for the library's own items, and for items it
     /// reads before deciding how to write them.
     pub(crate) async fn raw_get(
@@ -313,6 +341,8 @@ impl<T> Clone for Db<T> {
     fn clone(&self) -> Self {
         Db {
             client: self.client.clone(),
+            unretried: self.unretried.clone(),
+            retrying: self.retrying.clone(),
             table_name: self.table_name.clone(),
             capacity: self.capacity.clone(),
             cursor_key: self.cursor_key.clone(),
@@ -330,4 +360,13 @@ impl<T> std::fmt::Debug for Db<T> {
             .field("table_name", &self.table_name)
             .finish()
     }
+}
+
+/// `client` with the SDK's retries set to `retries`, its other settings (interceptors, timeouts,
+/// endpoint) as they are.
+fn with_retries(
+    client: &aws_sdk_dynamodb::Client,
+    retries: RetryConfig,
+) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::from_conf(client.config().to_builder().retry_config(retries).build())
 }

@@ -80,6 +80,15 @@ impl RetryPolicy {
         }
     }
 
+    /// The SDK's retry configuration with this policy's attempts and delays (its `standard`
+    /// mode, whose backoff also has full jitter), for a request the SDK may resend as it is.
+    pub(crate) fn sdk_config(&self) -> aws_sdk_dynamodb::config::retry::RetryConfig {
+        aws_sdk_dynamodb::config::retry::RetryConfig::standard()
+            .with_max_attempts(self.attempts())
+            .with_initial_backoff(self.base_delay)
+            .with_max_backoff(self.max_delay)
+    }
+
     /// The number of requests the policy allows (`max_attempts`, at least 1).
     pub fn attempts(&self) -> u32 {
         self.max_attempts.max(1)

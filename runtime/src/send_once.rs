@@ -1,7 +1,9 @@
 //! A request the library resends itself, sent with the SDK's own retries off: each attempt
 //! the SDK makes is then one the library's [`RetryPolicy`](crate::RetryPolicy) counts, so a
 //! piece of work never costs more attempts than the policy states (the SDK's default would
-//! make three of each of the policy's).
+//! make three of each of the policy's). The overriding configuration is built again for each
+//! request, so the write executor's requests, on every write's path, are made on the `Db`'s
+//! client without retries instead (`Db::unretried_client`), made once.
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
@@ -42,10 +44,6 @@ macro_rules! send_once {
 }
 
 send_once! { aws_sdk_dynamodb:
-    put_item::PutItemFluentBuilder => PutItemOutput, PutItemError;
-    update_item::UpdateItemFluentBuilder => UpdateItemOutput, UpdateItemError;
-    delete_item::DeleteItemFluentBuilder => DeleteItemOutput, DeleteItemError;
-    transact_write_items::TransactWriteItemsFluentBuilder => TransactWriteItemsOutput, TransactWriteItemsError;
     get_item::GetItemFluentBuilder => GetItemOutput, GetItemError;
     batch_get_item::BatchGetItemFluentBuilder => BatchGetItemOutput, BatchGetItemError;
     scan::ScanFluentBuilder => ScanOutput, ScanError;

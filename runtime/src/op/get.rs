@@ -69,7 +69,7 @@ impl<'db, E: Entity> Get<'db, E> {
     #[inline(never)]
     fn request(&self) -> GetItemFluentBuilder {
         self.db
-            .client()
+            .retrying_client()
             .get_item()
             .table_name(self.db.table_name())
             .set_key(Some(self.key.to_attributes()))

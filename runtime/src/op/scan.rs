@@ -132,7 +132,7 @@ impl<E: Entity> Scan<'_, E> {
         let total_segments = (segments > 1).then_some(segments);
         let request = self
             .db
-            .client()
+            .retrying_client()
             .scan()
             .table_name(self.db.table_name())
             .filter_expression(filter)

@@ -41,20 +41,21 @@ pub(crate) enum Change {
 }
 
 /// How a write whose response was lost (a timeout, a dropped connection, a 5xx) is resent, and
-/// who waits out throttling. Every resend is the library's, under the [`Db`]'s retry policy,
-/// with the SDK's own retries off.
+/// who waits out throttling. Every resend is under the [`Db`]'s retry policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Resend {
-    /// Resent after a lost response: applying it twice leaves what applying it once does (a
-    /// put of the same item, a set of the same values), or it carries a condition that fails a
-    /// second application (a version, a guard), and a failed condition after a resend is
-    /// reported as such ([`Written::ConditionFailed`]'s `resent`), for the caller to tell its
-    /// own lost attempt from another writer.
+    /// By the SDK's retries, set to the policy's attempts and delays: applying it twice leaves
+    /// what applying it once does (a put of the same item, a set of the same values), or its
+    /// condition fails the second time and the caller tells its own effect from the failure.
     Safe,
+    /// By the library, with the SDK's retries off: the write carries a guard that fails a
+    /// second application, so a resend is safe, and a failed condition after one is reported
+    /// as such ([`Written::ConditionFailed`]'s `resent`).
+    Guarded,
     /// Never: a second application would apply it twice (an `ADD`, an append), so a lost
     /// response is [`Error::Ambiguous`]. Throttling, which applies nothing, is still retried.
     Never,
-    /// As [`Resend::Safe`] for a lost response, but throttling goes back to the caller at
+    /// As [`Resend::Guarded`] for a lost response, but throttling goes back to the caller at
     /// once, unretried: a write whose caller paces itself (a sweep's), which must see each
     /// throttle to count it against its key and, with a [`Limiter`](crate::rate::Limiter),
     /// slow down, rather than after the retries.
@@ -94,7 +95,7 @@ pub(crate) enum Written {
         units: Option<f64>,
     },
     /// Its condition failed: the item as it is (`None`: there is none), and whether the
-    /// library had resent the write after a lost response.
+    /// library had resent the write after a lost response ([`Resend::Guarded`]).
     ConditionFailed { current: Option<Item>, resent: bool },
 }
 

@@ -4,7 +4,6 @@ use super::{Capacity, Change, Resend, Write, Written};
 use crate::error::{Error, ServiceError};
 use crate::item::{Item, KeyText};
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use crate::trace::Operation;
 use crate::Db;
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -27,8 +26,15 @@ pub(super) enum Request {
 }
 
 /// What [`Request::send`] needs of each single-item operation of the SDK.
-trait ItemRequest: SendOnce<Failure = Self::Error> + Clone + Send + 'static {
+trait ItemRequest: Clone + Send + 'static {
+    type Output;
     type Error: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static;
+
+    /// Sends the request, on the client its [`Resend`] picked.
+    fn send_attempt(
+        self,
+    ) -> impl std::future::Future<Output = Result<Self::Output, SdkError<Self::Error, HttpResponse>>>
+           + Send;
 
     /// What an applied write's response says.
     fn response(output: Self::Output) -> Response;
@@ -47,7 +53,15 @@ struct Response {
 macro_rules! item_request {
     ($Builder:ty, $Failure:ident, $Output:ty) => {
         impl ItemRequest for $Builder {
+            type Output = $Output;
             type Error = $Failure;
+
+            fn send_attempt(
+                self,
+            ) -> impl std::future::Future<Output = Result<$Output, SdkError<$Failure, HttpResponse>>>
+                   + Send {
+                <$Builder>::send(self)
+            }
 
             fn response(output: $Output) -> Response {
                 Response {
@@ -88,7 +102,11 @@ impl Request {
             .then_some(ReturnValuesOnConditionCheckFailure::AllOld);
         write.check()?;
         let (names, values) = write.placeholders.into_maps();
-        let client = db.client();
+        // Resent by the SDK under the `Db`'s policy, or by the loop in `sent`.
+        let client = match write.resend {
+            Resend::Safe => db.retrying_client(),
+            Resend::Guarded | Resend::Never | Resend::Paced => db.unretried_client(),
+        };
         // The three requests set the same fields; each SDK builder is its own type.
         macro_rules! common {
             ($builder:expr) => {
@@ -149,9 +167,10 @@ impl Request {
     }
 }
 
-/// Sends `request` once per attempt, the SDK's retries off, under `db`'s retry policy:
-/// again while throttled (which applies nothing; not for [`Resend::Paced`], whose caller
-/// counts each throttle) and, but for [`Resend::Never`], after a lost response.
+/// Sends `request` under `db`'s retry policy: by the SDK's retries for [`Resend::Safe`];
+/// otherwise once per attempt, the SDK's retries off, again while throttled (which applies
+/// nothing; not for [`Resend::Paced`], whose caller counts each throttle) and, but for
+/// [`Resend::Never`], after a lost response.
 async fn sent<T: Table, R: ItemRequest>(
     db: &Db<T>,
     request: R,
@@ -162,11 +181,16 @@ async fn sent<T: Table, R: ItemRequest>(
 where
     aws_sdk_dynamodb::Error: From<R::Error>,
 {
+    if resend == Resend::Safe {
+        // Sent as it is, not cloned for a resend: the SDK resends it, as the policy says.
+        let result = request.send_attempt().await.map(R::response);
+        return written::<T, R>(db, result, false);
+    }
     let policy = db.retry_policy();
     let mut attempt = 1;
     let mut resent = false;
     let result = loop {
-        let error = match request.clone().send_once().await {
+        let error = match request.clone().send_attempt().await {
             Ok(output) => break Ok(R::response(output)),
             Err(error) => error,
         };

@@ -8,7 +8,6 @@ use crate::expr::Placeholders;
 use crate::item::Item;
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use crate::Db;
 use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::operation::transact_write_items::builders::TransactWriteItemsFluentBuilder;
@@ -104,7 +103,8 @@ impl<T: Table> Db<T> {
         items: Vec<TransactWriteItem>,
         token: Option<String>,
     ) -> TransactWriteItemsFluentBuilder {
-        self.client()
+        // Resent by `transaction_attempts`, under the retry policy.
+        self.unretried_client()
             .transact_write_items()
             .set_transact_items(Some(items))
             .set_client_request_token(token)
@@ -173,7 +173,7 @@ impl<T: Table> Db<T> {
         loop {
             let request = self
                 .transaction_request(items.clone(), Some(token.clone()))
-                .send_once()
+                .send()
                 .boxed();
             let ambiguous =
                 |message: String, cause: Option<ServiceError>| Error::AmbiguousTransaction {

@@ -110,7 +110,7 @@ impl<T: Table + HasSortKey> Db<T> {
         partition: &str,
     ) -> Result<Option<V>, Error> {
         let output = self
-            .client()
+            .retrying_client()
             .get_item()
             .table_name(self.table_name())
             .set_key(Some(pointer_key::<E>(partition)))

@@ -220,7 +220,7 @@ impl Prepared {
         let (names, values) = self.placeholders.into_maps();
         query
             .db
-            .client()
+            .retrying_client()
             .query()
             .table_name(query.db.table_name())
             .set_some(self.index_name, |builder, name| builder.index_name(name))

@@ -101,7 +101,7 @@ impl<T: Table> TransactGet<'_, T> {
             }
             .into());
         }
-        let mut request = self.db.client().transact_get_items();
+        let mut request = self.db.retrying_client().transact_get_items();
         for (key, _, _) in &self.keys {
             let get = SdkGet::builder()
                 .table_name(self.db.table_name())

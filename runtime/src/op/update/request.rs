@@ -331,14 +331,15 @@ impl<'db, E: Entity> Parts<'db, E> {
         let actions = std::mem::take(&mut self.actions);
         // An update that adds, appends or removes by position applies twice if resent after
         // its response was lost, as counting the version up does, whatever the other actions
-        // do. With a version to condition on, or a guard, a second application fails; any
-        // other is never resent blindly.
+        // do. With a version to condition on, a second application fails; a guarded update is
+        // resent by the library, which tells its own lost attempt after a resend; any other is
+        // never resent blindly.
         let repeats = E::SCHEMA.managed.version.is_some() || actions.iter().any(Action::repeats);
-        let conditioned = self.guard.is_some() || self.expected_version.is_some();
-        let resend = if repeats && !conditioned {
-            Resend::Never
-        } else {
-            Resend::Safe
+        let resend = match (&self.guard, self.expected_version) {
+            (_, Some(_)) => Resend::Safe,
+            (Some(_), None) => Resend::Guarded,
+            (None, None) if repeats => Resend::Never,
+            (None, None) => Resend::Safe,
         };
         let mut known = std::mem::take(&mut self.known);
         let inputs = Inputs {
