@@ -86,7 +86,7 @@ impl<T: Table> Db<T> {
     /// safe; a transaction cancelled for a conflict; what a batch left unprocessed) counts
     /// against its attempts, and the SDK's own retries are off for the library's requests, so
     /// one request never costs more attempts than `policy` states. An operation's own
-    /// `.retry(..)` overrides it for that operation. [`RetryPolicy::default`] unless set.
+    /// `.retry(..)` overrides it for that operation. [`RetryPolicy::default`](crate::RetryPolicy::default) unless set.
     ///
     /// ```
     /// use singletable_runtime::{schema::Table, Db, RetryPolicy};

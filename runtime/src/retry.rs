@@ -1,15 +1,20 @@
-//! Bounded retries with exponential backoff and full jitter, for the parts of a batch that
-//! DynamoDB leaves unprocessed (`UnprocessedKeys`, `UnprocessedItems`).
+//! How often and how patiently a [`Db`](crate::Db)'s requests are sent again: one
+//! [`RetryPolicy`], set with [`Db::with_retry_policy`](crate::Db::with_retry_policy), for every
+//! request, with bounded attempts and exponential backoff with full jitter.
 //!
-//! Errors the SDK considers transient (throttling, 5xx) are already retried by the SDK's own
-//! retry layer; this policy covers what DynamoDB reports as a *successful* response that did
-//! only part of the work, and, for long-running work that must ride through what the SDK's
-//! retries leave (a sweep's reads and writes, a distributed sweep's reads of its records, the
-//! table's description those jobs start from), the requests sent again after those.
+//! A request that is safe to send again as it is (a read, a put, a delete, a plain or
+//! versioned update) is resent by the SDK's retry loop, set to the policy's attempts and
+//! delays; everything else by the library, with the SDK's retries off, so that the SDK's
+//! attempts never multiply the policy's: a guarded update (which must know a failed condition
+//! came after a resend), an update that must not be resent after a lost answer (resent when
+//! throttled only), transactions (under one client request token), what a batch leaves
+//! unprocessed (`UnprocessedKeys`, `UnprocessedItems`), and the library's own reads and
+//! changes of the table. Long jobs (sweeps) ride through throttling with more attempts.
 
 use std::time::Duration;
 
-/// How often and how patiently a batch operation resends what DynamoDB left unprocessed.
+/// How often and how patiently a request is sent again: the attempts in all, and the delays
+/// between them.
 ///
 /// Attempt `0` is the first request and is sent at once. Before attempt `n ≥ 1` the
 /// operation sleeps a random time between zero and `min(max_delay, base_delay × 2ⁿ⁻¹)`
@@ -71,8 +76,8 @@ impl RetryPolicy {
         self
     }
 
-    /// A policy that sends once and never retries: what DynamoDB leaves unprocessed is
-    /// returned to the caller at once.
+    /// A policy that sends once and never retries: a refusal or a lost answer is the
+    /// caller's at once, and so is what a batch leaves unprocessed.
     pub fn never() -> Self {
         RetryPolicy {
             max_attempts: 1,
