@@ -134,6 +134,8 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
         .await
         .unwrap_err();
     assert!(refused.is_condition_failed());
+    let missing = db.get(Order::key("o9").unwrap()).send().await.unwrap_err();
+    assert!(missing.is_not_found());
     db.get(Order::key("o1").unwrap()).send().await.unwrap();
     let found = db.query(Order::partition("o1")).all().await.unwrap();
     assert_eq!(found.len(), 1);
@@ -150,6 +152,7 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
         [
             "DynamoDB.PutItem",
             "DynamoDB.PutItem",
+            "DynamoDB.GetItem",
             "DynamoDB.GetItem",
             "DynamoDB.Query",
             "DynamoDB.TransactWriteItems"
@@ -172,7 +175,9 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
                 !span.fields.contains_key("aws.dynamodb.consumed_capacity"),
                 "{span:#?}"
             );
-        } else if field(span, "singletable.outcome") == "ok" {
+        } else if field(span, "singletable.outcome") == "ok"
+            || field(span, "singletable.outcome") == "not_found"
+        {
             let capacity: f64 = field(span, "singletable.capacity_units").parse().unwrap();
             assert!(capacity > 0.0, "capacity is tracked: {span:#?}");
             // OpenTelemetry's form: each entry DynamoDB reported, as JSON text.
@@ -207,14 +212,16 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
     }
     assert_eq!(field(&spans[0], "singletable.outcome"), "ok");
     assert_eq!(field(&spans[0], "otel.status_code"), "OK");
+    // A failed condition and an item not found are outcomes the caller asked about, not
+    // errors of the request: the span's status stays unset, with no `error.type`.
     assert_eq!(field(&spans[1], "singletable.outcome"), "condition_failed");
-    assert_eq!(field(&spans[1], "error.type"), "condition_failed");
-    assert_eq!(field(&spans[1], "otel.status_code"), "ERROR");
-    assert!(
-        !spans[0].fields.contains_key("error.type"),
-        "{:#?}",
-        spans[0]
-    );
+    assert_eq!(field(&spans[2], "singletable.outcome"), "not_found");
+    for span in &spans[..3] {
+        assert!(!span.fields.contains_key("error.type"), "{span:#?}");
+    }
+    for span in &spans[1..3] {
+        assert!(!span.fields.contains_key("otel.status_code"), "{span:#?}");
+    }
     for span in &spans {
         assert_eq!(
             field(span, "cloud.region"),
@@ -226,7 +233,7 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
         !spans[1].fields.contains_key("error.message"),
         "messages only on opt-in"
     );
-    assert_eq!(field(&spans[2], "db.operation.name"), "GetItem");
+    assert_eq!(field(&spans[3], "db.operation.name"), "GetItem");
 }
 
 #[tokio::test]
@@ -237,19 +244,27 @@ async fn error_messages_are_recorded_only_when_the_db_opts_in() {
     let table = singletable::testing::table::<Shop>().await.unwrap();
     let db = (*table).clone().trace_values();
     db.put(&order("o1")).send().await.unwrap();
-    db.put(&order("o1"))
-        .only_if_absent()
+    // An order another program wrote without its note: reading it is an error, whose message
+    // names the attribute.
+    use aws_sdk_dynamodb::types::AttributeValue::S;
+    db.client()
+        .put_item()
+        .table_name(db.table_name())
+        .item("PK", S("ORDER#o2".into()))
+        .item("SK", S("ORDER".into()))
+        .item("_type", S("Order".into()))
         .send()
         .await
-        .unwrap_err();
+        .unwrap();
+    let unread = db.get(Order::key("o2").unwrap()).send().await.unwrap_err();
+    assert_eq!(unread.kind(), "decode", "{unread:?}");
     let spans = capture.take();
+    assert_eq!(field(&spans[1], "otel.status_code"), "ERROR");
+    assert_eq!(field(&spans[1], "error.type"), "decode");
     let message = field(&spans[1], "error.message");
-    assert!(message.contains("condition failed"), "{message}");
-    for span in &spans {
-        assert!(
-            field(span, "singletable.key").contains("ORDER#o1"),
-            "{span:#?}"
-        );
+    assert!(message.contains("note"), "{message}");
+    for (span, key) in spans.iter().zip(["ORDER#o1", "ORDER#o2"]) {
+        assert!(field(span, "singletable.key").contains(key), "{span:#?}");
     }
 }
 

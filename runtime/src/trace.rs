@@ -18,8 +18,8 @@
 //! | `aws.dynamodb.consumed_capacity` | each `ConsumedCapacity` entry as JSON, in a JSON array, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
 //! | `singletable.capacity_units` | their capacity units in all |
 //! | `singletable.outcome` | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
-//! | `otel.status_code` | `OK` or `ERROR` |
-//! | `error.type` | on failure, the [`Error`] kind, as `singletable.outcome` |
+//! | `otel.status_code` | `OK` or `ERROR`; unset for `not_found`, `condition_failed` and `version_conflict`, answers rather than failures |
+//! | `error.type` | on failure, the [`Error`] kind, as `singletable.outcome` (not for those answers) |
 //! | `error.message` | the error's text, only with [`Db::trace_values`](crate::Db::trace_values) |
 //!
 //! No attribute value is recorded unless the `Db` opts in: keys are made of them, and an
@@ -199,6 +199,12 @@ fn record_outcome(span: &Span, record_values: bool, output: &impl Outcome) {
             span.record("singletable.outcome", "ok");
             span.record("otel.status_code", "OK");
         }
+        // An answer to what the caller asked (is there an item; does the condition hold), not
+        // a failure of the request: no error, and the status left unset, so that existence
+        // checks and optimistic writes do not count as errors on a dashboard.
+        Some(kind @ ("not_found" | "condition_failed" | "version_conflict")) => {
+            span.record("singletable.outcome", kind);
+        }
         Some(kind) => {
             span.record("singletable.outcome", kind);
             span.record("error.type", kind);
@@ -285,13 +291,10 @@ pub(crate) fn backoff(attempt: u32, delay: impl Display) {
     tracing::info!(target: "singletable", attempt, %delay, "backing off before the next attempt");
 }
 
-/// `client` with the [`AttemptCounter`] (once, if it has it already), when a `tracing`
-/// subscriber has been installed: without one no span is ever recorded, and the client is used
-/// as it is, at no cost per request.
+/// `client` with the [`AttemptCounter`] (once, if it has it already), whether or not a
+/// `tracing` subscriber is installed yet: one installed after the `Db` is made sees attempts
+/// too. Without a span to count into, the counter costs a thread-local read per attempt.
 pub(crate) fn instrument(client: aws_sdk_dynamodb::Client) -> aws_sdk_dynamodb::Client {
-    if !tracing::dispatcher::has_been_set() {
-        return client;
-    }
     let config = client.config();
     let name = AttemptCounter.name();
     if config
@@ -338,17 +341,18 @@ impl Intercept for AttemptCounter {
         _: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         // The last attempt's id is the one AWS support can look up.
-        let headers = context.response().headers();
-        let id = ["x-amzn-requestid", "x-amzn-request-id", "x-amz-request-id"]
-            .into_iter()
-            .find_map(|name| headers.get(name));
-        if let Some(id) = id {
-            ACTIVE.with(|slot| {
-                if let Some(active) = slot.borrow().as_ref() {
-                    active.span.record("aws.request_id", id);
-                }
-            });
-        }
+        ACTIVE.with(|slot| {
+            let Some(active) = slot.borrow().as_ref().map(|active| active.span.clone()) else {
+                return;
+            };
+            let headers = context.response().headers();
+            let id = ["x-amzn-requestid", "x-amzn-request-id", "x-amz-request-id"]
+                .into_iter()
+                .find_map(|name| headers.get(name));
+            if let Some(id) = id {
+                active.record("aws.request_id", id);
+            }
+        });
         Ok(())
     }
 }
