@@ -1,12 +1,13 @@
 //! # singletable
 //!
 //! DynamoDB single-table design, checked at compile time. Declare a table and its entities
-//! with derives; get key builders, index maintenance and typed operations that run through
-//! `aws-sdk-dynamodb`.
+//! with derives; a [`Db`] then writes, reads and queries them through `aws-sdk-dynamodb`,
+//! keeping every index key right, and refuses at compile time what DynamoDB would refuse or
+//! silently get wrong.
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use singletable::{Entity, KeyPart, Table};
+//! use singletable::{Db, Entity, KeyPart, Table};
 //!
 //! #[derive(Table)]
 //! #[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
@@ -16,16 +17,54 @@
 //! #[serde(rename_all = "lowercase")]
 //! pub enum Status { Open, Pending, Closed }
 //!
-//! #[derive(Entity, Serialize, Deserialize)]
+//! #[derive(Entity, Serialize, Deserialize, Debug, PartialEq)]
 //! #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET",
 //!          gsi1pk = "TEAM#{team_id}", gsi1sk = "STATUS#{status}#TICKET#{id}")]
 //! pub struct Ticket { pub id: String, pub team_id: u32, pub status: Status, pub title: String }
 //!
-//! let key = Ticket::key("8842")?;
-//! assert_eq!(key.partition(), "TICKET#8842");
-//! assert_eq!(key.sort(), Some("TICKET"));
-//! # Ok::<(), singletable::KeyError>(())
+//! async fn tickets(db: &Db<App>) -> Result<(), singletable::Error> {
+//!     let ticket = Ticket { id: "8842".into(), team_id: 7, status: Status::Open, title: "Printer".into() };
+//!     db.put(&ticket).send().await?;                                   // PutItem, GSI1 keys included
+//!     let read = db.get(Ticket::key("8842")?).send().await?;            // GetItem
+//!     assert_eq!(read, ticket);
+//!     let moved = db
+//!         .update(Ticket::key("8842")?)
+//!         .set(Ticket::STATUS, Status::Pending)                          // rewrites GSI1SK too,
+//!         .given(Ticket::TEAM_ID, 7)                                     // from the other input
+//!         .send()
+//!         .await?;
+//!     assert_eq!(moved.status, Status::Pending);
+//!     let pending = db
+//!         .query(Ticket::gsi1(7))                                        // TEAM#0000000007
+//!         .sort(Ticket::STATUS, Status::Pending)                         // begins_with STATUS#pending#
+//!         .all()
+//!         .await?;
+//!     assert_eq!(pending.len(), 1);
+//!     Ok(())
+//! }
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! #     let db = singletable::testing::table::<App>().await?;
+//! #     tickets(&db).await?;
+//! #     Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A `Db` comes from a client (`Db::<App>::new(aws_sdk_dynamodb::Client::new(&config))`);
+//! the [`testing`] and [`local`] modules (feature `local`) give one on an embedded engine.
+//! Every operation builds one request, which `params()` prints and `send()` sends.
+//!
+//! ## The modules, by task
+//!
+//! | task | start at |
+//! | --- | --- |
+//! | model a table | the derives [`Table`](derive@Table), [`Entity`](derive@Entity), [`KeyPart`](derive@KeyPart), [`Collection`](derive@Collection), [`Projection`](derive@Projection); keys in [`key`], the schema data in [`schema`] |
+//! | write | [`Db::put`], [`Db::update`], [`Db::delete`], [`Db::rekey`], [`Db::transaction`], [`Db::batch_write`]; conditions and update paths in [`expr`] |
+//! | read | [`Db::get`], [`Db::query`] (pages and cursors in [`op::query`]), [`Db::scan`], [`Db::batch_get`] |
+//! | migrate | [`Db::admin`]: the table, its migration plan, sweeps and backfills ([`migrate`]) |
+//! | stream | [`stream`]: typed records, a reader with checkpoints, Lambda events |
+//! | operate | [`error`] (what each error means and whether to retry), [`retry`], [`cost`] (`explain()`), [`rate`], [`infra`] (IAM, CloudFormation, Terraform), tracing in [`Db::trace_values`] |
+//! | test | [`testing`], [`local`], `#[singletable::test]` |
 #![warn(missing_docs)]
 // On docs.rs (nightly, `--cfg docsrs`), each feature-gated item says which feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
