@@ -124,6 +124,8 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
     let table = singletable::testing::table::<Shop>().await.unwrap();
+    // The table's creation has spans of its own (see the administration test below).
+    capture.take();
     let db = (*table).clone().track_capacity();
 
     db.put(&order("o1")).send().await.unwrap();
@@ -242,6 +244,7 @@ async fn error_messages_are_recorded_only_when_the_db_opts_in() {
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
     let table = singletable::testing::table::<Shop>().await.unwrap();
+    capture.take();
     let db = (*table).clone().trace_values();
     db.put(&order("o1")).send().await.unwrap();
     // An order another program wrote without its note: reading it is an error, whose message
@@ -321,4 +324,66 @@ async fn retries_are_attempts_and_events_inside_the_span() {
         backed_off,
         "a conflicting transaction backed off within its span"
     );
+}
+
+#[derive(Table)]
+#[dynamo(name = "traced-stream", pk = "PK", sk = "SK", stream = "new_image")]
+struct Streamed;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Streamed, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: String,
+}
+
+/// Administration and the Streams API are requests too: each has its span, with the table's
+/// name and no entity.
+#[tokio::test]
+async fn administration_and_stream_reads_have_spans() {
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let table = singletable::testing::table::<Streamed>().await.unwrap();
+    // Its creation asked whether the table exists: DynamoDB's answer, no, is an outcome.
+    let created = capture.take();
+    let asked = created
+        .iter()
+        .find(|span| field(span, "otel.name") == "DynamoDB.DescribeTable")
+        .expect("a DescribeTable span");
+    assert_eq!(field(asked, "singletable.outcome"), "not_found");
+    assert!(!asked.fields.contains_key("otel.status_code"), "{asked:#?}");
+    assert!(created
+        .iter()
+        .any(|span| field(span, "otel.name") == "DynamoDB.CreateTable"));
+    let db = (*table).clone();
+    db.admin().ensure_table().await.unwrap();
+    db.admin().table_migration(&[]).plan().await.unwrap();
+    db.put(&Note { id: "n1".into() }).send().await.unwrap();
+    let streams = singletable::local::streams_client().await.unwrap();
+    let mut reader = db.admin().stream_reader("traced", streams);
+    reader.poll::<Note>().await.unwrap();
+
+    let spans = capture.take();
+    let named = |name: &str| -> Vec<&Captured> {
+        spans
+            .iter()
+            .filter(|span| field(span, "otel.name") == name)
+            .collect()
+    };
+    for (name, service) in [
+        ("DynamoDB.DescribeTable", "DynamoDB"),
+        ("DynamoDB.DescribeTimeToLive", "DynamoDB"),
+        ("DynamoDB Streams.DescribeStream", "DynamoDB Streams"),
+        ("DynamoDB Streams.GetShardIterator", "DynamoDB Streams"),
+        ("DynamoDB Streams.GetRecords", "DynamoDB Streams"),
+    ] {
+        let found = named(name);
+        assert!(!found.is_empty(), "no {name} span in {spans:#?}");
+        for span in found {
+            assert_eq!(field(span, "rpc.service"), service);
+            assert_eq!(field(span, "aws.dynamodb.table_names"), table.table_name());
+            assert_eq!(field(span, "singletable.outcome"), "ok", "{span:#?}");
+            assert!(!span.fields.contains_key("singletable.entity"), "{span:#?}");
+        }
+    }
 }

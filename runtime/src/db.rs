@@ -309,7 +309,27 @@ impl<T: Table> Db<T> {
         crate::retry::ReadError<aws_sdk_dynamodb::operation::describe_table::DescribeTableError>,
     > {
         let describe = self.client.describe_table().table_name(self.table_name());
-        self.retry.reading(|| describe.clone().send_once()).await
+        self.reading_traced(crate::trace::Operation::DescribeTable, &self.retry, || {
+            describe.clone().send_once()
+        })
+        .await
+    }
+
+    /// Sends the read `send` makes about the table as a whole (its description, its stream)
+    /// under `policy`, again while throttled or lost (`RetryPolicy::reading`), all of it in
+    /// one span of `operation`.
+    pub(crate) async fn reading_traced<O, E, F>(
+        &self,
+        operation: crate::trace::Operation,
+        policy: &crate::RetryPolicy,
+        send: impl FnMut() -> F,
+    ) -> Result<O, crate::retry::ReadError<E>>
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + 'static,
+        F: std::future::Future<Output = Result<O, crate::retry::ReadError<E>>>,
+    {
+        let span = crate::trace::table_span(operation, self.table_name());
+        self.traced(span, policy.reading(send)).await
     }
 
     /// The request [`Db::raw_get`] sends, for a caller that resends it itself.

@@ -1,7 +1,11 @@
 //! One `tracing` span per DynamoDB request an operation sends, named and keyed after the
 //! OpenTelemetry semantic conventions for DynamoDB and the AWS SDK (development status, as
 //! published for semantic conventions 1.3x; `rpc.system` and `rpc.service` as the AWS SDK
-//! conventions still require them) where they name a field:
+//! conventions still require them) where they name a field.
+//! Administration (`CreateTable`, `DescribeTable`, `UpdateTable`, `DescribeTimeToLive`,
+//! `UpdateTimeToLive`) and the Streams API's reads (`DescribeStream`, `GetShardIterator`,
+//! `GetRecords`, with `rpc.service` `DynamoDB Streams`) have spans too, without an entity; a
+//! table that does not exist is their `not_found`.
 //!
 //! | field | value |
 //! |---|---|
@@ -12,7 +16,7 @@
 //! | `aws.dynamodb.index_name` | the index a query reads, if any |
 //! | `cloud.region` | the region the client targets |
 //! | `aws.request_id` | the request id of the last attempt's response |
-//! | `singletable.entity` | the entity, or the collection |
+//! | `singletable.entity` | the entity, or the collection; none for the table's administration and stream |
 //! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`), only with [`Db::trace_values`](crate::Db::trace_values) |
 //! | `singletable.attempts` | requests sent, retries included |
 //! | `aws.dynamodb.consumed_capacity` | each `ConsumedCapacity` entry as JSON, in a JSON array, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
@@ -56,11 +60,40 @@ pub(crate) enum Operation {
     BatchWriteItem,
     TransactWriteItems,
     TransactGetItems,
+    CreateTable,
+    DescribeTable,
+    UpdateTable,
+    DescribeTimeToLive,
+    UpdateTimeToLive,
+    /// The Streams API's.
+    DescribeStream,
+    GetShardIterator,
+    GetRecords,
 }
 
 impl Operation {
+    /// The service the operation belongs to, as `rpc.service` names it.
+    fn service(self) -> &'static str {
+        match self {
+            Operation::DescribeStream | Operation::GetShardIterator | Operation::GetRecords => {
+                "DynamoDB Streams"
+            }
+            _ => "DynamoDB",
+        }
+    }
+
     fn names(self) -> (&'static str, &'static str) {
         match self {
+            Operation::CreateTable => ("CreateTable", "DynamoDB.CreateTable"),
+            Operation::DescribeTable => ("DescribeTable", "DynamoDB.DescribeTable"),
+            Operation::UpdateTable => ("UpdateTable", "DynamoDB.UpdateTable"),
+            Operation::DescribeTimeToLive => ("DescribeTimeToLive", "DynamoDB.DescribeTimeToLive"),
+            Operation::UpdateTimeToLive => ("UpdateTimeToLive", "DynamoDB.UpdateTimeToLive"),
+            Operation::DescribeStream => ("DescribeStream", "DynamoDB Streams.DescribeStream"),
+            Operation::GetShardIterator => {
+                ("GetShardIterator", "DynamoDB Streams.GetShardIterator")
+            }
+            Operation::GetRecords => ("GetRecords", "DynamoDB Streams.GetRecords"),
             Operation::PutItem => ("PutItem", "DynamoDB.PutItem"),
             Operation::UpdateItem => ("UpdateItem", "DynamoDB.UpdateItem"),
             Operation::DeleteItem => ("DeleteItem", "DynamoDB.DeleteItem"),
@@ -75,11 +108,28 @@ impl Operation {
     }
 }
 
-/// The span of one request: `key` and `index` are rendered only when a subscriber wants it.
+/// The span of one request of an entity's (or a record's of the library): `key` and `index`
+/// are rendered only when a subscriber wants it.
 pub(crate) fn span(
     operation: Operation,
     table: &str,
     entity: &str,
+    key: impl FnOnce() -> Option<String>,
+    index: Option<&str>,
+) -> Span {
+    request_span(operation, table, Some(entity), key, index)
+}
+
+/// The span of one request about the table as a whole (its administration, its stream),
+/// which no entity makes.
+pub(crate) fn table_span(operation: Operation, table: &str) -> Span {
+    request_span(operation, table, None, || None, None)
+}
+
+fn request_span(
+    operation: Operation,
+    table: &str,
+    entity: Option<&str>,
     key: impl FnOnce() -> Option<String>,
     index: Option<&str>,
 ) -> Span {
@@ -96,7 +146,7 @@ pub(crate) fn span(
         db.system.name = "aws.dynamodb",
         db.operation.name = method,
         rpc.system = "aws-api",
-        rpc.service = "DynamoDB",
+        rpc.service = operation.service(),
         rpc.method = method,
         aws.dynamodb.table_names = table,
         aws.dynamodb.index_name = index,
@@ -190,6 +240,29 @@ where
         let output = ready!(polled);
         record_outcome(this.span, *this.record_values, &output);
         Poll::Ready(output)
+    }
+}
+
+/// A request's SDK error, as the library's spans name it: the kind of
+/// [`Error::Service`](crate::Error::Service).
+impl<T, E, R> Outcome for Result<T, aws_sdk_dynamodb::error::SdkError<E, R>>
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    fn error_kind(&self) -> Option<&'static str> {
+        use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+        let error = self.as_ref().err()?;
+        // A table or stream that does not exist is the answer to `ensure_table`'s question.
+        Some(match error.code() {
+            Some("ResourceNotFoundException") => "not_found",
+            _ => "service",
+        })
+    }
+
+    fn error_message(&self) -> Option<String> {
+        let error = self.as_ref().err()?;
+        Some(aws_sdk_dynamodb::error::DisplayErrorContext(error).to_string())
     }
 }
 

@@ -4,7 +4,6 @@
 use super::error::MigrationError;
 use super::plan::{IndexChange, LiveTable, Plan, PlanAction, TableMigration};
 use crate::error::Error;
-use crate::retry::RetryPolicy;
 use crate::schema::Table;
 use crate::send_once::SendOnce;
 use aws_sdk_dynamodb::operation::update_table::builders::UpdateTableFluentBuilder;
@@ -250,12 +249,14 @@ impl<T: Table> TableMigration<'_, T> {
         update: UpdateTableFluentBuilder,
         made: impl Fn(&LiveTable) -> bool,
     ) -> Result<(), Error> {
-        RetryPolicy::default()
-            .changing(
-                || update.clone().send_once(),
-                || async { Ok(made(&self.describe().await?)) },
-            )
-            .await
+        let policy = self.db.retry_policy();
+        let changing = policy.changing(
+            || update.clone().send_once(),
+            || async { Ok(made(&self.describe().await?)) },
+        );
+        let span =
+            crate::trace::table_span(crate::trace::Operation::UpdateTable, self.db.table_name());
+        self.db.traced(span, changing).await
     }
 
     /// Polls `DescribeTable` until `until` holds, reporting each poll; fails after the

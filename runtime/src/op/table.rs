@@ -5,6 +5,7 @@ use crate::rate::{Limiter, Rate};
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
 use crate::send_once::SendOnce;
 use crate::stream::StreamViewType;
+use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Admin, Db};
 use aws_sdk_dynamodb::client::Waiters;
@@ -73,7 +74,11 @@ impl<T: Table> Db<T> {
             .table_name(self.table_name());
         let policy = self.retry_policy();
         let enabled = || async {
-            let described = policy.reading(|| describe.clone().send_once()).await?;
+            let described = self
+                .reading_traced(Operation::DescribeTimeToLive, &policy, || {
+                    describe.clone().send_once()
+                })
+                .await?;
             let ttl = described.time_to_live_description();
             Ok::<_, Error>(ttl.is_some_and(|ttl| {
                 ttl.attribute_name() == Some(attribute)
@@ -83,9 +88,12 @@ impl<T: Table> Db<T> {
                     )
             }))
         };
-        policy
-            .changing(|| update.clone().send_once(), enabled)
-            .await
+        let span = crate::trace::table_span(Operation::UpdateTimeToLive, self.table_name());
+        self.traced(
+            span,
+            policy.changing(|| update.clone().send_once(), enabled),
+        )
+        .await
     }
 }
 
@@ -231,7 +239,10 @@ impl CreateTable {
 
     /// Sends the request (it fails if the table exists; see [`Admin::ensure_table`]).
     pub async fn send(self) -> Result<(), Error> {
-        self.input()?.send_with(&self.client).await?;
+        let input = self.input()?;
+        let span = crate::trace::table_span(Operation::CreateTable, &self.table_name);
+        let sent = async { Ok::<_, Error>(input.send_with(&self.client).await?) };
+        crate::trace::traced(span, false, sent).await?;
         Ok(())
     }
 

@@ -28,6 +28,7 @@ use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM
 use crate::retry::{ReadError, RetryPolicy};
 use crate::schema::Table;
 use crate::send_once::SendOnce;
+use crate::trace::Operation;
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
@@ -273,8 +274,10 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 .stream_arn(&stream_arn)
                 .set_exclusive_start_shard_id(start.clone());
             let described = self
-                .policy
-                .reading(|| describe.clone().send_once())
+                .db
+                .reading_traced(Operation::DescribeStream, &self.policy, || {
+                    describe.clone().send_once()
+                })
                 .await
                 .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
             let Some(description) = described.stream_description() else {
@@ -336,7 +339,12 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 .get_records()
                 .shard_iterator(iterator)
                 .limit(self.page_size);
-            let page = self.policy.reading(|| get.clone().send_once()).await;
+            let page = self
+                .db
+                .reading_traced(Operation::GetRecords, &self.policy, || {
+                    get.clone().send_once()
+                })
+                .await;
             match page {
                 Ok(page) => {
                     let next = page.next_shard_iterator().map(str::to_owned);
@@ -388,8 +396,10 @@ impl<'db, T: Table> StreamReader<'db, T> {
             None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
         };
         let output = self
-            .policy
-            .reading(|| request.clone().send_once())
+            .db
+            .reading_traced(Operation::GetShardIterator, &self.policy, || {
+                request.clone().send_once()
+            })
             .await
             .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
         output.shard_iterator().map(str::to_owned).ok_or_else(|| {
@@ -408,7 +418,10 @@ impl<'db, T: Table> StreamReader<'db, T> {
         let get = self
             .db
             .raw_get_request(checkpoint_key::<T>(&self.consumer, shard), true);
-        let checkpoint = match self.policy.reading(|| get.clone().send_once()).await?.item {
+        let read = self
+            .db
+            .reading_traced(Operation::GetItem, &self.policy, || get.clone().send_once());
+        let checkpoint = match read.await?.item {
             Some(item) => read_record::<T, Checkpoint>(item)?,
             None => Checkpoint::default(),
         };

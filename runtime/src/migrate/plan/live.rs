@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::send_once::SendOnce;
+use crate::trace::{table_span, traced, Operation};
 
 /// A snapshot of the live table, as `DescribeTable` reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,22 +132,25 @@ impl LiveTable {
     /// Reads the table's description; `None` when it does not exist.
     ///
     /// Each of its two reads is sent again while throttled or after a lost response, under
-    /// [`RetryPolicy::default`](crate::RetryPolicy::default): plans, applies' polls, sweeps
-    /// and coverage start with it, and a read is safe to send twice.
+    /// [`RetryPolicy::default`](crate::RetryPolicy::default) (there is no `Db` to take a
+    /// policy from), in a span of its own: plans, applies' polls, sweeps and coverage start
+    /// with it, and a read is safe to send twice.
     pub async fn describe(
         client: &aws_sdk_dynamodb::Client,
         table_name: &str,
     ) -> Result<Option<LiveTable>, Error> {
         let policy = crate::RetryPolicy::default();
         let describe = client.describe_table().table_name(table_name);
-        let described = policy.reading(|| describe.clone().send_once()).await;
+        let span = table_span(Operation::DescribeTable, table_name);
+        let described = traced(span, false, policy.reading(|| describe.clone().send_once())).await;
         match described {
             Ok(output) => {
                 let Some(mut live) = output.table().map(LiveTable::from_description) else {
                     return Ok(None);
                 };
                 let ttl = client.describe_time_to_live().table_name(table_name);
-                let ttl = policy.reading(|| ttl.clone().send_once()).await?;
+                let span = table_span(Operation::DescribeTimeToLive, table_name);
+                let ttl = traced(span, false, policy.reading(|| ttl.clone().send_once())).await?;
                 live.ttl = ttl.time_to_live_description().and_then(|description| {
                     let status = description.time_to_live_status()?.as_str();
                     let attribute = description.attribute_name()?;

@@ -295,7 +295,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                 if let Some(output) = &output {
                     self.db.record(output.consumed_capacity());
                 }
-                Ok(output)
+                Ok::<_, Error>(output)
             });
             let Some(output) = next.await? else {
                 break;
