@@ -220,3 +220,33 @@ async fn reads_are_sent_as_often_as_the_policy_allows() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn batch_requests_are_sent_as_often_as_the_policy_allows() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    table.put(&doc()).send().await.unwrap();
+    for fault in [FaultKind::ServiceUnavailable, FaultKind::Throttling] {
+        governed(
+            &table,
+            fault,
+            |db| async move { db.batch_get([Doc::key(1)?]).send().await },
+            |error| error.is_retryable(),
+        )
+        .await;
+        governed(
+            &table,
+            fault,
+            |db| async move {
+                let second = Doc { id: 2, ..doc() };
+                db.batch_write().put(&second).send().await
+            },
+            // What was not written is handed back, resendable.
+            |error| matches!(error, Error::BatchWrite { .. }) && error.is_retryable(),
+        )
+        .await;
+    }
+    assert!(table.get(Doc::key(2).unwrap()).send().await.is_err());
+}

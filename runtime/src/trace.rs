@@ -65,9 +65,12 @@ pub(crate) enum Operation {
     UpdateTable,
     DescribeTimeToLive,
     UpdateTimeToLive,
-    /// The Streams API's.
+    /// The Streams API's (its reader needs feature `aws-sdk-dynamodbstreams`).
+    #[cfg_attr(not(feature = "aws-sdk-dynamodbstreams"), allow(dead_code))]
     DescribeStream,
+    #[cfg_attr(not(feature = "aws-sdk-dynamodbstreams"), allow(dead_code))]
     GetShardIterator,
+    #[cfg_attr(not(feature = "aws-sdk-dynamodbstreams"), allow(dead_code))]
     GetRecords,
 }
 

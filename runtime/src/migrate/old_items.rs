@@ -50,8 +50,9 @@ impl OldItems {
             .set_segment(i32::try_from(segment).ok().filter(|_| segmented))
             .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
             .set_exclusive_start_key(start_key);
-        // A throttled page slows the limiter as a throttled write does.
-        Ok(RetryPolicy::default()
+        // A throttled page slows the limiter as a throttled write does. A sweep rides through
+        // throttling as its writes do (the SDK's retries are off: these are all its attempts).
+        Ok(RetryPolicy::riding_through()
             .reading_paced(|| request.clone().send_once(), limiter)
             .await?)
     }

@@ -255,7 +255,8 @@ impl<T: Table> Verify<'_, T> {
                                 .flatten(),
                         )
                         .set_exclusive_start_key(start_key);
-                    let output = crate::RetryPolicy::default()
+                    // A long job's read: it rides through throttling as a sweep does.
+                    let output = crate::RetryPolicy::riding_through()
                         .reading(|| page.clone().send_once())
                         .await?;
                     for item in output.items() {

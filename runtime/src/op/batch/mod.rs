@@ -139,7 +139,7 @@ impl<E: Entity> BatchGet<'_, E> {
             .build()?;
         Ok(self
             .db
-            .client()
+            .unretried_client()
             .batch_get_item()
             .request_items(self.db.table_name(), request)
             .set_return_consumed_capacity(self.db.return_consumed_capacity()))
@@ -359,7 +359,7 @@ impl<T: Table> BatchWrite<'_, T> {
             .return_consumed_capacity()
             .or(paced.then_some(ReturnConsumedCapacity::Total));
         self.db
-            .client()
+            .unretried_client()
             .batch_write_item()
             .request_items(self.db.table_name(), writes)
             .set_return_consumed_capacity(capacity)

@@ -6,7 +6,6 @@ use crate::error::Error;
 use crate::item::{self, Item, KeyText};
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use crate::Db;
 use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
 use aws_sdk_dynamodb::types::KeysAndAttributes;
@@ -38,9 +37,12 @@ pub(crate) struct Driven<M> {
 }
 
 /// Sends `pending` and resends whatever comes back unprocessed, sleeping between attempts as
-/// `policy` says, until nothing is left or the attempts run out. A failed request ends it,
-/// with everything not yet done in `left`.
-pub(super) async fn drive<M, R, F, Fut>(
+/// `policy` says, until nothing is left or the attempts run out. A request refused or left
+/// unanswered ([`Error::is_retryable`]: puts, deletes and reads are safe to send twice) is
+/// resent whole, within the same attempts; any other failure ends it, with everything not yet
+/// done in `left`. The requests are sent on a client without the SDK's retries, so that each
+/// attempt is one the policy counts.
+pub(super) async fn drive<M, R: Clone, F, Fut>(
     pending: Vec<Pending<M, R>>,
     policy: &RetryPolicy,
     mut send: F,
@@ -65,6 +67,8 @@ where
         policy.sleep_before(attempt).await;
         attempt += 1;
         driven.requests += 1;
+        // Kept to resend the whole request if it fails for a reason that passes.
+        let sent = requests.clone();
         match send(std::mem::take(&mut requests)).await {
             Ok(response) => {
                 driven.items.extend(response.items);
@@ -83,6 +87,9 @@ where
                     .into_iter()
                     .map(|(_, request)| request)
                     .collect();
+            }
+            Err(error) if error.is_retryable() && attempt < policy.attempts() => {
+                requests = sent;
             }
             Err(error) => {
                 driven.error = Some(error);
@@ -137,10 +144,10 @@ pub(crate) async fn read_records<T: Table>(
             .consistent_read(true)
             .build()?;
         let get = db
-            .client()
+            .unretried_client()
             .batch_get_item()
             .request_items(db.table_name(), request);
-        let output = policy.reading(|| get.clone().send_once()).await?;
+        let output = get.send().await?;
         Ok(answer::<T>(output, db.table_name()))
     })
     .await
