@@ -2,7 +2,6 @@
 
 use crate::op::query::CursorKey;
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 use std::marker::PhantomData;
@@ -279,7 +278,7 @@ impl<T: Table> Db<T> {
     }
 
     /// The client with the SDK's retries off, for a request the library resends itself under
-    /// its retry policy (see [`SendOnce`](crate::send_once::SendOnce)).
+    /// its retry policy: every attempt is then one the policy counts.
     pub(crate) fn unretried_client(&self) -> &aws_sdk_dynamodb::Client {
         &self.unretried
     }
@@ -297,7 +296,8 @@ impl<T: Table> Db<T> {
         key: crate::Item,
         consistent: bool,
     ) -> Result<Option<crate::Item>, crate::Error> {
-        Ok(self.raw_get_request(key, consistent).send().await?.item)
+        let get = self.raw_get_request(key, consistent);
+        Ok(self.retry.reading(|| get.clone().send()).await?.item)
     }
 
     /// `DescribeTable` of this table, sent again while throttled or lost: how the library's
@@ -308,9 +308,12 @@ impl<T: Table> Db<T> {
         aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput,
         crate::retry::ReadError<aws_sdk_dynamodb::operation::describe_table::DescribeTableError>,
     > {
-        let describe = self.client.describe_table().table_name(self.table_name());
+        let describe = self
+            .unretried
+            .describe_table()
+            .table_name(self.table_name());
         self.reading_traced(crate::trace::Operation::DescribeTable, &self.retry, || {
-            describe.clone().send_once()
+            describe.clone().send()
         })
         .await
     }
@@ -332,13 +335,14 @@ impl<T: Table> Db<T> {
         self.traced(span, policy.reading(send)).await
     }
 
-    /// The request [`Db::raw_get`] sends, for a caller that resends it itself.
+    /// The request [`Db::raw_get`] sends, on the client without the SDK's retries, for a
+    /// caller that resends it itself.
     pub(crate) fn raw_get_request(
         &self,
         key: crate::Item,
         consistent: bool,
     ) -> aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder {
-        self.client
+        self.unretried
             .get_item()
             .table_name(self.table_name())
             .set_key(Some(key))

@@ -26,7 +26,6 @@ pub mod op;
 pub mod rate;
 pub mod retry;
 pub mod schema;
-mod send_once;
 pub mod stream;
 #[cfg(feature = "local")]
 #[cfg_attr(docsrs, doc(cfg(feature = "local")))]

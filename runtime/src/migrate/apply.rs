@@ -5,7 +5,6 @@ use super::error::MigrationError;
 use super::plan::{IndexChange, LiveTable, Plan, PlanAction, TableMigration};
 use crate::error::Error;
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use aws_sdk_dynamodb::operation::update_table::builders::UpdateTableFluentBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
@@ -125,7 +124,7 @@ impl<T: Table> TableMigration<'_, T> {
                         .build()?;
                     let update = self
                         .db
-                        .client()
+                        .unretried_client()
                         .update_table()
                         .table_name(self.db.table_name())
                         .global_secondary_index_updates(
@@ -145,7 +144,7 @@ impl<T: Table> TableMigration<'_, T> {
                     self.wait(Until::TableActive).await?;
                     let update = self
                         .db
-                        .client()
+                        .unretried_client()
                         .update_table()
                         .table_name(self.db.table_name())
                         .stream_specification(crate::op::table::stream_specification(*view)?);
@@ -226,7 +225,7 @@ impl<T: Table> TableMigration<'_, T> {
             .collect::<Result<Vec<_>, _>>()?;
         let update = self
             .db
-            .client()
+            .unretried_client()
             .update_table()
             .table_name(self.db.table_name())
             .set_attribute_definitions(Some(definitions))
@@ -251,7 +250,7 @@ impl<T: Table> TableMigration<'_, T> {
     ) -> Result<(), Error> {
         let policy = self.db.retry_policy();
         let changing = policy.changing(
-            || update.clone().send_once(),
+            || update.clone().send(),
             || async { Ok(made(&self.describe().await?)) },
         );
         let span =

@@ -282,7 +282,7 @@ impl<T: Table> Db<T> {
     /// the sweep will handle the item.
     pub async fn get_and_backfill<E: Entity<Table = T>>(&self, key: Key<E>) -> Result<E, Error> {
         let output = self
-            .client()
+            .retrying_client()
             .get_item()
             .table_name(self.table_name())
             .set_key(Some(key.to_attributes()))

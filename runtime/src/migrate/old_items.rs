@@ -12,7 +12,6 @@ use crate::item::Item;
 use crate::rate::{Limiter, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
-use crate::send_once::SendOnce;
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -40,7 +39,7 @@ impl OldItems {
     ) -> Result<ScanOutput, Error> {
         let segmented = total_segments > 1;
         let request = db
-            .client()
+            .unretried_client()
             .scan()
             .table_name(db.table_name())
             .filter_expression(&self.expression)
@@ -53,7 +52,7 @@ impl OldItems {
         // A throttled page slows the limiter as a throttled write does. A sweep rides through
         // throttling as its writes do (the SDK's retries are off: these are all its attempts).
         Ok(RetryPolicy::riding_through()
-            .reading_paced(|| request.clone().send_once(), limiter)
+            .reading_paced(|| request.clone().send(), limiter)
             .await?)
     }
 

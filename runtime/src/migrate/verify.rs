@@ -11,7 +11,6 @@ use crate::expr::{AttrPath, Placeholders};
 use crate::item;
 use crate::item::KeyText;
 use crate::schema::{EntitySchema, Table};
-use crate::send_once::SendOnce;
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -240,7 +239,7 @@ impl<T: Table> Verify<'_, T> {
                     // A page is a read: refused for throughput or lost, it is sent again.
                     let page = this
                         .db
-                        .client()
+                        .unretried_client()
                         .scan()
                         .table_name(this.db.table_name())
                         .filter_expression(filter)
@@ -257,7 +256,7 @@ impl<T: Table> Verify<'_, T> {
                         .set_exclusive_start_key(start_key);
                     // A long job's read: it rides through throttling as a sweep does.
                     let output = crate::RetryPolicy::riding_through()
-                        .reading(|| page.clone().send_once())
+                        .reading(|| page.clone().send())
                         .await?;
                     for item in output.items() {
                         tally.items += 1;

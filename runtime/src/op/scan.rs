@@ -9,7 +9,6 @@ use crate::item::Item;
 use crate::rate::Limiter;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
-use crate::send_once::SendOnce;
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
@@ -130,9 +129,12 @@ impl<E: Entity> Scan<'_, E> {
         let (names, values) = placeholders.into_maps();
         // Segment and TotalSegments go together; a one-segment scan sends neither.
         let total_segments = (segments > 1).then_some(segments);
-        let request = self
-            .db
-            .retrying_client()
+        // A job's pages are resent by its own loop; a user's by the SDK's, set to the policy.
+        let client = match &self.resend {
+            Some(_) => self.db.unretried_client(),
+            None => self.db.retrying_client(),
+        };
+        let request = client
             .scan()
             .table_name(self.db.table_name())
             .filter_expression(filter)
@@ -213,7 +215,7 @@ fn segment_stream<E: Entity>(
             let page = prepared.page(segment, start_key);
             let request = match prepared.resend.clone() {
                 Some(Resend { policy, limiter }) => async move {
-                    let send = || page.clone().send_once();
+                    let send = || page.clone().send();
                     policy.reading_paced(send, limiter.as_deref()).await
                 }
                 .boxed(),

@@ -3,7 +3,6 @@
 use crate::error::Error;
 use crate::rate::{Limiter, Rate};
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
-use crate::send_once::SendOnce;
 use crate::stream::StreamViewType;
 use crate::trace::Operation;
 use crate::wire::{describe, Request};
@@ -64,19 +63,19 @@ impl<T: Table> Db<T> {
             .attribute_name(attribute)
             .build()?;
         let update = self
-            .client()
+            .unretried_client()
             .update_time_to_live()
             .table_name(self.table_name())
             .time_to_live_specification(specification);
         let describe = self
-            .client()
+            .unretried_client()
             .describe_time_to_live()
             .table_name(self.table_name());
         let policy = self.retry_policy();
         let enabled = || async {
             let described = self
                 .reading_traced(Operation::DescribeTimeToLive, &policy, || {
-                    describe.clone().send_once()
+                    describe.clone().send()
                 })
                 .await?;
             let ttl = described.time_to_live_description();
@@ -89,11 +88,8 @@ impl<T: Table> Db<T> {
             }))
         };
         let span = crate::trace::table_span(Operation::UpdateTimeToLive, self.table_name());
-        self.traced(
-            span,
-            policy.changing(|| update.clone().send_once(), enabled),
-        )
-        .await
+        self.traced(span, policy.changing(|| update.clone().send(), enabled))
+            .await
     }
 }
 

@@ -27,7 +27,6 @@ use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
 use crate::retry::{ReadError, RetryPolicy};
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use crate::trace::Operation;
 use crate::Admin;
 use crate::Db;
@@ -128,6 +127,14 @@ impl<'db, T: Table> Admin<'db, T> {
         consumer: &str,
         client: aws_sdk_dynamodbstreams::Client,
     ) -> StreamReader<'db, T> {
+        // Its reads are resent by the reader, under the policy: without the SDK's retries.
+        let client = aws_sdk_dynamodbstreams::Client::from_conf(
+            client
+                .config()
+                .to_builder()
+                .retry_config(aws_sdk_dynamodbstreams::config::retry::RetryConfig::disabled())
+                .build(),
+        );
         StreamReader {
             db: self.db,
             client,
@@ -276,7 +283,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
             let described = self
                 .db
                 .reading_traced(Operation::DescribeStream, &self.policy, || {
-                    describe.clone().send_once()
+                    describe.clone().send()
                 })
                 .await
                 .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
@@ -341,9 +348,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 .limit(self.page_size);
             let page = self
                 .db
-                .reading_traced(Operation::GetRecords, &self.policy, || {
-                    get.clone().send_once()
-                })
+                .reading_traced(Operation::GetRecords, &self.policy, || get.clone().send())
                 .await;
             match page {
                 Ok(page) => {
@@ -398,7 +403,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
         let output = self
             .db
             .reading_traced(Operation::GetShardIterator, &self.policy, || {
-                request.clone().send_once()
+                request.clone().send()
             })
             .await
             .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
@@ -420,7 +425,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
             .raw_get_request(checkpoint_key::<T>(&self.consumer, shard), true);
         let read = self
             .db
-            .reading_traced(Operation::GetItem, &self.policy, || get.clone().send_once());
+            .reading_traced(Operation::GetItem, &self.policy, || get.clone().send());
         let checkpoint = match read.await?.item {
             Some(item) => read_record::<T, Checkpoint>(item)?,
             None => Checkpoint::default(),

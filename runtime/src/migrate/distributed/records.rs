@@ -9,7 +9,6 @@ use crate::migrate::error::MigrationError;
 use crate::migrate::sweep::SweepCounts;
 use crate::op::batch::{read_records, MAX_GET_KEYS};
 use crate::schema::Table;
-use crate::send_once::SendOnce;
 use crate::Db;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -40,7 +39,7 @@ pub(crate) async fn read_status<T: Table>(
     // lost response, and what DynamoDB leaves unprocessed.
     let resending = crate::RetryPolicy::riding_through();
     let get = db.raw_get_request(library_key::<T>(name, "PLAN".to_owned()), true);
-    let plan = match resending.reading(|| get.clone().send_once()).await?.item {
+    let plan = match resending.reading(|| get.clone().send()).await?.item {
         Some(item) => Some(read_record::<T, SweepPlan>(item)?),
         None => None,
     };

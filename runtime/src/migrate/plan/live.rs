@@ -1,7 +1,6 @@
 //! The live table, as `DescribeTable` reports it, compared with the declaration.
 
 use super::*;
-use crate::send_once::SendOnce;
 use crate::trace::{table_span, traced, Operation};
 
 /// A snapshot of the live table, as `DescribeTable` reported it.
@@ -140,9 +139,17 @@ impl LiveTable {
         table_name: &str,
     ) -> Result<Option<LiveTable>, Error> {
         let policy = crate::RetryPolicy::default();
+        // Resent below under the policy, so without the SDK's retries.
+        let client = aws_sdk_dynamodb::Client::from_conf(
+            client
+                .config()
+                .to_builder()
+                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+                .build(),
+        );
         let describe = client.describe_table().table_name(table_name);
         let span = table_span(Operation::DescribeTable, table_name);
-        let described = traced(span, false, policy.reading(|| describe.clone().send_once())).await;
+        let described = traced(span, false, policy.reading(|| describe.clone().send())).await;
         match described {
             Ok(output) => {
                 let Some(mut live) = output.table().map(LiveTable::from_description) else {
@@ -150,7 +157,7 @@ impl LiveTable {
                 };
                 let ttl = client.describe_time_to_live().table_name(table_name);
                 let span = table_span(Operation::DescribeTimeToLive, table_name);
-                let ttl = traced(span, false, policy.reading(|| ttl.clone().send_once())).await?;
+                let ttl = traced(span, false, policy.reading(|| ttl.clone().send())).await?;
                 live.ttl = ttl.time_to_live_description().and_then(|description| {
                     let status = description.time_to_live_status()?.as_str();
                     let attribute = description.attribute_name()?;

@@ -9,7 +9,6 @@ use crate::expr::update::{Action, SetValue};
 use crate::item::Item;
 use crate::op::transact::{CancellationReason, TransactOp};
 use crate::schema::{Entity, UniqueSchema};
-use crate::send_once::SendOnce;
 use crate::unique::{Attempt, SentinelWrite};
 use crate::Db;
 use aws_sdk_dynamodb::types::ReturnValue;
@@ -122,12 +121,7 @@ impl<'db, E: Entity> Parts<'db, E> {
             return Ok(stored);
         }
         let get = self.db.raw_get_request(self.key.to_attributes(), true);
-        match self
-            .db
-            .retry_policy()
-            .reading(|| get.clone().send_once())
-            .await
-        {
+        match self.db.retry_policy().reading(|| get.clone().send()).await {
             Ok(output) => Ok(output.item),
             Err(error) => Err(Error::Unread {
                 entity: E::SCHEMA.name,
