@@ -66,7 +66,7 @@ pub const fn index_holds<T: DeclaresIndex<I>, I: index::IndexSlot>(name: &str) -
 }
 
 pub use crate::expr::field::to_value;
-pub use crate::key::space::collection_overlap;
+pub use crate::schema::space::collection_overlap;
 pub use crate::stream::change::collection_key;
 pub use crate::stream::view::{DeclaredStream, StreamView, ViewOf};
 pub use crate::stream::{CollectionKey, StreamTarget};

@@ -6,9 +6,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admin;
+mod codec;
 mod const_text;
 pub mod cost;
-mod db;
+mod cursor;
 mod design_check;
 pub mod error;
 pub mod expr;
@@ -26,6 +27,7 @@ pub mod op;
 pub mod rate;
 pub mod retry;
 pub mod schema;
+mod send;
 pub mod stream;
 #[cfg(feature = "local")]
 #[cfg_attr(docsrs, doc(cfg(feature = "local")))]
@@ -34,18 +36,19 @@ mod trace;
 pub mod ttl;
 pub mod unique;
 pub mod wire;
-mod write;
 
 pub use admin::Admin;
-pub use db::{Consumed, Db};
-pub use error::{DecodeError, EncodeError, Error, KeyText, LimitError, OptionalExt};
+pub use error::{Error, OptionalExt};
 pub use expr::Condition;
 pub use item::Item;
+pub use item::{DecodeError, EncodeError, LimitError};
 pub use key::primary::Key;
+pub use key::text::KeyText;
 pub use key::{KeyError, KeyField, KeyPart, KeyTemplate};
 pub use rate::Rate;
 pub use retry::RetryPolicy;
 pub use schema::{Entity, Table};
+pub use send::{Consumed, Db};
 pub use wire::Request;
 
 /// The modules behind features, for the facade to re-export whatever this crate was built with

@@ -1,9 +1,20 @@
 //! Errors of singletable operations.
 
-pub use crate::item::{DecodeError, EncodeError, KeyText, LimitError};
-pub use crate::op::update::error::UpdateError;
+pub use crate::codec::{DecodeError, EncodeError, LimitError};
+pub use crate::key::text::KeyText;
+pub use update::UpdateError;
 
+// The errors each operation raises, here below every module that raises them; each is also
+// named from its operation's module (`op::transact::TransactionError`).
+pub(crate) mod batch;
+pub(crate) mod cancel;
+pub(crate) mod cursor;
+pub(crate) mod migration;
 mod service;
+pub(crate) mod stream;
+pub(crate) mod transaction;
+pub(crate) mod update;
+pub(crate) mod write_kind;
 
 pub use service::{ServiceError, Throttling, ThrottlingLimit};
 
@@ -60,7 +71,7 @@ pub enum Error {
     },
     /// A pagination cursor that does not belong to the query it was given to.
     #[error(transparent)]
-    Cursor(#[from] crate::op::query::cursor::CursorError),
+    Cursor(#[from] cursor::CursorError),
     /// The request may or may not have been applied: its response was lost (a timeout, a
     /// dropped connection, a 5xx), and resending it could apply it twice (an unversioned
     /// `ADD`, increment or append). Writes whose own condition makes a resend safe are resent
@@ -143,10 +154,10 @@ pub enum Error {
     },
     /// A transaction refused before sending.
     #[error(transparent)]
-    Transaction(#[from] crate::op::transact::error::TransactionError),
+    Transaction(#[from] transaction::TransactionError),
     /// A transaction DynamoDB cancelled, with each operation's reason.
     #[error(transparent)]
-    TransactionCanceled(Box<crate::op::transact::cancel::TransactionCanceled>),
+    TransactionCanceled(Box<cancel::TransactionCanceled>),
     /// An update that would leave an index stale.
     #[error(transparent)]
     Update(#[from] UpdateError),
@@ -193,16 +204,16 @@ pub enum Error {
         /// The item's key.
         key: KeyText,
         /// The first operation on it.
-        first: crate::op::batch::output::WriteOperation,
+        first: batch::WriteOperation,
         /// The second operation on it.
-        second: crate::op::batch::output::WriteOperation,
+        second: batch::WriteOperation,
     },
     /// A request of a batch write failed part-way; `partial` tells what was written and holds
     /// every write not known to be written (safe to resend: puts and deletes are idempotent).
     #[error("batch write stopped after writing {} items ({} not written): {source}", partial.written, partial.unprocessed.len())]
     BatchWrite {
         /// What the batch did before the failure.
-        partial: Box<crate::op::batch::output::BatchWriteOutput>,
+        partial: Box<batch::BatchWriteOutput>,
         /// The failure.
         #[source]
         source: Box<Error>,
@@ -221,7 +232,7 @@ pub enum Error {
     },
     /// A schema migration, backfill or coverage step could not proceed.
     #[error(transparent)]
-    Migration(#[from] crate::migrate::error::MigrationError),
+    Migration(#[from] migration::MigrationError),
     /// A unique value (`#[dynamo(unique)]`) is another item's: nothing was written.
     #[error("{entity}: {field} {value:?} is taken{}", owner_key.as_ref().map(|key| format!(" by the item at {key}")).unwrap_or_default())]
     Unique {
@@ -236,7 +247,7 @@ pub enum Error {
     },
     /// A stream record could not be read or decoded (boxed: it carries the record's key).
     #[error(transparent)]
-    Stream(Box<crate::stream::error::StreamError>),
+    Stream(Box<stream::StreamError>),
     /// A guarded append could not keep its partition's pointer: another item holds the
     /// pointer's key (`<Entity>#LATEST`), which an entity's sort key template can render.
     /// Nothing was written.
@@ -287,7 +298,7 @@ impl Error {
     }
 
     /// The stream error, if this is one.
-    pub fn as_stream_error(&self) -> Option<&crate::stream::error::StreamError> {
+    pub fn as_stream_error(&self) -> Option<&stream::StreamError> {
         match self {
             Error::Stream(error) => Some(error),
             _ => None,
@@ -453,8 +464,8 @@ impl<T> OptionalExt<T> for Result<T, Error> {
     }
 }
 
-impl From<crate::stream::error::StreamError> for Error {
-    fn from(error: crate::stream::error::StreamError) -> Self {
+impl From<stream::StreamError> for Error {
+    fn from(error: stream::StreamError) -> Self {
         Error::Stream(Box::new(error))
     }
 }

@@ -99,3 +99,12 @@ pub trait NotUnique<E> {}
 
 #[diagnostic::do_not_recommend]
 impl<E, F: FieldOf<E>> NotUnique<E> for F where F::Role: role::ChangesByAmount {}
+
+/// The indexes of entity `E` that its field `F` (a marker type) is an input of, worked out at
+/// compile time: bit `i` stands for `E::SCHEMA.indexes[i]`. An update tells from these which indexes
+/// it changes without reading templates.
+pub(crate) struct FieldIndexes<E, F>(std::marker::PhantomData<fn() -> (E, F)>);
+
+impl<E: crate::schema::Entity, F: FieldOf<E>> FieldIndexes<E, F> {
+    pub(crate) const MASK: u64 = E::SCHEMA.index_mask(F::INDEX);
+}

@@ -6,6 +6,7 @@
 
 // The expression trees and their placeholders are this crate's; generated code, the
 // property tests and the benches reach them through `__private`.
+pub(crate) mod as_read;
 pub(crate) mod condition;
 pub(crate) mod field;
 #[doc(hidden)]

@@ -2,28 +2,25 @@
 //! (keys, entity attribute, schema version, expiry), read back and checked, and a raw item's
 //! key as text for messages; with DynamoDB's size limits and item equality.
 
-// One concept a file: this one converts entities; `codec.rs` is the serde adapter and names
-// `Item`; `size.rs` the size limits; `equality.rs` item equality; `error.rs` the errors.
+// One concept a file: this one converts entities; `size.rs` the size limits; `from_keys.rs`
+// fields read back from keys. `Item`, the serde adapter and the errors are in `crate::codec`.
 
 use crate::schema::{Entity, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 
-pub(crate) mod codec;
-mod equality;
-mod error;
 mod from_keys;
 mod size;
 
+pub(crate) use crate::codec;
+pub use crate::codec::{same_item, DecodeError, EncodeError, Item, LimitError};
 pub use crate::key::text::KeyText;
-pub use codec::Item;
-pub use error::{DecodeError, EncodeError, LimitError};
+pub use crate::schema::primary_key::key_text;
+use crate::schema::primary_key::value_text;
 pub(crate) use size::{check_index_key_write, check_index_keys, held_size};
 pub use size::{
     check_item_size, item_size, value_size, MAX_ITEM_BYTES, MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
 };
-
-pub use equality::same_item;
 
 /// The whole item for `entity`: its serde fields, its primary key, its index keys and the
 /// entity attribute.
@@ -180,25 +177,6 @@ fn attribute_error<E: Entity>(key: KeyText, error: codec::CodecError) -> DecodeE
         key,
         attribute: error.path(),
         message: error.message,
-    }
-}
-
-/// A key attribute's value for messages; missing or non-string parts are shown as such.
-fn value_text(value: Option<AttributeValue>) -> String {
-    match value {
-        Some(AttributeValue::S(value)) | Some(AttributeValue::N(value)) => value,
-        Some(other) => format!("{other:?}"),
-        None => "<missing>".to_owned(),
-    }
-}
-
-/// The primary key of a raw item, for messages; missing or non-string parts are shown as such.
-pub fn key_text<T: Table>(item: &Item) -> KeyText {
-    let schema = T::SCHEMA;
-    let text = |name: &str| value_text(item.get(name).cloned());
-    KeyText {
-        partition: (schema.partition_key, text(schema.partition_key)),
-        sort: schema.sort_key.map(|name| (name, text(name))),
     }
 }
 

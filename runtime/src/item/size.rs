@@ -2,18 +2,15 @@
 //! for a partition key, 1024 for a sort key) and an index key attribute's, which must also not
 //! be empty.
 
-use super::codec::Item;
-use super::error::LimitError;
+use crate::codec::Item;
+use crate::codec::LimitError;
 use crate::key::text::KeyText;
 use crate::schema::Entity;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// DynamoDB's item size limit.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
-/// DynamoDB's partition key size limit.
-pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
-/// DynamoDB's sort key size limit.
-pub const MAX_SORT_KEY_BYTES: usize = 1024;
+pub use crate::key::primary::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 /// The size of an item as DynamoDB counts it: attribute names plus values.
 pub fn item_size(item: &Item) -> usize {

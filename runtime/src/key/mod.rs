@@ -21,9 +21,7 @@ pub(crate) mod field;
 mod overlap;
 pub(crate) mod part;
 pub(crate) mod primary;
-mod reserved;
 pub(crate) mod shape;
-pub(crate) mod space;
 pub(crate) mod template;
 pub(crate) mod text;
 

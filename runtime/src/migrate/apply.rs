@@ -1,11 +1,11 @@
 //! Applying a [`Plan`]: `UpdateTable` one global index at a time, polling `DescribeTable`
 //! until each is active (the SDK has no waiter for index status).
 
-use super::error::MigrationError;
 use super::plan::{IndexChange, LiveTable, Plan, PlanAction, TableMigration};
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::schema::Table;
-use aws_sdk_dynamodb::operation::update_table::builders::UpdateTableFluentBuilder;
+use crate::send::TableChange;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
     GlobalSecondaryIndexUpdate, ProvisionedThroughput, ScalarAttributeType,
@@ -122,14 +122,12 @@ impl<T: Table> TableMigration<'_, T> {
                     let delete = DeleteGlobalSecondaryIndexAction::builder()
                         .index_name(index)
                         .build()?;
-                    let update = self
-                        .db
-                        .unretried_client()
-                        .update_table()
-                        .table_name(self.db.table_name())
-                        .global_secondary_index_updates(
+                    let update = TableChange::Index {
+                        definitions: None,
+                        update: Box::new(
                             GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
-                        );
+                        ),
+                    };
                     self.change(update, |live| {
                         live.global_index(index)
                             .is_none_or(|index| index.status.as_deref() == Some("DELETING"))
@@ -142,12 +140,8 @@ impl<T: Table> TableMigration<'_, T> {
                 }
                 PlanAction::EnableStream { view } => {
                     self.wait(Until::TableActive).await?;
-                    let update = self
-                        .db
-                        .unretried_client()
-                        .update_table()
-                        .table_name(self.db.table_name())
-                        .stream_specification(crate::op::table::stream_specification(*view)?);
+                    let update =
+                        TableChange::Stream(crate::op::table::stream_specification(*view)?);
                     self.change(update, |live| live.stream.as_deref() == Some(view.as_str()))
                         .await?;
                     self.wait(Until::TableActive).await?;
@@ -223,17 +217,14 @@ impl<T: Table> TableMigration<'_, T> {
                     .build()
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let update = self
-            .db
-            .unretried_client()
-            .update_table()
-            .table_name(self.db.table_name())
-            .set_attribute_definitions(Some(definitions))
-            .global_secondary_index_updates(
+        let update = TableChange::Index {
+            definitions: Some(definitions),
+            update: Box::new(
                 GlobalSecondaryIndexUpdate::builder()
                     .create(action.build()?)
                     .build(),
-            );
+            ),
+        };
         self.change(update, |live| {
             live.global_index(index.name)
                 .is_some_and(|index| index.status.as_deref() != Some("DELETING"))
@@ -245,17 +236,12 @@ impl<T: Table> TableMigration<'_, T> {
     /// description shows it `made` (see [`RetryPolicy::changing`](crate::RetryPolicy)).
     async fn change(
         &self,
-        update: UpdateTableFluentBuilder,
+        update: TableChange,
         made: impl Fn(&LiveTable) -> bool,
     ) -> Result<(), Error> {
-        let policy = self.db.retry_policy();
-        let changing = policy.changing(
-            || update.clone().send(),
-            || async { Ok(made(&self.describe().await?)) },
-        );
-        let span =
-            crate::trace::table_span(crate::trace::Operation::UpdateTable, self.db.table_name());
-        self.db.traced(span, changing).await
+        self.db
+            .change_table(update, || async { Ok(made(&self.describe().await?)) })
+            .await
     }
 
     /// Polls `DescribeTable` until `until` holds, reporting each poll; fails after the

@@ -2,16 +2,16 @@
 //! the index key attributes and the schema version, and only if nothing it depends on changed
 //! since the item was read.
 
-use super::error::MigrationError;
 use super::schema_version::item_schema_version;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Placeholders};
 use crate::item::{self, Item};
 use crate::schema::{Entity, IndexKind, Table};
+use crate::send::write::{Change, Resend, Write, Written};
 use crate::wire::Request;
-use crate::write::{Change, Resend, Write, Written};
 use crate::Admin;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -282,12 +282,10 @@ impl<T: Table> Db<T> {
     /// the sweep will handle the item.
     pub async fn get_and_backfill<E: Entity<Table = T>>(&self, key: Key<E>) -> Result<E, Error> {
         let output = self
-            .retrying_client()
-            .get_item()
-            .table_name(self.table_name())
-            .set_key(Some(key.to_attributes()))
+            .get_item_request(key.to_attributes(), false)
             .send()
             .await?;
+        self.record(output.consumed_capacity());
         let Some(raw) = output.item else {
             return Err(Error::NotFound {
                 entity: E::SCHEMA.name,

@@ -1,9 +1,9 @@
 //! Where a sweep is: per segment, the key to continue after and what it has done, saved to a
 //! file atomically (write to a temporary file, then rename) after every page.
 
-use super::error::MigrationError;
 use super::sweep::report::SweepCounts;
 use super::time::unix_now;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::item::Item;
 use crate::wire;

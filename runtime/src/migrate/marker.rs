@@ -2,9 +2,9 @@
 //! the application can check whether the old read path may go, without a file or a flag
 //! service.
 
-use super::error::MigrationError;
 use super::time::{rfc3339, unix_now};
 use super::verify::Coverage;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, MIGRATION_MARKER};

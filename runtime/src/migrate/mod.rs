@@ -36,7 +36,6 @@ mod backfill;
 mod checkpoint;
 mod design;
 mod distributed;
-pub(crate) mod error;
 mod marker;
 mod old_items;
 mod plan;
@@ -46,12 +45,12 @@ mod throttled_keys;
 mod time;
 mod verify;
 
+pub use crate::error::migration::MigrationError;
 pub use apply::{Applied, ApplyEvent};
 pub use backfill::{BackfillOutcome, Backfilled};
 pub use checkpoint::{Checkpoint, SegmentCheckpoint};
 pub use design::{Design, DesignRow};
 pub use distributed::{DistributedStatus, DistributedSweep, SegmentStatus, WorkerReport};
-pub use error::MigrationError;
 pub use marker::{Migration, MigrationRecord, MARKER_ENTITY};
 pub use plan::{
     BackfillHint, Blocker, IndexChange, LiveIndex, LiveTable, Note, Plan, PlanAction,

@@ -2,9 +2,9 @@
 //! at a time, and the backfill of each one: shared by the sweep and the distributed worker.
 
 use super::backfill::{BackfillOutcome, Backfilled};
-use super::error::MigrationError;
 use super::sweep::report::SweepCounts;
 use super::throttled_keys::ThrottledKeys;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};
@@ -12,17 +12,16 @@ use crate::item::Item;
 use crate::rate::{Limiter, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
+use crate::send::{ResentBy, ScanRequest};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::types::AttributeValue;
-use std::collections::HashMap;
 
 /// The scan filter of a sweep: only entity `E`'s items below its schema version, `_type = E
 /// AND (no _sv OR _sv < v)`.
 pub(super) struct OldItems {
     pub(super) expression: String,
-    pub(super) names: Option<HashMap<String, String>>,
-    pub(super) values: Option<HashMap<String, AttributeValue>>,
+    pub(super) placeholders: Placeholders,
 }
 
 impl OldItems {
@@ -38,17 +37,17 @@ impl OldItems {
         limiter: Option<&Limiter>,
     ) -> Result<ScanOutput, Error> {
         let segmented = total_segments > 1;
-        let request = db
-            .unretried_client()
-            .scan()
-            .table_name(db.table_name())
-            .filter_expression(&self.expression)
-            .set_expression_attribute_names(self.names.clone())
-            .set_expression_attribute_values(self.values.clone())
-            .limit(page_size)
-            .set_segment(i32::try_from(segment).ok().filter(|_| segmented))
-            .set_total_segments(i32::try_from(total_segments).ok().filter(|_| segmented))
-            .set_exclusive_start_key(start_key);
+        let scan = ScanRequest {
+            filter: Some(self.expression.clone()),
+            projection: None,
+            placeholders: self.placeholders.clone(),
+            limit: Some(page_size),
+            consistent: false,
+            total_segments: i32::try_from(total_segments).ok().filter(|_| segmented),
+            resent_by: ResentBy::Caller,
+            capacity: false,
+        };
+        let request = db.scan_request(&scan, i32::try_from(segment).ok(), start_key);
         // A throttled page slows the limiter as a throttled write does. A sweep rides through
         // throttling as its writes do (the SDK's retries are off: these are all its attempts).
         Ok(RetryPolicy::riding_through()
@@ -80,8 +79,7 @@ impl OldItems {
         let expression = filter.to_expression(&mut placeholders);
         OldItems {
             expression,
-            names: placeholders.names(),
-            values: placeholders.values(),
+            placeholders,
         }
     }
 }

@@ -2,15 +2,16 @@
 //! sweep covered the whole table. A migration is done only when both say so.
 
 use super::checkpoint::Checkpoint;
-use super::error::MigrationError;
 use super::marker::MigrationRecord;
 use super::schema_version::item_schema_version;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};
 use crate::item;
 use crate::item::KeyText;
 use crate::schema::{EntitySchema, Table};
+use crate::send::{ResentBy, ScanRequest};
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -237,23 +238,21 @@ impl<T: Table> Verify<'_, T> {
                 let mut start_key = None;
                 loop {
                     // A page is a read: refused for throughput or lost, it is sent again.
+                    let scan = ScanRequest {
+                        filter: Some(filter.clone()),
+                        projection: Some(projection.clone()),
+                        placeholders: placeholders.clone(),
+                        limit: None,
+                        consistent: true,
+                        total_segments: segmented
+                            .then(|| i32::try_from(this.segments).ok())
+                            .flatten(),
+                        resent_by: ResentBy::Caller,
+                        capacity: false,
+                    };
                     let page = this
                         .db
-                        .unretried_client()
-                        .scan()
-                        .table_name(this.db.table_name())
-                        .filter_expression(filter)
-                        .projection_expression(projection)
-                        .set_expression_attribute_names(placeholders.names())
-                        .set_expression_attribute_values(placeholders.values())
-                        .consistent_read(true)
-                        .set_segment(segmented.then(|| i32::try_from(segment).ok()).flatten())
-                        .set_total_segments(
-                            segmented
-                                .then(|| i32::try_from(this.segments).ok())
-                                .flatten(),
-                        )
-                        .set_exclusive_start_key(start_key);
+                        .scan_request(&scan, i32::try_from(segment).ok(), start_key);
                     // A long job's read: it rides through throttling as a sweep does.
                     let output = crate::RetryPolicy::riding_through()
                         .reading(|| page.clone().send())

@@ -1,13 +1,13 @@
 //! `DeleteItem`.
 
-use super::as_read::UserAsRead;
 use super::{condition_failure, Expectations};
 use crate::error::Error;
+use crate::expr::as_read::UserAsRead;
 use crate::expr::condition::{render_all, user_node, ConditionPart};
 use crate::expr::{Condition, Placeholders};
 use crate::schema::{Entity, Table};
+use crate::send::write::{Change, Write, Written};
 use crate::wire::Request;
-use crate::write::{Change, Write, Written};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::ReturnValue;
 use std::future::Future;
@@ -71,10 +71,10 @@ impl<'db, E: Entity> Delete<'db, E> {
         let table = <E::Table as Table>::SCHEMA;
         let mut exists = self
             .only_if_exists
-            .then(|| super::as_read::present(self.expiry, table));
+            .then(|| crate::expr::as_read::present(self.expiry, table));
         // The user's condition sees an expired item as no item.
         let user = user_node(self.condition.as_ref())?;
-        let mut user = user.map(|user| super::as_read::user_as_read(user, self.expiry));
+        let mut user = user.map(|user| crate::expr::as_read::user_as_read(user, self.expiry));
         let mut placeholders = Placeholders::default();
         let parts = (exists.iter_mut().map(ConditionPart::Owned))
             .chain(user.iter_mut().flat_map(UserAsRead::parts))
@@ -83,9 +83,9 @@ impl<'db, E: Entity> Delete<'db, E> {
         Ok((text, placeholders))
     }
 
-    pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
-        Ok(super::transact::op::TransactOp::of(
-            super::transact::kind::WriteKind::Delete,
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
+        Ok(super::transact::TransactOp::of(
+            super::transact::WriteKind::Delete,
             E::SCHEMA.name,
             self.db.table_name(),
             (self.key.to_attributes(), self.key.text()),
@@ -176,11 +176,9 @@ fn delete_estimate<E: Entity>() -> crate::cost::Estimate {
     estimate
 }
 
-impl<E: Entity> super::transact::op::sealed::Sealed for Delete<'_, E> {}
-impl<E: Entity + crate::unique::NoUniqueValues> super::transact::op::TransactWrite
-    for Delete<'_, E>
-{
-    fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
+impl<E: Entity> crate::send::write::sealed::Sealed for Delete<'_, E> {}
+impl<E: Entity + crate::unique::NoUniqueValues> super::transact::TransactWrite for Delete<'_, E> {
+    fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
         self.transact_op()
     }
 }
@@ -201,7 +199,7 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Delete<'db, E> {
             only_if_exists: self.only_if_exists,
             expiry: self.expiry,
             condition: self.condition.clone(),
-            stored_as_read: Some(super::as_read::as_read::<E>(stored, self.expiry)),
+            stored_as_read: Some(crate::expr::as_read::as_read::<E>(stored, self.expiry)),
         };
         Ok(crate::unique::Attempt {
             op: delete.transact_op()?,

@@ -1,7 +1,6 @@
 //! `GetItem`.
 
 use super::read_options::ReadOptions;
-use super::SetSome;
 use crate::error::Error;
 use crate::schema::Entity;
 use crate::trace::Operation;
@@ -69,18 +68,7 @@ impl<'db, E: Entity> Get<'db, E> {
     #[inline(never)]
     fn request(&self) -> GetItemFluentBuilder {
         self.db
-            .retrying_client()
-            .get_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(self.key.to_attributes()))
-            .set_some(
-                self.read.consistent.then_some(true),
-                GetItemFluentBuilder::consistent_read,
-            )
-            .set_some(
-                self.db.return_consumed_capacity(),
-                GetItemFluentBuilder::return_consumed_capacity,
-            )
+            .get_item_request(self.key.to_attributes(), self.read.consistent)
     }
 
     /// Sends the request: the item, or [`Error::NotFound`].

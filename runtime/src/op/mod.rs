@@ -1,15 +1,13 @@
 //! Operations: each builder can show the exact request it will send (`params`) and send it.
 
 pub mod append;
-pub(crate) mod as_read;
 pub mod batch;
 pub mod delete;
 pub mod get;
-mod mechanics;
 pub mod put;
 pub mod query;
 mod read_options;
-pub(crate) use mechanics::{sent, SetSome};
+pub(crate) use crate::send::sent;
 pub mod rekey;
 pub mod scan;
 pub mod table;

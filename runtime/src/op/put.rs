@@ -1,15 +1,15 @@
 //! `PutItem`.
 
-use super::as_read::UserAsRead;
 use super::{condition_failure, Expectations};
 use crate::error::Error;
+use crate::expr::as_read::UserAsRead;
 use crate::expr::condition::{render_all, user_node, Comparison, ConditionPart, Node, Operand};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::EncodeError;
 use crate::item::Item;
 use crate::schema::{Entity, Table};
+use crate::send::write::{Change, Write, Written};
 use crate::wire::Request;
-use crate::write::{Change, Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use std::future::Future;
@@ -136,7 +136,7 @@ impl<'db, E: Entity> Put<'db, E> {
         let now = self.db.now();
         let expiry = crate::ttl::Expiry::hidden(table, || now);
         // An expired item is absent to a put, as to reads.
-        let no_item = || super::as_read::absent(expiry, table);
+        let no_item = || crate::expr::as_read::absent(expiry, table);
         let absent = self.only_if_absent.then(no_item);
         // Optimistic locking: the entity carries the version it was read at; the write
         // expects exactly that version (0: no item yet) and stores the next one.
@@ -171,7 +171,7 @@ impl<'db, E: Entity> Put<'db, E> {
                     no_item()
                 } else {
                     // An expired item is at version 0 to a put, as it is absent.
-                    super::as_read::unexpired_and(
+                    crate::expr::as_read::unexpired_and(
                         Node::Compare(
                             Operand::Path(AttrPath::attribute(attribute)),
                             Comparison::Eq,
@@ -207,7 +207,7 @@ impl<'db, E: Entity> Put<'db, E> {
                 Created::Unknown | Created::AsRead(_) => None,
                 Created::Absent => Some(no_item()),
                 Created::Stored(stored) => Some(Node::And(
-                    Box::new(super::as_read::present(expiry, table)),
+                    Box::new(crate::expr::as_read::present(expiry, table)),
                     Box::new(match stored {
                         Some(value) => Node::Compare(
                             Operand::Path(AttrPath::attribute(attribute)),
@@ -220,7 +220,7 @@ impl<'db, E: Entity> Put<'db, E> {
             };
         }
         let user = user_node(self.condition.as_ref())?;
-        let mut user = user.map(|user| super::as_read::user_as_read(user, expiry));
+        let mut user = user.map(|user| crate::expr::as_read::user_as_read(user, expiry));
         let mut placeholders = Placeholders::default();
         let mut built = [absent, version_check, created_check];
         let parts = (built.iter_mut().flatten().map(ConditionPart::Owned))
@@ -235,12 +235,12 @@ impl<'db, E: Entity> Put<'db, E> {
         })
     }
 
-    pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
         let prepared = self.prepare()?;
         let estimate = crate::cost::put_estimate::<E::Table>(&prepared.item);
         let write = self.write(prepared, None);
-        Ok(super::transact::op::TransactOp::of(
-            super::transact::kind::WriteKind::Put,
+        Ok(super::transact::TransactOp::of(
+            super::transact::WriteKind::Put,
             E::SCHEMA.name,
             self.db.table_name(),
             (
@@ -473,9 +473,9 @@ impl Sent {
     }
 }
 
-impl<E: Entity> super::transact::op::sealed::Sealed for Put<'_, E> {}
-impl<E: Entity + crate::unique::NoUniqueValues> super::transact::op::TransactWrite for Put<'_, E> {
-    fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error> {
+impl<E: Entity> crate::send::write::sealed::Sealed for Put<'_, E> {}
+impl<E: Entity + crate::unique::NoUniqueValues> super::transact::TransactWrite for Put<'_, E> {
+    fn transact_op(&self) -> Result<super::transact::TransactOp, Error> {
         self.transact_op()
     }
 }
@@ -505,7 +505,7 @@ impl<'db, E: Entity> crate::unique::SentinelWrite<'db, E> for Put<'db, E> {
                     .and_then(|timestamp| stored.get(timestamp.attribute).cloned())
             })),
             condition: self.condition.clone(),
-            stored_as_read: Some(super::as_read::as_read::<E>(stored, expiry)),
+            stored_as_read: Some(crate::expr::as_read::as_read::<E>(stored, expiry)),
         };
         let op = put.transact_op()?;
         // The item as written, from the write itself rather than a second preparation.

@@ -43,7 +43,7 @@ impl<T: Table> Db<T> {
             .primary_key()
             .map_err(EncodeError::from)
             .and_then(|key| {
-                let unchanged = super::as_read::unchanged_since_decoded::<E>(
+                let unchanged = crate::expr::as_read::unchanged_since_decoded::<E>(
                     read.as_ref().map_err(Clone::clone)?,
                 );
                 Ok(self

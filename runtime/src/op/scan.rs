@@ -1,7 +1,6 @@
 //! `Scan` of one entity's items, optionally in parallel segments, as a stream.
 
 use super::read_options::ReadOptions;
-use super::SetSome;
 use crate::error::Error;
 use crate::expr::condition::{user_node, EntityFilter, Keeps};
 use crate::expr::{Condition, Placeholders};
@@ -9,6 +8,7 @@ use crate::item::Item;
 use crate::rate::Limiter;
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
+use crate::send::{ResentBy, ScanRequest};
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
@@ -62,18 +62,15 @@ struct Prepared<T> {
     /// Where the capacity of every page is recorded.
     db: Db<T>,
     /// The request of every page, but for its `Segment` and `ExclusiveStartKey`.
-    request: ScanFluentBuilder,
+    request: ScanRequest,
     total_segments: Option<i32>,
     resend: Option<Resend>,
 }
 
-impl<T> Prepared<T> {
+impl<T: Table> Prepared<T> {
     /// The request for `segment`, starting after `start`.
     fn page(&self, segment: Option<i32>, start: Option<Item>) -> ScanFluentBuilder {
-        self.request
-            .clone()
-            .set_some(segment, ScanFluentBuilder::segment)
-            .set_exclusive_start_key(start)
+        self.db.scan_request(&self.request, segment, start)
     }
 }
 
@@ -126,24 +123,22 @@ impl<E: Entity> Scan<'_, E> {
             &mut placeholders,
         );
         crate::expr::check_expression("FilterExpression", &filter)?;
-        let (names, values) = placeholders.into_maps();
         // Segment and TotalSegments go together; a one-segment scan sends neither.
         let total_segments = (segments > 1).then_some(segments);
-        // A job's pages are resent by its own loop; a user's by the SDK's, set to the policy.
-        let client = match &self.resend {
-            Some(_) => self.db.unretried_client(),
-            None => self.db.retrying_client(),
+        let request = ScanRequest {
+            filter: Some(filter),
+            projection: None,
+            placeholders,
+            limit,
+            consistent: self.read.consistent,
+            total_segments,
+            // A job's pages are resent by its own loop; a user's by the SDK's, set to the policy.
+            resent_by: match &self.resend {
+                Some(_) => ResentBy::Caller,
+                None => ResentBy::Sdk,
+            },
+            capacity: true,
         };
-        let request = client
-            .scan()
-            .table_name(self.db.table_name())
-            .filter_expression(filter)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .set_limit(limit)
-            .set_consistent_read(self.read.consistent.then_some(true))
-            .set_total_segments(total_segments)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity());
         Ok(Prepared {
             db: self.db.clone(),
             request,

@@ -2,20 +2,16 @@
 
 use crate::error::Error;
 use crate::rate::{Limiter, Rate};
+use crate::schema::StreamViewType;
 use crate::schema::{IndexKind, IndexSchema, ScalarType, Table};
-use crate::stream::StreamViewType;
-use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Admin, Db};
-use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
     LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType, StreamSpecification,
-    TimeToLiveSpecification, TimeToLiveStatus,
 };
-use std::time::Duration;
 
 /// The `CreateTable` request for a declaration: on-demand billing, each index with its declared
 /// projection; templated key attributes are strings, others have the declared type. The same
@@ -52,44 +48,6 @@ impl<T: Table> Db<T> {
             None
         };
         Ok(Limiter::new(rate, self.table_name(), provisioned)?)
-    }
-
-    /// `UpdateTimeToLive`: DynamoDB deletes items once the number of epoch seconds in
-    /// `attribute` has passed. Sent again while throttled or lost, until answered or
-    /// `DescribeTimeToLive` shows it on (a resend after it was applied is refused).
-    pub(crate) async fn enable_ttl(&self, attribute: &str) -> Result<(), Error> {
-        let specification = TimeToLiveSpecification::builder()
-            .enabled(true)
-            .attribute_name(attribute)
-            .build()?;
-        let update = self
-            .unretried_client()
-            .update_time_to_live()
-            .table_name(self.table_name())
-            .time_to_live_specification(specification);
-        let describe = self
-            .unretried_client()
-            .describe_time_to_live()
-            .table_name(self.table_name());
-        let policy = self.retry_policy();
-        let enabled = || async {
-            let described = self
-                .reading_traced(Operation::DescribeTimeToLive, &policy, || {
-                    describe.clone().send()
-                })
-                .await?;
-            let ttl = described.time_to_live_description();
-            Ok::<_, Error>(ttl.is_some_and(|ttl| {
-                ttl.attribute_name() == Some(attribute)
-                    && matches!(
-                        ttl.time_to_live_status(),
-                        Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
-                    )
-            }))
-        };
-        let span = crate::trace::table_span(Operation::UpdateTimeToLive, self.table_name());
-        self.traced(span, policy.changing(|| update.clone().send(), enabled))
-            .await
     }
 }
 
@@ -142,16 +100,7 @@ impl<'db, T: Table> Admin<'db, T> {
                 ) => {}
             Err(error) => return Err(error),
         }
-        self.db
-            .client()
-            .wait_until_table_exists()
-            .table_name(self.db.table_name())
-            .wait(Duration::from_secs(300))
-            .await
-            .map_err(|error| Error::Wait {
-                table: self.db.table_name().to_owned(),
-                message: error.to_string(),
-            })?;
+        self.db.wait_until_table_exists().await?;
         if let Some(attribute) = T::SCHEMA.ttl_attribute {
             self.db.enable_ttl(attribute).await?;
         }
@@ -235,11 +184,7 @@ impl CreateTable {
 
     /// Sends the request (it fails if the table exists; see [`Admin::ensure_table`]).
     pub async fn send(self) -> Result<(), Error> {
-        let input = self.input()?;
-        let span = crate::trace::table_span(Operation::CreateTable, &self.table_name);
-        let sent = async { Ok::<_, Error>(input.send_with(&self.client).await?) };
-        crate::trace::traced(span, false, sent).await?;
-        Ok(())
+        crate::send::create_table(&self.client, &self.table_name, self.input()?).await
     }
 
     /// The request, as the SDK's input: what `send` sends and `params` prints.

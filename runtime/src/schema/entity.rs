@@ -5,7 +5,7 @@
 use super::field::{FieldSchema, ManagedFields, UniqueSchema};
 use super::table::{IndexSchema, Table};
 // From its own file: `crate::item` imports the schema, and that would be a circle of three.
-use crate::item::codec::Item;
+use crate::codec::Item;
 use crate::key::{KeyError, KeyTemplate};
 use crate::Key;
 use serde::de::DeserializeOwned;

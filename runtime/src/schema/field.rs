@@ -63,7 +63,7 @@ pub struct ManagedTimestamp {
     /// A time as the field's attribute value.
     pub at: fn(
         std::time::SystemTime,
-    ) -> Result<aws_sdk_dynamodb::types::AttributeValue, crate::EncodeError>,
+    ) -> Result<aws_sdk_dynamodb::types::AttributeValue, crate::codec::EncodeError>,
 }
 
 impl PartialEq for ManagedTimestamp {

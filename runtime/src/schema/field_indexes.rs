@@ -1,18 +1,9 @@
 //! Which indexes of an entity each field feeds, worked out at compile time, so that an update
 //! tells which index keys it rewrites without reading templates.
 
-use super::entity::{Entity, EntityIndex, EntitySchema};
+use super::entity::{EntityIndex, EntitySchema};
 use crate::const_text::{listed, str_eq};
 use crate::key::KeyTemplate;
-
-/// The indexes of entity `E` that its field `F` (a marker type) is an input of, worked out at
-/// compile time: bit `i` stands for `E::SCHEMA.indexes[i]`. An update tells from these which indexes
-/// it changes without reading templates.
-pub(crate) struct FieldIndexes<E, F>(std::marker::PhantomData<fn() -> (E, F)>);
-
-impl<E: Entity, F: crate::expr::field_role::FieldOf<E>> FieldIndexes<E, F> {
-    pub(crate) const MASK: u64 = E::SCHEMA.index_mask(F::INDEX);
-}
 
 /// The bit of the index at `position` in a [`FieldIndexes`] mask (none past 64 indexes,
 /// which [`FieldIndexes`] refuses to compile).
@@ -28,7 +19,7 @@ impl EntitySchema {
     /// templates, or its rule). Only evaluated at compile time ([`FieldIndexes`]): an entity
     /// with more than 64 indexes (DynamoDB allows 25), or a field number past its fields,
     /// fails to compile rather than leave an index unmaintained.
-    const fn index_mask(&self, field: usize) -> u64 {
+    pub(crate) const fn index_mask(&self, field: usize) -> u64 {
         assert!(self.indexes.len() <= 64, "an entity has at most 64 indexes");
         assert!(field < self.fields.len(), "no such field");
         let name = self.fields[field].name;

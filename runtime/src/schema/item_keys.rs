@@ -8,7 +8,7 @@
 //! cost is in how many items and bodies each entity gets).
 
 use super::entity::{Entity, EntityIndex, EntitySchema};
-use crate::item::codec::Item;
+use crate::codec::Item;
 use crate::key::{KeyError, KeyPart, KeyTemplate, PartContext};
 use crate::Key;
 use aws_sdk_dynamodb::types::AttributeValue;

@@ -12,6 +12,9 @@ pub(crate) mod field;
 pub(crate) mod field_indexes;
 pub mod index;
 pub(crate) mod item_keys;
+pub(crate) mod primary_key;
+mod reserved;
+pub(crate) mod space;
 pub(crate) mod table;
 
 pub use crate::index_projection::IndexProjection;
@@ -37,4 +40,4 @@ pub(crate) use crate::index_projection::{ProjectionKind, ProjectsAll, ProjectsKe
 pub(crate) use crate::key::AnyValue;
 pub(crate) use entity::{EntityIndex, IndexRule};
 pub(crate) use field::{FieldSchema, TtlField, UniqueSchema};
-pub(crate) use field_indexes::{index_bit, FieldIndexes};
+pub(crate) use field_indexes::index_bit;

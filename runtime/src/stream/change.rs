@@ -1,9 +1,9 @@
 //! Typed changes: a [`RawRecord`] decoded into an entity, or into a collection of entities,
 //! with the same entity detection and key checks as reads.
 
-use super::error::StreamError;
 use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, StreamView, ViewOf};
+use crate::error::stream::StreamError;
 use crate::item::{key_text, DecodeError, Item, KeyText};
 use crate::op::query::Collection;
 use crate::schema::{Entity, EntitySchema, Table};
@@ -62,7 +62,7 @@ pub fn collection_key<C: Collection>(
     // The templates of a collection's entities are checked disjoint, so at most one fits.
     match entities
         .iter()
-        .find(|entity| crate::key::primary::fitting_key::<C::Table>(entity, keys).is_some())
+        .find(|entity| crate::schema::primary_key::fitting_key::<C::Table>(entity, keys).is_some())
     {
         Some(entity) => Ok(CollectionKey {
             entity: entity.name,

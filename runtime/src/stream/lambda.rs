@@ -5,9 +5,9 @@
 //! in use.
 
 use super::change::{decode, Record, StreamTarget};
-use super::error::StreamError;
 use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, ViewOf};
+use crate::error::stream::StreamError;
 use crate::item::Item;
 use crate::schema::Table;
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};

@@ -11,7 +11,6 @@
 //! `examples/stream.rs` does.
 
 pub(crate) mod change;
-pub(crate) mod error;
 #[cfg(feature = "aws_lambda_events")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws_lambda_events")))]
 pub mod lambda;
@@ -21,8 +20,8 @@ pub mod reader;
 pub(crate) mod record;
 pub(crate) mod view;
 
+pub use crate::error::stream::StreamError;
 pub use change::{decode, Change, CollectionKey, Record, StreamRecord, StreamTarget};
-pub use error::StreamError;
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
 pub use reader::{Batch, StreamReader};

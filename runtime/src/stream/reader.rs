@@ -19,19 +19,20 @@
 //! in use.
 
 use super::change::{decode, Record, StreamTarget};
-use super::error::StreamError;
 use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, ViewOf};
+use crate::error::stream::StreamError;
 use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM_CHECKPOINT};
 use crate::retry::{ReadError, RetryPolicy};
 use crate::schema::Table;
+use crate::send::StreamsClient;
 use crate::trace::Operation;
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
-use aws_sdk_dynamodbstreams::types::{Record as SdkRecord, ShardIteratorType};
+use aws_sdk_dynamodbstreams::types::Record as SdkRecord;
 use serde::{Deserialize, Serialize};
 
 /// Records asked for per `GetRecords` unless set: DynamoDB's maximum.
@@ -70,7 +71,7 @@ struct Shard {
 /// writes, and two readers of one name would each move the other's position.
 pub struct StreamReader<'db, T> {
     db: &'db Db<T>,
-    client: aws_sdk_dynamodbstreams::Client,
+    client: StreamsClient,
     consumer: String,
     stream_arn: Option<String>,
     shards: Vec<Shard>,
@@ -128,13 +129,7 @@ impl<'db, T: Table> Admin<'db, T> {
         client: aws_sdk_dynamodbstreams::Client,
     ) -> StreamReader<'db, T> {
         // Its reads are resent by the reader, under the policy: without the SDK's retries.
-        let client = aws_sdk_dynamodbstreams::Client::from_conf(
-            client
-                .config()
-                .to_builder()
-                .retry_config(aws_sdk_dynamodbstreams::config::retry::RetryConfig::disabled())
-                .build(),
-        );
+        let client = StreamsClient::new(&client);
         StreamReader {
             db: self.db,
             client,
@@ -275,16 +270,9 @@ impl<'db, T: Table> StreamReader<'db, T> {
         };
         let mut start: Option<String> = None;
         loop {
-            let describe = self
-                .client
-                .describe_stream()
-                .stream_arn(&stream_arn)
-                .set_exclusive_start_shard_id(start.clone());
             let described = self
-                .db
-                .reading_traced(Operation::DescribeStream, &self.policy, || {
-                    describe.clone().send()
-                })
+                .client
+                .describe_stream(self.db, &self.policy, &stream_arn, start.clone())
                 .await
                 .map_err(|error| read_error("DescribeStream", &stream_arn, error))?;
             let Some(description) = described.stream_description() else {
@@ -341,14 +329,9 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 Some(iterator) => iterator,
                 None => self.start_iterator(&stream_arn, position).await?,
             };
-            let get = self
-                .client
-                .get_records()
-                .shard_iterator(iterator)
-                .limit(self.page_size);
             let page = self
-                .db
-                .reading_traced(Operation::GetRecords, &self.policy, || get.clone().send())
+                .client
+                .get_records(self.db, &self.policy, iterator, self.page_size)
                 .await;
             match page {
                 Ok(page) => {
@@ -389,22 +372,14 @@ impl<'db, T: Table> StreamReader<'db, T> {
             }
             .into());
         };
-        let request = self
-            .client
-            .get_shard_iterator()
-            .stream_arn(stream_arn)
-            .shard_id(&shard.id);
-        let request = match &shard.committed {
-            Some(sequence) => request
-                .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
-                .sequence_number(sequence),
-            None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
-        };
         let output = self
-            .db
-            .reading_traced(Operation::GetShardIterator, &self.policy, || {
-                request.clone().send()
-            })
+            .client
+            .get_shard_iterator(
+                self.db,
+                &self.policy,
+                (stream_arn, &shard.id),
+                shard.committed.as_deref(),
+            )
             .await
             .map_err(|error| read_error("GetShardIterator", stream_arn, error))?;
         output.shard_iterator().map(str::to_owned).ok_or_else(|| {

@@ -1,14 +1,15 @@
 //! Sentinel items: their keys, and the transaction writes that claim and release them.
 
 use crate::cost::Estimate;
+use crate::error::write_kind::WriteKind;
+use crate::expr::as_read::attribute_as_read;
 use crate::expr::condition::{AttributeType, Comparison, Node, Operand};
 use crate::expr::AttrPath;
 use crate::item::{Item, KeyText, LimitError, MAX_PARTITION_KEY_BYTES};
 use crate::library::UNIQUE_SENTINEL;
-use crate::op::as_read::attribute_as_read;
-use crate::op::transact::{TransactOp, WriteKind};
 use crate::schema::{Entity, Table, UniqueSchema};
-use crate::write::Write;
+use crate::send::write::TransactOp;
+use crate::send::write::Write;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The entity attribute of sentinels, which transaction reasons name.

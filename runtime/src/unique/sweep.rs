@@ -5,10 +5,10 @@
 use super::sentinel::{owner_of, sweep_claim};
 use crate::error::Error;
 use crate::item::KeyText;
-use crate::op::transact::TransactOp;
 use crate::rate::{Limiter, Rate, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};
+use crate::send::write::{TransactOp, Transaction};
 use crate::Admin;
 use crate::Db;
 use futures::StreamExt;
@@ -149,7 +149,11 @@ impl<E: Entity> ClaimUnique<'_, E> {
         [check, put]: [TransactOp; 2],
         limiter: Option<&Limiter>,
     ) -> Result<(), Error> {
-        let transaction = || self.db.transaction().push(check.clone()).push(put.clone());
+        let transaction = || {
+            Transaction::new(self.db)
+                .push(check.clone())
+                .push(put.clone())
+        };
         let cost = match limiter.map(Limiter::unit) {
             Some(Unit::WriteUnits) => transaction().explain()?.estimate.write_units,
             _ => 1.0,

@@ -2,12 +2,12 @@
 //! conditioned on the item being as it was read.
 
 use super::sentinel::{claimed, sentinel_ops};
+use crate::error::cancel::{CancellationCode, CancellationReason, TransactionCanceled};
+use crate::error::write_kind::WriteKind;
 use crate::error::Error;
 use crate::item::Item;
-use crate::op::transact::{
-    CancellationCode, CancellationReason, TransactOp, TransactionCanceled, WriteKind,
-};
 use crate::schema::Entity;
+use crate::send::write::{TransactOp, Transaction};
 use crate::Db;
 use futures::FutureExt;
 use std::future::Future;
@@ -129,11 +129,11 @@ pub(crate) fn transaction<'db, E: Entity>(
     attempt: Attempt,
     stored: Option<&Item>,
     foreign: &[Item],
-) -> Result<crate::op::transact::Transaction<'db, E::Table>, Error> {
+) -> Result<Transaction<'db, E::Table>, Error> {
     let sentinels = sentinel_ops::<E>(db, stored, attempt.new.as_ref(), foreign)?;
     Ok(sentinels
         .into_iter()
-        .fold(db.transaction().push(attempt.op), |transaction, op| {
+        .fold(Transaction::new(db).push(attempt.op), |transaction, op| {
             transaction.push(op)
         }))
 }

@@ -13,10 +13,10 @@
 
 mod records;
 
-use super::error::MigrationError;
 use super::old_items::{backfill_counted, resent_while_throttled, OldItems};
 use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use super::throttled_keys::ThrottledKeys;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::update::{Action, SetValue};
@@ -25,7 +25,7 @@ use crate::item::Item;
 use crate::library::{read_record, record_item, DISTRIBUTED_SWEEP};
 use crate::rate::{Limiter, Rate, Unit};
 use crate::schema::{Entity, Table};
-use crate::write::{Resend, Write, Written};
+use crate::send::write::{Resend, Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 pub(crate) use records::read_status;

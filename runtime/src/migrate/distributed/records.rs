@@ -2,10 +2,10 @@
 //! per segment, all under `PK = "_SWEEP#<name>"`.
 
 use super::{DistributedStatus, SegmentStatus};
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::item::Item;
 use crate::library::{read_record, LibraryRecord, RecordKind, DISTRIBUTED_SWEEP};
-use crate::migrate::error::MigrationError;
 use crate::migrate::sweep::SweepCounts;
 use crate::op::batch::{read_records, MAX_GET_KEYS};
 use crate::schema::Table;

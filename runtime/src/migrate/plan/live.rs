@@ -1,7 +1,6 @@
 //! The live table, as `DescribeTable` reports it, compared with the declaration.
 
 use super::*;
-use crate::trace::{table_span, traced, Operation};
 
 /// A snapshot of the live table, as `DescribeTable` reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,42 +137,16 @@ impl LiveTable {
         client: &aws_sdk_dynamodb::Client,
         table_name: &str,
     ) -> Result<Option<LiveTable>, Error> {
-        let policy = crate::RetryPolicy::default();
-        // Resent below under the policy, so without the SDK's retries.
-        let client = aws_sdk_dynamodb::Client::from_conf(
-            client
-                .config()
-                .to_builder()
-                .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
-                .build(),
-        );
-        let describe = client.describe_table().table_name(table_name);
-        let span = table_span(Operation::DescribeTable, table_name);
-        let described = traced(span, false, policy.reading(|| describe.clone().send())).await;
-        match described {
-            Ok(output) => {
-                let Some(mut live) = output.table().map(LiveTable::from_description) else {
-                    return Ok(None);
-                };
-                let ttl = client.describe_time_to_live().table_name(table_name);
-                let span = table_span(Operation::DescribeTimeToLive, table_name);
-                let ttl = traced(span, false, policy.reading(|| ttl.clone().send())).await?;
-                live.ttl = ttl.time_to_live_description().and_then(|description| {
-                    let status = description.time_to_live_status()?.as_str();
-                    let attribute = description.attribute_name()?;
-                    (status != "DISABLED").then(|| (attribute.to_owned(), status.to_owned()))
-                });
-                Ok(Some(live))
-            }
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|error| error.is_resource_not_found_exception()) =>
-            {
-                Ok(None)
-            }
-            Err(error) => Err(error.into()),
-        }
+        let Some((table, ttl)) = crate::send::describe_with_ttl(client, table_name).await? else {
+            return Ok(None);
+        };
+        let mut live = LiveTable::from_description(&table);
+        live.ttl = ttl.as_ref().and_then(|description| {
+            let status = description.time_to_live_status()?.as_str();
+            let attribute = description.attribute_name()?;
+            (status != "DISABLED").then(|| (attribute.to_owned(), status.to_owned()))
+        });
+        Ok(Some(live))
     }
 
     /// The snapshot of a `DescribeTable` answer.

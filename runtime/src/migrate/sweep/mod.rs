@@ -10,10 +10,10 @@ mod run;
 pub use report::{StopSignal, SweepCounts, SweepFailure, SweepProgress, SweepReport};
 
 use super::checkpoint::Checkpoint;
-use super::error::MigrationError;
 use super::old_items::OldItems;
 use super::plan::LiveTable;
 use super::throttled_keys::ThrottledKeys;
+use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::rate::Rate;
 use crate::schema::{Entity, Table};

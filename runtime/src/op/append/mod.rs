@@ -29,8 +29,8 @@ use crate::library::APPEND_POINTER;
 use crate::op::query::{primary, PartitionKey};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, HasSortKey, Table};
+use crate::send::write::{Write, Written};
 use crate::wire::Request;
-use crate::write::{Write, Written};
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -110,14 +110,11 @@ impl<T: Table + HasSortKey> Db<T> {
         partition: &str,
     ) -> Result<Option<V>, Error> {
         let output = self
-            .retrying_client()
-            .get_item()
-            .table_name(self.table_name())
-            .set_key(Some(pointer_key::<E>(partition)))
-            .consistent_read(true)
+            .get_item_request(pointer_key::<E>(partition), true)
             .send()
             .boxed()
             .await?;
+        self.record(output.consumed_capacity());
         output
             .item()
             .and_then(|item| item.get(LATEST_ATTRIBUTE))

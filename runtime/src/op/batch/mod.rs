@@ -2,12 +2,11 @@
 //! with what DynamoDB leaves unprocessed resent under a [`RetryPolicy`] and, if it is still
 //! unprocessed when the policy gives up, returned to the caller rather than dropped.
 
-pub(crate) mod output;
 mod pace;
 mod stream;
 mod unprocessed;
 
-pub use output::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
+pub use crate::error::batch::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
 pub use stream::PutStream;
 pub(crate) use unprocessed::read_records;
 use unprocessed::{answer, drive, Pending, Response};
@@ -25,7 +24,7 @@ use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
-use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity, WriteRequest};
+use aws_sdk_dynamodb::types::WriteRequest;
 use futures::{FutureExt, StreamExt};
 use std::collections::{HashMap, HashSet};
 
@@ -133,16 +132,9 @@ impl<E: Entity> BatchGet<'_, E> {
 
     /// The request for `keys`: what is sent, and what `params` prints.
     fn request_of(&self, keys: Vec<Item>) -> Result<BatchGetItemFluentBuilder, Error> {
-        let request = KeysAndAttributes::builder()
-            .set_keys(Some(keys))
-            .set_consistent_read(self.read.consistent.then_some(true))
-            .build()?;
         Ok(self
             .db
-            .unretried_client()
-            .batch_get_item()
-            .request_items(self.db.table_name(), request)
-            .set_return_consumed_capacity(self.db.return_consumed_capacity()))
+            .batch_get_request(keys, self.read.consistent, true)?)
     }
 
     /// Sends the requests, one chunk after another. A failed request fails the whole read
@@ -354,15 +346,7 @@ impl<T: Table> BatchWrite<'_, T> {
     /// The request for `writes`: what is sent, and what `params` prints. A paced write asks
     /// for at least the total capacity consumed, which its limiter is charged.
     fn request_of(&self, writes: Vec<WriteRequest>, paced: bool) -> BatchWriteItemFluentBuilder {
-        let capacity = self
-            .db
-            .return_consumed_capacity()
-            .or(paced.then_some(ReturnConsumedCapacity::Total));
-        self.db
-            .unretried_client()
-            .batch_write_item()
-            .request_items(self.db.table_name(), writes)
-            .set_return_consumed_capacity(capacity)
+        self.db.batch_write_request(writes, paced)
     }
 
     /// Sends the requests, a chunk at a time or [`concurrency`](Self::concurrency) at once,

@@ -8,7 +8,6 @@ use crate::retry::RetryPolicy;
 use crate::schema::Table;
 use crate::Db;
 use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
-use aws_sdk_dynamodb::types::KeysAndAttributes;
 use std::future::Future;
 
 /// Requests still to send, each with the key that identifies it in DynamoDB's answer.
@@ -139,14 +138,7 @@ pub(crate) async fn read_records<T: Table>(
         })
         .collect();
     drive(pending, policy, |keys| async move {
-        let request = KeysAndAttributes::builder()
-            .set_keys(Some(keys))
-            .consistent_read(true)
-            .build()?;
-        let get = db
-            .unretried_client()
-            .batch_get_item()
-            .request_items(db.table_name(), request);
+        let get = db.batch_get_request(keys, true, false)?;
         let output = get.send().await?;
         Ok(answer::<T>(output, db.table_name()))
     })

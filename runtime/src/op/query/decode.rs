@@ -48,7 +48,7 @@ impl<E: Entity, T: super::entry::Projection<E>> Decode for super::entry::IndexEn
     }
 
     fn belongs(item: &Item) -> bool {
-        crate::key::primary::fitting_key::<E::Table>(E::SCHEMA, item).is_some()
+        crate::schema::primary_key::fitting_key::<E::Table>(E::SCHEMA, item).is_some()
     }
 }
 

@@ -21,7 +21,6 @@
 //! its template to range over it, or compare it for equality.
 
 pub(crate) mod collection_table;
-pub(crate) mod cursor;
 pub(crate) mod decode;
 pub(crate) mod entry;
 pub(crate) mod indexes;
@@ -62,10 +61,10 @@ pub use prefix::Truncated;
 #[doc(hidden)]
 pub use prefix::{CalendarPart, PartPrefix, TimestampPart};
 
-pub use cursor::{Cursor, CursorError, CursorKey};
+pub use crate::cursor::{Cursor, CursorError, CursorKey};
 
 use super::read_options::ReadOptions;
-use super::SetSome;
+use crate::cursor::{Fingerprint, Position};
 use crate::error::Error;
 use crate::expr::condition::{all, user_node, Comparison, EntityFilter, Keeps, Node, Operand};
 use crate::expr::field::to_value;
@@ -78,8 +77,7 @@ use crate::schema::{Entity, IndexSchema, Table};
 use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, Select};
-use cursor::{Fingerprint, Position};
+use aws_sdk_dynamodb::types::AttributeValue;
 use futures::{Stream, StreamExt};
 use serde::Serialize;
 use std::future::Future;

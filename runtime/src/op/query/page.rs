@@ -1,7 +1,7 @@
 //! One page of a query's results.
 
-use super::cursor::{Cursor, CursorKey, Fingerprint, Position};
 use super::decode::Decode;
+use crate::cursor::{Cursor, CursorKey, Fingerprint, Position};
 use crate::item::DecodeError;
 use crate::schema::{IndexSchema, TableSchema};
 

@@ -2,6 +2,7 @@
 //! request built from them.
 
 use super::*;
+use crate::send::QueryPage;
 use crate::ttl::Expiry;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
@@ -212,42 +213,23 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
+    /// The request of the page of `query` that starts after `start`.
     pub(super) fn builder<E: Entity, I, P, D>(
         self,
         query: &Query<'_, E, I, P, D>,
         start: Option<Item>,
     ) -> QueryFluentBuilder {
-        let (names, values) = self.placeholders.into_maps();
-        query
-            .db
-            .retrying_client()
-            .query()
-            .table_name(query.db.table_name())
-            .set_some(self.index_name, |builder, name| builder.index_name(name))
-            .key_condition_expression(self.key_condition)
-            .set_some(self.filter, QueryFluentBuilder::filter_expression)
-            .set_some(self.projection, QueryFluentBuilder::projection_expression)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .set_some(
-                query.descending.then_some(false),
-                QueryFluentBuilder::scan_index_forward,
-            )
-            .set_some(self.limit, QueryFluentBuilder::limit)
-            .set_some(
-                query.read.consistent.then_some(true),
-                QueryFluentBuilder::consistent_read,
-            )
-            .set_some(
-                self.count.then_some(Select::Count),
-                QueryFluentBuilder::select,
-            )
-            .set_some(
-                query.db.return_consumed_capacity(),
-                QueryFluentBuilder::return_consumed_capacity,
-            )
-            .set_some(start, |builder, start| {
-                builder.set_exclusive_start_key(Some(start))
-            })
+        query.db.query_request(QueryPage {
+            index_name: self.index_name,
+            key_condition: self.key_condition,
+            filter: self.filter,
+            projection: self.projection,
+            placeholders: self.placeholders,
+            limit: self.limit,
+            count: self.count,
+            descending: query.descending,
+            consistent: query.read.consistent,
+            start,
+        })
     }
 }

@@ -11,7 +11,6 @@ use crate::wire::describe;
 use crate::wire::Request;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::transact_get_items::builders::TransactGetItemsFluentBuilder;
-use aws_sdk_dynamodb::types::{Get as SdkGet, TransactGetItem};
 use futures::FutureExt;
 use std::marker::PhantomData;
 
@@ -101,15 +100,8 @@ impl<T: Table> TransactGet<'_, T> {
             }
             .into());
         }
-        let mut request = self.db.retrying_client().transact_get_items();
-        for (key, _, _) in &self.keys {
-            let get = SdkGet::builder()
-                .table_name(self.db.table_name())
-                .set_key(Some(key.clone()))
-                .build()?;
-            request = request.transact_items(TransactGetItem::builder().get(get).build());
-        }
-        Ok(request.set_return_consumed_capacity(self.db.return_consumed_capacity()))
+        let keys = self.keys.iter().map(|(key, _, _)| key.clone());
+        Ok(self.db.transact_get_request(keys)?)
     }
 
     /// Reads every item at one point in time.

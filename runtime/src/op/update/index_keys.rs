@@ -2,8 +2,8 @@
 //! the values the caller says are current (`given`) and the primary key's fields, and
 //! evaluating sparse rules, so that no index key goes stale.
 
-use super::error::UpdateError;
 use super::known::Known;
+use crate::error::update::UpdateError;
 use crate::error::Error;
 use crate::expr::update::{Action, SetValue};
 use crate::expr::AttrPath;

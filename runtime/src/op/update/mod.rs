@@ -5,11 +5,12 @@
 use crate::error::Error;
 use crate::expr::field::Nested;
 use crate::expr::field::{Addable, Container, GuardPath, IntoField, ListType, Optional, SetType};
+use crate::expr::field_role::FieldIndexes;
 use crate::expr::field_role::{FieldOf, NotUnique, OutsideKey, Unmanaged};
 use crate::expr::state::{Changed, Given, Relative, Touch, UpdateComplete};
 use crate::expr::update::{Action, SetValue};
 use crate::expr::{AttrPath, Condition, Field};
-use crate::schema::{Entity, FieldIndexes, Table};
+use crate::schema::{Entity, Table};
 use crate::wire::Request;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
@@ -20,7 +21,6 @@ use std::marker::PhantomData;
 
 mod apply;
 mod condition;
-pub(crate) mod error;
 mod estimate;
 mod index_keys;
 mod known;
@@ -29,7 +29,7 @@ mod request;
 mod response;
 mod unique;
 
-pub use error::UpdateError;
+pub use crate::error::update::UpdateError;
 pub use or_create::OrCreate;
 
 use crate::expr::sets::as_set;
@@ -446,7 +446,7 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
         self.parts.params()
     }
 
-    pub(crate) fn transact_op(&self) -> Result<super::transact::op::TransactOp, Error>
+    pub(crate) fn transact_op(&self) -> Result<super::transact::TransactOp, Error>
     where
         E: UpdateComplete<S>,
     {
@@ -549,18 +549,15 @@ impl<'db, E: Entity, S> Update<'db, E, S> {
     }
 }
 
-impl<E: Entity + UpdateComplete<S>, S> crate::op::transact::op::sealed::Sealed
-    for Update<'_, E, S>
-{
-}
+impl<E: Entity + UpdateComplete<S>, S> crate::send::write::sealed::Sealed for Update<'_, E, S> {}
 // A hand-built transaction cannot hold the sentinel writes of a unique value's change:
 // `InTransaction` makes that a compile error, and `rewrites_sentinels` is the check behind it.
-impl<E, S> crate::op::transact::op::TransactWrite for Update<'_, E, S>
+impl<E, S> crate::op::transact::TransactWrite for Update<'_, E, S>
 where
     E: Entity + UpdateComplete<S>,
     E::TransactionRule: crate::unique::InTransaction<E, S>,
 {
-    fn transact_op(&self) -> Result<crate::op::transact::op::TransactOp, Error> {
+    fn transact_op(&self) -> Result<crate::op::transact::TransactOp, Error> {
         if let Some(error) = self.parts.rewrites_sentinels() {
             return Err(error.into());
         }

@@ -2,8 +2,8 @@
 //! `SET latest = if_not_exists(latest, 0) + 1` on an item that may not exist yet, with every
 //! guarantee a put that creates keeps.
 
-use super::error::UpdateError;
 use super::{apply, Update};
+use crate::error::update::UpdateError;
 use crate::error::Error;
 use crate::expr::state::UpdateComplete;
 use crate::schema::Entity;

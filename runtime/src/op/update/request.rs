@@ -2,12 +2,12 @@
 //! the condition, the SDK request) and sending it.
 
 use super::condition::UpdateCondition;
-use super::error::UpdateError;
 use super::estimate::{estimate_index_write, estimate_table_write};
 use super::index_keys::Values;
 use super::index_keys::{index_actions, index_inputs_missing};
 use super::known::{Known, KnownValues};
 use super::response::Sent;
+use crate::error::update::UpdateError;
 use crate::error::Error;
 use crate::expr::condition::{user_node, Node};
 use crate::expr::field::{into_value, to_value};
@@ -15,8 +15,8 @@ use crate::expr::update::{self, Action, SetValue};
 use crate::expr::{AttrPath, Condition, Placeholders};
 use crate::item::EncodeError;
 use crate::schema::{index_bit, Entity, Table};
+use crate::send::write::{Change, Resend, Write};
 use crate::wire::Request;
-use crate::write::{Change, Resend, Write};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use serde::Serialize;
@@ -27,7 +27,7 @@ pub(super) struct RelativeChange {
     pub(super) field: &'static str,
     /// The operation's name, for messages.
     pub(super) operation: &'static str,
-    /// The indexes the field is an input of ([`FieldIndexes`]).
+    /// The indexes the field is an input of ([`FieldIndexes`](crate::expr::field_role::FieldIndexes)).
     pub(super) indexes: u64,
 }
 
@@ -40,7 +40,7 @@ pub(super) struct Parts<'db, E: Entity> {
     /// Fields changed relative to their current value.
     pub(super) relative: Vec<RelativeChange>,
     /// The indexes whose inputs the update changes (given values are current, not changed),
-    /// as [`FieldIndexes`] bits: each one's keys are rewritten.
+    /// as [`FieldIndexes`](crate::expr::field_role::FieldIndexes) bits: each one's keys are rewritten.
     pub(super) changed: u64,
     pub(super) condition: Option<Condition<E>>,
     pub(super) expected_version: Option<u64>,
@@ -144,7 +144,7 @@ impl<'db, E: Entity> Parts<'db, E> {
     /// The request, also conditioned on the item being as `stored` says it was read (a write
     /// that keeps unique values); `None` adds nothing.
     pub(super) fn prepare_as_read(&self, stored: Option<&crate::Item>) -> Result<Prepared, Error> {
-        let as_read = stored.map(crate::op::as_read::unchanged_since_read::<E>);
+        let as_read = stored.map(crate::expr::as_read::unchanged_since_read::<E>);
         let condition =
             user_node(self.condition.as_ref()).map(|user| match (user.cloned(), as_read) {
                 (Some(user), Some(as_read)) => Some(Node::And(Box::new(user), Box::new(as_read))),

@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::op::{condition_failure, Expectations};
 use crate::schema::Entity;
-use crate::write::Written;
+use crate::send::write::Written;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 

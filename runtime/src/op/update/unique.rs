@@ -2,8 +2,8 @@
 //! needs (the old value released if still this item's, the new one claimed), after a
 //! consistent read of the item, and conditioned on the item being as read.
 
-use super::error::UpdateError;
 use super::request::Parts;
+use crate::error::update::UpdateError;
 use crate::error::Error;
 use crate::expr::update::{Action, SetValue};
 use crate::item::Item;

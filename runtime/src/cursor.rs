@@ -9,6 +9,7 @@
 //! is needed and a client sees only opaque bytes: not the keys of the last item evaluated,
 //! which may be one the filter hid.
 
+pub use crate::error::cursor::CursorError;
 use crate::item::Item;
 use crate::wire;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -192,22 +193,6 @@ struct Seal {
 impl PartialEq for Seal {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.key, &other.key) && self.fingerprint == other.fingerprint
-    }
-}
-
-/// Why a cursor cannot resume a query.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid cursor: {reason}")]
-pub struct CursorError {
-    /// What is wrong with it.
-    pub reason: String,
-}
-
-impl CursorError {
-    fn new(reason: impl Into<String>) -> CursorError {
-        CursorError {
-            reason: reason.into(),
-        }
     }
 }
 

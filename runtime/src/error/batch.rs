@@ -37,7 +37,7 @@ pub struct UnprocessedWrite {
 }
 
 impl UnprocessedWrite {
-    pub(super) fn to_request(&self) -> Result<WriteRequest, BuildError> {
+    pub(crate) fn to_request(&self) -> Result<WriteRequest, BuildError> {
         let item = Some(self.item.clone());
         Ok(match self.operation {
             WriteOperation::Put => WriteRequest::builder()
@@ -50,7 +50,7 @@ impl UnprocessedWrite {
     }
 }
 
-/// What a [`BatchWrite`](super::BatchWrite) did.
+/// What a [`BatchWrite`](crate::op::batch::BatchWrite) did.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 #[must_use = "writes DynamoDB left unprocessed are reported here, not as an error"]
@@ -62,7 +62,7 @@ pub struct BatchWriteOutput {
     /// Operations not done: still unprocessed when the retry policy gave up or, in
     /// [`Error::BatchWrite`](crate::Error::BatchWrite), also those whose request failed or was never sent.
     pub unprocessed: Vec<UnprocessedWrite>,
-    /// With a [`rate`](super::BatchWrite::rate), the rate the write held at the end, per
+    /// With a [`rate`](crate::op::batch::BatchWrite::rate), the rate the write held at the end, per
     /// second in the rate's unit: its ceiling, or less if DynamoDB throttled it lately.
     pub rate: Option<f64>,
 }

@@ -1,7 +1,7 @@
 //! Whether two items hold the same data as DynamoDB sees it: sets are unordered, so an item
 //! read back may list a set's elements in another order than the one written.
 
-use super::codec::Item;
+use super::Item;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The same attributes with the same values, sets compared as sets (at any depth).

@@ -1,6 +1,6 @@
 //! [`Db`]: one table of one [`Table`] declaration, reached through an SDK client.
 
-use crate::op::query::CursorKey;
+use crate::cursor::CursorKey;
 use crate::schema::Table;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
@@ -279,13 +279,13 @@ impl<T: Table> Db<T> {
 
     /// The client with the SDK's retries off, for a request the library resends itself under
     /// its retry policy: every attempt is then one the policy counts.
-    pub(crate) fn unretried_client(&self) -> &aws_sdk_dynamodb::Client {
+    pub(super) fn unretried_client(&self) -> &aws_sdk_dynamodb::Client {
         &self.unretried
     }
 
     /// The client whose SDK retries are the retry policy's attempts and delays, for a request
     /// the SDK may resend as it is.
-    pub(crate) fn retrying_client(&self) -> &aws_sdk_dynamodb::Client {
+    pub(super) fn retrying_client(&self) -> &aws_sdk_dynamodb::Client {
         &self.retrying
     }
 
@@ -356,7 +356,8 @@ impl<T: Table> Db<T> {
         record: &'static str,
         item: crate::Item,
     ) -> Result<(), crate::Error> {
-        self.write(crate::write::Write::put(record, item)).await?;
+        self.write(crate::send::write::Write::put(record, item))
+            .await?;
         Ok(())
     }
 }

@@ -1,11 +1,12 @@
-//! One prepared write of a transaction, and the operations that can be one.
+//! One prepared write of a transaction: what the typed operations, unique values and appends
+//! each hand the transaction.
 
-use super::kind::WriteKind;
 use crate::cost::Estimate;
+use crate::error::write_kind::WriteKind;
 use crate::error::Error;
 use crate::expr::condition::Node;
 use crate::item::{Item, KeyText};
-use crate::write::{Check, TransactItem, Write};
+use crate::send::write::{Check, TransactItem, Write};
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// One prepared write of a transaction (opaque: built by the typed operations).
@@ -76,7 +77,7 @@ impl TransactOp {
     }
 }
 
-/// Operations a transaction can take: [`Put`](crate::op::put::Put), [`Update`](crate::op::update::Update), [`Delete`](crate::op::delete::Delete) and [`ConditionCheck`](super::ConditionCheck).
+/// Operations a transaction can take: [`Put`](crate::op::put::Put), [`Update`](crate::op::update::Update), [`Delete`](crate::op::delete::Delete) and [`ConditionCheck`](crate::op::transact::ConditionCheck).
 ///
 /// Code generic over the update's state that puts it in a transaction names this trait as its
 /// bound, rather than the rules behind it (that the update keeps every index key and every

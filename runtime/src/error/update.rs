@@ -19,7 +19,7 @@ pub enum UpdateError {
         /// The index's templates and rule, as text.
         templates: String,
     },
-    /// An update with [`or_create`](super::Update::or_create) cannot be applied to the item
+    /// An update with [`or_create`](crate::op::update::Update::or_create) cannot be applied to the item
     /// it would create: its `initial` value lacks what an action needs (`SET x = x + 1` of a
     /// missing `x`, as DynamoDB refuses it), or its key differs from the update's.
     #[error("{entity}: the update cannot make the item it would create: {reason}")]

@@ -11,7 +11,7 @@
 //! evaluation of these comparisons cost a tenth of a crate's check (bench-compile, 30
 //! entities), where at run time they cost once per entity and process.
 
-use super::KeyError;
+use crate::key::KeyError;
 use crate::schema::table::TableAttribute;
 use crate::schema::{EntitySchema, TableSchema};
 

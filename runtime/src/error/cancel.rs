@@ -1,6 +1,6 @@
 //! What DynamoDB says when it cancels a transaction, mapped onto the operations it holds.
 
-use super::kind::WriteKind;
+use super::write_kind::WriteKind;
 use crate::item::Item;
 use crate::item::KeyText;
 use crate::schema::Entity;

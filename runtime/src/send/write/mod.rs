@@ -11,8 +11,13 @@
 //! conditions and no return values, and its unprocessed items are its own retry loop.
 
 mod request;
+mod transact;
+mod transact_op;
 mod transaction;
 
+pub use transact::{Transaction, MAX_TRANSACTION_ITEMS};
+pub(crate) use transact_op::sealed;
+pub use transact_op::{TransactOp, TransactWrite};
 pub use transaction::RESEND_WINDOW;
 pub(crate) use transaction::{Check, TransactItem, Transacted};
 

@@ -4,6 +4,16 @@
 //! their second map (`serde_dynamo`'s own item type, converted to or from the SDK's), and with
 //! the name of the attribute an error is about.
 
+// One concept a file: this one is the serde adapter and names `Item`; `error.rs` holds the
+// errors of encoding, decoding and DynamoDB's size limits; `equality.rs` item equality. Below
+// the schema, which names `Item` in the `Entity` trait.
+
+mod equality;
+mod error;
+
+pub use equality::same_item;
+pub use error::{DecodeError, EncodeError, LimitError};
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::value::StrDeserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};

@@ -1,6 +1,6 @@
 //! Why a transaction is refused before it is sent.
 
-use super::kind::WriteKind;
+use super::write_kind::WriteKind;
 use crate::error::KeyText;
 
 /// Why a transaction was refused before sending.

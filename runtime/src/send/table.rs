@@ -1,0 +1,163 @@
+//! Table administration: `CreateTable`, `DescribeTable` with `DescribeTimeToLive`,
+//! `UpdateTable` and `UpdateTimeToLive`, each in its span. The requests that change the table
+//! are sent by `RetryPolicy::changing` (again while throttled or lost, until the table's
+//! description shows the change made); the descriptions by `RetryPolicy::reading`.
+
+use super::Db;
+use crate::error::Error;
+use crate::schema::Table;
+use crate::trace::{table_span, traced, Operation};
+use aws_sdk_dynamodb::client::Waiters;
+use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, GlobalSecondaryIndexUpdate, StreamSpecification, TableDescription,
+    TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus,
+};
+use std::future::Future;
+use std::time::Duration;
+
+/// A change of the table `UpdateTable` makes.
+pub(crate) enum TableChange {
+    /// Adds or deletes a global secondary index, with the attribute definitions its keys need.
+    Index {
+        definitions: Option<Vec<AttributeDefinition>>,
+        update: Box<GlobalSecondaryIndexUpdate>,
+    },
+    /// Turns the table's stream on.
+    Stream(StreamSpecification),
+}
+
+/// Sends `input`, a `CreateTable`, through `client` in its span.
+pub(crate) async fn create_table(
+    client: &aws_sdk_dynamodb::Client,
+    table_name: &str,
+    input: CreateTableInputBuilder,
+) -> Result<(), Error> {
+    let span = table_span(Operation::CreateTable, table_name);
+    let sent = async { Ok::<_, Error>(input.send_with(client).await?) };
+    traced(span, false, sent).await?;
+    Ok(())
+}
+
+/// The table's description and its time to live, read through `client` (resent under the
+/// default policy, each in its span), or `None` when there is no such table.
+pub(crate) async fn describe_with_ttl(
+    client: &aws_sdk_dynamodb::Client,
+    table_name: &str,
+) -> Result<Option<(TableDescription, Option<TimeToLiveDescription>)>, Error> {
+    let policy = crate::RetryPolicy::default();
+    // Resent below under the policy, so without the SDK's retries.
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        client
+            .config()
+            .to_builder()
+            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+            .build(),
+    );
+    let describe = client.describe_table().table_name(table_name);
+    let span = table_span(Operation::DescribeTable, table_name);
+    let described = traced(span, false, policy.reading(|| describe.clone().send())).await;
+    match described {
+        Ok(output) => {
+            let Some(table) = output.table else {
+                return Ok(None);
+            };
+            let ttl = client.describe_time_to_live().table_name(table_name);
+            let span = table_span(Operation::DescribeTimeToLive, table_name);
+            let ttl = traced(span, false, policy.reading(|| ttl.clone().send())).await?;
+            Ok(Some((table, ttl.time_to_live_description)))
+        }
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|error| error.is_resource_not_found_exception()) =>
+        {
+            Ok(None)
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+impl<T: Table> Db<T> {
+    /// Waits until the table exists and is active, for at most five minutes.
+    pub(crate) async fn wait_until_table_exists(&self) -> Result<(), Error> {
+        // The SDK's waiter, on the user's client: it polls `DescribeTable` under its own rules.
+        self.client()
+            .wait_until_table_exists()
+            .table_name(self.table_name())
+            .wait(Duration::from_secs(300))
+            .await
+            .map_err(|error| Error::Wait {
+                table: self.table_name().to_owned(),
+                message: error.to_string(),
+            })?;
+        Ok(())
+    }
+
+    /// Sends `change` in its span, again while throttled or lost, until `made` (which reads
+    /// the table's description) says it is made.
+    pub(crate) async fn change_table<F>(
+        &self,
+        change: TableChange,
+        made: impl Fn() -> F,
+    ) -> Result<(), Error>
+    where
+        F: Future<Output = Result<bool, Error>>,
+    {
+        let update = self
+            .unretried_client()
+            .update_table()
+            .table_name(self.table_name());
+        let update = match change {
+            TableChange::Index {
+                definitions,
+                update: index,
+            } => update
+                .set_attribute_definitions(definitions)
+                .global_secondary_index_updates(*index),
+            TableChange::Stream(specification) => update.stream_specification(specification),
+        };
+        let policy = self.retry_policy();
+        let changing = policy.changing(|| update.clone().send(), made);
+        let span = table_span(Operation::UpdateTable, self.table_name());
+        self.traced(span, changing).await
+    }
+
+    /// `UpdateTimeToLive`: DynamoDB deletes items once the number of epoch seconds in
+    /// `attribute` has passed. Sent again while throttled or lost, until answered or
+    /// `DescribeTimeToLive` shows it on (a resend after it was applied is refused).
+    pub(crate) async fn enable_ttl(&self, attribute: &str) -> Result<(), Error> {
+        let specification = TimeToLiveSpecification::builder()
+            .enabled(true)
+            .attribute_name(attribute)
+            .build()?;
+        let update = self
+            .unretried_client()
+            .update_time_to_live()
+            .table_name(self.table_name())
+            .time_to_live_specification(specification);
+        let describe = self
+            .unretried_client()
+            .describe_time_to_live()
+            .table_name(self.table_name());
+        let policy = self.retry_policy();
+        let enabled = || async {
+            let described = self
+                .reading_traced(Operation::DescribeTimeToLive, &policy, || {
+                    describe.clone().send()
+                })
+                .await?;
+            let ttl = described.time_to_live_description();
+            Ok::<_, Error>(ttl.is_some_and(|ttl| {
+                ttl.attribute_name() == Some(attribute)
+                    && matches!(
+                        ttl.time_to_live_status(),
+                        Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
+                    )
+            }))
+        };
+        let span = table_span(Operation::UpdateTimeToLive, self.table_name());
+        self.traced(span, policy.changing(|| update.clone().send(), enabled))
+            .await
+    }
+}
