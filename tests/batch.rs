@@ -515,8 +515,10 @@ struct TableField(Option<String>);
 
 impl tracing::field::Visit for TableField {
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        // A `string[]`, recorded as its JSON text: the library's requests name one table.
         if field.name() == "aws.dynamodb.table_names" {
-            self.0 = Some(value.to_owned());
+            let names: Vec<String> = serde_json::from_str(value).unwrap_or_default();
+            self.0 = names.into_iter().next();
         }
     }
 

@@ -2,18 +2,13 @@
 //! `singletable::trace`'s table (OpenTelemetry's names where they have one): asserted here
 //! with a capturing subscriber, on the engine, and through the fault proxy for retries.
 mod common;
+use common::spans::{field, Capture, Captured};
 use common::Needs;
 
 use serde::{Deserialize, Serialize};
 use singletable::{Db, Entity, Table};
 use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::layer::SubscriberExt;
 
 #[derive(Table)]
 #[dynamo(name = "traced", pk = "PK", sk = "SK")]
@@ -24,91 +19,6 @@ struct Shop;
 struct Order {
     id: String,
     note: String,
-}
-
-/// A closed span of the library: its fields, and the library's events inside it.
-#[derive(Debug, Clone, Default)]
-struct Captured {
-    fields: BTreeMap<String, String>,
-    events: Vec<BTreeMap<String, String>>,
-}
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-/// Records the library's spans (target `singletable`) as they close.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Captured>>>);
-
-impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
-    fn on_new_span(&self, attributes: &Attributes<'_>, id: &Id, context: Context<'_, S>) {
-        if attributes.metadata().target() != "singletable" {
-            return;
-        }
-        let mut captured = Captured::default();
-        attributes.record(&mut Fields(&mut captured.fields));
-        if let Some(span) = context.span(id) {
-            span.extensions_mut().insert(captured);
-        }
-    }
-
-    fn on_record(&self, id: &Id, values: &Record<'_>, context: Context<'_, S>) {
-        if let Some(span) = context.span(id) {
-            if let Some(captured) = span.extensions_mut().get_mut::<Captured>() {
-                values.record(&mut Fields(&mut captured.fields));
-            }
-        }
-    }
-
-    fn on_event(&self, event: &Event<'_>, context: Context<'_, S>) {
-        // The library's events; the SDK's own (which log response bodies at `TRACE`) are the
-        // application's to filter.
-        if event.metadata().target() != "singletable" {
-            return;
-        }
-        let Some(scope) = context.event_scope(event) else {
-            return;
-        };
-        // The nearest library span above the event (the SDK's own spans sit in between).
-        for span in scope {
-            if let Some(captured) = span.extensions_mut().get_mut::<Captured>() {
-                let mut fields = BTreeMap::new();
-                event.record(&mut Fields(&mut fields));
-                captured.events.push(fields);
-                return;
-            }
-        }
-    }
-
-    fn on_close(&self, id: Id, context: Context<'_, S>) {
-        if let Some(span) = context.span(&id) {
-            if let Some(captured) = span.extensions_mut().remove::<Captured>() {
-                self.0.lock().unwrap().push(captured);
-            }
-        }
-    }
-}
-
-impl Capture {
-    fn take(&self) -> Vec<Captured> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
-
-fn field<'a>(span: &'a Captured, name: &str) -> &'a str {
-    span.fields
-        .get(name)
-        .map(String::as_str)
-        .unwrap_or_else(|| panic!("{name} missing from {span:#?}"))
 }
 
 fn order(id: &str) -> Order {
@@ -164,7 +74,10 @@ async fn each_request_has_one_span_with_its_table_entity_capacity_and_outcome_an
     for span in &spans {
         assert_eq!(field(span, "db.system.name"), "aws.dynamodb");
         assert_eq!(field(span, "rpc.service"), "DynamoDB");
-        assert_eq!(field(span, "aws.dynamodb.table_names"), table.table_name());
+        assert_eq!(
+            field(span, "aws.dynamodb.table_names"),
+            serde_json::to_string(&[table.table_name()]).unwrap()
+        );
         assert_eq!(field(span, "singletable.entity"), "Order");
         assert_eq!(field(span, "singletable.attempts"), "1");
         // DynamoDB reports capacity with a response, not with a failed condition. moto
@@ -381,7 +294,10 @@ async fn administration_and_stream_reads_have_spans() {
         assert!(!found.is_empty(), "no {name} span in {spans:#?}");
         for span in found {
             assert_eq!(field(span, "rpc.service"), service);
-            assert_eq!(field(span, "aws.dynamodb.table_names"), table.table_name());
+            assert_eq!(
+                field(span, "aws.dynamodb.table_names"),
+                serde_json::to_string(&[table.table_name()]).unwrap()
+            );
             assert_eq!(field(span, "singletable.outcome"), "ok", "{span:#?}");
             assert!(!span.fields.contains_key("singletable.entity"), "{span:#?}");
         }

@@ -1,6 +1,8 @@
 //! The seed's help-desk table, shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod spans;
+
 use serde::{Deserialize, Serialize};
 use singletable::local::Engine;
 use singletable::{Entity, KeyPart, Table};

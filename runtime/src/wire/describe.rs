@@ -19,9 +19,9 @@ use aws_sdk_dynamodb::operation::transact_get_items::builders::TransactGetItemsI
 use aws_sdk_dynamodb::operation::transact_write_items::builders::TransactWriteItemsInputBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemInputBuilder;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, GlobalSecondaryIndex, KeySchemaElement, KeysAndAttributes,
-    LocalSecondaryIndex, Projection, ProvisionedThroughput, Tag, TransactGetItem,
-    TransactWriteItem, WriteRequest,
+    AttributeDefinition, AttributeValue, GlobalSecondaryIndex, GlobalSecondaryIndexUpdate,
+    KeySchemaElement, KeysAndAttributes, LocalSecondaryIndex, Projection, ProvisionedThroughput,
+    Tag, TransactGetItem, TransactWriteItem, WriteRequest,
 };
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -485,6 +485,24 @@ impl Describe for GlobalSecondaryIndex {
                     throughput(self.provisioned_throughput()),
                 ),
         )
+    }
+}
+
+/// An index created or deleted by `UpdateTable` (the library never updates an index's
+/// throughput in place).
+impl Describe for GlobalSecondaryIndexUpdate {
+    fn describe(&self) -> Value {
+        match (self.create(), self.delete()) {
+            (Some(create), _) => json!({ "Create": body(
+                Body::default()
+                    .field("IndexName", json!(create.index_name()))
+                    .field("KeySchema", key_schema(create.key_schema()))
+                    .field("Projection", projection(create.projection()))
+                    .field("ProvisionedThroughput", throughput(create.provisioned_throughput())),
+            ) }),
+            (None, Some(delete)) => json!({ "Delete": { "IndexName": delete.index_name() } }),
+            (None, None) => json!({}),
+        }
     }
 }
 

@@ -1,38 +1,57 @@
-//! One `tracing` span per DynamoDB request an operation sends, named and keyed after the
-//! OpenTelemetry semantic conventions for DynamoDB and the AWS SDK (development status, as
-//! published for semantic conventions 1.3x; `rpc.system` and `rpc.service` as the AWS SDK
-//! conventions still require them) where they name a field.
+//! One `tracing` span per DynamoDB request the library sends, named and keyed after the
+//! OpenTelemetry semantic conventions for DynamoDB, **pinned at v1.39.0** (development status;
+//! <https://github.com/open-telemetry/semantic-conventions/blob/v1.39.0/docs/db/dynamodb.md>).
+//! That release renamed the RPC attributes but left the AWS conventions on `rpc.system`,
+//! `rpc.service` and `rpc.method` on purpose (semantic-conventions #3176), so they stay.
 //! Administration (`CreateTable`, `DescribeTable`, `UpdateTable`, `DescribeTimeToLive`,
 //! `UpdateTimeToLive`) and the Streams API's reads (`DescribeStream`, `GetShardIterator`,
 //! `GetRecords`, with `rpc.service` `DynamoDB Streams`) have spans too, without an entity; a
 //! table that does not exist is their `not_found`.
 //!
-//! | field | value |
-//! |---|---|
-//! | `otel.name` | `DynamoDB.PutItem`, ... |
-//! | `db.system.name` | `aws.dynamodb` |
-//! | `db.operation.name`, `rpc.method` | `PutItem`, ... |
-//! | `aws.dynamodb.table_names` | the table |
-//! | `aws.dynamodb.index_name` | the index a query reads, if any |
-//! | `cloud.region` | the region the client targets |
-//! | `aws.request_id` | the request id of the last attempt's response |
-//! | `singletable.entity` | the entity, or the collection; none for the table's administration and stream |
-//! | `singletable.key` | the item's key as text (`PK=TICKET#8842, SK=TICKET`), only with [`Db::trace_values`](crate::Db::trace_values) |
-//! | `singletable.attempts` | requests sent, retries included |
-//! | `aws.dynamodb.consumed_capacity` | each `ConsumedCapacity` entry as JSON, in a JSON array, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
-//! | `singletable.capacity_units` | their capacity units in all |
-//! | `singletable.outcome` | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
-//! | `otel.status_code` | `OK` or `ERROR`; unset for `not_found`, `condition_failed` and `version_conflict`, answers rather than failures |
-//! | `error.type` | on failure, the [`Error`] kind, as `singletable.outcome` (not for those answers) |
-//! | `error.message` | the error's text, only with [`Db::trace_values`](crate::Db::trace_values) |
+//! The request's own attributes are read where every request passes, in the client's
+//! interceptor (`attributes.rs`), from the input the SDK sends and the output it read.
+//! `tracing` has no arrays: a `string[]` attribute is recorded as the JSON text of its array
+//! (`["App"]`), which an exporter can parse back.
+//!
+//! | field | type | value |
+//! |---|---|---|
+//! | `otel.name` | string | `DynamoDB.PutItem`, ... |
+//! | `db.system.name` | string | `aws.dynamodb` |
+//! | `db.operation.name`, `rpc.method` | string | `PutItem`, ... |
+//! | `rpc.system`, `rpc.service` | string | `aws-api`; `DynamoDB` or `DynamoDB Streams` |
+//! | `aws.dynamodb.table_names` | string[] | the table (a batch's: the keys of `RequestItems`) |
+//! | `aws.dynamodb.index_name` | string | the index a query or scan reads, if any |
+//! | `aws.dynamodb.consistent_read` | boolean | a get's, query's or scan's `ConsistentRead` |
+//! | `aws.dynamodb.projection` | string | its `ProjectionExpression`, when it has one |
+//! | `aws.dynamodb.limit`, `select`, `scan_forward` | int, string, boolean | a query's or scan's, when set |
+//! | `aws.dynamodb.segment`, `total_segments` | int | a segmented scan's |
+//! | `aws.dynamodb.count`, `scanned_count` | int | a scan's response |
+//! | `aws.dynamodb.global_secondary_indexes`, `local_secondary_indexes` | string[] | `CreateTable`'s, each as JSON |
+//! | `aws.dynamodb.attribute_definitions`, `global_secondary_index_updates` | string[] | `UpdateTable`'s, each as JSON |
+//! | `aws.dynamodb.provisioned_read_capacity`, `provisioned_write_capacity` | double | a table change's, when provisioned |
+//! | `cloud.region` | string | the region the client targets |
+//! | `server.address`, `server.port` | string, int | the endpoint the request went to |
+//! | `aws.request_id`, `aws.extended_request_id` | string | the last attempt's response's ids |
+//! | `singletable.entity` | string | the entity, or the collection; none for the table's administration and stream |
+//! | `singletable.key` | string | the item's key as text (`PK=TICKET#8842, SK=TICKET`), only with [`Db::trace_values`](crate::Db::trace_values) |
+//! | `singletable.attempts` | int | requests sent, retries included |
+//! | `aws.dynamodb.consumed_capacity` | string[] | each `ConsumedCapacity` entry as JSON, when [`Db::track_capacity`](crate::Db::track_capacity) is on |
+//! | `singletable.capacity_units` | double | their capacity units in all |
+//! | `singletable.outcome` | string | `ok`, or the [`Error`] kind (`condition_failed`, ...) |
+//! | `otel.status_code` | string | `OK` or `ERROR`; unset for `not_found`, `condition_failed` and `version_conflict`, answers rather than failures |
+//! | `error.type` | string | on failure, the [`Error`] kind, as `singletable.outcome` (not for those answers) |
+//! | `error.message` | string | the error's text, only with [`Db::trace_values`](crate::Db::trace_values) |
 //!
 //! No attribute value is recorded unless the `Db` opts in: keys are made of them, and an
 //! error's message can quote one. Each attempt after the first is an `INFO` event inside the
 //! span, and so is each backoff of the library's own retry loops. Nothing is computed for a
 //! span no subscriber wants.
 
+mod attributes;
+
 use aws_sdk_dynamodb::config::interceptors::{
-    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+    BeforeDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextRef,
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
@@ -141,30 +160,77 @@ fn request_span(
         return Span::none();
     }
     let (method, name) = operation.names();
-    let span = tracing::info_span!(
-        target: "singletable",
-        "dynamodb",
-        otel.name = name,
-        otel.kind = "client",
-        db.system.name = "aws.dynamodb",
-        db.operation.name = method,
-        rpc.system = "aws-api",
-        rpc.service = operation.service(),
-        rpc.method = method,
-        aws.dynamodb.table_names = table,
-        aws.dynamodb.index_name = index,
-        cloud.region = Empty,
-        aws.request_id = Empty,
-        singletable.entity = entity,
-        singletable.key = Empty,
-        singletable.attempts = Empty,
-        aws.dynamodb.consumed_capacity = Empty,
-        singletable.capacity_units = Empty,
-        singletable.outcome = Empty,
-        otel.status_code = Empty,
-        error.type = Empty,
-        error.message = Empty,
-    );
+    let table_names = attributes::string_array([table]);
+    let table_names = table_names.as_str();
+    // Two field lists (a `tracing` span holds at most 32): an item's request and a table's.
+    let span = match entity {
+        Some(entity) => tracing::info_span!(
+            target: "singletable",
+            "dynamodb",
+            otel.name = name,
+            otel.kind = "client",
+            db.system.name = "aws.dynamodb",
+            db.operation.name = method,
+            rpc.system = "aws-api",
+            rpc.service = operation.service(),
+            rpc.method = method,
+            aws.dynamodb.table_names = table_names,
+            aws.dynamodb.index_name = index,
+            aws.dynamodb.consistent_read = Empty,
+            aws.dynamodb.projection = Empty,
+            aws.dynamodb.limit = Empty,
+            aws.dynamodb.scan_forward = Empty,
+            aws.dynamodb.select = Empty,
+            aws.dynamodb.segment = Empty,
+            aws.dynamodb.total_segments = Empty,
+            aws.dynamodb.count = Empty,
+            aws.dynamodb.scanned_count = Empty,
+            aws.dynamodb.consumed_capacity = Empty,
+            cloud.region = Empty,
+            server.address = Empty,
+            server.port = Empty,
+            aws.request_id = Empty,
+            aws.extended_request_id = Empty,
+            singletable.entity = entity,
+            singletable.key = Empty,
+            singletable.attempts = Empty,
+            singletable.capacity_units = Empty,
+            singletable.outcome = Empty,
+            otel.status_code = Empty,
+            error.type = Empty,
+            error.message = Empty,
+        ),
+        None => tracing::info_span!(
+            target: "singletable",
+            "dynamodb",
+            otel.name = name,
+            otel.kind = "client",
+            db.system.name = "aws.dynamodb",
+            db.operation.name = method,
+            rpc.system = "aws-api",
+            rpc.service = operation.service(),
+            rpc.method = method,
+            aws.dynamodb.table_names = table_names,
+            aws.dynamodb.global_secondary_indexes = Empty,
+            aws.dynamodb.local_secondary_indexes = Empty,
+            aws.dynamodb.global_secondary_index_updates = Empty,
+            aws.dynamodb.attribute_definitions = Empty,
+            aws.dynamodb.provisioned_read_capacity = Empty,
+            aws.dynamodb.provisioned_write_capacity = Empty,
+            aws.dynamodb.consumed_capacity = Empty,
+            cloud.region = Empty,
+            server.address = Empty,
+            server.port = Empty,
+            aws.request_id = Empty,
+            aws.extended_request_id = Empty,
+            singletable.attempts = Empty,
+            singletable.capacity_units = Empty,
+            singletable.outcome = Empty,
+            otel.status_code = Empty,
+            error.type = Empty,
+            error.message = Empty,
+        ),
+    };
     if !span.is_disabled() {
         if let Some(key) = key() {
             span.record("singletable.key", key);
@@ -428,7 +494,51 @@ impl Intercept for AttemptCounter {
             if let Some(id) = id {
                 active.record("aws.request_id", id);
             }
+            if let Some(id) = headers.get("x-amz-id-2") {
+                active.record("aws.extended_request_id", id);
+            }
         });
         Ok(())
     }
+
+    fn read_before_execution(
+        &self,
+        context: &BeforeSerializationInterceptorContextRef<'_>,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        with_active_span(|span| attributes::record_input(span, context.input()));
+        Ok(())
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        with_active_span(|span| attributes::record_server(span, context.request().uri()));
+        Ok(())
+    }
+
+    fn read_after_execution(
+        &self,
+        context: &FinalizerInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(Ok(output)) = context.output_or_error() {
+            with_active_span(|span| attributes::record_output(span, output));
+        }
+        Ok(())
+    }
+}
+
+/// Calls `record` with the span of the request being polled on this thread, if a subscriber
+/// wants it.
+fn with_active_span(record: impl FnOnce(&Span)) {
+    ACTIVE.with(|slot| {
+        if let Some(active) = slot.borrow().as_ref() {
+            record(&active.span);
+        }
+    });
 }
