@@ -19,6 +19,7 @@ mod batch;
 mod db;
 mod mechanics;
 mod read;
+#[cfg(feature = "aws-sdk-dynamodbstreams")]
 mod stream;
 mod table;
 pub(crate) mod write;
@@ -26,5 +27,6 @@ pub(crate) mod write;
 pub use db::{Consumed, Db};
 pub(crate) use mechanics::{sent, SetSome};
 pub(crate) use read::{QueryPage, ResentBy, ScanRequest};
+#[cfg(feature = "aws-sdk-dynamodbstreams")]
 pub(crate) use stream::StreamsClient;
 pub(crate) use table::{create_table, describe_with_ttl, TableChange};
