@@ -217,7 +217,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if coverage.is_done() {
         let record = db
             .admin()
-            .migration(schema_of::<Comment>())
+            .migration_marker(schema_of::<Comment>())
             .mark_complete(&coverage)
             .await?;
         println!("migration marked complete at {}", record.completed_at);

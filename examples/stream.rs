@@ -1,8 +1,8 @@
 //! A stream consumer that keeps each team's count of open tickets, on the local engine (or the
 //! endpoints in `AWS_ENDPOINT_URL_DYNAMODB` and `AWS_ENDPOINT_URL_DYNAMODB_STREAMS`).
 //!
-//! Delivery is at least once: a consumer that stops between applying a batch and committing
-//! it is given the batch again. Each count therefore records, per shard, the sequence number
+//! Delivery is at least once: a consumer that stops between applying a page and committing
+//! it is given the page again. Each count therefore records, per shard, the sequence number
 //! of the last record it applied, and an update applies a record only if its sequence number
 //! is greater (`advance`). A record delivered twice finds its sequence number stored and
 //! changes nothing (the update returns the count as it is); the guard also lets the library
@@ -106,8 +106,8 @@ async fn apply(db: &Db<App>, shard: &str, record: &Record<Item>) -> Result<(), E
     }
 }
 
-/// Reads until the stream has nothing new, applying and committing each batch; with
-/// `crash_before_commit`, stops after applying the first batch without committing it.
+/// Reads until the stream has nothing new, applying and committing each page; with
+/// `crash_before_commit`, stops after applying the first page without committing it.
 /// Returns how many ticket records it applied.
 async fn consume(
     db: &Db<App>,
@@ -116,12 +116,12 @@ async fn consume(
 ) -> Result<usize, Error> {
     let mut applied = 0;
     loop {
-        let batch = reader.poll::<Item>().await?;
-        if batch.is_empty() && reader.is_caught_up() {
+        let page = reader.poll::<Item>().await?;
+        if page.is_empty() && reader.is_caught_up() {
             return Ok(applied);
         }
-        let shard = batch.shard().unwrap_or_default().to_owned();
-        for record in batch.records() {
+        let shard = page.shard().unwrap_or_default().to_owned();
+        for record in page.records() {
             let record = record
                 .as_ref()
                 .map_err(|error| Error::from(error.clone()))?;
@@ -134,7 +134,7 @@ async fn consume(
         if crash_before_commit {
             return Ok(applied);
         }
-        reader.commit(&batch).await?;
+        reader.commit(&page).await?;
     }
 }
 
@@ -173,7 +173,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut second = db.admin().stream_reader("open-tickets", streams);
     let resumed = consume(&db, &mut second, false).await?;
     println!(
-        "consumer 2 resumed: {resumed} records applied, the {before_crash} of consumer 1's uncommitted batch among them, counted once"
+        "consumer 2 resumed: {resumed} records applied, the {before_crash} of consumer 1's uncommitted page among them, counted once"
     );
 
     let mut counts = BTreeMap::new();

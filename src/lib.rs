@@ -95,8 +95,10 @@ pub use singletable_runtime::expr::{self, AttributeType, Comparison, Condition, 
 #[doc = include_str!("../docs/infra.md")]
 pub use singletable_runtime::infra;
 pub use singletable_runtime::infra::{CloudFormationTable, IamPolicy};
-pub use singletable_runtime::item::{self, DecodeError, EncodeError, Item, KeyText, LimitError};
-pub use singletable_runtime::key::{self, KeyError, KeyField, KeyPart, KeyTemplate, PrefixFree};
+pub use singletable_runtime::item::{self, DecodeError, EncodeError, Item, LimitError};
+pub use singletable_runtime::key::{
+    self, KeyError, KeyField, KeyPart, KeyTemplate, KeyText, PrefixFree,
+};
 pub use singletable_runtime::managed;
 pub use singletable_runtime::migrate::{self, Plan, Sweep, TableMigration};
 pub use singletable_runtime::op::{self, query::Page, query::Projection, query::Query};
@@ -105,7 +107,6 @@ pub use singletable_runtime::retry::{self, RetryPolicy};
 pub use singletable_runtime::schema::{self, schema_of, Entity, Table};
 #[doc = include_str!("../docs/streams.md")]
 pub use singletable_runtime::stream;
-pub use singletable_runtime::stream::Change;
 pub use singletable_runtime::ttl::{self, TtlValue};
 pub use singletable_runtime::unique::{self, UniqueValue};
 pub use singletable_runtime::wire::{self, Request};

@@ -27,7 +27,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use singletable::local::{Deviation, Engine};
 use singletable::migrate::{
-    ApplyEvent, BackfillOutcome, Checkpoint, MigrationError, PlanAction, SweepCoverage,
+    ApplyEvent, BackfillOutcome, Checkpoint, MigrationError, PlanAction, RecordedSweep,
 };
 use singletable::testing::TestTable;
 use singletable::{Db, Entity, Error, Item, Rate, Table};
@@ -395,7 +395,7 @@ async fn seed_story() {
     assert!(!before.is_done());
     let refused = db
         .admin()
-        .migration(Comment::SCHEMA)
+        .migration_marker(Comment::SCHEMA)
         .mark_complete(&before)
         .await
         .unwrap_err();
@@ -528,10 +528,10 @@ async fn seed_story() {
         .await
         .unwrap();
     assert_eq!((coverage.items, coverage.behind), (90, 0), "{coverage}");
-    assert_eq!(coverage.sweep, SweepCoverage::Complete);
+    assert_eq!(coverage.sweep, RecordedSweep::Complete);
     assert!(coverage.is_done(), "{coverage}");
     assert_eq!(coverage.percent(), 100.0);
-    let migration = db.admin().migration(Comment::SCHEMA);
+    let migration = db.admin().migration_marker(Comment::SCHEMA);
     assert!(!migration.is_complete().await.unwrap());
     let record = migration.mark_complete(&coverage).await.unwrap();
     assert_eq!(record.items, 90);
@@ -702,7 +702,7 @@ async fn killed_and_resumed() {
     assert_eq!(saved.total_segments, 2);
     let before = db.admin().coverage(Comment::SCHEMA).send().await.unwrap();
     assert!(before.behind > 0 && before.behind <= 120 - 35, "{before}");
-    assert!(matches!(before.sweep, SweepCoverage::NotRecorded { .. }));
+    assert!(matches!(before.sweep, RecordedSweep::NotRecorded { .. }));
 
     // Resuming with another segment count would scan other item sets: refused.
     let refused = db
@@ -953,7 +953,7 @@ mod cli {
         assert_eq!(coverage["marked_complete"]["items"], 25);
         assert!(db
             .admin()
-            .migration(Comment::SCHEMA)
+            .migration_marker(Comment::SCHEMA)
             .is_complete()
             .await
             .unwrap());
@@ -1024,7 +1024,7 @@ async fn foreign_checkpoint() {
         .unwrap();
     assert_eq!(coverage.behind, 20, "{coverage}");
     assert!(
-        matches!(coverage.sweep, SweepCoverage::NotRecorded { .. }),
+        matches!(coverage.sweep, RecordedSweep::NotRecorded { .. }),
         "{coverage}"
     );
     let _ = std::fs::remove_file(&checkpoint);

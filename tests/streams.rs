@@ -99,17 +99,17 @@ async fn reader<'db, T: Table>(
     db.admin().stream_reader(consumer, client)
 }
 
-/// Every record the reader has, committing each batch.
+/// Every record the reader has, committing each page.
 async fn drain<D>(reader: &mut StreamReader<'_, Streamed>) -> Vec<singletable::stream::Record<D>>
 where
     D: singletable::stream::StreamTarget<Table = Streamed>,
 {
     let mut records = Vec::new();
     loop {
-        let batch = reader.poll::<D>().await.unwrap();
-        let caught_up = batch.is_empty() && reader.is_caught_up();
-        reader.commit(&batch).await.unwrap();
-        records.extend(batch.into_records().into_iter().map(Result::unwrap));
+        let page = reader.poll::<D>().await.unwrap();
+        let caught_up = page.is_empty() && reader.is_caught_up();
+        reader.commit(&page).await.unwrap();
+        records.extend(page.into_records().into_iter().map(Result::unwrap));
         if caught_up {
             return records;
         }
@@ -348,9 +348,9 @@ async fn a_ttl_delete_is_a_remove_marked_expired() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut changes = Vec::new();
     while Instant::now() < deadline {
-        let batch = reader.poll::<Ticket>().await.unwrap();
-        reader.commit(&batch).await.unwrap();
-        changes.extend(batch.into_records().into_iter().map(|r| r.unwrap().change));
+        let page = reader.poll::<Ticket>().await.unwrap();
+        reader.commit(&page).await.unwrap();
+        changes.extend(page.into_records().into_iter().map(|r| r.unwrap().change));
         if changes.len() >= 2 {
             break;
         }
@@ -410,11 +410,11 @@ async fn a_consumer_killed_before_its_commit_resumes_without_losing_or_doubling(
     let mut model = OpenTickets::default();
     {
         let mut first = reader(&db, "counter").await;
-        let batch = first.poll::<Ticket>().await.unwrap();
-        for record in batch.records() {
+        let page = first.poll::<Ticket>().await.unwrap();
+        for record in page.records() {
             model.apply(record.as_ref().unwrap());
         }
-        first.commit(&batch).await.unwrap();
+        first.commit(&page).await.unwrap();
     }
     // More writes, read by a consumer that dies after applying them but before its commit.
     for id in [0, 1, 2] {
@@ -427,21 +427,21 @@ async fn a_consumer_killed_before_its_commit_resumes_without_losing_or_doubling(
     db.delete(Ticket::key("t5").unwrap()).send().await.unwrap();
     {
         let mut killed = reader(&db, "counter").await;
-        let batch = killed.poll::<Ticket>().await.unwrap();
-        assert!(!batch.is_empty());
-        for record in batch.records() {
+        let page = killed.poll::<Ticket>().await.unwrap();
+        assert!(!page.is_empty());
+        for record in page.records() {
             model.apply(record.as_ref().unwrap());
         }
         // Dropped here without a commit.
     }
     let mut resumed = reader(&db, "counter").await;
     loop {
-        let batch = resumed.poll::<Ticket>().await.unwrap();
-        let caught_up = batch.is_empty() && resumed.is_caught_up();
-        for record in batch.records() {
+        let page = resumed.poll::<Ticket>().await.unwrap();
+        let caught_up = page.is_empty() && resumed.is_caught_up();
+        for record in page.records() {
             model.apply(record.as_ref().unwrap());
         }
-        resumed.commit(&batch).await.unwrap();
+        resumed.commit(&page).await.unwrap();
         if caught_up {
             break;
         }
@@ -471,8 +471,8 @@ async fn a_keys_only_stream_gives_typed_keys() {
         .unwrap();
     let client = singletable::local::streams_client().await.unwrap();
     let mut reader = db.admin().stream_reader("keys", client);
-    let batch = reader.poll::<KeyedTicket>().await.unwrap();
-    let records = batch.into_records();
+    let page = reader.poll::<KeyedTicket>().await.unwrap();
+    let records = page.into_records();
     let record = records[0].as_ref().unwrap();
     assert_eq!(record.change, Change::Insert { new: () });
     assert_eq!(record.key.partition(), "TICKET#k1");

@@ -423,7 +423,7 @@ struct VerifyArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "checkpoint")]
     distributed: Option<String>,
     /// When done, record completion in the table (apps check it with
-    /// `db.admin().migration(..).is_complete()`).
+    /// `db.admin().migration_marker(..).is_complete()`).
     #[arg(long)]
     mark_complete: bool,
 }
@@ -1030,11 +1030,11 @@ async fn verify<T: Table>(
     if args.mark_complete && coverage.is_done() {
         let record = db
             .admin()
-            .migration(entity.schema)
+            .migration_marker(entity.schema)
             .mark_complete(&coverage)
             .await?;
         text.push_str(&format!(
-            "  marked complete at {} (db.admin().migration(..).is_complete() now says so)\n",
+            "  marked complete at {} (db.admin().migration_marker(..).is_complete() now says so)\n",
             record.completed_at
         ));
         // The JSON gives the record just written.

@@ -12,7 +12,7 @@ use std::fmt;
 /// - migrations: [`table_migration`](Admin::table_migration) (plan, then send), the
 ///   [`sweep`](Admin::sweep) that backfills old items (and its distributed workers),
 ///   [`backfill_item`](Admin::backfill_item) for items you read yourself,
-///   [`coverage`](Admin::coverage) and the [`migration`](Admin::migration) record;
+///   [`coverage`](Admin::coverage) and the [`migration_marker`](Admin::migration_marker) record;
 /// - one-off steps of a new feature: [`claim_unique_values`](Admin::claim_unique_values)
 ///   for a value newly declared unique, `init_latest` for partitions written before appends
 ///   were guarded;

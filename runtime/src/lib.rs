@@ -43,7 +43,7 @@ pub use expr::Condition;
 pub use item::Item;
 pub use item::{DecodeError, EncodeError, LimitError};
 pub use key::primary::Key;
-pub use key::text::KeyText;
+pub use key::KeyText;
 pub use key::{KeyError, KeyField, KeyPart, KeyTemplate};
 pub use rate::Rate;
 pub use retry::RetryPolicy;

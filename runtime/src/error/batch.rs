@@ -1,6 +1,7 @@
 //! What a batch write did, and each operation it could not do, with enough to send it again.
 
-use crate::item::{Item, KeyText};
+use crate::item::Item;
+use crate::key::KeyText;
 use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
 use std::fmt;

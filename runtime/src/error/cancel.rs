@@ -2,7 +2,7 @@
 
 use super::write_kind::WriteKind;
 use crate::item::Item;
-use crate::item::KeyText;
+use crate::key::KeyText;
 use crate::schema::Entity;
 use std::fmt;
 

@@ -1,7 +1,7 @@
 //! Errors of singletable operations.
 
 pub use crate::codec::{DecodeError, EncodeError, LimitError};
-pub use crate::key::text::KeyText;
+use crate::key::KeyText;
 pub use update::UpdateError;
 
 // The errors each operation raises, here below every module that raises them; each is also

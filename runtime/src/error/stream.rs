@@ -1,7 +1,8 @@
 //! Why a stream record could not be read as a typed change. Each error carries the record's
 //! sequence number and keys, so a consumer can log it, park it or stop; none is dropped.
 
-use crate::item::{DecodeError, KeyText};
+use crate::item::DecodeError;
+use crate::key::KeyText;
 
 /// A stream record that is not a change of the expected entities.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! Why a transaction is refused before it is sent.
 
 use super::write_kind::WriteKind;
-use crate::error::KeyText;
+use crate::key::KeyText;
 
 /// Why a transaction was refused before sending.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,6 +5,7 @@
 // One concept a file: this one converts entities; `size.rs` the size limits; `from_keys.rs`
 // fields read back from keys. `Item`, the serde adapter and the errors are in `crate::codec`.
 
+use crate::key::KeyText;
 use crate::schema::{Entity, Table};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -13,7 +14,6 @@ mod size;
 
 pub(crate) use crate::codec;
 pub use crate::codec::{same_item, DecodeError, EncodeError, Item, LimitError};
-pub use crate::key::text::KeyText;
 pub use crate::schema::primary_key::key_text;
 use crate::schema::primary_key::value_text;
 pub(crate) use size::{check_index_key_write, check_index_keys, held_size};

@@ -5,7 +5,7 @@
 //! ([`check_key_part`]), why a key could not be rendered ([`KeyError`]), whether two templates
 //! can render the same key ([`may_overlap`]), and, inside the crate, that check applied to the
 //! entities of a table, the attributes no field may be stored as, the rendered primary key of
-//! an item ([`Key`](crate::Key)) and a key as text for messages ([`KeyText`](crate::KeyText)).
+//! an item ([`Key`](crate::Key)) and a key as text for messages ([`KeyText`]).
 //!
 //! A template such as `"STATUS#{status}#TICKET#{id}"` is parsed by the derive at compile time
 //! into a static [`KeyTemplate`]; at run time [`KeyTemplate::render`] writes each field with its
@@ -34,3 +34,4 @@ pub(crate) use part::HIGHEST_CHARACTER;
 pub use part::{KeyField, KeyPart, PartContext, PrefixFree};
 pub use template::KeyTemplate;
 pub(crate) use template::Segment;
+pub use text::KeyText;

@@ -19,7 +19,7 @@ pub const MARKER_ENTITY: &str = crate::library::MIGRATION_MARKER.tag();
 
 /// A completed migration, as recorded in the table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MigrationRecord {
+pub struct CompletedMigration {
     /// The entity.
     pub entity: String,
     /// The schema version every item reached.
@@ -49,9 +49,9 @@ impl LibraryRecord for StoredRecord {
 
 /// The completion record of one entity's migration to its current schema version, stored at
 /// `PK = "_MIGRATION#<entity>"`, `SK = "V#<version>"` (or `PK = "_MIGRATION#<entity>#V#<version>"`
-/// in a table without a sort key); see [`Admin::migration`](crate::Admin::migration).
+/// in a table without a sort key); see [`Admin::migration`](crate::Admin::migration_marker).
 #[derive(Debug)]
-pub struct Migration<'db, T> {
+pub struct MigrationMarker<'db, T> {
     db: &'db Db<T>,
     entity: &'static str,
     schema_version: u32,
@@ -59,11 +59,11 @@ pub struct Migration<'db, T> {
 
 impl<'db, T: Table> Admin<'db, T> {
     /// The completion record of `entity`'s migration to its current schema version. Apps
-    /// check [`Migration::is_complete`] to decide whether the old read path (e.g. the lazy
-    /// backfill) is still needed; it is recorded only by [`Migration::mark_complete`] with a
+    /// check [`MigrationMarker::is_complete`] to decide whether the old read path (e.g. the lazy
+    /// backfill) is still needed; it is recorded only by [`MigrationMarker::mark_complete`] with a
     /// coverage check that is done.
-    pub fn migration(&self, entity: &'static EntitySchema) -> Migration<'db, T> {
-        Migration {
+    pub fn migration_marker(&self, entity: &'static EntitySchema) -> MigrationMarker<'db, T> {
+        MigrationMarker {
             db: self.db,
             entity: entity.name,
             schema_version: entity.schema_version,
@@ -71,7 +71,7 @@ impl<'db, T: Table> Admin<'db, T> {
     }
 }
 
-impl<T: Table> Migration<'_, T> {
+impl<T: Table> MigrationMarker<'_, T> {
     /// The record's primary key.
     pub fn key(&self) -> Item {
         crate::library::record_key(
@@ -83,12 +83,12 @@ impl<T: Table> Migration<'_, T> {
     }
 
     /// The record, if the migration was marked complete (a strongly consistent read).
-    pub async fn record(&self) -> Result<Option<MigrationRecord>, Error> {
+    pub async fn record(&self) -> Result<Option<CompletedMigration>, Error> {
         let Some(item) = self.db.raw_get(self.key(), true).await? else {
             return Ok(None);
         };
         let stored = read_record::<T, StoredRecord>(item)?;
-        Ok(Some(MigrationRecord {
+        Ok(Some(CompletedMigration {
             entity: stored.entity,
             schema_version: self.schema_version,
             completed_at: stored.completed_at,
@@ -104,7 +104,7 @@ impl<T: Table> Migration<'_, T> {
     /// Records that the migration is complete, given a coverage check of this entity and
     /// version that [is done](Coverage::is_done); otherwise fails with
     /// [`MigrationError::NotDone`] and records nothing.
-    pub async fn mark_complete(&self, coverage: &Coverage) -> Result<MigrationRecord, Error> {
+    pub async fn mark_complete(&self, coverage: &Coverage) -> Result<CompletedMigration, Error> {
         let not_done = |reason: String| MigrationError::NotDone {
             entity: self.entity,
             schema_version: self.schema_version,
@@ -128,7 +128,7 @@ impl<T: Table> Migration<'_, T> {
             .into());
         }
         let now = unix_now();
-        let record = MigrationRecord {
+        let record = CompletedMigration {
             entity: self.entity.to_owned(),
             schema_version: self.schema_version,
             completed_at: rfc3339(now),

@@ -23,7 +23,7 @@
 //!    read; it never rewrites what a concurrent writer wrote.
 //! 5. **Verify** ([`Admin::coverage`](crate::Admin::coverage)): no item of the entity is below the
 //!    current version, and a sweep covered the whole table. Only then
-//!    [mark the migration complete](Migration::mark_complete) and remove the old read path.
+//!    [mark the migration complete](MigrationMarker::mark_complete) and remove the old read path.
 //!
 //! Start the sweep only once no process runs the old code any more: an old writer's `put`
 //! replaces the whole item in the old shape (verify then finds it again), and an old writer's
@@ -51,11 +51,11 @@ pub use backfill::{BackfillOutcome, Backfilled};
 pub use checkpoint::{Checkpoint, SegmentCheckpoint};
 pub use design::{Design, DesignRow};
 pub use distributed::{DistributedStatus, DistributedSweep, SegmentStatus, WorkerReport};
-pub use marker::{Migration, MigrationRecord, MARKER_ENTITY};
+pub use marker::{CompletedMigration, MigrationMarker, MARKER_ENTITY};
 pub use plan::{
     BackfillHint, Blocker, IndexChange, LiveIndex, LiveTable, Note, Plan, PlanAction,
     TableMigration,
 };
 pub use schema_version::item_schema_version;
 pub use sweep::{StopSignal, Sweep, SweepCounts, SweepFailure, SweepProgress, SweepReport};
-pub use verify::{Coverage, SweepCoverage, Verify};
+pub use verify::{Coverage, RecordedSweep, Verify};

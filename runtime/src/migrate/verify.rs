@@ -2,14 +2,14 @@
 //! sweep covered the whole table. A migration is done only when both say so.
 
 use super::checkpoint::Checkpoint;
-use super::marker::MigrationRecord;
+use super::marker::CompletedMigration;
 use super::schema_version::item_schema_version;
 use crate::error::migration::MigrationError;
 use crate::error::Error;
 use crate::expr::condition::{Comparison, Node, Operand};
 use crate::expr::{AttrPath, Placeholders};
 use crate::item;
-use crate::item::KeyText;
+use crate::key::KeyText;
 use crate::schema::{EntitySchema, Table};
 use crate::send::{ResentBy, ScanRequest};
 use crate::Admin;
@@ -26,7 +26,7 @@ const MAX_SAMPLES: usize = 10;
 /// Whether a sweep covered the whole table; serialized as `{"state": "partial", ..}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub enum SweepCoverage {
+pub enum RecordedSweep {
     /// The checkpoint says every segment read its last page.
     Complete,
     /// The migration is marked complete in the table (an earlier verification found it done).
@@ -45,21 +45,21 @@ pub enum SweepCoverage {
     },
 }
 
-impl fmt::Display for SweepCoverage {
+impl fmt::Display for RecordedSweep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SweepCoverage::Complete => write!(f, "a sweep covered the whole table"),
-            SweepCoverage::RecordedInTable => {
+            RecordedSweep::Complete => write!(f, "a sweep covered the whole table"),
+            RecordedSweep::RecordedInTable => {
                 write!(f, "the migration is marked complete in the table")
             }
-            SweepCoverage::Partial {
+            RecordedSweep::Partial {
                 segments_done,
                 total_segments,
             } => write!(
                 f,
                 "the sweep has finished {segments_done} of {total_segments} segments"
             ),
-            SweepCoverage::NotRecorded { reason } => write!(f, "no finished sweep: {reason}"),
+            RecordedSweep::NotRecorded { reason } => write!(f, "no finished sweep: {reason}"),
         }
     }
 }
@@ -83,11 +83,11 @@ pub struct Coverage {
     /// Keys of some items behind (at most 10).
     pub samples: Vec<KeyText>,
     /// Whether a sweep covered the whole table.
-    pub sweep: SweepCoverage,
+    pub sweep: RecordedSweep,
     /// The completion record in the table, if the migration was marked complete
     /// (`marked_complete` when serialized).
     #[serde(rename = "marked_complete")]
-    pub marker: Option<MigrationRecord>,
+    pub marker: Option<CompletedMigration>,
 }
 
 impl Coverage {
@@ -98,7 +98,7 @@ impl Coverage {
         self.behind == 0
             && matches!(
                 self.sweep,
-                SweepCoverage::Complete | SweepCoverage::RecordedInTable
+                RecordedSweep::Complete | RecordedSweep::RecordedInTable
             )
     }
 
@@ -292,7 +292,7 @@ impl<T: Table> Verify<'_, T> {
                     .take(MAX_SAMPLES - total.samples.len().min(MAX_SAMPLES)),
             );
         }
-        let marker = self.db.admin().migration(entity).record().await?;
+        let marker = self.db.admin().migration_marker(entity).record().await?;
         let sweep = self.sweep_coverage(marker.as_ref()).await?;
         Ok(Coverage {
             table: self.db.table_name().to_owned(),
@@ -309,17 +309,17 @@ impl<T: Table> Verify<'_, T> {
 
     async fn sweep_coverage(
         &self,
-        marker: Option<&MigrationRecord>,
-    ) -> Result<SweepCoverage, Error> {
+        marker: Option<&CompletedMigration>,
+    ) -> Result<RecordedSweep, Error> {
         if let Some(name) = &self.distributed {
             return self.distributed_coverage(name, marker).await;
         }
         let from_checkpoint = match &self.checkpoint {
-            None => SweepCoverage::NotRecorded {
+            None => RecordedSweep::NotRecorded {
                 reason: "no checkpoint given".to_owned(),
             },
             Some(path) => match Checkpoint::load(path)? {
-                None => SweepCoverage::NotRecorded {
+                None => RecordedSweep::NotRecorded {
                     reason: format!("no checkpoint at {}", path.display()),
                 },
                 Some(checkpoint) => {
@@ -327,7 +327,7 @@ impl<T: Table> Verify<'_, T> {
                         || checkpoint.entity != self.entity.name
                         || checkpoint.schema_version != self.entity.schema_version
                     {
-                        SweepCoverage::NotRecorded {
+                        RecordedSweep::NotRecorded {
                             reason: format!(
                                 "{} is a sweep of {} to version {} on {}",
                                 path.display(),
@@ -342,13 +342,13 @@ impl<T: Table> Verify<'_, T> {
                             .and_then(|live| live.identity)
                             .as_deref(),
                     ) {
-                        SweepCoverage::NotRecorded {
+                        RecordedSweep::NotRecorded {
                             reason: format!("{}: {foreign}", path.display()),
                         }
                     } else if checkpoint.is_complete() {
-                        SweepCoverage::Complete
+                        RecordedSweep::Complete
                     } else {
-                        SweepCoverage::Partial {
+                        RecordedSweep::Partial {
                             segments_done: checkpoint.segments_done(),
                             total_segments: checkpoint.total_segments,
                         }
@@ -357,8 +357,8 @@ impl<T: Table> Verify<'_, T> {
             },
         };
         Ok(match (from_checkpoint, marker) {
-            (SweepCoverage::Complete, _) => SweepCoverage::Complete,
-            (_, Some(_)) => SweepCoverage::RecordedInTable,
+            (RecordedSweep::Complete, _) => RecordedSweep::Complete,
+            (_, Some(_)) => RecordedSweep::RecordedInTable,
             (other, None) => other,
         })
     }
@@ -369,34 +369,34 @@ impl<T: Table> Verify<'_, T> {
     async fn distributed_coverage(
         &self,
         name: &str,
-        marker: Option<&MigrationRecord>,
-    ) -> Result<SweepCoverage, Error> {
+        marker: Option<&CompletedMigration>,
+    ) -> Result<RecordedSweep, Error> {
         let (plan, status) = super::distributed::read_status(self.db, name, 0).await?;
         let coverage = match plan {
-            None => SweepCoverage::NotRecorded {
+            None => RecordedSweep::NotRecorded {
                 reason: format!("no distributed sweep {name:?} in the table"),
             },
             Some(plan)
                 if plan.entity != self.entity.name
                     || plan.schema_version != self.entity.schema_version =>
             {
-                SweepCoverage::NotRecorded {
+                RecordedSweep::NotRecorded {
                     reason: format!(
                         "the distributed sweep {name:?} is of {} to version {}",
                         plan.entity, plan.schema_version
                     ),
                 }
             }
-            Some(_) if status.is_done() => SweepCoverage::Complete,
-            Some(_) => SweepCoverage::Partial {
+            Some(_) if status.is_done() => RecordedSweep::Complete,
+            Some(_) => RecordedSweep::Partial {
                 segments_done: u32::try_from(status.segments.iter().filter(|s| s.done).count())
                     .unwrap_or(u32::MAX),
                 total_segments: u32::try_from(status.segments.len()).unwrap_or(u32::MAX),
             },
         };
         Ok(match (coverage, marker) {
-            (SweepCoverage::Complete, _) => SweepCoverage::Complete,
-            (_, Some(_)) => SweepCoverage::RecordedInTable,
+            (RecordedSweep::Complete, _) => RecordedSweep::Complete,
+            (_, Some(_)) => RecordedSweep::RecordedInTable,
             (other, None) => other,
         })
     }

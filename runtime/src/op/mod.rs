@@ -1,4 +1,25 @@
-//! Operations: each builder can show the exact request it will send (`params`) and send it.
+//! Operations: each builder can show the exact request it will send (`params`), with its
+//! estimated cost (`explain`), and send it.
+//!
+//! # The verbs that send
+//!
+//! One family, named by what comes back:
+//!
+//! | verb | sends | returns |
+//! |---|---|---|
+//! | `send()` | one operation: a write, a get, a transaction, a batch, a table change, a sweep | its result |
+//! | `send_returning_old()`, `send_returning_updated_new()` | the same write | what DynamoDB returns of the item |
+//! | `page(cursor)` | one `Query` request | a [`Page`](query::Page) and the cursor after it |
+//! | `full_page(size, cursor)` | as many requests as fill `size` items | a [`Page`](query::Page) |
+//! | `pages()` | every page, as the stream is polled | a `Stream` of pages |
+//! | `items()` | every page, as the stream is polled | a `Stream` of items |
+//! | `all()` | every page, at once | a `Vec` of the items |
+//! | `count()` | `Select: COUNT` over every page | the number of items |
+//! | `entries(..)` | the items of index entries read earlier (a lean index) | the items |
+//!
+//! A stream reader's [`poll`](crate::stream::StreamReader::poll) reads one page of records and
+//! [`commit`](crate::stream::StreamReader::commit) saves the position after it. Nothing sends
+//! until one of these is called.
 
 pub mod append;
 pub mod batch;
@@ -16,7 +37,7 @@ pub mod update;
 
 use crate::error::Error;
 use crate::item::Item;
-use crate::item::KeyText;
+use crate::key::KeyText;
 
 /// `value` as the `i32` DynamoDB's parameter takes, if it is within `1..=max`.
 pub(crate) fn in_range(parameter: &'static str, value: u32, max: u32) -> Result<i32, Error> {

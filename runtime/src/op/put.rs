@@ -450,7 +450,7 @@ impl<'db, E: Entity> Put<'db, E> {
 
 /// What a sent put keeps to explain a failed condition.
 struct Sent {
-    key: crate::item::KeyText,
+    key: crate::key::KeyText,
     expectations: Expectations,
     /// The item written, when a lost response could make its own write fail its condition.
     written: Option<Item>,

@@ -4,7 +4,8 @@
 use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, StreamView, ViewOf};
 use crate::error::stream::StreamError;
-use crate::item::{key_text, DecodeError, Item, KeyText};
+use crate::item::{key_text, DecodeError, Item};
+use crate::key::KeyText;
 use crate::op::query::Collection;
 use crate::schema::{Entity, EntitySchema, Table};
 use crate::Key;

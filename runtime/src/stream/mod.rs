@@ -24,7 +24,7 @@ pub use crate::error::stream::StreamError;
 pub use change::{decode, Change, CollectionKey, Record, StreamRecord, StreamTarget};
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws-sdk-dynamodbstreams")))]
-pub use reader::{Batch, StreamReader};
+pub use reader::{RecordPage, StreamReader};
 pub use record::{EventName, RawRecord, TTL_PRINCIPAL};
 #[doc(hidden)]
 pub use view::{DeclaredStream, StreamView, ViewOf};

@@ -3,8 +3,8 @@
 //!
 //! A stream is a set of shards; a shard that splits is closed and has children. Records of one
 //! item are in order within the shards of its lineage, so a child is read only once its parent
-//! is read to its end. Each [`Batch`] is one `GetRecords` page of one shard; [`StreamReader::commit`]
-//! saves its position. A reader that stops between a batch and its commit is given the batch
+//! is read to its end. Each [`RecordPage`] is one `GetRecords` page of one shard; [`StreamReader::commit`]
+//! saves its position. A reader that stops between a page and its commit is given the page
 //! again when it starts: delivery is at least once.
 //!
 //! Every read the reader makes, of the stream and of the table (its description, the
@@ -84,7 +84,7 @@ pub struct StreamReader<'db, T> {
 }
 
 /// One page of records of one shard, decoded; commit it once it is applied.
-pub struct Batch<D: StreamTarget>
+pub struct RecordPage<D: StreamTarget>
 where
     ViewOf<D::Table>: DeclaredStream,
 {
@@ -94,7 +94,7 @@ where
     ends_shard: bool,
 }
 
-impl<D: StreamTarget> Batch<D>
+impl<D: StreamTarget> RecordPage<D>
 where
     ViewOf<D::Table>: DeclaredStream,
 {
@@ -144,7 +144,7 @@ impl<'db, T: Table> Admin<'db, T> {
 }
 
 impl<'db, T: Table> StreamReader<'db, T> {
-    /// How many records one `GetRecords` returns at most, and so one batch holds (1 to 1,000,
+    /// How many records one `GetRecords` returns at most, and so one page holds (1 to 1,000,
     /// DynamoDB's limit, which is the default; other values are brought into that range).
     pub fn page_size(mut self, records: u32) -> StreamReader<'db, T> {
         let records = i32::try_from(records).unwrap_or(PAGE_RECORDS);
@@ -153,8 +153,8 @@ impl<'db, T: Table> StreamReader<'db, T> {
     }
 
     /// The next page of records of the first shard that has some, decoded as `D`; an empty
-    /// batch when no readable shard has new records.
-    pub async fn poll<D>(&mut self) -> Result<Batch<D>, Error>
+    /// page when no readable shard has new records.
+    pub async fn poll<D>(&mut self) -> Result<RecordPage<D>, Error>
     where
         D: StreamTarget<Table = T>,
         ViewOf<T>: DeclaredStream,
@@ -187,11 +187,11 @@ impl<'db, T: Table> StreamReader<'db, T> {
                 })
                 .collect();
             // A page of only the library's own records (this reader's checkpoints among them)
-            // is passed over without a batch, so that committing never feeds itself; the
+            // is passed over without a page, so that committing never feeds itself; the
             // shard is read on, as more may follow it. Only an empty page is its current end.
             if !records.is_empty() || ends_shard {
                 self.caught_up = false;
-                return Ok(Batch {
+                return Ok(RecordPage {
                     shard: Some(shard.id.clone()),
                     records,
                     last_sequence_number,
@@ -203,7 +203,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
             }
         }
         self.caught_up = true;
-        Ok(Batch {
+        Ok(RecordPage {
             shard: None,
             records: Vec::new(),
             last_sequence_number: None,
@@ -217,28 +217,28 @@ impl<'db, T: Table> StreamReader<'db, T> {
         self.caught_up
     }
 
-    /// Saves the batch's position in the table: a reader started later resumes after it.
-    pub async fn commit<D>(&mut self, batch: &Batch<D>) -> Result<(), Error>
+    /// Saves the page's position in the table: a reader started later resumes after it.
+    pub async fn commit<D>(&mut self, page: &RecordPage<D>) -> Result<(), Error>
     where
         D: StreamTarget<Table = T>,
         ViewOf<T>: DeclaredStream,
     {
-        let Some(shard_id) = &batch.shard else {
+        let Some(shard_id) = &page.shard else {
             return Ok(());
         };
         let Some(shard) = self.shards.iter_mut().find(|shard| &shard.id == shard_id) else {
             return Ok(());
         };
-        let sequence = batch
+        let sequence = page
             .last_sequence_number
             .clone()
             .or_else(|| shard.committed.clone());
-        if sequence == shard.committed && batch.ends_shard == shard.finished {
+        if sequence == shard.committed && page.ends_shard == shard.finished {
             return Ok(());
         }
         let checkpoint = Checkpoint {
             sequence_number: sequence.clone(),
-            finished: batch.ends_shard,
+            finished: page.ends_shard,
         };
         let item = record_item(
             T::SCHEMA,
@@ -247,7 +247,7 @@ impl<'db, T: Table> StreamReader<'db, T> {
         )?;
         self.db.raw_put(STREAM_CHECKPOINT.description, item).await?;
         shard.committed = sequence;
-        shard.finished = batch.ends_shard;
+        shard.finished = page.ends_shard;
         Ok(())
     }
 

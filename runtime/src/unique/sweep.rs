@@ -4,7 +4,7 @@
 
 use super::sentinel::{owner_of, sweep_claim};
 use crate::error::Error;
-use crate::item::KeyText;
+use crate::key::KeyText;
 use crate::rate::{Limiter, Rate, Unit};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table};

@@ -1,7 +1,7 @@
 //! What a sweep tells its caller: counts, progress snapshots, failures and the final report,
 //! and the signal that stops it.
 
-use crate::item::KeyText;
+use crate::key::KeyText;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;

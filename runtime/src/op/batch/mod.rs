@@ -13,8 +13,9 @@ use unprocessed::{answer, drive, Pending, Response};
 
 use super::read_options::ReadOptions;
 use crate::error::Error;
+use crate::item::DecodeError;
 use crate::item::{self, Item};
-use crate::item::{DecodeError, KeyText};
+use crate::key::KeyText;
 use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table, Unversioned};
@@ -522,7 +523,7 @@ fn write_key<T: Table>(write: &WriteRequest) -> Option<KeyText> {
 mod tests {
     use super::{drive, Pending, Response};
     use crate::error::Error;
-    use crate::item::KeyText;
+    use crate::key::KeyText;
     use crate::retry::RetryPolicy;
     use std::future::ready;
     use std::time::Duration;

@@ -3,7 +3,8 @@
 //! left or the attempts run out), and the library's own reads of its records through it.
 
 use crate::error::Error;
-use crate::item::{self, Item, KeyText};
+use crate::item::{self, Item};
+use crate::key::KeyText;
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
 use crate::Db;

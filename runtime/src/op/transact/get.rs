@@ -4,7 +4,7 @@
 use super::{TransactionError, MAX_TRANSACTION_ITEMS};
 use crate::error::Error;
 use crate::item::Item;
-use crate::item::KeyText;
+use crate::key::KeyText;
 use crate::schema::{Entity, Table};
 use crate::ttl::Expiry;
 use crate::wire::describe;

@@ -2,7 +2,8 @@
 
 use super::{Capacity, Change, Resend, Write, Written};
 use crate::error::{Error, ServiceError};
-use crate::item::{Item, KeyText};
+use crate::item::Item;
+use crate::key::KeyText;
 use crate::schema::Table;
 use crate::trace::Operation;
 use crate::Db;

@@ -5,7 +5,8 @@ use crate::cost::Estimate;
 use crate::error::write_kind::WriteKind;
 use crate::error::Error;
 use crate::expr::condition::Node;
-use crate::item::{Item, KeyText};
+use crate::item::Item;
+use crate::key::KeyText;
 use crate::send::write::{Check, TransactItem, Write};
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
