@@ -250,3 +250,106 @@ async fn batch_requests_are_sent_as_often_as_the_policy_allows() {
     }
     assert!(table.get(Doc::key(2).unwrap()).send().await.is_err());
 }
+
+/// The requests of `operation` that reached the proxy of `stats`.
+fn sent(stats: &FaultStats, operation: &str) -> usize {
+    stats
+        .requests()
+        .iter()
+        .filter(|request| request.operation == operation)
+        .count()
+}
+
+/// A `Db` under `policy` whose `operations` are all throttled at the proxy (the others pass),
+/// and the proxy's record.
+async fn throttling(
+    table: &Db<App>,
+    operations: &[&str],
+    policy: RetryPolicy,
+) -> (Db<App>, FaultStats) {
+    let plan = FaultPlan::new(7, 1.0)
+        .with_kinds([Fault::before(FaultKind::Throttling)])
+        .only_operations(operations.iter().copied())
+        .recording();
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let db = Db::<App>::new(client)
+        .with_table_name(table.table_name())
+        .with_retry_policy(policy);
+    (db, stats)
+}
+
+/// A sweep is a long job: without a policy of the `Db`'s it rides through throttling, but the
+/// policy set on the `Db` governs its reading of the table, its pages and its backfills too.
+#[tokio::test]
+async fn a_sweep_s_pages_and_backfills_are_sent_as_often_as_the_policy_allows() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    // An item an older schema version wrote: the sweep backfills it.
+    let mut old = singletable::item::encode(&doc()).unwrap();
+    let version = App::SCHEMA.schema_version_attribute.to_owned();
+    old.insert(
+        version,
+        aws_sdk_dynamodb::types::AttributeValue::N("0".into()),
+    );
+    singletable::testing::put_raw(&table, old).await.unwrap();
+    for (policy, expected) in [(RetryPolicy::never(), 1), (attempts(4), 4)] {
+        // Its first read, the table's description, is the Db's policy's too.
+        let (db, stats) = throttling(&table, &["DescribeTable"], policy).await;
+        let error = db.admin().sweep::<Doc>().send().await.unwrap_err();
+        assert!(error.is_throttling(), "{error:?}");
+        assert_eq!(sent(&stats, "DescribeTable"), expected, "{policy:?}");
+
+        let (db, stats) = throttling(&table, &["Scan"], policy).await;
+        let swept = db.admin().sweep::<Doc>().send().await;
+        let error = swept.unwrap_err();
+        assert!(error.is_throttling(), "{error:?}");
+        assert_eq!(sent(&stats, "Scan"), expected, "{policy:?}");
+
+        let (db, stats) = throttling(&table, &["UpdateItem"], policy).await;
+        // A backfill still throttled after the policy's attempts ends the sweep with it.
+        let error = db.admin().sweep::<Doc>().send().await.unwrap_err();
+        assert!(error.is_throttling(), "{error:?}");
+        assert_eq!(sent(&stats, "UpdateItem"), expected, "{policy:?}: {error}");
+    }
+}
+
+#[derive(Table)]
+#[dynamo(
+    name = "retries_streamed",
+    pk = "PK",
+    sk = "SK",
+    stream = "new_and_old_images"
+)]
+struct Streamed;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Streamed, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: u32,
+}
+
+/// A stream reader's polls resend under the `Db`'s policy.
+#[tokio::test]
+async fn stream_polls_are_sent_as_often_as_the_policy_allows() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<Streamed>().await.unwrap();
+    table.put(&Note { id: 1 }).send().await.unwrap();
+    for (policy, expected) in [(RetryPolicy::never(), 1), (attempts(4), 4)] {
+        let plan = FaultPlan::new(7, 1.0)
+            .with_kinds([Fault::before(FaultKind::LimitExceeded)])
+            .only_operations(["GetRecords"])
+            .recording();
+        let (streams, stats) = fault::streams_client(plan).await.unwrap();
+        let db = (*table).clone().with_retry_policy(policy);
+        let mut reader = db.admin().stream_reader("retries", streams);
+        let Err(error) = reader.poll::<Note>().await else {
+            panic!("{policy:?}: a poll of a refused GetRecords");
+        };
+        assert!(error.is_retryable(), "{error:?}");
+        assert_eq!(sent(&stats, "GetRecords"), expected, "{policy:?}: {error}");
+    }
+}

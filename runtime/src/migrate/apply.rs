@@ -165,14 +165,18 @@ impl<T: Table> TableMigration<'_, T> {
     }
 
     async fn describe(&self) -> Result<LiveTable, Error> {
-        LiveTable::describe(self.db.client(), self.db.table_name())
-            .await?
-            .ok_or_else(|| {
-                MigrationError::TableMissing {
-                    table: self.db.table_name().to_owned(),
-                }
-                .into()
-            })
+        LiveTable::describe_under(
+            self.db.client(),
+            self.db.table_name(),
+            self.db.retry_policy(),
+        )
+        .await?
+        .ok_or_else(|| {
+            MigrationError::TableMissing {
+                table: self.db.table_name().to_owned(),
+            }
+            .into()
+        })
     }
 
     /// One `UpdateTable` that adds one index (DynamoDB allows one index creation per call).

@@ -49,8 +49,10 @@ impl OldItems {
         };
         let request = db.scan_request(&scan, i32::try_from(segment).ok(), start_key);
         // A throttled page slows the limiter as a throttled write does. A sweep rides through
-        // throttling as its writes do (the SDK's retries are off: these are all its attempts).
-        Ok(RetryPolicy::riding_through()
+        // throttling as its writes do, under the `Db`'s policy for long jobs (the SDK's
+        // retries are off: these are all its attempts).
+        Ok(db
+            .long_job_policy()
             .reading_paced(|| request.clone().send(), limiter)
             .await?)
     }
@@ -124,8 +126,8 @@ pub(super) async fn backfill_counted<E: Entity>(
 
 /// Backfills one item, at the limiter's pace when the sweep has a rate. Each throttled write
 /// comes back unretried, is counted against its partition key, lowers the rate (with a
-/// limiter) and is sent again, under [`RetryPolicy::default`] with as many attempts as the
-/// SDK's three for each of its eight would make, rather than ending the sweep: the limiter
+/// limiter) and is sent again under the `Db`'s policy for long jobs (`Db::long_job_policy`:
+/// 24 attempts unless the user set a policy), rather than ending the sweep: the limiter
 /// slows at the first throttle, not after the SDK's retries (bench `hot_partition`), and the
 /// report names every key throttled, with a rate or without.
 async fn backfill_resending<E: Entity>(
@@ -147,7 +149,7 @@ async fn backfill_resending<E: Entity>(
             limiter.throttled();
         }
     };
-    let done = resent_while_throttled(attempt, throttled).await?;
+    let done = resent_while_throttled(db.long_job_policy(), attempt, throttled).await?;
     let paid_in_units = limiter.filter(|limiter| limiter.unit() == Unit::WriteUnits);
     if let (Some(limiter), BackfillOutcome::Written { write_units, .. }) =
         (paid_in_units, &done.outcome)
@@ -158,14 +160,15 @@ async fn backfill_resending<E: Entity>(
 }
 
 /// Sends a sweep's write (the one `send` makes, for each attempt) again while DynamoDB
-/// throttles it, `throttled` hearing of each throttle, under
-/// [`RetryPolicy::riding_through`]: a sweep rides through throttling rather than ending at
-/// it, its backfills and its own records alike.
+/// throttles it, `throttled` hearing of each throttle, under `policy` (the `Db`'s for long
+/// jobs): a sweep rides through throttling rather than ending at it, its backfills and its
+/// own records alike.
 pub(super) async fn resent_while_throttled<T, F: std::future::Future<Output = Result<T, Error>>>(
+    policy: RetryPolicy,
     send: impl FnMut() -> F,
     throttled: impl FnMut(&Error),
 ) -> Result<T, Error> {
-    RetryPolicy::riding_through()
+    policy
         .resending(send, Error::is_throttling, throttled)
         .await
 }

@@ -254,7 +254,9 @@ impl<T: Table> Verify<'_, T> {
                         .db
                         .scan_request(&scan, i32::try_from(segment).ok(), start_key);
                     // A long job's read: it rides through throttling as a sweep does.
-                    let output = crate::RetryPolicy::riding_through()
+                    let output = this
+                        .db
+                        .long_job_policy()
                         .reading(|| page.clone().send())
                         .await?;
                     for item in output.items() {
@@ -337,10 +339,14 @@ impl<T: Table> Verify<'_, T> {
                             ),
                         }
                     } else if let Some(foreign) = checkpoint.foreign_to(
-                        super::plan::LiveTable::describe(self.db.client(), self.db.table_name())
-                            .await?
-                            .and_then(|live| live.identity)
-                            .as_deref(),
+                        super::plan::LiveTable::describe_under(
+                            self.db.client(),
+                            self.db.table_name(),
+                            self.db.retry_policy(),
+                        )
+                        .await?
+                        .and_then(|live| live.identity)
+                        .as_deref(),
                     ) {
                         RecordedSweep::NotRecorded {
                             reason: format!("{}: {foreign}", path.display()),

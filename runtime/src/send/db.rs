@@ -33,6 +33,9 @@ pub struct Db<T> {
     clock: Option<Clock>,
     /// How often and how patiently its requests are sent again.
     retry: crate::RetryPolicy,
+    /// How the library's long jobs resend what is throttled: `retry` once the user set one,
+    /// else enough attempts to ride through throttling (`RetryPolicy::riding_through`).
+    long_jobs: crate::RetryPolicy,
     table: PhantomData<fn() -> T>,
 }
 
@@ -76,6 +79,7 @@ impl<T: Table> Db<T> {
             trace_values: false,
             clock: None,
             retry,
+            long_jobs: crate::RetryPolicy::riding_through(),
             table: PhantomData,
         }
     }
@@ -96,6 +100,7 @@ impl<T: Table> Db<T> {
     /// ```
     pub fn with_retry_policy(mut self, policy: crate::RetryPolicy) -> Self {
         self.retry = policy;
+        self.long_jobs = policy;
         self.retrying = with_retries(&self.client, policy.sdk_config());
         self
     }
@@ -103,6 +108,14 @@ impl<T: Table> Db<T> {
     /// The policy its requests are sent again under (see [`Db::with_retry_policy`]).
     pub fn retry_policy(&self) -> crate::RetryPolicy {
         self.retry
+    }
+
+    /// How the library's long jobs (sweeps, coverage, a distributed sweep's records, the
+    /// claims of unique values) resend a request DynamoDB throttles or leaves unanswered: the
+    /// policy set with [`Db::with_retry_policy`], or, when none was, 24 attempts, so that a
+    /// job rides through throttling rather than ending at it.
+    pub(crate) fn long_job_policy(&self) -> crate::RetryPolicy {
+        self.long_jobs
     }
 
     /// The same handle, reading the time from `clock` rather than the system: the time
@@ -374,6 +387,7 @@ impl<T> Clone for Db<T> {
             trace_values: self.trace_values,
             clock: self.clock.clone(),
             retry: self.retry,
+            long_jobs: self.long_jobs,
             table: PhantomData,
         }
     }

@@ -39,13 +39,13 @@ pub(crate) async fn create_table(
     Ok(())
 }
 
-/// The table's description and its time to live, read through `client` (resent under the
-/// default policy, each in its span), or `None` when there is no such table.
+/// The table's description and its time to live, read through `client` (resent under
+/// `policy`, each in its span), or `None` when there is no such table.
 pub(crate) async fn describe_with_ttl(
     client: &aws_sdk_dynamodb::Client,
     table_name: &str,
+    policy: crate::RetryPolicy,
 ) -> Result<Option<(TableDescription, Option<TimeToLiveDescription>)>, Error> {
-    let policy = crate::RetryPolicy::default();
     // Resent below under the policy, so without the SDK's retries.
     let client = aws_sdk_dynamodb::Client::from_conf(
         client

@@ -100,7 +100,7 @@ impl<E: Entity> ClaimUnique<'_, E> {
         let mut items = Box::pin(
             self.db
                 .scan::<E>()
-                .resending(RetryPolicy::riding_through(), limiter.clone())
+                .resending(self.db.long_job_policy(), limiter.clone())
                 .consistent()
                 .segments(self.segments)
                 .items(),
@@ -174,7 +174,8 @@ impl<E: Entity> ClaimUnique<'_, E> {
             Some(limiter) if error.is_throttling() => limiter.throttled(),
             _ => {}
         };
-        RetryPolicy::riding_through()
+        self.db
+            .long_job_policy()
             .resending(attempt, resend, throttled)
             .await
     }

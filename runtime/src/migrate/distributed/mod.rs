@@ -538,7 +538,8 @@ impl<E: Entity> DistributedSweep<E> {
     /// sweep's backfills are, so that a worker rides through both.
     async fn write_record(&self, write: Write) -> Result<Written, Error> {
         let write = write.resend(Resend::Paced);
-        resent_while_throttled(|| self.db.write(write.clone()), |_| {}).await
+        let policy = self.db.long_job_policy();
+        resent_while_throttled(policy, || self.db.write(write.clone()), |_| {}).await
     }
 
     /// The attributes an applied write returned (its capacity counted as the sweep's own),

@@ -37,7 +37,7 @@ pub(crate) async fn read_status<T: Table>(
 ) -> Result<(Option<SweepPlan>, DistributedStatus), Error> {
     // Read by workers as they go, so resent as their writes are: while throttled, after a
     // lost response, and what DynamoDB leaves unprocessed.
-    let resending = crate::RetryPolicy::riding_through();
+    let resending = db.long_job_policy();
     let get = db.raw_get_request(library_key::<T>(name, "PLAN".to_owned()), true);
     let plan = match resending.reading(|| get.clone().send()).await?.item {
         Some(item) => Some(read_record::<T, SweepPlan>(item)?),

@@ -131,13 +131,23 @@ impl LiveTable {
     ///
     /// Each of its two reads is sent again while throttled or after a lost response, under
     /// [`RetryPolicy::default`](crate::RetryPolicy::default) (there is no `Db` to take a
-    /// policy from), in a span of its own: plans, applies' polls, sweeps and coverage start
-    /// with it, and a read is safe to send twice.
+    /// policy from; plans, applies' polls, sweeps and coverage read it under their `Db`'s), in
+    /// a span of its own. A read is safe to send twice.
     pub async fn describe(
         client: &aws_sdk_dynamodb::Client,
         table_name: &str,
     ) -> Result<Option<LiveTable>, Error> {
-        let Some((table, ttl)) = crate::send::describe_with_ttl(client, table_name).await? else {
+        Self::describe_under(client, table_name, crate::RetryPolicy::default()).await
+    }
+
+    /// [`LiveTable::describe`], its reads resent under `policy`.
+    pub(crate) async fn describe_under(
+        client: &aws_sdk_dynamodb::Client,
+        table_name: &str,
+        policy: crate::RetryPolicy,
+    ) -> Result<Option<LiveTable>, Error> {
+        let described = crate::send::describe_with_ttl(client, table_name, policy).await?;
+        let Some((table, ttl)) = described else {
             return Ok(None);
         };
         let mut live = LiveTable::from_description(&table);

@@ -623,7 +623,12 @@ impl<'db, T: Table> TableMigration<'db, T> {
 
     /// Describes the live table and compares it with the declaration; changes nothing.
     pub async fn plan(&self) -> Result<Plan, Error> {
-        let live = LiveTable::describe(self.db.client(), self.db.table_name()).await?;
+        let live = LiveTable::describe_under(
+            self.db.client(),
+            self.db.table_name(),
+            self.db.retry_policy(),
+        )
+        .await?;
         Ok(Plan::compare(
             self.db.table_name(),
             T::SCHEMA,

@@ -179,7 +179,7 @@ impl<E: Entity> Sweep<E> {
                 .into());
             }
         }
-        let live = LiveTable::describe(self.db.client(), &table_name)
+        let live = LiveTable::describe_under(self.db.client(), &table_name, self.db.retry_policy())
             .await?
             .ok_or_else(|| MigrationError::TableMissing {
                 table: table_name.clone(),
