@@ -13,8 +13,11 @@
 //! table are compared with an in-memory model of the documented semantics; at the end the stream is
 //! drained, every record must be a user entity's that decodes, and its changes replayed must leave
 //! the model's items. Every request goes through a recording proxy, and each must be allowed by the
-//! IAM policy generated for the table (`singletable::infra::IamPolicy`). A failure shrinks to a
-//! short sequence of steps.
+//! IAM policy generated for the table (`singletable::infra::IamPolicy`). The steps' `Db` has
+//! the user's retry policy (two attempts, where the default makes three), and every request a
+//! step sends must show in its span (one global `tracing` subscriber) no more attempts than
+//! that, the SDK's counted; the long jobs run on a `Db` without one, riding through. A failure
+//! shrinks to a short sequence of steps.
 //!
 //! The same sequences run under two more conditions ([`Conditions`]): with DynamoDB refusing
 //! half of the steps' requests (throttling, transaction conflicts, unprocessed batch parts,
@@ -31,6 +34,7 @@
 //! drawn; CI runs both engines).
 
 mod common;
+use common::spans::{field, Capture};
 use common::Needs;
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -40,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
 use singletable::op::query::{Cursor, CursorKey, IndexEntry};
-use singletable::{Db, Entity, Error, Item, Page, Table};
+use singletable::{Db, Entity, Error, Item, Page, RetryPolicy, Table};
 use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -632,7 +636,12 @@ fn task(team: u8, id: u8, owner: u8, open: bool, title: &str, expires_at: Option
 const PLACEHOLDER: u64 = 946_684_800_000;
 
 /// Runs one step on the engine and on the model, and checks that they agree on its outcome.
-async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step) -> Resync {
+async fn apply(
+    (db, jobs): (&Db<Together>, &Db<Together>),
+    clock: &Clock,
+    model: &mut Model,
+    step: &Step,
+) -> Resync {
     model.now = clock.now();
     let now = model.now;
     // What the library stamps: the `Db`'s clock, still during a step.
@@ -898,7 +907,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 .map(|&id| task(team, id, 1, true, "swept", None))
                 .collect();
             let writes = futures::future::join_all(new.iter().map(|task| db.put(task).send()));
-            let (written, counts) = futures::join!(writes, sweep(db, distributed));
+            let (written, counts) = futures::join!(writes, sweep(jobs, distributed));
             // Each old item was backfilled, or found changed by a put in flight (one whose
             // outcome was lost too), or put before the sweep read it; nothing else was written.
             let mut resync = Resync::default();
@@ -1017,7 +1026,7 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
         }
         Step::ApplyPlan => {
             let entities = [Member::SCHEMA, Task::SCHEMA, Note::SCHEMA];
-            let migration = db.admin().table_migration(&entities);
+            let migration = jobs.admin().table_migration(&entities);
             let applied = migration
                 .poll_interval(Duration::from_millis(20))
                 .send()
@@ -1031,13 +1040,13 @@ async fn apply(db: &Db<Together>, clock: &Clock, model: &mut Model, step: &Step)
                 // Refused or lost after every resend: the index is there, or not yet.
                 Err(error) => {
                     assert!(refused(&error) || lost(&error), "{step:?}: {error:?}");
-                    let plan = db.admin().table_migration(&entities).plan().await.unwrap();
-                    model.indexed = plan.is_up_to_date();
+                    let plan = jobs.admin().table_migration(&entities);
+                    model.indexed = plan.plan().await.unwrap().is_up_to_date();
                 }
             }
         }
         Step::ClaimSweep { segments, rated } => {
-            let sweep = db.admin().claim_unique_values::<Member>();
+            let sweep = jobs.admin().claim_unique_values::<Member>();
             let sweep = sweep.segments(u32::from(segments));
             let sent = if rated {
                 sweep
@@ -1912,7 +1921,11 @@ async fn drain(db: &Db<Together>, model: &Model, proxy: &FaultStats) -> usize {
 /// what the engine returns.
 struct Run {
     table: singletable::testing::TestTable<TogetherBefore>,
+    /// The steps' requests, under the user's retry policy (`STEP_ATTEMPTS`).
     db: Db<Together>,
+    /// The long jobs' (sweeps, the claim sweep, a migration's apply): the same table with no
+    /// policy of the user's, so that they ride through what the conditions refuse.
+    jobs: Db<Together>,
     clock: Arc<Clock>,
     model: Model,
     proxy: FaultStats,
@@ -1941,6 +1954,53 @@ impl ReferenceStateMachine for Steps {
 
     fn apply(state: (), _: &Step) {
         state
+    }
+}
+
+/// The attempts the steps' `Db` allows each request: fewer than the default's three, so that a
+/// request sent under another policy than the user's shows in its span's attempts.
+const STEP_ATTEMPTS: u32 = 2;
+
+/// The retry policy the user gives the steps' `Db`.
+fn step_policy() -> RetryPolicy {
+    RetryPolicy::default()
+        .with_max_attempts(STEP_ATTEMPTS)
+        .with_base_delay(Duration::from_millis(5))
+}
+
+/// The spans of every request of this test binary (one global subscriber: the runs of the
+/// three conditions go on side by side), installed at the first run.
+fn spans() -> &'static Capture {
+    static SPANS: OnceLock<Capture> = OnceLock::new();
+    SPANS.get_or_init(|| {
+        use tracing_subscriber::layer::SubscriberExt;
+        let capture = Capture::default();
+        let subscriber = tracing_subscriber::registry().with(capture.clone());
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        capture
+    })
+}
+
+/// Every request a step's operation sent to `table` was attempted at most as often as the
+/// user's policy allows, the SDK's own attempts counted. The long jobs' requests (on the
+/// jobs' `Db`, under no policy of the user's: their item requests' spans hold keys; the steps
+/// send no scan and no table request) are not the steps'.
+fn within_the_policy(table: &str, step: &Step) {
+    for span in spans().take_table(table) {
+        let operation = field(&span, "db.operation.name");
+        let Some(attempts) = span.fields.get("singletable.attempts") else {
+            continue;
+        };
+        let jobs_only = ["Scan", "DescribeTable", "DescribeTimeToLive", "UpdateTable"];
+        if span.fields.contains_key("singletable.key") || jobs_only.contains(&operation) {
+            continue;
+        }
+        let attempts: u32 = attempts.parse().unwrap();
+        assert!(
+            attempts <= STEP_ATTEMPTS,
+            "{step:?}: {operation} attempted {attempts} times under a policy of \
+             {STEP_ATTEMPTS}: {span:#?}"
+        );
     }
 }
 
@@ -2031,9 +2091,15 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
             let db = Db::<Together>::new(client)
                 .with_table_name(table.table_name())
                 .with_clock(move || UNIX_EPOCH + Duration::from_secs(reading.now()));
+            // The jobs' spans record their keys, which tells them from the steps'.
+            let jobs = db.clone().trace_values();
+            let db = db.with_retry_policy(step_policy());
+            // The spans of every request, to hold each to the policy's attempts.
+            spans();
             Run {
                 table,
                 db,
+                jobs,
                 clock,
                 model: Model::default(),
                 proxy,
@@ -2046,8 +2112,14 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
     fn apply(mut run: Run, _: &(), step: Step) -> Run {
         let before = run.proxy.report().requests;
         run.proxy.set_paused(false);
-        let resync = runtime().block_on(apply(&run.db, &run.clock, &mut run.model, &step));
+        let resync = runtime().block_on(apply(
+            (&run.db, &run.jobs),
+            &run.clock,
+            &mut run.model,
+            &step,
+        ));
         run.proxy.set_paused(true);
+        within_the_policy(run.table.table_name(), &step);
         run.step_requests += run.proxy.report().requests - before;
         runtime().block_on(resync.read_into(&run.db, &mut run.model));
         run.written |= !matches!(step, Step::Advance { .. });

@@ -126,6 +126,18 @@ impl Capture {
     pub fn take(&self) -> Vec<Captured> {
         std::mem::take(&mut *self.0.lock().unwrap())
     }
+
+    /// Takes the spans of the requests to `table`, leaving the others' (of tests that run
+    /// beside this one under one global subscriber).
+    pub fn take_table(&self, table: &str) -> Vec<Captured> {
+        let names = serde_json::to_string(&[table]).unwrap();
+        let mut all = self.0.lock().unwrap();
+        let (mine, others) = std::mem::take(&mut *all)
+            .into_iter()
+            .partition(|span| span.fields.get("aws.dynamodb.table_names") == Some(&names));
+        *all = others;
+        mine
+    }
 }
 
 /// A field's value as text; the test fails, naming the span, when the span has no such field.
