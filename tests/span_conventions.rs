@@ -2,7 +2,8 @@
 //! OpenTelemetry's semantic conventions for DynamoDB define for that operation, with their
 //! types, as pinned in `singletable`'s `trace` module (v1.39.0,
 //! `docs/db/dynamodb.md`): checked here with a capturing subscriber, for the data
-//! operations, a migration's table change, and the table's description.
+//! operations, a migration's table change, the table's description, and the Streams API's
+//! reads.
 mod common;
 use common::spans::{field, Capture, Captured, Kind};
 use common::Needs;
@@ -161,6 +162,46 @@ fn order(id: &str) -> Order {
     }
 }
 
+#[derive(Table)]
+#[dynamo(
+    name = "conventions_streamed",
+    pk = "PK",
+    sk = "SK",
+    stream = "keys_only"
+)]
+struct Streamed;
+
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Streamed, pk = "NOTE#{id}", sk = "NOTE")]
+struct Note {
+    id: u32,
+}
+
+/// The Streams API's reads have spans of the same shape: the AWS SDK's attributes, the table,
+/// and nothing the DynamoDB operations define.
+#[tokio::test]
+async fn stream_reads_have_the_aws_sdk_attributes_with_their_types() {
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let table = singletable::testing::table::<Streamed>().await.unwrap();
+    table.put(&Note { id: 1 }).send().await.unwrap();
+    let streams = singletable::local::streams_client().await.unwrap();
+    let mut reader = table.admin().stream_reader("conventions", streams);
+    let page = reader.poll::<Note>().await.unwrap();
+    reader.commit(&page).await.unwrap();
+    let spans = capture.take();
+    for operation in ["DescribeStream", "GetShardIterator", "GetRecords"] {
+        for span in of(&spans, operation) {
+            assert_eq!(field(span, "rpc.service"), "DynamoDB Streams");
+            assert_eq!(field(span, "rpc.method"), operation);
+            assert_eq!(field(span, "singletable.attempts"), "1", "{span:#?}");
+            assert!(!field(span, "server.address").is_empty(), "{span:#?}");
+            assert!(!field(span, "aws.request_id").is_empty(), "{span:#?}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn every_span_has_the_attributes_the_pinned_conventions_define_with_their_types() {
     if common::skips(Needs::TableChange) {
@@ -297,7 +338,10 @@ async fn every_span_has_the_attributes_the_pinned_conventions_define_with_their_
     // Every span says where its request went: the one endpoint of the test's client.
     let address = field(&spans[0], "server.address");
     assert!(!address.is_empty());
-    for span in &spans {
+    for span in spans
+        .iter()
+        .filter(|span| field(span, "rpc.service") == "DynamoDB")
+    {
         assert_eq!(field(span, "server.address"), address, "{span:#?}");
         let port: u16 = field(span, "server.port").parse().unwrap();
         assert!(port > 0);

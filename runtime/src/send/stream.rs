@@ -20,13 +20,15 @@ use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 pub(crate) struct StreamsClient(aws_sdk_dynamodbstreams::Client);
 
 impl StreamsClient {
-    /// `client`, with its retries off.
+    /// `client`, with its retries off, and its attempts counted into the spans of its
+    /// requests (the interceptor every `Db`'s client has: one trait for both SDKs).
     pub(crate) fn new(client: &aws_sdk_dynamodbstreams::Client) -> Self {
         StreamsClient(aws_sdk_dynamodbstreams::Client::from_conf(
             client
                 .config()
                 .to_builder()
                 .retry_config(aws_sdk_dynamodbstreams::config::retry::RetryConfig::disabled())
+                .interceptor(crate::trace::AttemptCounter)
                 .build(),
         ))
     }
