@@ -165,13 +165,7 @@ impl<T: Table> TableMigration<'_, T> {
     }
 
     async fn describe(&self) -> Result<LiveTable, Error> {
-        LiveTable::describe_under(
-            self.db.client(),
-            self.db.table_name(),
-            self.db.retry_policy(),
-        )
-        .await?
-        .ok_or_else(|| {
+        LiveTable::of_db(self.db).await?.ok_or_else(|| {
             MigrationError::TableMissing {
                 table: self.db.table_name().to_owned(),
             }

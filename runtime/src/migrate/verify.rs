@@ -339,14 +339,10 @@ impl<T: Table> Verify<'_, T> {
                             ),
                         }
                     } else if let Some(foreign) = checkpoint.foreign_to(
-                        super::plan::LiveTable::describe_under(
-                            self.db.client(),
-                            self.db.table_name(),
-                            self.db.retry_policy(),
-                        )
-                        .await?
-                        .and_then(|live| live.identity)
-                        .as_deref(),
+                        super::plan::LiveTable::of_db(self.db)
+                            .await?
+                            .and_then(|live| live.identity)
+                            .as_deref(),
                     ) {
                         RecordedSweep::NotRecorded {
                             reason: format!("{}: {foreign}", path.display()),

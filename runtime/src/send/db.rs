@@ -403,7 +403,7 @@ impl<T> std::fmt::Debug for Db<T> {
 
 /// `client` with the SDK's retries set to `retries`, its other settings (interceptors, timeouts,
 /// endpoint) as they are.
-fn with_retries(
+pub(super) fn with_retries(
     client: &aws_sdk_dynamodb::Client,
     retries: RetryConfig,
 ) -> aws_sdk_dynamodb::Client {

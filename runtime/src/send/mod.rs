@@ -29,4 +29,4 @@ pub(crate) use mechanics::{sent, SetSome};
 pub(crate) use read::{QueryPage, ResentBy, ScanRequest};
 #[cfg(feature = "aws-sdk-dynamodbstreams")]
 pub(crate) use stream::StreamsClient;
-pub(crate) use table::{create_table, describe_with_ttl, TableChange};
+pub(crate) use table::{create_table, describe_with_ttl, Described, TableChange};

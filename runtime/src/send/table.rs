@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::schema::Table;
 use crate::trace::{table_span, traced, Operation};
 use aws_sdk_dynamodb::client::Waiters;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, GlobalSecondaryIndexUpdate, StreamSpecification, TableDescription,
@@ -39,21 +40,26 @@ pub(crate) async fn create_table(
     Ok(())
 }
 
-/// The table's description and its time to live, read through `client` (resent under
-/// `policy`, each in its span), or `None` when there is no such table.
+/// A table's description and its time to live.
+pub(crate) type Described = Option<(TableDescription, Option<TimeToLiveDescription>)>;
+
+/// The description of table `table_name`, read through `client`, a client of the user's
+/// without a `Db` (resent under the default policy, so its SDK retries are turned off).
 pub(crate) async fn describe_with_ttl(
     client: &aws_sdk_dynamodb::Client,
     table_name: &str,
+) -> Result<Described, Error> {
+    let unretried = super::db::with_retries(client, RetryConfig::disabled());
+    described(&unretried, table_name, crate::RetryPolicy::default()).await
+}
+
+/// The table's description and its time to live, read through `client` (without the SDK's
+/// retries), each resent under `policy` in its span; `None` when there is no such table.
+async fn described(
+    client: &aws_sdk_dynamodb::Client,
+    table_name: &str,
     policy: crate::RetryPolicy,
-) -> Result<Option<(TableDescription, Option<TimeToLiveDescription>)>, Error> {
-    // Resent below under the policy, so without the SDK's retries.
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        client
-            .config()
-            .to_builder()
-            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
-            .build(),
-    );
+) -> Result<Described, Error> {
     let describe = client.describe_table().table_name(table_name);
     let span = table_span(Operation::DescribeTable, table_name);
     let described = traced(span, false, policy.reading(|| describe.clone().send())).await;
@@ -79,6 +85,17 @@ pub(crate) async fn describe_with_ttl(
 }
 
 impl<T: Table> Db<T> {
+    /// The table's description and its time to live, read under the `Db`'s policy on its
+    /// client without the SDK's retries (made once, with the `Db`).
+    pub(crate) async fn describe_with_ttl(&self) -> Result<Described, Error> {
+        described(
+            self.unretried_client(),
+            self.table_name(),
+            self.retry_policy(),
+        )
+        .await
+    }
+
     /// Waits until the table exists and is active, for at most five minutes.
     pub(crate) async fn wait_until_table_exists(&self) -> Result<(), Error> {
         // The SDK's waiter, on the user's client: it polls `DescribeTable` under its own rules.

@@ -175,19 +175,39 @@ fn new_span(operation: Operation, table: &str, entity: Option<&str>, index: Opti
     let (method, name) = operation.names();
     let table_names = attributes::string_array([table]);
     let table_names = table_names.as_str();
-    // Two field lists (a `tracing` span holds at most 32): an item's request and a table's.
+    // Two field lists (a `tracing` span holds at most 32): an item's request and a table's,
+    // each the fields every request has and its own.
+    macro_rules! request_span {
+        ($($own:tt)*) => {
+            tracing::info_span!(
+                target: "singletable",
+                "dynamodb",
+                otel.name = name,
+                otel.kind = "client",
+                db.system.name = "aws.dynamodb",
+                db.operation.name = method,
+                rpc.system = "aws-api",
+                rpc.service = operation.service(),
+                rpc.method = method,
+                aws.dynamodb.table_names = table_names,
+                aws.dynamodb.consumed_capacity = Empty,
+                cloud.region = Empty,
+                server.address = Empty,
+                server.port = Empty,
+                aws.request_id = Empty,
+                aws.extended_request_id = Empty,
+                singletable.attempts = Empty,
+                singletable.capacity_units = Empty,
+                singletable.outcome = Empty,
+                otel.status_code = Empty,
+                error.type = Empty,
+                error.message = Empty,
+                $($own)*
+            )
+        };
+    }
     match entity {
-        Some(entity) => tracing::info_span!(
-            target: "singletable",
-            "dynamodb",
-            otel.name = name,
-            otel.kind = "client",
-            db.system.name = "aws.dynamodb",
-            db.operation.name = method,
-            rpc.system = "aws-api",
-            rpc.service = operation.service(),
-            rpc.method = method,
-            aws.dynamodb.table_names = table_names,
+        Some(entity) => request_span!(
             aws.dynamodb.index_name = index,
             aws.dynamodb.consistent_read = Empty,
             aws.dynamodb.projection = Empty,
@@ -198,50 +218,16 @@ fn new_span(operation: Operation, table: &str, entity: Option<&str>, index: Opti
             aws.dynamodb.total_segments = Empty,
             aws.dynamodb.count = Empty,
             aws.dynamodb.scanned_count = Empty,
-            aws.dynamodb.consumed_capacity = Empty,
-            cloud.region = Empty,
-            server.address = Empty,
-            server.port = Empty,
-            aws.request_id = Empty,
-            aws.extended_request_id = Empty,
             singletable.entity = entity,
             singletable.key = Empty,
-            singletable.attempts = Empty,
-            singletable.capacity_units = Empty,
-            singletable.outcome = Empty,
-            otel.status_code = Empty,
-            error.type = Empty,
-            error.message = Empty,
         ),
-        None => tracing::info_span!(
-            target: "singletable",
-            "dynamodb",
-            otel.name = name,
-            otel.kind = "client",
-            db.system.name = "aws.dynamodb",
-            db.operation.name = method,
-            rpc.system = "aws-api",
-            rpc.service = operation.service(),
-            rpc.method = method,
-            aws.dynamodb.table_names = table_names,
+        None => request_span!(
             aws.dynamodb.global_secondary_indexes = Empty,
             aws.dynamodb.local_secondary_indexes = Empty,
             aws.dynamodb.global_secondary_index_updates = Empty,
             aws.dynamodb.attribute_definitions = Empty,
             aws.dynamodb.provisioned_read_capacity = Empty,
             aws.dynamodb.provisioned_write_capacity = Empty,
-            aws.dynamodb.consumed_capacity = Empty,
-            cloud.region = Empty,
-            server.address = Empty,
-            server.port = Empty,
-            aws.request_id = Empty,
-            aws.extended_request_id = Empty,
-            singletable.attempts = Empty,
-            singletable.capacity_units = Empty,
-            singletable.outcome = Empty,
-            otel.status_code = Empty,
-            error.type = Empty,
-            error.message = Empty,
         ),
     }
 }

@@ -137,26 +137,28 @@ impl LiveTable {
         client: &aws_sdk_dynamodb::Client,
         table_name: &str,
     ) -> Result<Option<LiveTable>, Error> {
-        Self::describe_under(client, table_name, crate::RetryPolicy::default()).await
+        Ok(Self::of(
+            crate::send::describe_with_ttl(client, table_name).await?,
+        ))
     }
 
-    /// [`LiveTable::describe`], its reads resent under `policy`.
-    pub(crate) async fn describe_under(
-        client: &aws_sdk_dynamodb::Client,
-        table_name: &str,
-        policy: crate::RetryPolicy,
+    /// The table of `db`, read under its policy.
+    pub(crate) async fn of_db<T: crate::Table>(
+        db: &crate::Db<T>,
     ) -> Result<Option<LiveTable>, Error> {
-        let described = crate::send::describe_with_ttl(client, table_name, policy).await?;
-        let Some((table, ttl)) = described else {
-            return Ok(None);
-        };
+        Ok(Self::of(db.describe_with_ttl().await?))
+    }
+
+    /// The snapshot of a description and its time to live.
+    fn of(described: crate::send::Described) -> Option<LiveTable> {
+        let (table, ttl) = described?;
         let mut live = LiveTable::from_description(&table);
         live.ttl = ttl.as_ref().and_then(|description| {
             let status = description.time_to_live_status()?.as_str();
             let attribute = description.attribute_name()?;
             (status != "DISABLED").then(|| (attribute.to_owned(), status.to_owned()))
         });
-        Ok(Some(live))
+        Some(live)
     }
 
     /// The snapshot of a `DescribeTable` answer.

@@ -623,12 +623,7 @@ impl<'db, T: Table> TableMigration<'db, T> {
 
     /// Describes the live table and compares it with the declaration; changes nothing.
     pub async fn plan(&self) -> Result<Plan, Error> {
-        let live = LiveTable::describe_under(
-            self.db.client(),
-            self.db.table_name(),
-            self.db.retry_policy(),
-        )
-        .await?;
+        let live = LiveTable::of_db(self.db).await?;
         Ok(Plan::compare(
             self.db.table_name(),
             T::SCHEMA,

@@ -179,11 +179,12 @@ impl<E: Entity> Sweep<E> {
                 .into());
             }
         }
-        let live = LiveTable::describe_under(self.db.client(), &table_name, self.db.retry_policy())
-            .await?
-            .ok_or_else(|| MigrationError::TableMissing {
-                table: table_name.clone(),
-            })?;
+        let live =
+            LiveTable::of_db(&self.db)
+                .await?
+                .ok_or_else(|| MigrationError::TableMissing {
+                    table: table_name.clone(),
+                })?;
         let resumed = match &options.checkpoint {
             Some(path) => Checkpoint::load(path)?,
             None => None,
