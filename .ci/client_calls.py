@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Fails on an SDK client call in runtime/src outside the request layer (`runtime/src/send/`).
+"""Fails on an SDK client call in runtime/src outside the request layer (`runtime/src/send/`),
+or on a request's span or paginator made outside it.
 
 A client call is one of the DynamoDB or Streams operations named below called on a client
 (`client.get_item()`, `db.client().query()`, across lines as rustfmt writes chains), or an
 input sent with `.send_with(client)`. The `Db`'s clients without and with the SDK's retries
 are private to `send/` (the compiler holds that); this check holds the public `Db::client()`
-and every other client to the same rule. The exceptions are named with their reason.
+and every other client to the same rule. The layer also owns each request's span (with its
+attempts and capacity): `trace::span(..)`, `trace::table_span(..)`, `Db::traced(..)` and the
+SDK's `.into_paginator()` are called only there. The exceptions are named with their reason.
 
 Usage: client_calls.py RUNTIME_SRC   (exits 1 and prints each call outside the layer)
 """
@@ -28,6 +31,7 @@ OPERATIONS = """
 CALL = re.compile(
     r"\bclient(?:\(\))?\s*\.\s*(" + "|".join(OPERATIONS) + r")\(\)"
     r"|\.send_with\(\s*&?\s*(?:self\.)?(?:db\.)?client"
+    r"|\btrace::(?:span|table_span)\(|\.\s*traced\(|\.\s*into_paginator\(\)"
 )
 
 # Files that may call the client directly, and why.
@@ -58,7 +62,10 @@ def main(root):
     for line in found:
         print(line)
     if found:
-        print(f"{len(found)} SDK client call(s) outside {root}/send/: build and send them there")
+        print(
+            f"{len(found)} SDK client call(s), span(s) or paginator(s) outside {root}/send/: "
+            "build and send requests there"
+        )
         return 1
     print(f"{root}: every SDK client call is in send/ (exceptions: {', '.join(EXCEPTIONS)})")
     return 0

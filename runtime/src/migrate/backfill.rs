@@ -281,11 +281,11 @@ impl<T: Table> Db<T> {
     /// throttling), the entity is still returned and the failure is logged (`tracing`, warn);
     /// the sweep will handle the item.
     pub async fn get_and_backfill<E: Entity<Table = T>>(&self, key: Key<E>) -> Result<E, Error> {
+        let request = self.get_item_request(key.to_attributes(), false);
+        let traced = self.traced_key(|| key.text().to_string());
         let output = self
-            .get_item_request(key.to_attributes(), false)
-            .send()
+            .send_get_item(request, E::SCHEMA.name, traced, Ok)
             .await?;
-        self.record(output.consumed_capacity());
         let Some(raw) = output.item else {
             return Err(Error::NotFound {
                 entity: E::SCHEMA.name,

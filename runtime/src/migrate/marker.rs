@@ -84,7 +84,11 @@ impl<T: Table> MigrationMarker<'_, T> {
 
     /// The record, if the migration was marked complete (a strongly consistent read).
     pub async fn record(&self) -> Result<Option<CompletedMigration>, Error> {
-        let Some(item) = self.db.raw_get(self.key(), true).await? else {
+        let Some(item) = self
+            .db
+            .raw_get(MIGRATION_MARKER.description, self.key(), true)
+            .await?
+        else {
             return Ok(None);
         };
         let stored = read_record::<T, StoredRecord>(item)?;

@@ -20,14 +20,16 @@ use aws_sdk_dynamodb::types::AttributeValue;
 /// The scan filter of a sweep: only entity `E`'s items below its schema version, `_type = E
 /// AND (no _sv OR _sv < v)`.
 pub(super) struct OldItems {
+    /// The entity's name, for the spans of the scan's pages.
+    pub(super) entity: &'static str,
     pub(super) expression: String,
     pub(super) placeholders: Placeholders,
 }
 
 impl OldItems {
     /// One page of old items of segment `segment.0` of `segment.1`, from after `start_key`.
-    /// A read the SDK's retries left throttled, or without its response, is sent again under
-    /// [`RetryPolicy::default`]; a throttled one lowers the sweep's rate when it has a limiter.
+    /// A read refused for throughput, or without its response, is sent again under the `Db`'s
+    /// policy for long jobs; a throttled one lowers the sweep's rate when it has a limiter.
     pub(super) async fn page<T: Table>(
         &self,
         db: &Db<T>,
@@ -51,10 +53,8 @@ impl OldItems {
         // A throttled page slows the limiter as a throttled write does. A sweep rides through
         // throttling as its writes do, under the `Db`'s policy for long jobs (the SDK's
         // retries are off: these are all its attempts).
-        Ok(db
-            .long_job_policy()
-            .reading_paced(|| request.clone().send(), limiter)
-            .await?)
+        let resend = (&db.long_job_policy(), limiter);
+        db.send_scan_page(request, self.entity, Some(resend)).await
     }
 
     pub(super) fn of<E: Entity>() -> OldItems {
@@ -80,6 +80,7 @@ impl OldItems {
         let mut placeholders = Placeholders::default();
         let expression = filter.to_expression(&mut placeholders);
         OldItems {
+            entity: schema.name,
             expression,
             placeholders,
         }

@@ -254,10 +254,10 @@ impl<T: Table> Verify<'_, T> {
                         .db
                         .scan_request(&scan, i32::try_from(segment).ok(), start_key);
                     // A long job's read: it rides through throttling as a sweep does.
+                    let policy = this.db.long_job_policy();
                     let output = this
                         .db
-                        .long_job_policy()
-                        .reading(|| page.clone().send())
+                        .send_scan_page(page, entity.name, Some((&policy, None)))
                         .await?;
                     for item in output.items() {
                         tally.items += 1;

@@ -3,7 +3,6 @@
 use super::read_options::ReadOptions;
 use crate::error::Error;
 use crate::schema::Entity;
-use crate::trace::Operation;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
@@ -72,21 +71,13 @@ impl<'db, E: Entity> Get<'db, E> {
     }
 
     /// Sends the request: the item, or [`Error::NotFound`].
-    // Always inlined, with the request built out of line, as `op::mechanics` explains.
+    // Always inlined, with the request built out of line, as `send::mechanics` explains.
     #[inline(always)]
     pub fn send(self) -> impl Future<Output = Result<E, Error>> + 'db {
         let request = self.request();
         let db = self.db;
-        let span = crate::trace::span(
-            Operation::GetItem,
-            db.table_name(),
-            E::SCHEMA.name,
-            || db.traced_key(|| self.key.text().to_string()),
-            None,
-        );
-        let sent = super::sent(Ok(request), GetItemFluentBuilder::send, move |output| {
-            let output = output?;
-            self.db.record(output.consumed_capacity());
+        let key = db.traced_key(|| self.key.text().to_string());
+        db.send_get_item(request, E::SCHEMA.name, key, move |output| {
             match output.item {
                 Some(item) if !self.read.expiry.has_expired(&item) => {
                     Ok(crate::item::decode(item)?)
@@ -96,7 +87,6 @@ impl<'db, E: Entity> Get<'db, E> {
                     key: self.key.text(),
                 }),
             }
-        });
-        db.traced(span, sent)
+        })
     }
 }

@@ -28,7 +28,6 @@ pub mod get;
 pub mod put;
 pub mod query;
 mod read_options;
-pub(crate) use crate::send::sent;
 pub mod rekey;
 pub mod scan;
 pub mod table;

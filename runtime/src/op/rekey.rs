@@ -158,7 +158,7 @@ impl<E: Entity> Rekey<'_, E> {
             return Ok(None);
         }
         let key = crate::unique::key_of::<E>(&new);
-        let stored = self.db.raw_get(key, true).await?;
+        let stored = self.db.raw_get(E::SCHEMA.name, key, true).await?;
         Ok(stored.filter(|item| self.expiry().has_expired(item)))
     }
 

@@ -13,7 +13,6 @@ use crate::wire::{describe, Request};
 use crate::Db;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
 use futures::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
-use futures::FutureExt;
 use std::sync::Arc;
 
 /// DynamoDB's limit on `TotalSegments`.
@@ -200,28 +199,12 @@ fn segment_stream<E: Entity>(
         let prepared = prepared.clone();
         async move {
             let start_key = cursor?;
-            let span = crate::trace::span(
-                crate::trace::Operation::Scan,
-                prepared.db.table_name(),
-                E::SCHEMA.name,
-                || None,
-                None,
-            );
             let page = prepared.page(segment, start_key);
-            let request = match prepared.resend.clone() {
-                Some(Resend { policy, limiter }) => async move {
-                    let send = || page.clone().send();
-                    policy.reading_paced(send, limiter.as_deref()).await
-                }
-                .boxed(),
-                None => page.send().boxed(),
-            };
-            let page = prepared.db.send_traced(span, request, |output| {
-                output
-                    .consumed_capacity()
-                    .map(std::slice::from_ref)
-                    .unwrap_or_default()
-            });
+            let resend = prepared
+                .resend
+                .as_ref()
+                .map(|resend| (&resend.policy, resend.limiter.as_deref()));
+            let page = prepared.db.send_scan_page(page, E::SCHEMA.name, resend);
             Some(match page.await {
                 Ok(output) => {
                     // An empty key means the same as none: nothing left to read.

@@ -252,7 +252,7 @@ impl<T: Table> Db<T> {
 
     /// Sends a request inside `span` and records the capacity its output reports
     /// (`consumed` picks it out): the shape of every request sent from an `async` body.
-    pub(crate) async fn send_traced<O, E>(
+    pub(super) async fn send_traced<O, E>(
         &self,
         span: tracing::Span,
         send: impl std::future::Future<Output = Result<O, E>>,
@@ -302,17 +302,6 @@ impl<T: Table> Db<T> {
         &self.retrying
     }
 
-    /// The item at `key` as stored (`GetItem`): for the library's own items, and for items it
-    /// reads before deciding how to write them.
-    pub(crate) async fn raw_get(
-        &self,
-        key: crate::Item,
-        consistent: bool,
-    ) -> Result<Option<crate::Item>, crate::Error> {
-        let get = self.raw_get_request(key, consistent);
-        Ok(self.retry.reading(|| get.clone().send()).await?.item)
-    }
-
     /// `DescribeTable` of this table, sent again while throttled or lost: how the library's
     /// jobs and readers learn the table (its capacity, its stream, whether it exists).
     pub(crate) async fn describe_table(
@@ -346,20 +335,6 @@ impl<T: Table> Db<T> {
     {
         let span = crate::trace::table_span(operation, self.table_name());
         self.traced(span, policy.reading(send)).await
-    }
-
-    /// The request [`Db::raw_get`] sends, on the client without the SDK's retries, for a
-    /// caller that resends it itself.
-    pub(crate) fn raw_get_request(
-        &self,
-        key: crate::Item,
-        consistent: bool,
-    ) -> aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder {
-        self.unretried
-            .get_item()
-            .table_name(self.table_name())
-            .set_key(Some(key))
-            .set_consistent_read(consistent.then_some(true))
     }
 
     /// Writes `item` as it is, unconditionally, through the write executor: for the library's

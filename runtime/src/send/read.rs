@@ -1,18 +1,35 @@
 //! The reads: `GetItem`, `Query`, `Scan` and `TransactGetItems`, built here from what the
-//! operations and the library's jobs plan. A read is on one of two clients: the SDK resends
-//! a user's read as it is, under the `Db`'s policy; a job that resends its reads itself (a
-//! sweep's pages, rides through throttling) takes the client without the SDK's retries, so
-//! that every attempt is one its loop counts.
+//! operations and the library's jobs plan, and sent here, each in its span, with its capacity
+//! recorded. A read is on one of two clients: the SDK resends a user's read as it is, under
+//! the `Db`'s policy; a job that resends its reads itself (a sweep's pages, rides through
+//! throttling) takes the client without the SDK's retries, so that every attempt is one its
+//! loop counts.
+//!
+//! An operation builds its request with a `*_request` function (the value its `params()` and
+//! `explain()` print) and sends it with the matching `send_*` one, naming whose read it is
+//! for the span: an entity's name, a collection's, or a library record's kind.
 
-use super::{Db, SetSome};
+use super::{sent, Db, SetSome};
+use crate::error::Error;
 use crate::expr::Placeholders;
 use crate::item::Item;
-use aws_sdk_dynamodb::error::BuildError;
+use crate::rate::Limiter;
+use crate::retry::RetryPolicy;
+use crate::trace::Operation;
+use aws_sdk_dynamodb::error::{BuildError, SdkError};
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
+use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+use aws_sdk_dynamodb::operation::query::{QueryError, QueryOutput};
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
+use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::operation::transact_get_items::builders::TransactGetItemsFluentBuilder;
+use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsOutput;
 use aws_sdk_dynamodb::types::{Get, Select, TransactGetItem};
+use aws_smithy_async::future::pagination_stream::PaginationStream;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use futures::FutureExt;
+use std::future::Future;
 
 /// Who sends a read again when it is throttled or its answer is lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,5 +179,185 @@ impl<T: crate::schema::Table> Db<T> {
             request = request.transact_items(TransactGetItem::builder().get(get).build());
         }
         Ok(request.set_return_consumed_capacity(self.return_consumed_capacity()))
+    }
+
+    /// The span of a read of `reader`'s items (an entity's, a collection's, or a library
+    /// record kind's).
+    fn read_span(
+        &self,
+        operation: Operation,
+        reader: &'static str,
+        index: Option<&'static str>,
+        key: impl FnOnce() -> Option<String>,
+    ) -> tracing::Span {
+        crate::trace::span(operation, self.table_name(), reader, key, index)
+    }
+
+    /// Sends `request` (from [`get_item_request`](Self::get_item_request)) in its span,
+    /// records its capacity, and hands its output to `then`. `key` is the item's key for the
+    /// span, when the `Db` records values ([`Db::traced_key`]).
+    // Always inlined, as `send::mechanics` explains.
+    #[inline(always)]
+    pub(crate) fn send_get_item<'a, X: 'a>(
+        &'a self,
+        request: GetItemFluentBuilder,
+        reader: &'static str,
+        key: Option<String>,
+        then: impl FnOnce(GetItemOutput) -> Result<X, Error> + 'a,
+    ) -> impl Future<Output = Result<X, Error>> + 'a {
+        let span = self.read_span(Operation::GetItem, reader, None, || key);
+        let sent = sent(Ok(request), GetItemFluentBuilder::send, move |output| {
+            let output = output?;
+            self.record(output.consumed_capacity());
+            then(output)
+        });
+        self.traced(span, sent)
+    }
+
+    /// The item at `key` as stored (`GetItem` on the client without the SDK's retries), sent
+    /// again under the `Db`'s policy while throttled or lost: for the library's own records
+    /// (`reader` names their kind) and for items it reads before deciding how to write them.
+    pub(crate) async fn raw_get(
+        &self,
+        reader: &'static str,
+        key: Item,
+        consistent: bool,
+    ) -> Result<Option<Item>, Error> {
+        Ok(self
+            .raw_get_under(&self.retry_policy(), reader, key, consistent)
+            .await?
+            .item)
+    }
+
+    /// [`raw_get`](Self::raw_get) under `policy` (a long job's, a stream reader's).
+    pub(crate) async fn raw_get_under(
+        &self,
+        policy: &RetryPolicy,
+        reader: &'static str,
+        key: Item,
+        consistent: bool,
+    ) -> Result<GetItemOutput, Error> {
+        let span = self.read_span(Operation::GetItem, reader, None, || {
+            self.traced_key(|| crate::item::key_text::<T>(&key).to_string())
+        });
+        let get = self
+            .unretried_client()
+            .get_item()
+            .table_name(self.table_name())
+            .set_key(Some(key))
+            .set_consistent_read(consistent.then_some(true));
+        Ok(self
+            .traced(span, policy.reading(|| get.clone().send()))
+            .await?)
+    }
+
+    /// Sends `request` (a page from [`query_request`](Self::query_request), or the error
+    /// that kept it from being built) in its span, records its capacity, and hands its output
+    /// to `then`.
+    // Always inlined, as `send::mechanics` explains (bench `operations`, group `query`).
+    #[inline(always)]
+    pub(crate) fn send_query_page<'a, X: 'a>(
+        &'a self,
+        request: Result<QueryFluentBuilder, Error>,
+        reader: &'static str,
+        index: Option<&'static str>,
+        then: impl FnOnce(QueryOutput) -> Result<X, Error> + 'a,
+    ) -> impl Future<Output = Result<X, Error>> + 'a {
+        let span = self.read_span(Operation::Query, reader, index, || None);
+        let sent = sent(request, QueryFluentBuilder::send, move |output| {
+            let output = output?;
+            self.record(output.consumed_capacity());
+            then(output)
+        });
+        self.traced(span, sent)
+    }
+
+    /// Every page of `request`, through the SDK's paginator, each page's request in a span of
+    /// its own.
+    pub(crate) fn query_pages(
+        &self,
+        request: QueryFluentBuilder,
+        reader: &'static str,
+        index: Option<&'static str>,
+    ) -> QueryPages<'_, T> {
+        QueryPages {
+            db: self,
+            pages: request.into_paginator().send(),
+            reader,
+            index,
+        }
+    }
+
+    /// Sends a `Scan` page (from [`scan_request`](Self::scan_request)) in its span and
+    /// records its capacity. With `resend`, the caller's policy sends it again while
+    /// throttled or lost (the request is then on the client without the SDK's retries), each
+    /// refusal for throughput lowering the limiter's rate.
+    pub(crate) async fn send_scan_page(
+        &self,
+        page: ScanFluentBuilder,
+        reader: &'static str,
+        resend: Option<(&RetryPolicy, Option<&Limiter>)>,
+    ) -> Result<ScanOutput, Error> {
+        let span = self.read_span(Operation::Scan, reader, None, || None);
+        let read = async {
+            let output = match resend {
+                Some((policy, limiter)) => {
+                    policy
+                        .reading_paced(|| page.clone().send(), limiter)
+                        .await?
+                }
+                None => page.send().await?,
+            };
+            self.record(
+                output
+                    .consumed_capacity()
+                    .map(std::slice::from_ref)
+                    .unwrap_or_default(),
+            );
+            Ok(output)
+        };
+        // Boxed: a scan's segments are streams that hold one page's future each.
+        self.traced(span, read.boxed()).await
+    }
+
+    /// Sends `request` (from [`transact_get_request`](Self::transact_get_request)) in its
+    /// span and records its capacity.
+    pub(crate) async fn send_transact_get(
+        &self,
+        request: TransactGetItemsFluentBuilder,
+    ) -> Result<TransactGetItemsOutput, Error> {
+        let span = self.read_span(Operation::TransactGetItems, "", None, || None);
+        self.send_traced(span, request.send().boxed(), |output| {
+            output.consumed_capacity()
+        })
+        .await
+    }
+}
+
+/// The pages of one query, read in order: what [`Db::query_pages`] returns.
+pub(crate) struct QueryPages<'a, T> {
+    db: &'a Db<T>,
+    pages: PaginationStream<Result<QueryOutput, SdkError<QueryError, HttpResponse>>>,
+    reader: &'static str,
+    index: Option<&'static str>,
+}
+
+impl<T: crate::schema::Table> QueryPages<'_, T> {
+    /// The next page, `None` after the last. The caller stops at a page without
+    /// `LastEvaluatedKey`, so that the paginator is not asked again: it would send nothing,
+    /// but its span would still count as a request.
+    pub(crate) async fn next(&mut self) -> Result<Option<QueryOutput>, Error> {
+        let db = self.db;
+        let span = db.read_span(Operation::Query, self.reader, self.index, || None);
+        let pages = &mut self.pages;
+        db.traced(span, async move {
+            let Some(output) = pages.next().await else {
+                return Ok(None);
+            };
+            let output = output?;
+            db.record(output.consumed_capacity());
+            Ok(Some(output))
+        })
+        .await
     }
 }

@@ -28,7 +28,6 @@ use crate::library::{read_record, record_item, LibraryRecord, RecordKind, STREAM
 use crate::retry::{ReadError, RetryPolicy};
 use crate::schema::Table;
 use crate::send::StreamsClient;
-use crate::trace::Operation;
 use crate::Admin;
 use crate::Db;
 use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
@@ -395,12 +394,10 @@ impl<'db, T: Table> StreamReader<'db, T> {
 
     /// The committed sequence number of `shard` and whether it is finished.
     async fn checkpoint(&self, shard: &str) -> Result<(Option<String>, bool), Error> {
-        let get = self
-            .db
-            .raw_get_request(checkpoint_key::<T>(&self.consumer, shard), true);
+        let key = checkpoint_key::<T>(&self.consumer, shard);
         let read = self
             .db
-            .reading_traced(Operation::GetItem, &self.policy, || get.clone().send());
+            .raw_get_under(&self.policy, STREAM_CHECKPOINT.description, key, true);
         let checkpoint = match read.await?.item {
             Some(item) => read_record::<T, Checkpoint>(item)?,
             None => Checkpoint::default(),

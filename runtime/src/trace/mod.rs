@@ -257,7 +257,7 @@ pin_project_lite::pin_project! {
 
 /// `future` in `span`; `record_values` lets the error message be recorded.
 // Always inlined: the future is several kilobytes, and is then made in place inside the
-// wrapper instead of copied into it (see `op::mechanics`).
+// wrapper instead of copied into it (see `send::mechanics`).
 #[inline(always)]
 pub(crate) fn traced<F>(span: Span, record_values: bool, future: F) -> Traced<F> {
     let attempts = (!span.is_disabled()).then(Arc::default);

@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::expr::field::{Field, ValueFor};
 use crate::expr::field_role::FieldOf;
 use crate::item::Item;
+use crate::library::UNIQUE_SENTINEL;
 use crate::schema::{Entity, Table};
 use crate::Db;
 
@@ -44,7 +45,7 @@ impl<T: Table> Db<T> {
             return Err(not_found(&Item::new()));
         };
         let sentinel = self
-            .raw_get(sentinel_key.clone(), false)
+            .raw_get(UNIQUE_SENTINEL.description, sentinel_key.clone(), false)
             .await?
             .ok_or_else(|| not_found(&sentinel_key))?;
         let schema = T::SCHEMA;
@@ -56,7 +57,7 @@ impl<T: Table> Db<T> {
             owner.insert(sort.to_owned(), value.clone());
         }
         let item = self
-            .raw_get(owner.clone(), false)
+            .raw_get(E::SCHEMA.name, owner.clone(), false)
             .await?
             .ok_or_else(|| not_found(&owner))?;
         // The owner must still hold the value (a sentinel read before a change reached it

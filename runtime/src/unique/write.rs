@@ -79,7 +79,7 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
     // released (`read`), so that none is left pointing at an item without its value.
     let expiry = crate::ttl::Expiry::hidden(<E::Table as crate::Table>::SCHEMA, || db.now());
     let unexpired = |item: &Option<Item>| item.clone().filter(|item| !expiry.has_expired(item));
-    let mut read = db.raw_get(key.clone(), true).await?;
+    let mut read = db.raw_get(E::SCHEMA.name, key.clone(), true).await?;
     let mut stored = unexpired(&read);
     let mut foreign = Vec::new();
     let mut attempts = 0;
@@ -109,7 +109,7 @@ pub(crate) async fn write_with_sentinels<'db, E: Entity>(
         let Some(reason) = item_failure(&cancelled) else {
             return Err(Error::TransactionCanceled(cancelled));
         };
-        let now = db.raw_get(key.clone(), true).await?;
+        let now = db.raw_get(E::SCHEMA.name, key.clone(), true).await?;
         if now == read {
             return Err(write.failed(reason, unexpired(&now).as_ref()));
         }

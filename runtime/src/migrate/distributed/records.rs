@@ -38,8 +38,9 @@ pub(crate) async fn read_status<T: Table>(
     // Read by workers as they go, so resent as their writes are: while throttled, after a
     // lost response, and what DynamoDB leaves unprocessed.
     let resending = db.long_job_policy();
-    let get = db.raw_get_request(library_key::<T>(name, "PLAN".to_owned()), true);
-    let plan = match resending.reading(|| get.clone().send()).await?.item {
+    let key = library_key::<T>(name, "PLAN".to_owned());
+    let read = db.raw_get_under(&resending, DISTRIBUTED_SWEEP.description, key, true);
+    let plan = match read.await?.item {
         Some(item) => Some(read_record::<T, SweepPlan>(item)?),
         None => None,
     };
@@ -53,7 +54,13 @@ pub(crate) async fn read_status<T: Table>(
         .collect();
     let mut found: HashMap<u32, SegmentStatus> = HashMap::new();
     for chunk in keys.chunks(MAX_GET_KEYS) {
-        let read = read_records(db, chunk.to_vec(), &resending).await;
+        let read = read_records(
+            db,
+            DISTRIBUTED_SWEEP.description,
+            chunk.to_vec(),
+            &resending,
+        )
+        .await;
         if let Some(error) = read.error {
             return Err(error);
         }

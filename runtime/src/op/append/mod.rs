@@ -110,12 +110,13 @@ impl<T: Table + HasSortKey> Db<T> {
         &self,
         partition: &str,
     ) -> Result<Option<V>, Error> {
+        let key = pointer_key::<E>(partition);
+        let traced = self.traced_key(|| crate::item::key_text::<T>(&key).to_string());
+        let request = self.get_item_request(key, true);
         let output = self
-            .get_item_request(pointer_key::<E>(partition), true)
-            .send()
+            .send_get_item(request, APPEND_POINTER.description, traced, Ok)
             .boxed()
             .await?;
-        self.record(output.consumed_capacity());
         output
             .item()
             .and_then(|item| item.get(LATEST_ATTRIBUTE))

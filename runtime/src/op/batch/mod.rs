@@ -19,14 +19,13 @@ use crate::key::KeyText;
 use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
 use crate::schema::{Entity, Table, Unversioned};
-use crate::trace::Operation;
 use crate::unique::NoUniqueValues;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
 use aws_sdk_dynamodb::types::WriteRequest;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use std::collections::{HashMap, HashSet};
 
 /// DynamoDB's limit on the keys of one `BatchGetItem`.
@@ -180,20 +179,9 @@ impl<E: Entity> BatchGet<'_, E> {
     }
 
     async fn request(&self, keys: Vec<Item>) -> Result<Response<Item>, Error> {
-        let table = self.db.table_name();
-        let span = crate::trace::span(
-            Operation::BatchGetItem,
-            table,
-            E::SCHEMA.name,
-            || None,
-            None,
-        );
-        let request = self.request_of(keys)?.send().boxed();
-        let output = self
-            .db
-            .send_traced(span, request, |output| output.consumed_capacity())
-            .await?;
-        Ok(answer::<E::Table>(output, table))
+        let request = self.request_of(keys)?;
+        let output = self.db.send_batch_get(request, E::SCHEMA.name).await?;
+        Ok(answer::<E::Table>(output, self.db.table_name()))
     }
 }
 
@@ -484,11 +472,9 @@ impl<T: Table> BatchWrite<'_, T> {
         paced: bool,
     ) -> Result<(Response<WriteRequest>, Option<f64>), Error> {
         let table = self.db.table_name();
-        let span = crate::trace::span(Operation::BatchWriteItem, table, "", || None, None);
-        let request = self.request_of(writes, paced).send().boxed();
         let output = self
             .db
-            .send_traced(span, request, |output| output.consumed_capacity())
+            .send_batch_write(self.request_of(writes, paced))
             .await?;
         let consumed = output
             .consumed_capacity

@@ -120,13 +120,14 @@ pub(super) fn answer<T: Table>(output: BatchGetItemOutput, table: &str) -> Respo
     Response { items, unprocessed }
 }
 
-/// Reads the library's own records at `keys` (at most
+/// Reads the library's own records of kind `reader` at `keys` (at most
 /// [`MAX_GET_KEYS`](super::MAX_GET_KEYS)), strongly consistent, as a long-running worker
 /// must: each request is sent again while throttled or after a lost response, and what
 /// DynamoDB leaves unprocessed is resent with backoff, both under `policy`. What is still
 /// unread when the policy gives up is in `left`.
 pub(crate) async fn read_records<T: Table>(
     db: &Db<T>,
+    reader: &'static str,
     keys: Vec<Item>,
     policy: &RetryPolicy,
 ) -> Driven<()> {
@@ -140,7 +141,7 @@ pub(crate) async fn read_records<T: Table>(
         .collect();
     drive(pending, policy, |keys| async move {
         let get = db.batch_get_request(keys, true, false)?;
-        let output = get.send().await?;
+        let output = db.send_batch_get(get, reader).await?;
         Ok(answer::<T>(output, db.table_name()))
     })
     .await

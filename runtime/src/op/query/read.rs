@@ -14,9 +14,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// One page, starting after `cursor` (from the previous page), or the first page.
     ///
     /// The request is built when this is called; the future sends it, and holds the SDK's
-    /// future in place (see `op::mechanics`), so awaiting it costs what awaiting a hand-written
+    /// future in place (see `send::mechanics`), so awaiting it costs what awaiting a hand-written
     /// request does.
-    // Plain `#[inline]`, not `always` (see `op::mechanics`; bench `operations`, group `query`;
+    // Plain `#[inline]`, not `always` (see `send::mechanics`; bench `operations`, group `query`;
     // benches/README.md, "The mechanics behind the ratios").
     #[inline]
     pub fn page(
@@ -29,18 +29,14 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let request = self.page_request(cursor);
         let (db, index) = (self.db, self.partition.index);
         let seal = self.seal();
-        let span = self.span();
-        let sent = crate::op::sent(request, QueryFluentBuilder::send, move |output| {
-            let output = output?;
-            db.record(output.consumed_capacity());
+        db.send_query_page(request, D::NAME, index_name(index), move |output| {
             Ok(Page::from_output(
                 <E::Table as Table>::SCHEMA,
                 output,
                 index,
                 seal?,
             ))
-        });
-        db.traced(span, sent)
+        })
     }
 
     /// One page of `size` items (and items that did not decode), starting after `cursor`:
@@ -67,11 +63,12 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         for _ in 0..FULL_PAGE_REQUESTS {
             let missing = size.saturating_sub(page.items.len() + page.errors.len());
             let request = self
-                .page_request(page.cursor.as_ref())?
-                .limit(i32::try_from(missing).unwrap_or(i32::MAX));
-            let sent = async { request.send().await.map_err(Error::from) };
-            let output = self.db.traced(self.span(), sent).await?;
-            self.db.record(output.consumed_capacity());
+                .page_request(page.cursor.as_ref())
+                .map(|request| request.limit(i32::try_from(missing).unwrap_or(i32::MAX)));
+            let output = self
+                .db
+                .send_query_page(request, D::NAME, index_name(self.partition.index), Ok)
+                .await?;
             let part = Page::from_output(
                 <E::Table as Table>::SCHEMA,
                 output,
@@ -97,21 +94,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let prepared = self.prepare(false)?;
         let start = cursor.map(|cursor| self.start_key(cursor)).transpose()?;
         Ok(prepared.builder(self, start))
-    }
-
-    /// The span of one page's request.
-    pub(super) fn span(&self) -> tracing::Span {
-        Self::page_span(self.db, self.partition.index)
-    }
-
-    pub(super) fn page_span(db: &Db<E::Table>, index: Option<&IndexSchema>) -> tracing::Span {
-        crate::trace::span(
-            crate::trace::Operation::Query,
-            db.table_name(),
-            D::NAME,
-            || None,
-            index.map(|index| index.name),
-        )
     }
 
     /// What identifies this query to a sealed cursor: its first page's request, and what it
@@ -192,7 +174,8 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let db = self.db;
         let pages = match (self.prepare(false), self.seal()) {
             (Ok(prepared), Ok(seal)) => {
-                Ok((prepared.builder(&self, None).into_paginator().send(), seal))
+                let request = prepared.builder(&self, None);
+                Ok((db.query_pages(request, D::NAME, index_name(index)), seal))
             }
             (Err(error), _) | (_, Err(error)) => Err(error),
         };
@@ -200,21 +183,17 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             match state? {
                 Err(error) => Some((Err(error), None)),
                 Ok((mut pages, seal)) => {
-                    let span = Self::page_span(db, index);
-                    let next = db.traced(span, async {
-                        let Some(output) = pages.next().await else {
-                            return Ok(None);
-                        };
-                        let output = output?;
-                        db.record(output.consumed_capacity());
-                        Ok(Some(Page::from_output(
-                            <E::Table as Table>::SCHEMA,
-                            output,
-                            index,
-                            seal.clone(),
-                        )))
+                    let next = pages.next().await.map(|output| {
+                        output.map(|output| {
+                            Page::from_output(
+                                <E::Table as Table>::SCHEMA,
+                                output,
+                                index,
+                                seal.clone(),
+                            )
+                        })
                     });
-                    match next.await.transpose()? {
+                    match next.transpose()? {
                         // The last page: stop without asking the paginator, which would
                         // send nothing but still count as a request in its span.
                         Ok(page) if page.cursor.is_none() => Some((Ok(page), None)),
@@ -286,18 +265,12 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
         }
         let prepared = self.prepare(true)?;
-        let mut pages = prepared.builder(self, None).into_paginator().send();
+        let request = prepared.builder(self, None);
+        let index = index_name(self.partition.index);
+        let mut pages = self.db.query_pages(request, D::NAME, index);
         let mut total = 0u64;
         loop {
-            let span = Self::page_span(self.db, self.partition.index);
-            let next = self.db.traced(span, async {
-                let output = pages.next().await.transpose()?;
-                if let Some(output) = &output {
-                    self.db.record(output.consumed_capacity());
-                }
-                Ok::<_, Error>(output)
-            });
-            let Some(output) = next.await? else {
+            let Some(output) = pages.next().await? else {
                 break;
             };
             total += u64::try_from(output.count).unwrap_or_default();
@@ -307,4 +280,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         }
         Ok(total)
     }
+}
+
+/// The name of the index a query reads, for its span.
+fn index_name(index: Option<&'static IndexSchema>) -> Option<&'static str> {
+    index.map(|index| index.name)
 }

@@ -11,7 +11,6 @@ use crate::wire::describe;
 use crate::wire::Request;
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::transact_get_items::builders::TransactGetItemsFluentBuilder;
-use futures::FutureExt;
 use std::marker::PhantomData;
 
 impl<T: Table> Db<T> {
@@ -106,18 +105,7 @@ impl<T: Table> TransactGet<'_, T> {
 
     /// Reads every item at one point in time.
     pub async fn send(self) -> Result<TransactGetOutput, Error> {
-        let span = crate::trace::span(
-            crate::trace::Operation::TransactGetItems,
-            self.db.table_name(),
-            "",
-            || None,
-            None,
-        );
-        let request = self.request()?.send().boxed();
-        let output = self
-            .db
-            .send_traced(span, request, |output| output.consumed_capacity())
-            .await?;
+        let output = self.db.send_transact_get(self.request()?).await?;
         let mut items: Vec<Option<Item>> = output
             .responses
             .unwrap_or_default()

@@ -120,15 +120,14 @@ impl<'db, E: Entity> Parts<'db, E> {
         if old {
             return Ok(stored);
         }
-        let get = self.db.raw_get_request(self.key.to_attributes(), true);
-        match self.db.retry_policy().reading(|| get.clone().send()).await {
-            Ok(output) => Ok(output.item),
-            Err(error) => Err(Error::Unread {
-                entity: E::SCHEMA.name,
-                key: self.key.text(),
-                source: Box::new(error.into()),
-            }),
-        }
+        let read = self
+            .db
+            .raw_get(E::SCHEMA.name, self.key.to_attributes(), true);
+        read.await.map_err(|error| Error::Unread {
+            entity: E::SCHEMA.name,
+            key: self.key.text(),
+            source: Box::new(error),
+        })
     }
 
     /// The transaction this update is when the item is as `stored` says.
