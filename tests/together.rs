@@ -1981,27 +1981,34 @@ fn spans() -> &'static Capture {
     })
 }
 
-/// Every request a step's operation sent to `table` was attempted at most as often as the
-/// user's policy allows, the SDK's own attempts counted. The long jobs' requests (on the
-/// jobs' `Db`, under no policy of the user's: their item requests' spans hold keys; the steps
-/// send no scan and no table request) are not the steps'.
-fn within_the_policy(table: &str, step: &Step) {
+/// Every request the step sent to `table` (`sent`, counted at the proxy) was sent inside a
+/// span that counted it, and each of the step's operations' requests was attempted at most
+/// as often as the user's policy allows, the SDK's own attempts counted. The long jobs'
+/// requests (on the jobs' `Db`, under no policy of the user's: their item requests' spans
+/// hold keys; the steps send no scan and no table request) are not held to the policy.
+fn within_the_policy(table: &str, step: &Step, sent: u64) {
+    let mut counted = 0;
     for span in spans().take_table(table) {
         let operation = field(&span, "db.operation.name");
         let Some(attempts) = span.fields.get("singletable.attempts") else {
             continue;
         };
+        let attempts: u32 = attempts.parse().unwrap();
+        counted += u64::from(attempts);
         let jobs_only = ["Scan", "DescribeTable", "DescribeTimeToLive", "UpdateTable"];
         if span.fields.contains_key("singletable.key") || jobs_only.contains(&operation) {
             continue;
         }
-        let attempts: u32 = attempts.parse().unwrap();
         assert!(
             attempts <= STEP_ATTEMPTS,
             "{step:?}: {operation} attempted {attempts} times under a policy of \
              {STEP_ATTEMPTS}: {span:#?}"
         );
     }
+    assert_eq!(
+        counted, sent,
+        "{step:?}: the requests its spans counted, and those sent"
+    );
 }
 
 /// The run, under `C`: what the proxy does to the steps' requests (the checks after each
@@ -2110,6 +2117,8 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
     }
 
     fn apply(mut run: Run, _: &(), step: Step) -> Run {
+        // The checks' spans since the last step: their requests are not this step's.
+        spans().take_table(run.table.table_name());
         let before = run.proxy.report().requests;
         run.proxy.set_paused(false);
         let resync = runtime().block_on(apply(
@@ -2119,8 +2128,9 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
             &step,
         ));
         run.proxy.set_paused(true);
-        within_the_policy(run.table.table_name(), &step);
-        run.step_requests += run.proxy.report().requests - before;
+        let sent = run.proxy.report().requests - before;
+        within_the_policy(run.table.table_name(), &step, sent);
+        run.step_requests += sent;
         runtime().block_on(resync.read_into(&run.db, &mut run.model));
         run.written |= !matches!(step, Step::Advance { .. });
         run
