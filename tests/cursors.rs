@@ -213,6 +213,39 @@ async fn keys_must_match_and_unsigned_cursors_are_refused_where_cursors_are_seal
     );
 }
 
+/// A secret rotates without breaking the cursors clients hold: the new secret is deployed
+/// with the old one as previous (cursors sealed with the old one still resume, new ones are
+/// sealed with the new one), then alone (the old secret's cursors are refused, with why).
+#[tokio::test]
+async fn a_secret_rotates_without_breaking_cursors_in_flight() {
+    const NEW: &[u8; 32] = b"fedcba9876543210fedcba9876543210";
+    let table = seeded().await;
+    let old = sealed(&table, CursorKey::new(SECRET).unwrap());
+    let rotating = sealed(
+        &table,
+        CursorKey::new(NEW).unwrap().with_previous(SECRET).unwrap(),
+    );
+    let rotated = sealed(&table, CursorKey::new(NEW).unwrap());
+    let resume = |db: &Db<Shop>, cursor: &str| {
+        let db = db.clone();
+        let cursor = Cursor::decode(cursor).unwrap();
+        async move {
+            db.query(Order::partition("north"))
+                .limit(10)
+                .page(Some(&cursor))
+                .await
+        }
+    };
+    let first = |page: singletable::op::query::Page<Order>| page.items.first().map(|o| o.number);
+    let before = first_cursor(&old).await;
+    assert_eq!(first(resume(&rotating, &before).await.unwrap()), Some(10));
+    let during = first_cursor(&rotating).await;
+    assert_eq!(first(resume(&rotated, &during).await.unwrap()), Some(10));
+    assert!(refused(resume(&old, &during).await).contains("does not hold"));
+    let reason = refused(resume(&rotated, &before).await);
+    assert!(reason.contains("does not hold"), "{reason}");
+}
+
 #[tokio::test]
 async fn a_sealed_cursor_expires() {
     let table = seeded().await;

@@ -8,7 +8,8 @@
 //! task writes the old shape, the plan that creates version 2's index is applied online, and sweeps
 //! (plain, or two distributed workers at once) backfill the index while the new code puts tasks.
 //! After every step the library's reads (get, batch and transactional gets, partition and
-//! collection queries and counts, pages through sealed cursors handed out as text, every index,
+//! collection queries and counts, pages through sealed cursors handed out as text (across a
+//! rotation of their secret), every index,
 //! scans, lookups by unique value, hydration, the append pointer, migration coverage) and the raw
 //! table are compared with an in-memory model of the documented semantics; at the end the stream is
 //! drained, every record must be a user entity's that decodes, and its changes replayed must leave
@@ -1488,6 +1489,10 @@ async fn check(db: &Db<Together>, model: &Model) {
     let sealed = db
         .clone()
         .with_cursor_key(CursorKey::new(&[7; 32]).unwrap());
+    // The same service after its cursor secret rotated, the old one kept as previous: it
+    // resumes what `sealed` handed out, and seals with the new one.
+    let rotated = CursorKey::new(&[8; 32]).unwrap().with_previous(&[7; 32]);
+    let rotated = db.clone().with_cursor_key(rotated.unwrap());
     // Every key a step can write, read at once (the reads are independent).
     let keys: Vec<(u8, u8)> = (0..TEAMS)
         .flat_map(|team| (0..IDS + 3).map(move |id| (team, id)))
@@ -1571,7 +1576,9 @@ async fn check(db: &Db<Together>, model: &Model) {
         let members = db.query(Member::partition(team)).collection::<TeamItem>();
         let members = members.all().await.unwrap();
         let one_by_one = walk(|cursor| {
-            let page = sealed
+            // The first page before the rotation, the rest after it.
+            let on = if cursor.is_none() { &sealed } else { &rotated };
+            let page = on
                 .query(Member::partition(team))
                 .collection::<TeamItem>()
                 .limit(1);
@@ -1580,7 +1587,7 @@ async fn check(db: &Db<Together>, model: &Model) {
         assert_eq!(
             one_by_one.await,
             members,
-            "team {team}'s partition, a page at a time"
+            "team {team}'s partition, a page at a time, across a rotation of the cursor secret"
         );
         let two_by_two = walk(|cursor| {
             let page = sealed

@@ -2,70 +2,127 @@
 //!
 //! Without a [`CursorKey`] a cursor is URL-safe base64 JSON: the index and the `LastEvaluatedKey`,
 //! readable and editable by whoever holds it, and checked only against the index and partition
-//! of the query it resumes. With a key set on the [`Db`](crate::Db), a cursor is sealed: its
-//! contents are encrypted (ChaCha20), and authenticated with HMAC-SHA256 over the query's
-//! fingerprint (table, index, key condition, filter, projection, direction, entities read) and
-//! an optional expiry. The nonce is derived from the MAC (a synthetic IV), so no random source
-//! is needed and a client sees only opaque bytes: not the keys of the last item evaluated,
-//! which may be one the filter hid.
+//! of the query it resumes. With a key set on the [`Db`](crate::Db), a cursor is sealed with
+//! XChaCha20-Poly1305 (the `chacha20poly1305` crate): its contents are encrypted, and
+//! authenticated together with the query's fingerprint (table, index, key condition, filter,
+//! projection, direction, entities read), the sealing key's id and an optional expiry. Each
+//! cursor has a random 192-bit nonce. A client sees only opaque bytes: not the keys of the last
+//! item evaluated, which may be one the filter hid.
+//!
+//! A sealed cursor names the key that sealed it by an id derived from the secret, so that a
+//! [`CursorKey`] can hold the secrets being rotated out beside the newest: cursors are sealed
+//! with the newest and opened with any.
 
 pub use crate::error::cursor::CursorError;
 use crate::item::Item;
 use crate::wire;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
-use chacha20::cipher::{KeyIvInit, StreamCipher};
-use chacha20::ChaCha20;
-use hmac::{Hmac, Mac};
+use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use hkdf::Hkdf;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-type HmacSha256 = Hmac<Sha256>;
-
-/// The first byte of a sealed cursor, which no unsigned cursor (JSON, so `{`) starts with.
-const SEALED_VERSION: u8 = 1;
-/// Version, expiry (milliseconds since the epoch, 0 for none) and tag.
-const HEADER: usize = 1 + 8 + 32;
+/// The first byte of a cursor sealed by this release, which no unsigned cursor (JSON, so `{`)
+/// starts with.
+const SEALED_VERSION: u8 = 2;
+/// The first byte of a cursor sealed by singletable 0.1 (HMAC-SHA256 and ChaCha20, one secret
+/// and no key id), refused with a clear error.
+const FIRST_SEALED_VERSION: u8 = 1;
+/// Bytes of a key's id.
+const KEY_ID: usize = 8;
+/// Bytes of an XChaCha20 nonce.
+const NONCE: usize = 24;
+/// Version, key id, expiry (milliseconds since the epoch, 0 for none) and nonce.
+const HEADER: usize = 1 + KEY_ID + 8 + NONCE;
 /// The shortest secret accepted: 256 bits.
 const MIN_SECRET: usize = 32;
+/// The most secrets a key holds: the newest and those being rotated out.
+const MAX_SECRETS: usize = 8;
 
-/// The secret that seals a [`Db`](crate::Db)'s cursors (see [`Db::with_cursor_key`](crate::Db::with_cursor_key)).
+/// The secrets that seal a [`Db`](crate::Db)'s cursors (see
+/// [`Db::with_cursor_key`](crate::Db::with_cursor_key)): the newest seals, and every one
+/// opens.
 ///
-/// Every process serving one application must use the same secret; changing it invalidates
-/// every cursor handed out.
+/// Every process serving one application must hold the same secrets. To rotate a secret
+/// without breaking the cursors clients hold: deploy the new secret as the newest with the
+/// old one as [`with_previous`](CursorKey::with_previous); once the cursors sealed with the
+/// old one have expired or been used, deploy the new one alone.
 ///
 /// ```
 /// use singletable_runtime::op::query::CursorKey;
 /// use std::time::Duration;
 ///
-/// let key = CursorKey::new(&[7u8; 32])?.expire_after(Duration::from_secs(15 * 60));
+/// let (new_secret, old_secret) = ([7u8; 32], [9u8; 32]);
+/// let key = CursorKey::new(&new_secret)?
+///     .with_previous(&old_secret)?
+///     .expire_after(Duration::from_secs(15 * 60));
 /// # Ok::<(), singletable_runtime::op::query::CursorError>(())
 /// ```
 #[derive(Clone)]
 pub struct CursorKey {
-    encryption: [u8; 32],
-    authentication: [u8; 32],
+    /// The newest secret's key, which seals.
+    sealing: SecretKey,
+    /// Older secrets' keys, which only open.
+    previous: Vec<SecretKey>,
     lifetime: Option<Duration>,
 }
 
-impl CursorKey {
-    /// A key from a secret of at least 32 bytes (for example 32 random bytes kept in a secrets
-    /// manager). The encryption and authentication keys are derived from it separately.
-    pub fn new(secret: &[u8]) -> Result<CursorKey, CursorError> {
+/// The key and its id, derived from one secret.
+#[derive(Clone)]
+struct SecretKey {
+    id: [u8; KEY_ID],
+    cipher: XChaCha20Poly1305,
+}
+
+impl SecretKey {
+    fn derive(secret: &[u8]) -> Result<SecretKey, CursorError> {
         if secret.len() < MIN_SECRET {
             return Err(CursorError::new(format!(
                 "a cursor secret needs at least {MIN_SECRET} bytes, got {}",
                 secret.len()
             )));
         }
+        // HKDF-SHA256: the secret may be any high-entropy bytes, the key and its id are
+        // independent of each other, and the id tells nothing of the key.
+        let kdf = Hkdf::<Sha256>::new(None, secret);
+        let mut key = [0u8; 32];
+        let mut id = [0u8; KEY_ID];
+        kdf.expand(b"singletable cursor key v2", &mut key)
+            .and_then(|()| kdf.expand(b"singletable cursor key id v2", &mut id))
+            .map_err(|_| CursorError::new("a cursor key could not be derived"))?;
+        Ok(SecretKey {
+            id,
+            cipher: XChaCha20Poly1305::new(&key.into()),
+        })
+    }
+}
+
+impl CursorKey {
+    /// A key from a secret of at least 32 bytes (for example 32 random bytes kept in a secrets
+    /// manager): it seals the cursors and opens them.
+    pub fn new(secret: &[u8]) -> Result<CursorKey, CursorError> {
         Ok(CursorKey {
-            encryption: derive(secret, b"singletable cursor encryption"),
-            authentication: derive(secret, b"singletable cursor authentication"),
+            sealing: SecretKey::derive(secret)?,
+            previous: Vec::new(),
             lifetime: None,
         })
+    }
+
+    /// Also opens the cursors sealed with `secret`, an earlier secret being rotated out; it
+    /// seals none. A key holds at most 8 secrets.
+    pub fn with_previous(mut self, secret: &[u8]) -> Result<CursorKey, CursorError> {
+        if self.previous.len() + 1 >= MAX_SECRETS {
+            return Err(CursorError::new(format!(
+                "a cursor key holds at most {MAX_SECRETS} secrets"
+            )));
+        }
+        self.previous.push(SecretKey::derive(secret)?);
+        Ok(self)
     }
 
     /// Cursors sealed with this key are refused `lifetime` after they were made.
@@ -74,41 +131,29 @@ impl CursorKey {
         self
     }
 
-    /// The tag over the query's fingerprint, the expiry and the plain contents.
-    fn tag(&self, fingerprint: &Fingerprint, expires: u64, plain: &[u8]) -> HmacSha256 {
-        let mut mac = hmac_with(&self.authentication);
-        mac.update(&fingerprint.0);
-        mac.update(&expires.to_be_bytes());
-        mac.update(plain);
-        mac
-    }
-
-    /// Encrypts or decrypts `bytes` in place under the nonce taken from `tag`.
-    fn apply_keystream(&self, tag: &[u8], bytes: &mut [u8]) {
-        let mut nonce = [0u8; 12];
-        nonce.copy_from_slice(tag.get(..12).unwrap_or(&[0; 12]));
-        ChaCha20::new(&self.encryption.into(), &nonce.into()).apply_keystream(bytes);
+    /// The key whose id is `id`, if this key holds it.
+    fn secret(&self, id: &[u8; KEY_ID]) -> Option<&SecretKey> {
+        std::iter::once(&self.sealing)
+            .chain(&self.previous)
+            .find(|secret| &secret.id == id)
     }
 }
 
 impl fmt::Debug for CursorKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CursorKey")
+            .field("secrets", &(1 + self.previous.len()))
             .field("lifetime", &self.lifetime)
             .finish_non_exhaustive()
     }
 }
 
-fn hmac_with(key: &[u8]) -> HmacSha256 {
-    // HMAC takes keys of any length, so this never fails; the fallback keeps it panic-free.
-    <HmacSha256 as Mac>::new_from_slice(key)
-        .unwrap_or_else(|_| <HmacSha256 as hmac::digest::KeyInit>::new(&Default::default()))
-}
-
-fn derive(secret: &[u8], label: &[u8]) -> [u8; 32] {
-    let mut mac = hmac_with(secret);
-    mac.update(label);
-    mac.finalize().into_bytes().into()
+/// What a sealed cursor authenticates besides its contents: its header and the query.
+fn associated_data(header: &[u8], fingerprint: &Fingerprint) -> Vec<u8> {
+    let mut data = Vec::with_capacity(header.len() + fingerprint.0.len());
+    data.extend_from_slice(header);
+    data.extend_from_slice(&fingerprint.0);
+    data
 }
 
 /// A digest of everything that makes a query the query it is, apart from its page size.
@@ -154,12 +199,8 @@ enum State {
         /// The key and query of the page it came from, when its `Db` seals cursors.
         seal: Option<Seal>,
     },
-    /// Decoded from a sealed cursor; only the `Db` with the key can open it.
-    Sealed {
-        expires: u64,
-        tag: [u8; 32],
-        contents: Vec<u8>,
-    },
+    /// Decoded from a sealed cursor; only a `Db` with its key can open it.
+    Sealed(Sealed),
 }
 
 /// The index and the `LastEvaluatedKey`, as a cursor holds them: `{"i": index or null, "k":
@@ -218,26 +259,8 @@ impl Cursor {
             State::Open {
                 position,
                 seal: Some(seal),
-            } => {
-                let expires = seal
-                    .key
-                    .lifetime
-                    .map_or(0, |lifetime| millis(SystemTime::now() + lifetime));
-                let mut contents = position.bytes();
-                let tag: [u8; 32] = seal
-                    .key
-                    .tag(&seal.fingerprint, expires, &contents)
-                    .finalize()
-                    .into_bytes()
-                    .into();
-                seal.key.apply_keystream(&tag, &mut contents);
-                sealed_bytes(expires, &tag, &contents)
-            }
-            State::Sealed {
-                expires,
-                tag,
-                contents,
-            } => sealed_bytes(*expires, tag, contents),
+            } => Sealed::seal(&seal.key, &seal.fingerprint, &position.bytes()).bytes,
+            State::Sealed(sealed) => sealed.bytes.clone(),
         };
         URL_SAFE_NO_PAD.encode(bytes)
     }
@@ -250,32 +273,20 @@ impl Cursor {
             .decode(text)
             .or_else(|_| STANDARD.decode(text))
             .map_err(|_| CursorError::new("not base64"))?;
-        if bytes.first() != Some(&SEALED_VERSION) {
-            return Ok(Cursor {
-                state: State::Open {
-                    position: Position::read(&bytes)?,
-                    seal: None,
-                },
-            });
-        }
-        let (Some(expires), Some(tag), Some(contents)) = (
-            bytes
-                .get(1..9)
-                .and_then(|bytes| <[u8; 8]>::try_from(bytes).ok()),
-            bytes
-                .get(9..HEADER)
-                .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok()),
-            bytes.get(HEADER..),
-        ) else {
-            return Err(CursorError::new("a sealed cursor cut short"));
-        };
-        Ok(Cursor {
-            state: State::Sealed {
-                expires: u64::from_be_bytes(expires),
-                tag,
-                contents: contents.to_vec(),
+        let state = match bytes.first() {
+            Some(&SEALED_VERSION) => State::Sealed(Sealed::read(bytes)?),
+            Some(&FIRST_SEALED_VERSION) => {
+                return Err(CursorError::new(
+                    "it was sealed by singletable 0.1, whose sealed cursors this release does \
+                     not open; start the listing again",
+                ))
+            }
+            _ => State::Open {
+                position: Position::read(&bytes)?,
+                seal: None,
             },
-        })
+        };
+        Ok(Cursor { state })
     }
 
     /// The position this cursor resumes from, if it may resume the query with `fingerprint`
@@ -303,38 +314,93 @@ impl Cursor {
                     Err(invalid("it belongs to another query"))
                 }
             }
-            (State::Sealed { .. }, None) => Err(invalid(
+            (State::Sealed(_), None) => Err(invalid(
                 "it is sealed, and this Db has no cursor key (`Db::with_cursor_key`)",
             )),
-            (
-                State::Sealed {
-                    expires,
-                    tag,
-                    contents,
-                },
-                Some((key, fingerprint)),
-            ) => {
-                let mut plain = contents.clone();
-                key.apply_keystream(tag, &mut plain);
-                key.tag(&fingerprint, *expires, &plain)
-                    .verify_slice(tag)
-                    .map_err(|_| invalid("it was edited, or belongs to another query"))?;
-                if *expires != 0 && millis(SystemTime::now()) > *expires {
-                    return Err(invalid("it has expired"));
-                }
+            (State::Sealed(sealed), Some((key, fingerprint))) => {
+                let plain = sealed.open(key, &fingerprint)?;
                 Position::read(&plain)
             }
         }
     }
 }
 
-fn sealed_bytes(expires: u64, tag: &[u8; 32], contents: &[u8]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(HEADER + contents.len());
-    bytes.push(SEALED_VERSION);
-    bytes.extend_from_slice(&expires.to_be_bytes());
-    bytes.extend_from_slice(tag);
-    bytes.extend_from_slice(contents);
-    bytes
+/// A sealed cursor's bytes: its header (version, key id, expiry, nonce), then its contents
+/// encrypted and their tag.
+#[derive(Debug, Clone, PartialEq)]
+struct Sealed {
+    bytes: Vec<u8>,
+}
+
+impl Sealed {
+    /// `plain` sealed with `key`'s newest secret for the query with `fingerprint`.
+    fn seal(key: &CursorKey, fingerprint: &Fingerprint, plain: &[u8]) -> Sealed {
+        let expires = key
+            .lifetime
+            .map_or(0, |lifetime| millis(SystemTime::now() + lifetime));
+        let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let mut bytes = Vec::with_capacity(HEADER + plain.len() + 16);
+        bytes.push(SEALED_VERSION);
+        bytes.extend_from_slice(&key.sealing.id);
+        bytes.extend_from_slice(&expires.to_be_bytes());
+        bytes.extend_from_slice(&nonce);
+        let payload = Payload {
+            msg: plain,
+            aad: &associated_data(&bytes, fingerprint),
+        };
+        // Encryption fails only for contents of 256 GiB and more; a cursor without them
+        // would fail to open, with an error, rather than leak its contents unsealed.
+        let sealed = key
+            .sealing
+            .cipher
+            .encrypt(&nonce, payload)
+            .unwrap_or_default();
+        bytes.extend_from_slice(&sealed);
+        Sealed { bytes }
+    }
+
+    /// Checks the length of what [`Cursor::decode`] read.
+    fn read(bytes: Vec<u8>) -> Result<Sealed, CursorError> {
+        // The AEAD's tag is 16 bytes.
+        if bytes.len() < HEADER + 16 {
+            return Err(CursorError::new("a sealed cursor cut short"));
+        }
+        Ok(Sealed { bytes })
+    }
+
+    /// The contents, if `key` holds the secret that sealed them for the query with
+    /// `fingerprint`, unedited and unexpired.
+    fn open(&self, key: &CursorKey, fingerprint: &Fingerprint) -> Result<Vec<u8>, CursorError> {
+        let invalid = CursorError::new;
+        let field = |range: std::ops::Range<usize>| self.bytes.get(range).unwrap_or_default();
+        let (Ok(id), Ok(expires), Ok(nonce)) = (
+            <[u8; KEY_ID]>::try_from(field(1..1 + KEY_ID)),
+            <[u8; 8]>::try_from(field(1 + KEY_ID..9 + KEY_ID)),
+            <[u8; NONCE]>::try_from(field(9 + KEY_ID..HEADER)),
+        ) else {
+            return Err(invalid("a sealed cursor cut short"));
+        };
+        let (header, sealed) = (field(0..HEADER), field(HEADER..self.bytes.len()));
+        let Some(secret) = key.secret(&id) else {
+            return Err(invalid(
+                "it was sealed with a secret this Db's cursor key does not hold (rotated out, \
+                 or never its), or edited",
+            ));
+        };
+        let payload = Payload {
+            msg: sealed,
+            aad: &associated_data(header, fingerprint),
+        };
+        let plain = secret
+            .cipher
+            .decrypt(&XNonce::from(nonce), payload)
+            .map_err(|_| invalid("it was edited, or belongs to another query"))?;
+        let expires = u64::from_be_bytes(expires);
+        if expires != 0 && millis(SystemTime::now()) > expires {
+            return Err(invalid("it has expired"));
+        }
+        Ok(plain)
+    }
 }
 
 fn millis(time: SystemTime) -> u64 {
@@ -351,8 +417,9 @@ mod tests {
     /// Cursors as this library wrote them before `Position` was serde-derived, of
     /// [`position`]: clients hold such cursors, so they must keep decoding.
     const UNSEALED: &str = "eyJpIjoiR1NJMSIsImsiOnsiR1NJMVBLIjp7IlMiOiJDVVNUT01FUiNhbmEifSwiR1NJMVNLIjp7Ik4iOiI0MiJ9LCJQSyI6eyJTIjoiU0hPUCNub3J0aCJ9LCJTSyI6eyJTIjoiT1JERVIjMDAwMDA5In19fQ";
-    /// Sealed with [`SECRET`] for the fingerprint `[7; 32]`, without expiry.
-    const SEALED: &str = "AQAAAAAAAAAAuBoiTBOfugxRdpLiCNKWZkMafOlP_XQAIyY1tcDK3EBY73ngLQZ28U65PXx3hCYnHfAwvz55g29eX7ydioWs7f7hyjjWtoIBfWPJ8wVEG4t4kniulP_RAclR0Io9nHBpYOWY8txul5xVEB_e89q5b7indqSL9Sr3n6K7ENtsuIPCy461qWRONIT6gUgIR_kXWR8Wb74u";
+    /// Sealed by singletable 0.1 with [`SECRET`] for the fingerprint `[7; 32]`, without
+    /// expiry: refused, with the reason.
+    const SEALED_BY_0_1: &str = "AQAAAAAAAAAAuBoiTBOfugxRdpLiCNKWZkMafOlP_XQAIyY1tcDK3EBY73ngLQZ28U65PXx3hCYnHfAwvz55g29eX7ydioWs7f7hyjjWtoIBfWPJ8wVEG4t4kniulP_RAclR0Io9nHBpYOWY8txul5xVEB_e89q5b7indqSL9Sr3n6K7ENtsuIPCy461qWRONIT6gUgIR_kXWR8Wb74u";
     /// A position on the table itself (no index), `{"i": null, ..}`.
     const ON_THE_TABLE: &str = "eyJpIjpudWxsLCJrIjp7IlBLIjp7IlMiOiJBIn19fQ";
     const SECRET: &[u8; 32] = b"0123456789abcdef0123456789abcdef";
@@ -373,11 +440,11 @@ mod tests {
     }
 
     #[test]
-    fn cursors_of_the_old_code_decode_to_the_same_position() -> Result<(), CursorError> {
+    fn cursors_of_earlier_releases_resume_or_are_refused_with_the_reason() -> Result<(), CursorError>
+    {
         assert_eq!(Cursor::decode(UNSEALED)?.open(None)?, position());
-        let key = Arc::new(CursorKey::new(SECRET)?);
-        let sealed = Cursor::decode(SEALED)?.open(Some((&key, Fingerprint([7; 32]))))?;
-        assert_eq!(sealed, position());
+        let refused = Cursor::decode(SEALED_BY_0_1).map(|_| ()).unwrap_err();
+        assert!(refused.reason.contains("singletable 0.1"), "{refused}");
         let on_the_table = Cursor::decode(ON_THE_TABLE)?.open(None)?;
         assert_eq!(on_the_table.index, None);
         assert_eq!(
@@ -402,6 +469,69 @@ mod tests {
                 "{bad}"
             );
         }
+        Ok(())
+    }
+
+    fn sealed_with(key: &Arc<CursorKey>, fingerprint: [u8; 32]) -> Cursor {
+        Cursor::new(position(), Some((key.clone(), Fingerprint(fingerprint))))
+    }
+
+    fn opened(
+        text: &str,
+        key: &Arc<CursorKey>,
+        fingerprint: [u8; 32],
+    ) -> Result<Position, CursorError> {
+        Cursor::decode(text)?.open(Some((key, Fingerprint(fingerprint))))
+    }
+
+    #[test]
+    fn a_sealed_cursor_opens_only_with_its_secret_and_query_and_unedited() -> Result<(), CursorError>
+    {
+        let key = Arc::new(CursorKey::new(SECRET)?);
+        let text = sealed_with(&key, [7; 32]).encode();
+        // Its contents are not in the clear.
+        let bytes = URL_SAFE_NO_PAD.decode(&text).unwrap_or_default();
+        assert!(!bytes.windows(4).any(|window| window == b"SHOP"));
+        assert_eq!(opened(&text, &key, [7; 32])?, position());
+        // Each sealing draws its own nonce.
+        assert_ne!(sealed_with(&key, [7; 32]).encode(), text);
+        assert!(opened(&text, &key, [8; 32]).is_err(), "another query");
+        for at in [0, 1, 9, 17, HEADER, bytes.len() - 1] {
+            let mut edited = bytes.clone();
+            edited[at] ^= 1;
+            let edited = URL_SAFE_NO_PAD.encode(edited);
+            assert!(opened(&edited, &key, [7; 32]).is_err(), "byte {at} edited");
+        }
+        let cut = URL_SAFE_NO_PAD.encode(&bytes[..HEADER + 15]);
+        assert!(Cursor::decode(&cut).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn a_rotated_secret_opens_until_it_is_removed() -> Result<(), CursorError> {
+        const NEW: &[u8; 32] = b"fedcba9876543210fedcba9876543210";
+        let old = Arc::new(CursorKey::new(SECRET)?);
+        let rotating = Arc::new(CursorKey::new(NEW)?.with_previous(SECRET)?);
+        let rotated = Arc::new(CursorKey::new(NEW)?);
+        let before = sealed_with(&old, [7; 32]).encode();
+        assert_eq!(opened(&before, &rotating, [7; 32])?, position());
+        let during = sealed_with(&rotating, [7; 32]).encode();
+        assert_eq!(
+            opened(&during, &rotated, [7; 32])?,
+            position(),
+            "sealed with the newest"
+        );
+        assert!(opened(&during, &old, [7; 32]).is_err());
+        let removed = opened(&before, &rotated, [7; 32]).unwrap_err();
+        assert!(removed.reason.contains("does not hold"), "{removed}");
+        let mut full = CursorKey::new(NEW)?;
+        for n in 0..MAX_SECRETS - 1 {
+            full = full.with_previous(&[u8::try_from(n).unwrap_or(0); 32])?;
+        }
+        assert!(
+            full.with_previous(SECRET).is_err(),
+            "at most {MAX_SECRETS} secrets"
+        );
         Ok(())
     }
 }

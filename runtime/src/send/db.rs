@@ -217,6 +217,7 @@ impl<T: Table> Db<T> {
     /// (see [`Cursor`](crate::op::query::Cursor)). Without a key, cursors are unsigned base64
     /// JSON that a client can read and edit; they are still checked against the index and
     /// partition of the query they resume. Once a key is set, unsigned cursors are refused.
+    /// A key can hold the secrets being rotated out ([`CursorKey::with_previous`]).
     ///
     /// ```
     /// use singletable_runtime::op::query::{CursorError, CursorKey};
