@@ -635,7 +635,7 @@ async fn a_string_prefix_holding_a_separator_is_refused_before_sending() {
 /// attribute, its sort key a `Data` attribute each entity fills with what it is searched by.
 #[derive(Table)]
 #[dynamo(
-    name = "hr",
+    name = "hr_overloading",
     pk = "PK",
     sk = "SK",
     gsi1(name = "GSI1", pk = "SK", sk = "Data")

@@ -369,6 +369,12 @@ impl Table<'_> {
         if let Some(ttl) = self.attrs.ttl.as_ref().filter(|ttl| ttl.value().is_empty()) {
             cx.error_spanned_by(ttl, "this name cannot be empty");
         }
+        if let Some(name) = &self.attrs.name {
+            check_dynamo_name(cx, name, "a table");
+        }
+        for name in self.attrs.indexes.iter().filter_map(|index| index.name.as_ref()) {
+            check_dynamo_name(cx, name, "an index");
+        }
         self.check_library_attributes(cx);
         for (position, index) in self.attrs.indexes.iter().enumerate() {
             let slot = index.slot.name();
@@ -653,6 +659,26 @@ impl CollectionEnum<'_> {
 }
 
 /// Whether a field's type is written `Option<..>` (however qualified).
+/// DynamoDB's rule for table and index names: 3 to 255 characters, each a letter, a digit,
+/// `_`, `-` or `.`. An empty name has its own error.
+fn check_dynamo_name(cx: &mut Ctxt, name: &LitStr, what: &str) {
+    let value = name.value();
+    if value.is_empty() {
+        return;
+    }
+    let allowed = |c: &char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let wrong = match value.chars().find(|c| !allowed(c)) {
+        Some(c) => format!("`{}` is not allowed", c.escape_default()),
+        None if value.len() < 3 => format!("it has {} characters", value.len()),
+        None if value.len() > 255 => format!("it has {} characters", value.len()),
+        None => return,
+    };
+    cx.error_spanned_by(
+        name,
+        format!("DynamoDB names {what} with 3 to 255 characters, each a letter, a digit, `_`, `-` or `.`: {wrong}"),
+    );
+}
+
 fn is_option(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|last| last.ident == "Option"))
 }

@@ -4,34 +4,34 @@ use singletable::Table;
 // into items beside their keys: each needs an attribute of its own.
 
 #[derive(Table)]
-#[dynamo(name = "a", pk = "PK", sk = "SK", entity_attribute = "SK")]
+#[dynamo(name = "t_a", pk = "PK", sk = "SK", entity_attribute = "SK")]
 struct EntityOnSortKey;
 
 #[derive(Table)]
-#[dynamo(name = "b", pk = "PK", sk = "SK", schema_version_attribute = "PK")]
+#[dynamo(name = "t_b", pk = "PK", sk = "SK", schema_version_attribute = "PK")]
 struct VersionOnPartitionKey;
 
 // The schema version attribute is `_sv` unless given.
 #[derive(Table)]
-#[dynamo(name = "c", pk = "PK", sk = "SK", entity_attribute = "_sv")]
+#[dynamo(name = "t_c", pk = "PK", sk = "SK", entity_attribute = "_sv")]
 struct EntityOnDefaultVersion;
 
 // The entity attribute is `_type` unless given.
 #[derive(Table)]
-#[dynamo(name = "d", pk = "_type", sk = "SK")]
+#[dynamo(name = "t_d", pk = "_type", sk = "SK")]
 struct KeyOnDefaultEntity;
 
 #[derive(Table)]
-#[dynamo(name = "e", pk = "PK", sk = "SK", ttl = "_type")]
+#[dynamo(name = "t_e", pk = "PK", sk = "SK", ttl = "_type")]
 struct ExpiryOnDefaultEntity;
 
 #[derive(Table)]
-#[dynamo(name = "f", pk = "PK", sk = "SK", schema_version_attribute = "")]
+#[dynamo(name = "t_f", pk = "PK", sk = "SK", schema_version_attribute = "")]
 struct EmptyVersion;
 
 // DynamoDB's time to live reads a number, which a key attribute is not always.
 #[derive(Table)]
-#[dynamo(name = "g", pk = "PK", sk = "SK", ttl = "SK")]
+#[dynamo(name = "t_g", pk = "PK", sk = "SK", ttl = "SK")]
 struct ExpiryOnSortKey;
 
 fn main() {}

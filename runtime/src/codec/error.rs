@@ -139,6 +139,43 @@ pub enum LimitError {
         /// The longest value that fits.
         max: usize,
     },
+    /// A transaction above DynamoDB's 4 MB aggregate size (the items it puts, the keys of its
+    /// other operations, and every expression value).
+    #[error("this transaction's {count} operations are {size} bytes in all; DynamoDB allows a transaction at most 4 MB ({max} bytes)")]
+    TransactionSize {
+        /// Its operations.
+        count: usize,
+        /// Its size as the library counts it.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A `ClientRequestToken` outside DynamoDB's 1 to 36 characters.
+    #[error("a client request token is {length} characters; DynamoDB takes 1 to {max}")]
+    ClientRequestToken {
+        /// The token's length.
+        length: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A value nested deeper than DynamoDB's 32 levels (the attribute itself is the first).
+    #[error("`{attribute}` nests {depth} levels; DynamoDB allows at most {max}")]
+    NestingDepth {
+        /// The attribute, or the expression value (`:v0`), holding it.
+        attribute: String,
+        /// Its levels.
+        depth: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Expression names and values above DynamoDB's 2 MB for one request.
+    #[error("the expression attribute names and values of this request are {size} bytes; DynamoDB allows at most {max}")]
+    Substitutions {
+        /// Their size: the names' and values' lengths.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A key attribute above its size limit.
     #[error("key attribute `{attribute}` is {size} bytes; DynamoDB allows at most {max}")]
     KeySize {

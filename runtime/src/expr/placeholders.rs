@@ -263,6 +263,30 @@ fn placeholder(prefix: &str, index: usize) -> String {
 
 /// DynamoDB's limit on the size of one expression.
 pub const MAX_EXPRESSION_BYTES: usize = 4096;
+/// DynamoDB's limit on the expression attribute names and values of one request, together.
+pub const MAX_SUBSTITUTION_BYTES: usize = 2 * 1024 * 1024;
+
+impl Placeholders {
+    /// Fails when a value nests deeper than DynamoDB's 32 levels, or the names and values
+    /// together are above its 2 MB.
+    pub(crate) fn check(&self) -> Result<(), crate::LimitError> {
+        let mut size = 0;
+        for (placeholder, name) in &self.names {
+            size += placeholder.len() + name.len();
+        }
+        for (placeholder, value) in &self.values {
+            crate::item::check_nesting(placeholder, value)?;
+            size += placeholder.len() + crate::item::value_size(value);
+        }
+        if size > MAX_SUBSTITUTION_BYTES {
+            return Err(crate::LimitError::Substitutions {
+                size,
+                max: MAX_SUBSTITUTION_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
 
 /// Fails when an expression is above DynamoDB's 4 KB limit (some engines accept it).
 pub(crate) fn check_expression(kind: &'static str, text: &str) -> Result<(), crate::LimitError> {

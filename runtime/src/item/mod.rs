@@ -16,10 +16,10 @@ pub(crate) use crate::codec;
 pub use crate::codec::{same_item, DecodeError, EncodeError, Item, LimitError};
 pub use crate::schema::primary_key::key_text;
 use crate::schema::primary_key::value_text;
-pub(crate) use size::{check_index_key_write, check_index_keys, held_size};
+pub(crate) use size::{check_index_key_write, check_index_keys, check_nesting, held_size};
 pub use size::{
-    check_item_size, item_size, value_size, MAX_ITEM_BYTES, MAX_PARTITION_KEY_BYTES,
-    MAX_SORT_KEY_BYTES,
+    check_item_size, item_size, value_size, MAX_ITEM_BYTES, MAX_NESTING_DEPTH,
+    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
 };
 
 /// The whole item for `entity`: its serde fields, its primary key, its index keys and the

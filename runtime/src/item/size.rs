@@ -10,6 +10,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 /// DynamoDB's item size limit.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
+/// DynamoDB's limit on the levels of a document: a top-level attribute is the first, and each
+/// list or map adds one (a scalar inside 31 maps is at level 32, and allowed).
+pub const MAX_NESTING_DEPTH: usize = 32;
 pub use crate::key::primary::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 /// The size of an item as DynamoDB counts it: attribute names plus values.
@@ -71,7 +74,8 @@ fn number_size(number: &str) -> usize {
     significant.div_ceil(2) + 1
 }
 
-/// Fails when the item is above DynamoDB's 400 KB limit.
+/// Fails when the item is above DynamoDB's 400 KB limit, or one of its attributes nests
+/// deeper than its 32 levels.
 pub fn check_item_size(item: &Item, key: impl FnOnce() -> KeyText) -> Result<(), LimitError> {
     let size = item_size(item);
     if size > MAX_ITEM_BYTES {
@@ -81,7 +85,38 @@ pub fn check_item_size(item: &Item, key: impl FnOnce() -> KeyText) -> Result<(),
             max: MAX_ITEM_BYTES,
         });
     }
+    for (name, value) in item {
+        check_nesting(name, value)?;
+    }
     Ok(())
+}
+
+/// Fails when `value`, held by `holder` (an attribute, or an expression value), nests deeper
+/// than DynamoDB's 32 levels. A scalar costs one comparison.
+pub(crate) fn check_nesting(holder: &str, value: &AttributeValue) -> Result<(), LimitError> {
+    if !matches!(value, AttributeValue::L(_) | AttributeValue::M(_)) {
+        return Ok(());
+    }
+    let depth = nesting_depth(value);
+    if depth > MAX_NESTING_DEPTH {
+        return Err(LimitError::NestingDepth {
+            attribute: holder.to_owned(),
+            depth,
+            max: MAX_NESTING_DEPTH,
+        });
+    }
+    Ok(())
+}
+
+/// The levels of `value`: one for a scalar, one more than its deepest element for a list or
+/// a map.
+fn nesting_depth(value: &AttributeValue) -> usize {
+    let deepest = match value {
+        AttributeValue::L(values) => values.iter().map(nesting_depth).max(),
+        AttributeValue::M(map) => map.values().map(nesting_depth).max(),
+        _ => return 1,
+    };
+    1 + deepest.unwrap_or(0)
 }
 
 /// A key attribute of an index an entity writes, with the size limit of its role: the

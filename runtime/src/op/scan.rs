@@ -122,6 +122,7 @@ impl<E: Entity> Scan<'_, E> {
             &mut placeholders,
         );
         crate::expr::check_expression("FilterExpression", &filter)?;
+        placeholders.check()?;
         // Segment and TotalSegments go together; a one-segment scan sends neither.
         let total_segments = (segments > 1).then_some(segments);
         let request = ScanRequest {

@@ -70,6 +70,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                 crate::expr::check_expression(kind, text)?;
             }
         }
+        placeholders.check()?;
         Ok(Prepared {
             index_name: self.partition.index.map(|index| index.name),
             key_condition,

@@ -7,7 +7,8 @@ pub use crate::error::cancel::{CancellationCode, CancellationReason, Transaction
 pub use crate::error::transaction::TransactionError;
 pub use crate::error::write_kind::WriteKind;
 pub use crate::send::write::{
-    TransactOp, TransactWrite, Transaction, MAX_TRANSACTION_ITEMS, RESEND_WINDOW,
+    TransactOp, TransactWrite, Transaction, MAX_CLIENT_REQUEST_TOKEN, MAX_TRANSACTION_BYTES,
+    MAX_TRANSACTION_ITEMS, RESEND_WINDOW,
 };
 pub use get::{Slot, TransactGet, TransactGetOutput};
 

@@ -15,7 +15,9 @@ mod transact;
 mod transact_op;
 mod transaction;
 
-pub use transact::{Transaction, MAX_TRANSACTION_ITEMS};
+pub use transact::{
+    Transaction, MAX_CLIENT_REQUEST_TOKEN, MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS,
+};
 pub(crate) use transact_op::sealed;
 pub use transact_op::{TransactOp, TransactWrite};
 pub use transaction::RESEND_WINDOW;
@@ -219,7 +221,7 @@ impl Write {
         if let Change::Update { expression, .. } = &self.change {
             crate::expr::check_expression("UpdateExpression", expression)?;
         }
-        Ok(())
+        self.placeholders.check()
     }
 
     /// The write as one of a transaction's, to table `table_name`: the request sent alone,

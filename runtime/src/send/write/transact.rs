@@ -8,14 +8,20 @@ use crate::cost::{Estimate, Explain};
 use crate::error::cancel::{CancellationCode, CancellationReason, TransactionCanceled};
 use crate::error::transaction::TransactionError;
 use crate::error::Error;
+use crate::item::{item_size, value_size, LimitError};
 use crate::retry::RetryPolicy;
 use crate::schema::Table;
 use crate::wire::Request;
 use crate::Db;
-use aws_sdk_dynamodb::types::TransactWriteItem;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use std::collections::HashMap;
 
 /// DynamoDB's limit on operations in one transaction.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
+/// DynamoDB's limit on the aggregate size of one transaction: 4 MB.
+pub const MAX_TRANSACTION_BYTES: usize = 4 * 1024 * 1024;
+/// DynamoDB's limit on the length of a `ClientRequestToken`.
+pub const MAX_CLIENT_REQUEST_TOKEN: usize = 36;
 
 /// A `TransactWriteItems`; see [`Db::transaction`].
 #[must_use = "a transaction does nothing until it is sent"]
@@ -92,6 +98,16 @@ impl<'db, T: Table> Transaction<'db, T> {
         if self.ops.is_empty() {
             return Err(TransactionError::Empty.into());
         }
+        if let Some(token) = &self.token {
+            let length = token.chars().count();
+            if !(1..=MAX_CLIENT_REQUEST_TOKEN).contains(&length) {
+                return Err(LimitError::ClientRequestToken {
+                    length,
+                    max: MAX_CLIENT_REQUEST_TOKEN,
+                }
+                .into());
+            }
+        }
         if self.ops.len() > MAX_TRANSACTION_ITEMS {
             return Err(TransactionError::TooMany {
                 count: self.ops.len(),
@@ -138,9 +154,20 @@ impl<'db, T: Table> Transaction<'db, T> {
             .transaction_params(self.items()?, self.token.clone()))
     }
 
-    /// The items as DynamoDB takes them.
+    /// The items as DynamoDB takes them, within its 4 MB for a transaction.
     fn items(&self) -> Result<Vec<TransactWriteItem>, Error> {
-        self.ops.iter().map(TransactOp::sdk).collect()
+        let items: Vec<TransactWriteItem> =
+            self.ops.iter().map(TransactOp::sdk).collect::<Result<_, _>>()?;
+        let size: usize = items.iter().map(transact_item_size).sum();
+        if size > MAX_TRANSACTION_BYTES {
+            return Err(LimitError::TransactionSize {
+                count: items.len(),
+                size,
+                max: MAX_TRANSACTION_BYTES,
+            }
+            .into());
+        }
+        Ok(items)
     }
 
     /// Sends the transaction, retrying transient failures under the retry policy with the
@@ -191,6 +218,25 @@ impl<'db, T: Table> Transaction<'db, T> {
                 attempts,
             }))),
         }
+    }
+}
+
+/// The size of one write of a transaction, as the library counts it towards DynamoDB's 4 MB:
+/// the item a put writes, or the key another operation names, and every expression value.
+fn transact_item_size(item: &TransactWriteItem) -> usize {
+    let values = |values: Option<&HashMap<String, AttributeValue>>| -> usize {
+        values.map_or(0, |values| values.values().map(value_size).sum())
+    };
+    if let Some(put) = &item.put {
+        item_size(&put.item) + values(put.expression_attribute_values.as_ref())
+    } else if let Some(update) = &item.update {
+        item_size(&update.key) + values(update.expression_attribute_values.as_ref())
+    } else if let Some(delete) = &item.delete {
+        item_size(&delete.key) + values(delete.expression_attribute_values.as_ref())
+    } else if let Some(check) = &item.condition_check {
+        item_size(&check.key) + values(check.expression_attribute_values.as_ref())
+    } else {
+        0
     }
 }
 
