@@ -31,9 +31,10 @@ fn doc(id: u32, body_bytes: usize) -> Doc {
 
 /// `leaf` inside `maps` single-key maps.
 fn nested(maps: usize) -> serde_json::Value {
-    (0..maps).fold(serde_json::json!("leaf"), |inner, _| {
-        serde_json::json!({ "n": inner })
-    })
+    (0..maps).fold(
+        serde_json::json!("leaf"),
+        |inner, _| serde_json::json!({ "n": inner }),
+    )
 }
 
 async fn empty() -> singletable::testing::TestTable<App> {
@@ -99,7 +100,11 @@ async fn a_document_nested_beyond_32_levels_is_refused_with_nothing_written() {
     assert!(
         matches!(
             update,
-            Err(Error::Limit(LimitError::NestingDepth { depth: 33, max: 32, .. }))
+            Err(Error::Limit(LimitError::NestingDepth {
+                depth: 33,
+                max: 32,
+                ..
+            }))
         ),
         "{update:?}"
     );

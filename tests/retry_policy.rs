@@ -251,6 +251,101 @@ async fn batch_requests_are_sent_as_often_as_the_policy_allows() {
     assert!(table.get(Doc::key(2).unwrap()).send().await.is_err());
 }
 
+/// A global table with multi-Region strong consistency refuses a write to an item another
+/// Region is writing (`ReplicatedWriteConflictException`): nothing is applied, and DynamoDB
+/// documents a retry as safe. Every kind of write is resent under the policy (by the SDK, or
+/// by the library's own loop for guarded and unguarded updates and batches), and the error
+/// that is left says it is retryable, not throttling, and not of unknown outcome.
+#[tokio::test]
+async fn a_replicated_write_conflict_is_resent_under_the_policy() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let table = singletable::testing::table::<App>().await.unwrap();
+    table.put(&doc()).send().await.unwrap();
+    let conflict = FaultKind::ReplicatedWriteConflict;
+    let refused = |error: &Error| {
+        let code = match error {
+            Error::Service(service) => service.code(),
+            Error::BatchWrite { source, .. } => match source.as_ref() {
+                Error::Service(service) => service.code(),
+                _ => None,
+            },
+            _ => None,
+        };
+        code == Some("ReplicatedWriteConflictException")
+            && error.is_retryable()
+            && !error.is_throttling()
+            && !error.is_outcome_unknown()
+    };
+    governed(
+        &table,
+        conflict,
+        |db| async move { db.put(&doc()).send().await },
+        refused,
+    )
+    .await;
+    governed(
+        &table,
+        conflict,
+        |db| async move {
+            db.update(Doc::key(1)?)
+                .add(Doc::HITS, 1)
+                .advance(Doc::APPLIED, 1)
+                .send()
+                .await
+        },
+        refused,
+    )
+    .await;
+    // Unguarded: never resent after a lost answer, but a conflict applied nothing.
+    governed(
+        &table,
+        conflict,
+        |db| async move { db.update(Doc::key(1)?).add(Doc::HITS, 1).send().await },
+        refused,
+    )
+    .await;
+    governed(
+        &table,
+        conflict,
+        |db| async move { db.delete(Doc::key(1)?).send().await },
+        refused,
+    )
+    .await;
+    governed(
+        &table,
+        conflict,
+        |db| async move {
+            let second = Doc { id: 2, ..doc() };
+            db.batch_write().put(&second).send().await
+        },
+        refused,
+    )
+    .await;
+    assert_eq!(table.get(Doc::key(1).unwrap()).send().await.unwrap(), doc());
+    assert!(table.get(Doc::key(2).unwrap()).send().await.is_err());
+
+    // Refused half the time (seeded): every increment lands once, through the resends.
+    let plan = FaultPlan::new(11, 0.5).with_kinds([Fault::before(conflict)]);
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let db = Db::<App>::new(client)
+        .with_table_name(table.table_name())
+        .with_retry_policy(attempts(8));
+    for _ in 0..20 {
+        db.update(Doc::key(1).unwrap())
+            .add(Doc::HITS, 1)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert!(stats.report().injected_total() > 0);
+    assert_eq!(
+        table.get(Doc::key(1).unwrap()).send().await.unwrap().hits,
+        20
+    );
+}
+
 /// The requests of `operation` that reached the proxy of `stats`.
 fn sent(stats: &FaultStats, operation: &str) -> usize {
     stats

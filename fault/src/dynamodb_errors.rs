@@ -43,6 +43,12 @@ pub(crate) fn error_response(kind: FaultKind, request: &Message) -> Message {
             "com.amazonaws.dynamodb.v20120810#LimitExceededException",
             "Too many requests for this shard (injected)",
         ),
+        FaultKind::ReplicatedWriteConflict => (
+            400,
+            "Bad Request",
+            "com.amazonaws.dynamodb.v20120810#ReplicatedWriteConflictException",
+            "One or more items in this request are being modified by a request in another Region (injected)",
+        ),
         FaultKind::ServiceUnavailable => (
             503,
             "Service Unavailable",

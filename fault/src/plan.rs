@@ -32,11 +32,16 @@ pub enum FaultKind {
     /// `GetShardIterator`, `DescribeStream`, `ListStreams`): how the Streams API throttles a
     /// shard read by more readers than it allows.
     LimitExceeded,
+    /// HTTP 400 `ReplicatedWriteConflictException` on a write (`PutItem`, `UpdateItem`,
+    /// `DeleteItem`, `BatchWriteItem`): how a global table with multi-Region strong
+    /// consistency refuses a write to an item another Region is writing. Nothing is applied;
+    /// DynamoDB documents it as safe to retry.
+    ReplicatedWriteConflict,
 }
 
 impl FaultKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::ProvisionedThroughputExceeded,
         FaultKind::Throttling,
         FaultKind::TransactionConflict,
@@ -46,6 +51,7 @@ impl FaultKind {
         FaultKind::ConnectionDropped,
         FaultKind::Unprocessed,
         FaultKind::LimitExceeded,
+        FaultKind::ReplicatedWriteConflict,
     ];
 
     /// Whether this kind can hit a request of `operation` (`"PutItem"`, ...).
@@ -56,6 +62,10 @@ impl FaultKind {
             FaultKind::LimitExceeded => matches!(
                 operation,
                 "GetRecords" | "GetShardIterator" | "DescribeStream" | "ListStreams"
+            ),
+            FaultKind::ReplicatedWriteConflict => matches!(
+                operation,
+                "PutItem" | "UpdateItem" | "DeleteItem" | "BatchWriteItem"
             ),
             _ => true,
         }
@@ -72,6 +82,7 @@ impl FaultKind {
             FaultKind::ConnectionDropped => "dropped connection",
             FaultKind::Unprocessed => "unprocessed batch part",
             FaultKind::LimitExceeded => "LimitExceeded",
+            FaultKind::ReplicatedWriteConflict => "ReplicatedWriteConflict",
         }
     }
 }
@@ -306,6 +317,8 @@ mod tests {
         assert!(!FaultKind::Unprocessed.applies_to("Query"));
         assert!(FaultKind::LimitExceeded.applies_to("GetRecords"));
         assert!(!FaultKind::LimitExceeded.applies_to("GetItem"));
+        assert!(FaultKind::ReplicatedWriteConflict.applies_to("UpdateItem"));
+        assert!(!FaultKind::ReplicatedWriteConflict.applies_to("TransactWriteItems"));
         assert!(FaultKind::Timeout.applies_to("UpdateItem"));
         // Throttling and cancellations never follow an applied write.
         for fault in Fault::realistic() {
@@ -315,6 +328,7 @@ mod tests {
                     | FaultKind::Throttling
                     | FaultKind::TransactionConflict
                     | FaultKind::LimitExceeded
+                    | FaultKind::ReplicatedWriteConflict
             ) {
                 assert_eq!(fault.phase, Phase::BeforeApply, "{fault}");
             }

@@ -372,7 +372,12 @@ impl Table<'_> {
         if let Some(name) = &self.attrs.name {
             check_dynamo_name(cx, name, "a table");
         }
-        for name in self.attrs.indexes.iter().filter_map(|index| index.name.as_ref()) {
+        for name in self
+            .attrs
+            .indexes
+            .iter()
+            .filter_map(|index| index.name.as_ref())
+        {
             check_dynamo_name(cx, name, "an index");
         }
         self.check_library_attributes(cx);

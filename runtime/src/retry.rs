@@ -278,6 +278,13 @@ pub(crate) fn is_throttling(error: &impl aws_sdk_dynamodb::error::ProvideErrorMe
     is_throttling_code(error.code())
 }
 
+/// Whether `code` is `ReplicatedWriteConflictException`: a global table with multi-Region
+/// strong consistency refused a write to an item that a request in another Region is writing.
+/// Nothing was applied, and DynamoDB documents a retry as safe.
+pub(crate) fn is_replicated_write_conflict(code: Option<&str>) -> bool {
+    code == Some("ReplicatedWriteConflictException")
+}
+
 /// Whether an error `code` is one of [`is_throttling`]'s.
 pub(crate) fn is_throttling_code(code: Option<&str>) -> bool {
     matches!(

@@ -323,7 +323,8 @@ impl Error {
 
     /// Whether sending the same request again is safe and may succeed. DynamoDB refused it
     /// before applying it (throttling, a limit on requests in flight, a transaction cancelled
-    /// for a conflict or for throughput alone), or it got no answer and sending it twice is
+    /// for a conflict or for throughput alone, a global table's write conflict with another
+    /// Region, `ReplicatedWriteConflictException`), or it got no answer and sending it twice is
     /// safe: for a write that is not (an unguarded `add`, a transaction), the library returns
     /// [`Error::Ambiguous`] or [`Error::AmbiguousTransaction`] instead, which are not
     /// retryable as they are (see [`is_outcome_unknown`](Self::is_outcome_unknown)). The
@@ -334,6 +335,7 @@ impl Error {
                 error.is_throttling()
                     || error.is_limit_exceeded()
                     || error.outcome_unknown()
+                    || crate::retry::is_replicated_write_conflict(error.code())
                     || matches!(
                         error.code(),
                         Some("TransactionConflictException" | "TransactionInProgressException")

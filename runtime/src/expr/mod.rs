@@ -29,5 +29,5 @@ pub use field::{
     Searchable, SetType, ValueFor,
 };
 pub(crate) use path::AttrPath;
-pub use placeholders::{MAX_EXPRESSION_BYTES, MAX_SUBSTITUTION_BYTES};
 pub(crate) use placeholders::{check_expression, render, Expression, Name, Placeholders, Sink};
+pub use placeholders::{MAX_EXPRESSION_BYTES, MAX_SUBSTITUTION_BYTES};

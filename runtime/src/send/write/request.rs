@@ -170,7 +170,8 @@ impl Request {
 
 /// Sends `request` under `db`'s retry policy: by the SDK's retries for [`Resend::Safe`];
 /// otherwise once per attempt, the SDK's retries off, again while throttled (which applies
-/// nothing; not for [`Resend::Paced`], whose caller counts each throttle) and, but for
+/// nothing; not for [`Resend::Paced`], whose caller counts each throttle), after a global
+/// table's `ReplicatedWriteConflictException` (which applies nothing either) and, but for
 /// [`Resend::Never`], after a lost response.
 async fn sent<T: Table, R: ItemRequest>(
     db: &Db<T>,
@@ -214,6 +215,8 @@ where
                 resent = true;
             }
             _ if again && resend != Resend::Paced && crate::retry::is_throttling(&error) => {}
+            // Another Region's write to the item was in flight: nothing was applied.
+            _ if again && crate::retry::is_replicated_write_conflict(error.code()) => {}
             _ => break Err(error),
         }
         policy.sleep_before(attempt).await;

@@ -156,8 +156,11 @@ impl<'db, T: Table> Transaction<'db, T> {
 
     /// The items as DynamoDB takes them, within its 4 MB for a transaction.
     fn items(&self) -> Result<Vec<TransactWriteItem>, Error> {
-        let items: Vec<TransactWriteItem> =
-            self.ops.iter().map(TransactOp::sdk).collect::<Result<_, _>>()?;
+        let items: Vec<TransactWriteItem> = self
+            .ops
+            .iter()
+            .map(TransactOp::sdk)
+            .collect::<Result<_, _>>()?;
         let size: usize = items.iter().map(transact_item_size).sum();
         if size > MAX_TRANSACTION_BYTES {
             return Err(LimitError::TransactionSize {
