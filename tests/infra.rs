@@ -557,5 +557,164 @@ mod cli {
         let (code, _, err) = run(&db, &args);
         assert_eq!(code, EXIT_USAGE);
         assert!(err.contains("not a Terraform resource name"), "{err}");
+
+        let key = "alias/shop";
+        let args = ["infra", "--tag", "team=payments", "--kms-key", key];
+        let (code, out, err) = run(&db, &args);
+        assert_eq!(code, EXIT_OK, "{err}");
+        let template: Value = serde_json::from_str(&out).unwrap();
+        let tagged = db.admin().create_table().tag("team", "payments").unwrap();
+        let resource = serde_json::to_value(tagged.kms_key(key).cloudformation()).unwrap();
+        assert_eq!(template["Resources"]["Shop"], resource);
+        let (code, out, err) = run(&db, &["infra", "--unprotected"]);
+        assert_eq!(code, EXIT_OK, "{err}");
+        let template: Value = serde_json::from_str(&out).unwrap();
+        assert!(template["Resources"]["Shop"]
+            .get("DeletionPolicy")
+            .is_none());
+        for (tag, refusal) in [("team", "KEY=VALUE"), ("aws:x=1", "AWS's own")] {
+            let (code, _, err) = run(&db, &["infra", "--tag", tag]);
+            assert_eq!(code, EXIT_USAGE);
+            assert!(err.contains(refusal), "{err}");
+        }
+    }
+}
+
+/// By default the generated table keeps its data: retained with its stack or resource,
+/// protected from deletion, recoverable to a point in time, encrypted with KMS. Tags, a
+/// customer-managed key, the on-demand maximum, warm throughput and a resource policy are
+/// stated in both languages; `unprotected()` leaves out the first three.
+#[test]
+fn the_generated_table_protects_its_data_by_default() {
+    let db = singletable_offline::<Shop>();
+    let json = |definition: &singletable::op::table::CreateTable| {
+        serde_json::to_value(definition.cloudformation()).unwrap()
+    };
+    let parsed = |definition: &singletable::op::table::CreateTable| -> hcl::Body {
+        let block = definition.terraform("shop").unwrap();
+        hcl::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"))
+    };
+    let block_named = |body: &hcl::Body, kind: &str, name: &str| -> Option<hcl::Body> {
+        body.blocks()
+            .find(|block| block.identifier() == kind && block.labels()[0].as_str() == name)
+            .map(|block| block.body().clone())
+    };
+    let inner = |body: &hcl::Body, kind: &str| -> Option<hcl::Body> {
+        body.blocks()
+            .find(|block| block.identifier() == kind)
+            .map(|block| block.body().clone())
+    };
+
+    let protected = db.admin().create_table();
+    let resource = json(&protected);
+    assert_eq!(resource["DeletionPolicy"], "Retain");
+    assert_eq!(resource["UpdateReplacePolicy"], "Retain");
+    let properties = &resource["Properties"];
+    assert_eq!(properties["DeletionProtectionEnabled"], true);
+    assert_eq!(
+        properties["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
+        true
+    );
+    assert_eq!(properties["SSESpecification"]["SSEEnabled"], true);
+    assert_eq!(properties["SSESpecification"]["SSEType"], "KMS");
+    assert!(properties["SSESpecification"]
+        .get("KMSMasterKeyId")
+        .is_none());
+    let body = parsed(&protected);
+    let table = block_named(&body, "resource", "aws_dynamodb_table").unwrap();
+    assert_eq!(
+        hcl_text(&table, "deletion_protection_enabled").as_deref(),
+        Some("true")
+    );
+    let recovery = inner(&table, "point_in_time_recovery").unwrap();
+    assert_eq!(hcl_text(&recovery, "enabled").as_deref(), Some("true"));
+    let encryption = inner(&table, "server_side_encryption").unwrap();
+    assert_eq!(hcl_text(&encryption, "enabled").as_deref(), Some("true"));
+    let lifecycle = inner(&table, "lifecycle").unwrap();
+    assert_eq!(
+        hcl_text(&lifecycle, "prevent_destroy").as_deref(),
+        Some("true")
+    );
+
+    let key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    let policy = serde_json::json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "dynamodb:DeleteTable",
+            "Resource": "*"
+        }]
+    });
+    let configured = db
+        .admin()
+        .create_table()
+        .tag("team", "payments")
+        .unwrap()
+        .tag("cost-centre", "42")
+        .unwrap()
+        .kms_key(key)
+        .on_demand_maximum(2000, 500)
+        .warm_throughput(12000, 4000)
+        .resource_policy(policy.clone());
+    let properties = json(&configured)["Properties"].clone();
+    assert_eq!(properties["SSESpecification"]["KMSMasterKeyId"], key);
+    assert_eq!(
+        properties["Tags"],
+        serde_json::json!([
+            {"Key": "team", "Value": "payments"},
+            {"Key": "cost-centre", "Value": "42"}
+        ])
+    );
+    assert_eq!(
+        properties["OnDemandThroughput"],
+        serde_json::json!({"MaxReadRequestUnits": 2000, "MaxWriteRequestUnits": 500})
+    );
+    assert_eq!(
+        properties["WarmThroughput"],
+        serde_json::json!({"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000})
+    );
+    assert_eq!(properties["ResourcePolicy"]["PolicyDocument"], policy);
+    let body = parsed(&configured);
+    let table = block_named(&body, "resource", "aws_dynamodb_table").unwrap();
+    let encryption = inner(&table, "server_side_encryption").unwrap();
+    assert_eq!(hcl_text(&encryption, "kms_key_arn").as_deref(), Some(key));
+    let tags = table.attributes().find(|a| a.key() == "tags").unwrap();
+    let hcl::Expression::Object(tags) = tags.expr() else {
+        panic!("tags is not a map: {tags:?}");
+    };
+    assert_eq!(tags.len(), 2);
+    assert!(inner(&table, "on_demand_throughput").is_some());
+    assert!(inner(&table, "warm_throughput").is_some());
+    let attached = block_named(&body, "resource", "aws_dynamodb_resource_policy").unwrap();
+    let document = hcl_text(&attached, "policy").unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&document).unwrap(), policy);
+
+    let scratch = db.admin().create_table().unprotected();
+    let resource = json(&scratch);
+    assert!(resource.get("DeletionPolicy").is_none());
+    assert_eq!(resource["Properties"]["DeletionProtectionEnabled"], false);
+    assert!(resource["Properties"]
+        .get("PointInTimeRecoverySpecification")
+        .is_none());
+    assert_eq!(
+        resource["Properties"]["SSESpecification"]["SSEEnabled"],
+        true
+    );
+    let body = parsed(&scratch);
+    let table = block_named(&body, "resource", "aws_dynamodb_table").unwrap();
+    assert!(inner(&table, "lifecycle").is_none());
+    assert!(inner(&table, "point_in_time_recovery").is_none());
+
+    for (key, value) in [
+        ("", "x"),
+        ("aws:created-by", "x"),
+        ("k", &"v".repeat(257)[..]),
+    ] {
+        let refused = db.admin().create_table().tag(key, value);
+        assert!(
+            matches!(refused, Err(InfraError::Tag { .. })),
+            "{key:?} = {value:?}"
+        );
     }
 }

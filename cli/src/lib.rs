@@ -325,6 +325,17 @@ struct InfraArgs {
     /// Rust type name].
     #[arg(long, value_name = "NAME")]
     resource: Option<String>,
+    /// A tag of the table, `KEY=VALUE` (repeat for several).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    tags: Vec<String>,
+    /// A customer-managed KMS key (ARN, id or alias) to encrypt the table with [default:
+    /// AWS's managed key for DynamoDB].
+    #[arg(long, value_name = "KEY")]
+    kms_key: Option<String>,
+    /// Leave out what protects the data (retention, deletion protection, point-in-time
+    /// recovery): for a scratch table only.
+    #[arg(long)]
+    unprotected: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -615,7 +626,26 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
     let resource = args
         .resource
         .unwrap_or_else(|| T::SCHEMA.type_name.to_owned());
-    let definition = db.admin().create_table();
+    let mut definition = db.admin().create_table();
+    for tag in &args.tags {
+        let Some((key, value)) = tag.split_once('=') else {
+            output.error(&format_args!("--tag {tag:?}: write it KEY=VALUE"));
+            return EXIT_USAGE;
+        };
+        definition = match definition.tag(key, value) {
+            Ok(definition) => definition,
+            Err(error) => {
+                output.error(&error);
+                return EXIT_USAGE;
+            }
+        };
+    }
+    if let Some(key) = args.kms_key {
+        definition = definition.kms_key(key);
+    }
+    if args.unprotected {
+        definition = definition.unprotected();
+    }
     match args.format {
         InfraFormat::Cloudformation => {
             if resource.is_empty() || !resource.chars().all(|c| c.is_ascii_alphanumeric()) {

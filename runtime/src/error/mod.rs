@@ -9,6 +9,7 @@ pub use update::UpdateError;
 pub(crate) mod batch;
 pub(crate) mod cancel;
 pub(crate) mod cursor;
+pub(crate) mod infra;
 pub(crate) mod migration;
 mod service;
 pub(crate) mod stream;

@@ -10,11 +10,19 @@ use std::fmt;
 /// [`Display`](fmt::Display) is pretty JSON, which YAML templates take as well).
 ///
 /// The properties are those of the `CreateTable` request the library sends, with time to
-/// live as `TimeToLiveSpecification`; billing is on demand, as for that request.
+/// live as `TimeToLiveSpecification`; billing is on demand, as for that request. By default
+/// the resource also protects its data: `DeletionPolicy` and `UpdateReplacePolicy` `Retain`,
+/// `DeletionProtectionEnabled`, point-in-time recovery and KMS encryption (see
+/// [`CreateTable::unprotected`], [`kms_key`](CreateTable::kms_key),
+/// [`tag`](CreateTable::tag) and the capacity settings).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct CloudFormationTable {
     r#type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deletion_policy: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    update_replace_policy: Option<&'static str>,
     properties: Properties,
 }
 
@@ -33,6 +41,62 @@ struct Properties {
     stream_specification: Option<StreamSpecification>,
     #[serde(skip_serializing_if = "Option::is_none")]
     time_to_live_specification: Option<TimeToLiveSpecification>,
+    deletion_protection_enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_in_time_recovery_specification: Option<PointInTimeRecovery>,
+    #[serde(rename = "SSESpecification")]
+    sse_specification: Encryption,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<Tag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_demand_throughput: Option<OnDemandThroughput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warm_throughput: Option<WarmThroughput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_policy: Option<ResourcePolicy>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct PointInTimeRecovery {
+    point_in_time_recovery_enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct Encryption {
+    #[serde(rename = "SSEEnabled")]
+    enabled: bool,
+    #[serde(rename = "SSEType")]
+    kind: &'static str,
+    #[serde(rename = "KMSMasterKeyId", skip_serializing_if = "Option::is_none")]
+    key: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Tag {
+    key: String,
+    value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct OnDemandThroughput {
+    max_read_request_units: u64,
+    max_write_request_units: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct WarmThroughput {
+    read_units_per_second: u64,
+    write_units_per_second: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ResourcePolicy {
+    policy_document: serde_json::Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,8 +169,12 @@ impl CreateTable {
             let indexes = self.indexes.iter().filter(move |index| index.kind == kind);
             indexes.map(|schema| index(schema)).collect()
         };
+        let protection = &self.protection;
+        let retain = protection.retain.then_some("Retain");
         CloudFormationTable {
             r#type: "AWS::DynamoDB::Table",
+            deletion_policy: retain,
+            update_replace_policy: retain,
             properties: Properties {
                 table_name: self.table_name.clone(),
                 billing_mode: "PAY_PER_REQUEST",
@@ -130,6 +198,35 @@ impl CreateTable {
                         enabled: true,
                     }
                 }),
+                deletion_protection_enabled: protection.deletion_protection,
+                point_in_time_recovery_specification: protection.point_in_time_recovery.then_some(
+                    PointInTimeRecovery {
+                        point_in_time_recovery_enabled: true,
+                    },
+                ),
+                sse_specification: Encryption {
+                    enabled: true,
+                    kind: "KMS",
+                    key: protection.kms_key.clone(),
+                },
+                tags: (protection.tags.iter())
+                    .map(|(key, value)| Tag {
+                        key: key.clone(),
+                        value: value.clone(),
+                    })
+                    .collect(),
+                on_demand_throughput: protection.on_demand_maximum.map(|units| {
+                    OnDemandThroughput {
+                        max_read_request_units: units.read,
+                        max_write_request_units: units.write,
+                    }
+                }),
+                warm_throughput: protection.warm_throughput.map(|units| WarmThroughput {
+                    read_units_per_second: units.read,
+                    write_units_per_second: units.write,
+                }),
+                resource_policy: (protection.resource_policy.clone())
+                    .map(|policy_document| ResourcePolicy { policy_document }),
             },
         }
     }

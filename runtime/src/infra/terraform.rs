@@ -20,7 +20,12 @@ enum Entry {
 enum Value {
     Text(String),
     Bool(bool),
+    Number(u64),
     List(Vec<String>),
+    /// `{ key = "value", ... }`, keys quoted.
+    Map(Vec<(String, String)>),
+    /// An expression, written as it is (`aws_dynamodb_table.app.arn`, `jsonencode(..)`).
+    Expression(String),
 }
 
 impl Block {
@@ -40,6 +45,16 @@ impl Block {
 
     fn flag(mut self, name: &'static str, value: bool) -> Self {
         self.body.push(Entry::Attribute(name, Value::Bool(value)));
+        self
+    }
+
+    fn number(mut self, name: &'static str, value: u64) -> Self {
+        self.body.push(Entry::Attribute(name, Value::Number(value)));
+        self
+    }
+
+    fn value(mut self, name: &'static str, value: Value) -> Self {
+        self.body.push(Entry::Attribute(name, value));
         self
     }
 
@@ -98,10 +113,18 @@ impl Value {
         match self {
             Value::Text(text) => quoted(text),
             Value::Bool(flag) => flag.to_string(),
+            Value::Number(number) => number.to_string(),
             Value::List(items) => {
                 let items: Vec<String> = items.iter().map(|item| quoted(item)).collect();
                 format!("[{}]", items.join(", "))
             }
+            Value::Map(entries) => {
+                let entries: Vec<String> = (entries.iter())
+                    .map(|(key, value)| format!("{} = {}", quoted(key), quoted(value)))
+                    .collect();
+                format!("{{ {} }}", entries.join(", "))
+            }
+            Value::Expression(expression) => expression.clone(),
         }
     }
 }
@@ -164,7 +187,11 @@ fn index_block(index: &IndexSchema) -> Result<Block, InfraError> {
 
 impl CreateTable {
     /// This request as a Terraform `resource "aws_dynamodb_table" "<resource_name>"` block,
-    /// formatted as `terraform fmt` leaves it.
+    /// formatted as `terraform fmt` leaves it, followed by an `aws_dynamodb_resource_policy`
+    /// block when the table has a [resource policy](Self::resource_policy). By default it
+    /// protects its data: `deletion_protection_enabled`, `point_in_time_recovery`,
+    /// `server_side_encryption` and `lifecycle { prevent_destroy = true }` (see
+    /// [`unprotected`](Self::unprotected)).
     ///
     /// # Errors
     ///
@@ -206,8 +233,55 @@ impl CreateTable {
                     .flag("enabled", true),
             );
         }
+        let protection = &self.protection;
+        table = table.flag(
+            "deletion_protection_enabled",
+            protection.deletion_protection,
+        );
+        if protection.point_in_time_recovery {
+            table = table.block(Block::new("point_in_time_recovery").flag("enabled", true));
+        }
+        let mut encryption = Block::new("server_side_encryption").flag("enabled", true);
+        if let Some(key) = &protection.kms_key {
+            encryption = encryption.text("kms_key_arn", key.clone());
+        }
+        table = table.block(encryption);
+        if let Some(units) = protection.on_demand_maximum {
+            table = table.block(
+                Block::new("on_demand_throughput")
+                    .number("max_read_request_units", units.read)
+                    .number("max_write_request_units", units.write),
+            );
+        }
+        if let Some(units) = protection.warm_throughput {
+            table = table.block(
+                Block::new("warm_throughput")
+                    .number("read_units_per_second", units.read)
+                    .number("write_units_per_second", units.write),
+            );
+        }
+        if !protection.tags.is_empty() {
+            table = table.value("tags", Value::Map(protection.tags.clone()));
+        }
+        if protection.retain {
+            table = table.block(Block::new("lifecycle").flag("prevent_destroy", true));
+        }
         let mut out = String::new();
         table.render(&mut out, 0);
+        if let Some(policy) = &protection.resource_policy {
+            let mut block = Block::new("resource")
+                .value(
+                    "resource_arn",
+                    Value::Expression(format!("aws_dynamodb_table.{resource_name}.arn")),
+                )
+                .value("policy", Value::Text(policy.to_string()));
+            block.labels = vec![
+                "aws_dynamodb_resource_policy".to_owned(),
+                resource_name.to_owned(),
+            ];
+            out.push('\n');
+            block.render(&mut out, 0);
+        }
         Ok(out)
     }
 }

@@ -1,5 +1,9 @@
 //! `CreateTable` from a [`Table`] declaration, and "create if missing".
 
+mod protection;
+
+pub(crate) use protection::Protection;
+
 use crate::error::Error;
 use crate::rate::{Limiter, Rate};
 use crate::schema::StreamViewType;
@@ -30,6 +34,8 @@ pub struct CreateTable {
     /// Turned on after the table is created (`UpdateTimeToLive`), or declared with it by
     /// infrastructure code.
     pub(crate) ttl_attribute: Option<&'static str>,
+    /// What the infrastructure code adds to keep the data (not sent by `send`).
+    pub(crate) protection: Protection,
 }
 
 impl<T: Table> Db<T> {
@@ -73,6 +79,7 @@ impl<'db, T: Table> Admin<'db, T> {
             indexes,
             stream: schema.stream,
             ttl_attribute: schema.ttl_attribute,
+            protection: Protection::default(),
         }
     }
 
