@@ -260,11 +260,13 @@ enum Step {
     /// A member moved to another key (a rekey), with a new email or its own: its values go
     /// with it, and an expired member it lands on is replaced, that member's values released.
     /// `which` picks one of the live members, in key order, and `to` is a key, or (`None`) an
-    /// expired member's, or else a free one in its team.
+    /// expired member's, or else a free one in its team. With `stale`, another writer changes
+    /// the member after this one read it, and the move of what it read is refused.
     RekeyMember {
         which: u8,
         to: Option<(u8, u8)>,
         email: Option<u8>,
+        stale: bool,
     },
     /// A put by the new code, or by a process still running version 1 of the task; with
     /// `keys_only`, that version 1 item as another tool writes it, its team and id only in its
@@ -299,10 +301,13 @@ enum Step {
         team: u8,
         id: u8,
     },
+    /// A task moved to another id; with `stale`, after another writer changed its title, so
+    /// that the move of what was read is refused.
     RekeyTask {
         team: u8,
         from: u8,
         to: u8,
+        stale: bool,
     },
     /// Tasks put in one `BatchWriteItem`, or loaded by `put_stream` at a rate that adapts to
     /// throttling.
@@ -411,9 +416,15 @@ fn step() -> impl Strategy<Value = Step> {
         3 => (
             0u8..8,
             prop::option::of((team.clone(), id.clone())),
-            prop::option::of(0u8..3)
+            prop::option::of(0u8..3),
+            prop::bool::weighted(0.3)
         )
-            .prop_map(|(which, to, email)| Step::RekeyMember { which, to, email }),
+            .prop_map(|(which, to, email, stale)| Step::RekeyMember {
+                which,
+                to,
+                email,
+                stale
+            }),
         3 => (
             team.clone(),
             id.clone(),
@@ -460,11 +471,14 @@ fn step() -> impl Strategy<Value = Step> {
                 twice
             }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::DeleteTask { team, id }),
-        1 => (team.clone(), id.clone(), id.clone()).prop_map(|(team, from, to)| Step::RekeyTask {
-            team,
-            from,
-            to
-        }),
+        1 => (team.clone(), id.clone(), id.clone(), prop::bool::weighted(0.3)).prop_map(
+            |(team, from, to, stale)| Step::RekeyTask {
+                team,
+                from,
+                to,
+                stale
+            }
+        ),
         1 => (
             team.clone(),
             0..OWNERS,
@@ -794,7 +808,12 @@ async fn apply(
                 model.members.insert((team, id), stored);
             }
         }
-        Step::RekeyMember { which, to, email } => {
+        Step::RekeyMember {
+            which,
+            to,
+            email,
+            stale,
+        } => {
             let live_members: Vec<&Member> = (model.members.values())
                 .filter(|m| live(m.expires_at, now))
                 .collect();
@@ -821,6 +840,27 @@ async fn apply(
             if let Some(email) = email {
                 moved.email = format!("m{email}@example.com");
             }
+            // Another writer's change after `old` was read: a versioned update that leaves the
+            // values as they are.
+            let mut read_stale = false;
+            if stale && from != to {
+                let other = db
+                    .update(Member::key(from.0, from.1).unwrap())
+                    .set(Member::NICK, old.nick.clone())
+                    .send()
+                    .await;
+                if let Some(resync) = unsettled(&other, || Resync::members([from])) {
+                    return resync;
+                }
+                if let Ok(changed) = other {
+                    let mut expected = old.clone();
+                    expected.version += 1;
+                    expected.updated_at = now_ms;
+                    assert_eq!(changed, expected, "{step:?}: the other writer's change");
+                    model.members.insert(from, changed);
+                    read_stale = true;
+                }
+            }
             let sent = db.rekey(&old, &moved).send().await;
             if let Some(resync) = unsettled(&sent, || Resync::members([from, to])) {
                 return resync;
@@ -841,6 +881,9 @@ async fn apply(
                 assert!(sent.is_err(), "{step:?}: {sent:?}");
             } else if clash {
                 assert_eq!(outcome(&sent), "unique", "{step:?}: {sent:?}");
+            } else if read_stale {
+                // The delete of what was read fails first: the member changed since.
+                assert_eq!(outcome(&sent), "version_conflict", "{step:?}: {sent:?}");
             } else if model.live_member(to).is_some() {
                 assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
             } else {
@@ -1078,12 +1121,40 @@ async fn apply(
             model.tasks.remove(&(team, id));
             model.old_tasks.remove(&(team, id));
         }
-        Step::RekeyTask { team, from, to } => {
+        Step::RekeyTask {
+            team,
+            from,
+            to,
+            stale,
+        } => {
             let Some(old) = model.live_task((team, from)).cloned() else {
                 return Resync::default();
             };
             let mut moved = old.clone();
             moved.id = to;
+            // Another writer's change after `old` was read (the task has no version: the move
+            // is conditioned on every field as read).
+            let mut read_stale = false;
+            if stale && from != to {
+                let title = format!("{} (edited)", old.title);
+                let other = db
+                    .update(Task::key(team, from).unwrap())
+                    .set(Task::TITLE, title.clone())
+                    .send()
+                    .await;
+                if let Some(resync) = unsettled(&other, || Resync::tasks([(team, from)])) {
+                    return resync;
+                }
+                if let Ok(changed) = other {
+                    let expected = Task {
+                        title,
+                        ..old.clone()
+                    };
+                    assert_eq!(changed, expected, "{step:?}: the other writer's change");
+                    model.tasks.insert((team, from), changed);
+                    read_stale = true;
+                }
+            }
             let sent = db.rekey(&old, &moved).send().await;
             if let Some(resync) = unsettled(&sent, || Resync::tasks([(team, from), (team, to)])) {
                 return resync;
@@ -1091,7 +1162,8 @@ async fn apply(
             if from == to {
                 // A move to its own key: the delete and the put name one item.
                 assert!(sent.is_err(), "{step:?}: {sent:?}");
-            } else if model.live_task((team, to)).is_some() {
+            } else if read_stale || model.live_task((team, to)).is_some() {
+                // Changed since it was read, or its new key taken.
                 assert_eq!(outcome(&sent), "condition_failed", "{step:?}: {sent:?}");
             } else {
                 sent.unwrap();
@@ -2250,6 +2322,7 @@ fn a_refusal_is_judged_by_the_value_it_names() {
             which: 0,
             to: Some((1, 0)),
             email: Some(2),
+            stale: false,
         },
         // (1, IDS) again, with the free `m0@example.com` and the held `nick3`.
         Step::ConcurrentPuts {
