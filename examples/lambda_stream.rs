@@ -138,14 +138,13 @@ pub async fn handle(db: &Db<App>, event: Event) -> DynamoDbEventResponse {
         let failed = match &record {
             Ok(record) => match apply(db, record).await {
                 Ok(()) => None,
-                Err(error) => Some((Some(record.sequence_number.clone()), error.to_string())),
+                Err(error) => Some((Some(record.sequence_number.clone()), error.kind())),
             },
-            Err(error) => Some((
-                error.sequence_number().map(str::to_owned),
-                error.to_string(),
-            )),
+            Err(error) => Some((error.sequence_number().map(str::to_owned), "undecodable")),
         };
         if let Some((sequence, reason)) = failed {
+            // The error's kind, not its text: a function's logs are kept, and an error's text
+            // can quote the item's values.
             eprintln!("record {sequence:?} not applied: {reason}");
             // A record without a sequence number is reported without one, which Lambda
             // takes as the whole batch failing: it retries all of it.

@@ -278,8 +278,9 @@ impl<T: Table> Db<T> {
     /// new shape without waiting for the sweep.
     ///
     /// The read is what matters to the caller: when the backfill write itself fails (e.g.
-    /// throttling), the entity is still returned and the failure is logged (`tracing`, warn);
-    /// the sweep will handle the item.
+    /// throttling), the entity is still returned and the failure is logged (`tracing`, warn,
+    /// target `singletable`: the entity and the error's kind, and its key and message only
+    /// with [`Db::trace_values`]); the sweep will handle the item.
     pub async fn get_and_backfill<E: Entity<Table = T>>(&self, key: Key<E>) -> Result<E, Error> {
         let request = self.get_item_request(key.to_attributes(), false);
         let traced = self.traced_key(|| key.text().to_string());
@@ -308,10 +309,16 @@ impl<T: Table> Db<T> {
             // that races a delete.
             Ok(Backfilled { entity: None, .. }) => Ok(read),
             Err(error) => {
+                // The key and the error's text (which can quote values) only where the `Db`
+                // records values, as its spans do.
+                let key = self.traced_key(|| key.text().to_string());
+                let message = self.traced_key(|| error.to_string());
                 tracing::warn!(
+                    target: "singletable",
                     entity = E::SCHEMA.name,
-                    key = %key,
-                    %error,
+                    error.type = error.kind(),
+                    key,
+                    error.message = message,
                     "lazy backfill failed; the item keeps its old shape until the sweep"
                 );
                 Ok(read)
