@@ -718,3 +718,101 @@ fn the_generated_table_protects_its_data_by_default() {
         );
     }
 }
+
+/// `ListStreams` takes no resource-level permission: IAM authorizes it only on `*`, so the
+/// stream statements name it there, apart from the reads of the table's stream (parliament
+/// flags it on the stream's ARN).
+#[test]
+fn the_stream_statements_allow_listing_streams_on_every_resource() {
+    let arn = TableArn::new("eu-west-1", ACCOUNT, "shop-prod").unwrap();
+    let policy = IamPolicy::for_table::<Shop>(arn).with_streams();
+    let stream =
+        "arn:aws:dynamodb:eu-west-1:123456789012:table/shop-prod/stream/2026-12-06T00:00:00.000";
+    let needed = [
+        Authorization {
+            action: "dynamodb:ListStreams".to_owned(),
+            resource: "*".to_owned(),
+        },
+        Authorization {
+            action: "dynamodb:GetRecords".to_owned(),
+            resource: stream.to_owned(),
+        },
+    ];
+    assert_eq!(denied(&policy, &needed), []);
+    // Nothing but `ListStreams` is allowed on every resource.
+    let document = serde_json::to_value(&policy).unwrap();
+    for statement in document["Statement"].as_array().unwrap() {
+        if statement["Resource"] == serde_json::json!(["*"]) {
+            assert_eq!(
+                statement["Action"],
+                serde_json::json!(["dynamodb:ListStreams"])
+            );
+        }
+    }
+}
+
+/// A global table: CloudFormation's `AWS::DynamoDB::GlobalTable`, its first replica the
+/// stack's own Region, each replica protected and tagged; Terraform's `replica` blocks. A
+/// table without a stream of new and old images cannot be replicated.
+#[test]
+fn replicas_make_a_global_table_in_both_languages() {
+    let db = singletable_offline::<Shop>();
+    let global = db
+        .admin()
+        .create_table()
+        .tag("team", "payments")
+        .unwrap()
+        .replicas(["eu-west-2", "eu-central-1", "eu-west-2"])
+        .unwrap();
+    let resource = serde_json::to_value(global.cloudformation()).unwrap();
+    assert_eq!(resource["Type"], "AWS::DynamoDB::GlobalTable");
+    assert_eq!(resource["DeletionPolicy"], "Retain");
+    let properties = &resource["Properties"];
+    assert_eq!(
+        properties["StreamSpecification"]["StreamViewType"],
+        "NEW_AND_OLD_IMAGES"
+    );
+    let replicas = properties["Replicas"].as_array().unwrap();
+    let regions: Vec<&Value> = replicas.iter().map(|replica| &replica["Region"]).collect();
+    assert_eq!(
+        regions,
+        [
+            &serde_json::json!({"Ref": "AWS::Region"}),
+            &serde_json::json!("eu-west-2"),
+            &serde_json::json!("eu-central-1")
+        ]
+    );
+    for replica in replicas {
+        assert_eq!(replica["DeletionProtectionEnabled"], true);
+        assert_eq!(
+            replica["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
+            true
+        );
+        assert_eq!(replica["Tags"][0]["Key"], "team");
+    }
+    let block = global.terraform("shop").unwrap();
+    let body: hcl::Body = hcl::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+    let table = body.blocks().next().unwrap().body();
+    let replicas: Vec<String> = table
+        .blocks()
+        .filter(|block| block.identifier() == "replica")
+        .map(|block| hcl_text(block.body(), "region_name").unwrap())
+        .collect();
+    assert_eq!(replicas, ["eu-west-2", "eu-central-1"]);
+
+    let refused = singletable_offline::<ShopWithoutStream>()
+        .admin()
+        .create_table()
+        .replicas(["eu-west-2"]);
+    assert!(
+        matches!(&refused, Err(InfraError::Replicas { reason }) if reason.contains("new_and_old_images")),
+        "{:?}",
+        refused.map(|_| ())
+    );
+    let refused = db.admin().create_table().replicas(["EU West"]);
+    assert!(matches!(refused, Err(InfraError::Replicas { .. })));
+}
+
+#[derive(Table)]
+#[dynamo(name = "infra-plain", pk = "PK", sk = "SK")]
+pub struct ShopWithoutStream;

@@ -336,6 +336,10 @@ struct InfraArgs {
     /// recovery): for a scratch table only.
     #[arg(long)]
     unprotected: bool,
+    /// A Region the table is replicated to, besides its own (repeat for several): a global
+    /// table.
+    #[arg(long = "replica", value_name = "REGION")]
+    replicas: Vec<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -645,6 +649,15 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
     }
     if args.unprotected {
         definition = definition.unprotected();
+    }
+    if !args.replicas.is_empty() {
+        definition = match definition.replicas(args.replicas) {
+            Ok(definition) => definition,
+            Err(error) => {
+                output.error(&error);
+                return EXIT_USAGE;
+            }
+        };
     }
     match args.format {
         InfraFormat::Cloudformation => {

@@ -20,6 +20,12 @@ pub enum InfraError {
         /// The name given.
         name: String,
     },
+    /// Replicas that cannot be declared.
+    #[error("the table cannot have replicas: {reason}")]
+    Replicas {
+        /// Why.
+        reason: String,
+    },
     /// A tag AWS would refuse.
     #[error("tag {key:?} cannot be set: {rule}")]
     Tag {

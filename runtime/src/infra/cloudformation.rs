@@ -23,7 +23,86 @@ pub struct CloudFormationTable {
     deletion_policy: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     update_replace_policy: Option<&'static str>,
-    properties: Properties,
+    properties: Body,
+}
+
+/// The properties of a table, or of a global table (with [`CreateTable::replicas`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+enum Body {
+    Table(Box<Properties>),
+    Global(Box<GlobalProperties>),
+}
+
+/// `AWS::DynamoDB::GlobalTable`'s properties: the table's shape once, what each replica
+/// keeps in `Replicas`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct GlobalProperties {
+    table_name: String,
+    billing_mode: &'static str,
+    attribute_definitions: Vec<AttributeDefinition>,
+    key_schema: Vec<KeySchemaElement>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    global_secondary_indexes: Vec<Index>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    local_secondary_indexes: Vec<Index>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_specification: Option<StreamSpecification>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_to_live_specification: Option<TimeToLiveSpecification>,
+    #[serde(rename = "SSESpecification")]
+    sse_specification: GlobalEncryption,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    write_on_demand_throughput_settings: Option<MaxWrites>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warm_throughput: Option<WarmThroughput>,
+    replicas: Vec<Replica>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct GlobalEncryption {
+    #[serde(rename = "SSEEnabled")]
+    enabled: bool,
+    #[serde(rename = "SSEType")]
+    kind: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct MaxWrites {
+    max_write_request_units: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct MaxReads {
+    max_read_request_units: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct ReplicaKey {
+    #[serde(rename = "KMSMasterKeyId")]
+    key: String,
+}
+
+/// One Region's replica: its Region (the stack's own as `{"Ref": "AWS::Region"}`) and what
+/// protects its data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Replica {
+    region: serde_json::Value,
+    deletion_protection_enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_in_time_recovery_specification: Option<PointInTimeRecovery>,
+    #[serde(rename = "SSESpecification", skip_serializing_if = "Option::is_none")]
+    sse_specification: Option<ReplicaKey>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<Tag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_on_demand_throughput_settings: Option<MaxReads>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_policy: Option<ResourcePolicy>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -163,71 +242,154 @@ fn index(index: &IndexSchema) -> Index {
 }
 
 impl CreateTable {
-    /// This request as a CloudFormation `AWS::DynamoDB::Table` resource.
+    /// This request as a CloudFormation `AWS::DynamoDB::Table` resource, or, with
+    /// [`replicas`](Self::replicas), an `AWS::DynamoDB::GlobalTable`.
     pub fn cloudformation(&self) -> CloudFormationTable {
-        let of_kind = |kind: IndexKind| {
-            let indexes = self.indexes.iter().filter(move |index| index.kind == kind);
-            indexes.map(|schema| index(schema)).collect()
-        };
         let protection = &self.protection;
         let retain = protection.retain.then_some("Retain");
+        let (r#type, properties) = if protection.replicas.is_empty() {
+            let properties = self.table_properties();
+            ("AWS::DynamoDB::Table", Body::Table(Box::new(properties)))
+        } else {
+            let properties = self.global_properties();
+            (
+                "AWS::DynamoDB::GlobalTable",
+                Body::Global(Box::new(properties)),
+            )
+        };
         CloudFormationTable {
-            r#type: "AWS::DynamoDB::Table",
+            r#type,
             deletion_policy: retain,
             update_replace_policy: retain,
-            properties: Properties {
-                table_name: self.table_name.clone(),
-                billing_mode: "PAY_PER_REQUEST",
-                attribute_definitions: self
-                    .attributes
-                    .iter()
-                    .map(|(name, kind)| AttributeDefinition {
-                        attribute_name: name,
-                        attribute_type: kind.code(),
-                    })
-                    .collect(),
-                key_schema: key_schema(&self.table_keys()),
-                global_secondary_indexes: of_kind(IndexKind::Global),
-                local_secondary_indexes: of_kind(IndexKind::Local),
-                stream_specification: self.stream.map(|view| StreamSpecification {
-                    stream_view_type: view.as_str(),
-                }),
-                time_to_live_specification: self.ttl_attribute.map(|attribute_name| {
-                    TimeToLiveSpecification {
-                        attribute_name,
-                        enabled: true,
-                    }
-                }),
-                deletion_protection_enabled: protection.deletion_protection,
-                point_in_time_recovery_specification: protection.point_in_time_recovery.then_some(
-                    PointInTimeRecovery {
-                        point_in_time_recovery_enabled: true,
-                    },
-                ),
-                sse_specification: Encryption {
-                    enabled: true,
-                    kind: "KMS",
-                    key: protection.kms_key.clone(),
-                },
-                tags: (protection.tags.iter())
-                    .map(|(key, value)| Tag {
-                        key: key.clone(),
-                        value: value.clone(),
-                    })
-                    .collect(),
-                on_demand_throughput: protection.on_demand_maximum.map(|units| {
-                    OnDemandThroughput {
-                        max_read_request_units: units.read,
-                        max_write_request_units: units.write,
-                    }
-                }),
-                warm_throughput: protection.warm_throughput.map(|units| WarmThroughput {
-                    read_units_per_second: units.read,
-                    write_units_per_second: units.write,
-                }),
-                resource_policy: (protection.resource_policy.clone())
-                    .map(|policy_document| ResourcePolicy { policy_document }),
+            properties,
+        }
+    }
+
+    fn attribute_definitions(&self) -> Vec<AttributeDefinition> {
+        (self.attributes.iter())
+            .map(|(name, kind)| AttributeDefinition {
+                attribute_name: name,
+                attribute_type: kind.code(),
+            })
+            .collect()
+    }
+
+    fn indexes_of(&self, kind: IndexKind) -> Vec<Index> {
+        let indexes = self.indexes.iter().filter(move |index| index.kind == kind);
+        indexes.map(|schema| index(schema)).collect()
+    }
+
+    fn tags(&self) -> Vec<Tag> {
+        (self.protection.tags.iter())
+            .map(|(key, value)| Tag {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect()
+    }
+
+    fn time_to_live(&self) -> Option<TimeToLiveSpecification> {
+        self.ttl_attribute
+            .map(|attribute_name| TimeToLiveSpecification {
+                attribute_name,
+                enabled: true,
+            })
+    }
+
+    fn point_in_time_recovery(&self) -> Option<PointInTimeRecovery> {
+        self.protection
+            .point_in_time_recovery
+            .then_some(PointInTimeRecovery {
+                point_in_time_recovery_enabled: true,
+            })
+    }
+
+    fn attached_policy(&self) -> Option<ResourcePolicy> {
+        (self.protection.resource_policy.clone())
+            .map(|policy_document| ResourcePolicy { policy_document })
+    }
+
+    fn table_properties(&self) -> Properties {
+        let protection = &self.protection;
+        Properties {
+            table_name: self.table_name.clone(),
+            billing_mode: "PAY_PER_REQUEST",
+            attribute_definitions: self.attribute_definitions(),
+            key_schema: key_schema(&self.table_keys()),
+            global_secondary_indexes: self.indexes_of(IndexKind::Global),
+            local_secondary_indexes: self.indexes_of(IndexKind::Local),
+            stream_specification: self.stream.map(|view| StreamSpecification {
+                stream_view_type: view.as_str(),
+            }),
+            time_to_live_specification: self.time_to_live(),
+            deletion_protection_enabled: protection.deletion_protection,
+            point_in_time_recovery_specification: self.point_in_time_recovery(),
+            sse_specification: Encryption {
+                enabled: true,
+                kind: "KMS",
+                key: protection.kms_key.clone(),
             },
+            tags: self.tags(),
+            on_demand_throughput: protection
+                .on_demand_maximum
+                .map(|units| OnDemandThroughput {
+                    max_read_request_units: units.read,
+                    max_write_request_units: units.write,
+                }),
+            warm_throughput: protection.warm_throughput.map(|units| WarmThroughput {
+                read_units_per_second: units.read,
+                write_units_per_second: units.write,
+            }),
+            resource_policy: self.attached_policy(),
+        }
+    }
+
+    fn global_properties(&self) -> GlobalProperties {
+        let protection = &self.protection;
+        let home = serde_json::json!({ "Ref": "AWS::Region" });
+        let regions = std::iter::once(home).chain(
+            (protection.replicas.iter()).map(|region| serde_json::Value::String(region.clone())),
+        );
+        let replicas = regions
+            .map(|region| Replica {
+                region,
+                deletion_protection_enabled: protection.deletion_protection,
+                point_in_time_recovery_specification: self.point_in_time_recovery(),
+                sse_specification: (protection.kms_key.clone()).map(|key| ReplicaKey { key }),
+                tags: self.tags(),
+                read_on_demand_throughput_settings: (protection.on_demand_maximum).map(|units| {
+                    MaxReads {
+                        max_read_request_units: units.read,
+                    }
+                }),
+                resource_policy: self.attached_policy(),
+            })
+            .collect();
+        GlobalProperties {
+            table_name: self.table_name.clone(),
+            billing_mode: "PAY_PER_REQUEST",
+            attribute_definitions: self.attribute_definitions(),
+            key_schema: key_schema(&self.table_keys()),
+            global_secondary_indexes: self.indexes_of(IndexKind::Global),
+            local_secondary_indexes: self.indexes_of(IndexKind::Local),
+            stream_specification: self.stream.map(|view| StreamSpecification {
+                stream_view_type: view.as_str(),
+            }),
+            time_to_live_specification: self.time_to_live(),
+            sse_specification: GlobalEncryption {
+                enabled: true,
+                kind: "KMS",
+            },
+            write_on_demand_throughput_settings: (protection.on_demand_maximum).map(|units| {
+                MaxWrites {
+                    max_write_request_units: units.write,
+                }
+            }),
+            warm_throughput: protection.warm_throughput.map(|units| WarmThroughput {
+                read_units_per_second: units.read,
+                write_units_per_second: units.write,
+            }),
+            replicas,
         }
     }
 }

@@ -29,14 +29,15 @@ const WRITE: &[&str] = &[
 const INDEX_READ: &[&str] = &["dynamodb:Query", "dynamodb:Scan"];
 
 /// A stream reader finds the stream with `DescribeTable`, then reads it; `ListStreams` is what
-/// a Lambda event source mapping adds.
+/// a Lambda event source mapping adds. IAM authorizes `ListStreams` only on `*` (it takes no
+/// resource-level permission), so it is a statement of its own.
 const STREAM_TABLE: &[&str] = &["dynamodb:DescribeTable"];
 const STREAM: &[&str] = &[
     "dynamodb:DescribeStream",
     "dynamodb:GetShardIterator",
     "dynamodb:GetRecords",
-    "dynamodb:ListStreams",
 ];
+const LIST_STREAMS: &[&str] = &["dynamodb:ListStreams"];
 
 /// `ensure_table`, `table_migration` (plan and apply), sweeps and coverage (which read the
 /// table's description first): the table's administration and migrations, for a deployment
@@ -176,6 +177,11 @@ impl IamPolicy {
                 "SingletableStream",
                 STREAM,
                 vec![self.arn.streams()],
+            ));
+            statements.push(Statement::allow(
+                "SingletableListStreams",
+                LIST_STREAMS,
+                vec!["*".to_owned()],
             ));
         }
         if self.administration {

@@ -260,6 +260,20 @@ impl CreateTable {
                     .number("write_units_per_second", units.write),
             );
         }
+        for region in &protection.replicas {
+            let mut replica = Block::new("replica")
+                .text("region_name", region.clone())
+                .flag("point_in_time_recovery", protection.point_in_time_recovery)
+                .flag(
+                    "deletion_protection_enabled",
+                    protection.deletion_protection,
+                )
+                .flag("propagate_tags", true);
+            if let Some(key) = &protection.kms_key {
+                replica = replica.text("kms_key_arn", key.clone());
+            }
+            table = table.block(replica);
+        }
         if !protection.tags.is_empty() {
             table = table.value("tags", Value::Map(protection.tags.clone()));
         }

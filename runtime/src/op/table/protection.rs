@@ -34,6 +34,8 @@ pub(crate) struct Protection {
     pub(crate) warm_throughput: Option<Units>,
     /// A resource-based policy document.
     pub(crate) resource_policy: Option<serde_json::Value>,
+    /// Regions the table is replicated to, besides its own: a global table.
+    pub(crate) replicas: Vec<String>,
 }
 
 impl Default for Protection {
@@ -47,6 +49,7 @@ impl Default for Protection {
             on_demand_maximum: None,
             warm_throughput: None,
             resource_policy: None,
+            replicas: Vec::new(),
         }
     }
 }
@@ -122,6 +125,43 @@ impl CreateTable {
     pub fn resource_policy(mut self, policy: serde_json::Value) -> Self {
         self.protection.resource_policy = Some(policy);
         self
+    }
+
+    /// Declares the table a global table replicated to `regions` besides its own (with
+    /// multi-Region eventual consistency, see docs/production.md, "Global tables"): a
+    /// CloudFormation `AWS::DynamoDB::GlobalTable` whose first replica is the stack's Region,
+    /// and Terraform `replica` blocks. Each replica has the table's protection, tags and
+    /// key (give a key alias, or a multi-Region key, that each Region knows).
+    ///
+    /// # Errors
+    ///
+    /// [`InfraError::Replicas`] when the table does not declare a stream of new and old
+    /// images (`stream = "new_and_old_images"`), which replication needs, or a Region is
+    /// not a Region's name.
+    pub fn replicas<R: Into<String>>(
+        mut self,
+        regions: impl IntoIterator<Item = R>,
+    ) -> Result<Self, InfraError> {
+        if self.stream != Some(crate::schema::StreamViewType::NewAndOldImages) {
+            return Err(InfraError::Replicas {
+                reason: "a global table replicates through a stream of new and old images: \
+                         declare `stream = \"new_and_old_images\"` on the table"
+                    .to_owned(),
+            });
+        }
+        for region in regions {
+            let region = region.into();
+            let name = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+            if region.is_empty() || !region.chars().all(name) {
+                return Err(InfraError::Replicas {
+                    reason: format!("{region:?} is not a Region's name (such as `eu-west-2`)"),
+                });
+            }
+            if !self.protection.replicas.contains(&region) {
+                self.protection.replicas.push(region);
+            }
+        }
+        Ok(self)
     }
 
     /// A scratch table's infrastructure code: deleted with its stack or resource, without
