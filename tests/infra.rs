@@ -478,6 +478,7 @@ fn the_administration_statement_allows_creating_planning_and_migrating_the_table
             "dynamodb:UpdateTable",
             "dynamodb:DescribeTimeToLive",
             "dynamodb:UpdateTimeToLive",
+            "dynamodb:ListTagsOfResource",
         ]
         .map(String::from)
         .into();
@@ -816,3 +817,58 @@ fn replicas_make_a_global_table_in_both_languages() {
 #[derive(Table)]
 #[dynamo(name = "infra-plain", pk = "PK", sk = "SK")]
 pub struct ShopWithoutStream;
+
+/// A table a CloudFormation stack manages carries the `aws:cloudformation:stack-name` tag:
+/// apply leaves it as it is (its change belongs in the template) unless forced. CloudFormation
+/// sets that tag, and DynamoDB refuses `aws:` keys from anyone else; the engines take it, so
+/// the test sets it itself there, and skips on DynamoDB with the index backfill it waits for.
+#[test]
+fn apply_leaves_a_stack_managed_table_to_its_stack_unless_forced() {
+    use singletable::migrate::MigrationError;
+    if common::skips(Needs::TableChange) {
+        return;
+    }
+    runtime().block_on(async {
+        let table = singletable::testing::table::<Shop>().await.unwrap();
+        let client = table.client().clone();
+        let described = client
+            .describe_table()
+            .table_name(table.table_name())
+            .send()
+            .await
+            .unwrap();
+        let arn = described.table().and_then(|t| t.table_arn()).unwrap();
+        let tag = aws_sdk_dynamodb::types::Tag::builder()
+            .key("aws:cloudformation:stack-name")
+            .value("shop-stack")
+            .build()
+            .unwrap();
+        client
+            .tag_resource()
+            .resource_arn(arn)
+            .tags(tag)
+            .send()
+            .await
+            .unwrap();
+        let next = Db::<ShopNext>::new(client).with_table_name(table.table_name());
+        let migration = || next.admin().table_migration(&[]);
+        match migration().send().await {
+            Err(singletable::Error::Migration(MigrationError::StackManaged { stack, .. })) => {
+                assert_eq!(stack, "shop-stack")
+            }
+            other => panic!("expected StackManaged, got {other:?}"),
+        }
+        let plan = migration().plan().await.unwrap();
+        assert!(
+            (plan.actions.iter()).any(|action| matches!(action, PlanAction::CreateIndex(_))),
+            "nothing changed: {plan}"
+        );
+        migration()
+            .force()
+            .poll_interval(Duration::from_millis(50))
+            .send()
+            .await
+            .unwrap();
+        assert!(migration().plan().await.unwrap().is_up_to_date());
+    });
+}

@@ -2074,7 +2074,13 @@ fn within_the_policy(table: &str, step: &Step, sent: u64) {
         };
         let attempts: u32 = attempts.parse().unwrap();
         counted += u64::from(attempts);
-        let jobs_only = ["Scan", "DescribeTable", "DescribeTimeToLive", "UpdateTable"];
+        let jobs_only = [
+            "Scan",
+            "DescribeTable",
+            "DescribeTimeToLive",
+            "UpdateTable",
+            "ListTagsOfResource",
+        ];
         if span.fields.contains_key("singletable.key") || jobs_only.contains(&operation) {
             continue;
         }
@@ -2244,7 +2250,8 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
 /// Every request of the run, as IAM would authorize it, is allowed by the policy generated
 /// for the table with its stream and its administration; and what the service role's policy
 /// (without administration) denies is only the migration's: the table change that creates
-/// the index, and the reading of the table's description by it, the sweeps and coverage.
+/// the index, and the reading of the table's description and tags by it, the sweeps and
+/// coverage.
 fn allowed_by_the_generated_policy(table: &str, proxy: &FaultStats) {
     let (region, account) = ("eu-west-1", "123456789012");
     let arn = TableArn::new(region, account, table).unwrap();
@@ -2270,6 +2277,8 @@ fn allowed_by_the_generated_policy(table: &str, proxy: &FaultStats) {
         "dynamodb:DescribeTable",
         "dynamodb:DescribeTimeToLive",
         "dynamodb:UpdateTable",
+        // Apply's reading of the table's tags (is a CloudFormation stack its owner?).
+        "dynamodb:ListTagsOfResource",
     ];
     let migration = migration.map(String::from).into();
     assert!(denied(&service).is_subset(&migration), "{service}");

@@ -263,6 +263,11 @@ enum Command {
         /// Seconds between status polls.
         #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
         poll: f64,
+        /// Change the table even when a CloudFormation stack manages it (the change then
+        /// drifts from the stack's template). Without it, such a table is left as it is and
+        /// the resource its template should state is printed.
+        #[arg(long)]
+        force: bool,
     },
     /// Add the index attributes and schema version to items an older version of an entity
     /// wrote, with conditional updates that never overwrite concurrent writes.
@@ -555,10 +560,17 @@ where
             delete_unused,
             timeout,
             poll,
+            force,
         } => {
             let poll = Duration::try_from_secs_f64(poll).unwrap_or(Duration::from_secs(5));
             let timeout = Duration::from_secs(timeout);
-            apply(&db, &entities, delete_unused, timeout, poll, &mut output).await
+            let options = ApplyArgs {
+                delete_unused,
+                timeout,
+                poll,
+                force,
+            };
+            apply(&db, &entities, options, &mut output).await
         }
         Command::Backfill(backfill_args) => {
             backfill(&db, &entities, backfill_args, &mut output).await
@@ -761,22 +773,31 @@ async fn plan<T: Table>(
     })
 }
 
-async fn apply<T: Table>(
-    db: &Db<T>,
-    entities: &Entities<T>,
+/// `apply`'s options.
+struct ApplyArgs {
     delete_unused: bool,
     timeout: Duration,
     poll: Duration,
+    force: bool,
+}
+
+async fn apply<T: Table>(
+    db: &Db<T>,
+    entities: &Entities<T>,
+    options: ApplyArgs,
     output: &mut Output,
 ) -> Result<u8, Error> {
     let err = output.err.clone();
     let mut migration = db.admin().table_migration(&entities.schemas());
-    if delete_unused {
+    if options.delete_unused {
         migration = migration.delete_unused();
     }
+    if options.force {
+        migration = migration.force();
+    }
     let applied = migration
-        .timeout(timeout)
-        .poll_interval(poll)
+        .timeout(options.timeout)
+        .poll_interval(options.poll)
         .on_progress(move |event| match event {
             ApplyEvent::Planned(plan) if plan.is_up_to_date() => {
                 say(&err, &format!("table {}: nothing to do", plan.table))
@@ -812,7 +833,18 @@ async fn apply<T: Table>(
             }
         })
         .send()
-        .await?;
+        .await;
+    let applied = match applied {
+        // The stack's template is where the change belongs: the resource it should state.
+        Err(error @ Error::Migration(MigrationError::StackManaged { .. })) => {
+            output.error(&error);
+            let resource = serde_json::to_value(db.admin().create_table().cloudformation())
+                .unwrap_or(Value::Null);
+            output.result(&format!("{resource:#}\n"), &resource);
+            return Ok(EXIT_FAILURE);
+        }
+        applied => applied?,
+    };
     let mut text = applied.plan.to_string();
     text.push_str(&format!(
         "applied in {:.1}s\n",

@@ -87,6 +87,12 @@ impl RecordedRequest {
                 format!("{}/stream/unknown", table_arn(stream_table)),
             )],
             "ListStreams" => vec![needs("ListStreams", "*".to_owned())],
+            // Tags name their table by ARN: the engine's, read for the table's name.
+            "ListTagsOfResource" | "TagResource" | "UntagResource" => {
+                let arn = text(body, "ResourceArn");
+                let table = arn.split_once(":table/").map_or("", |(_, rest)| rest);
+                vec![needs(&self.operation, table_arn(table))]
+            }
             operation => vec![needs(operation, table_arn(&text(body, "TableName")))],
         }
     }

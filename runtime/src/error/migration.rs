@@ -16,6 +16,16 @@ pub enum MigrationError {
         /// What differs, one sentence each.
         problems: Vec<String>,
     },
+    /// The table belongs to a CloudFormation stack (it carries the `aws:cloudformation:stack-name`
+    /// tag CloudFormation sets): a change made here would drift from the stack's template, and
+    /// the next stack update would undo it. Nothing was changed.
+    #[error("table {table:?} belongs to CloudFormation stack {stack:?}: a change made here would drift from the stack's template. Make it in the template (`CreateTable::cloudformation`, the CLI's `infra`, prints the table's resource), or apply with `force()` (`apply --force`)")]
+    StackManaged {
+        /// The table.
+        table: String,
+        /// The stack, from the tag.
+        stack: String,
+    },
     /// The table does not exist (and the step needs it).
     #[error("table {table:?} does not exist; run `apply` (or `db.admin().ensure_table()`) first")]
     TableMissing {

@@ -39,15 +39,17 @@ const STREAM: &[&str] = &[
 ];
 const LIST_STREAMS: &[&str] = &["dynamodb:ListStreams"];
 
-/// `ensure_table`, `table_migration` (plan and apply), sweeps and coverage (which read the
-/// table's description first): the table's administration and migrations, for a deployment
-/// or migration role rather than the service's.
+/// `ensure_table`, `table_migration` (plan and apply, which reads the table's tags to refuse
+/// one a CloudFormation stack manages), sweeps and coverage (which read the table's
+/// description first): the table's administration and migrations, for a deployment or
+/// migration role rather than the service's.
 const ADMINISTRATION: &[&str] = &[
     "dynamodb:CreateTable",
     "dynamodb:DescribeTable",
     "dynamodb:UpdateTable",
     "dynamodb:DescribeTimeToLive",
     "dynamodb:UpdateTimeToLive",
+    "dynamodb:ListTagsOfResource",
 ];
 
 /// The IAM policy document that a table's operations need, and no more: one statement for

@@ -21,6 +21,8 @@ pub(crate) struct ApplyOptions {
     pub(crate) timeout: Duration,
     /// How often to poll `DescribeTable` while waiting.
     pub(crate) poll_interval: Duration,
+    /// Change a table that a CloudFormation stack manages.
+    pub(crate) force: bool,
 }
 
 impl Default for ApplyOptions {
@@ -31,6 +33,7 @@ impl Default for ApplyOptions {
             delete_unused: false,
             timeout: Duration::from_secs(30 * 60),
             poll_interval: Duration::from_secs(5),
+            force: false,
         }
     }
 }
@@ -84,12 +87,17 @@ enum Until<'a> {
     IndexGone(&'a str),
 }
 
+/// The tag CloudFormation sets on every resource of a stack.
+const STACK_TAG: &str = "aws:cloudformation:stack-name";
+
 impl<T: Table> TableMigration<'_, T> {
     /// Plans, then makes every change: creates the table if missing, adds each missing global
     /// index with its own `UpdateTable` and waits until it is active, waits for indexes still
     /// building, and deletes undeclared indexes only when `delete_unused` is set.
     ///
-    /// Refuses to start ([`MigrationError::Blocked`]) when the plan has blockers. Safe to run
+    /// Refuses to start ([`MigrationError::Blocked`]) when the plan has blockers, and
+    /// ([`MigrationError::StackManaged`]) when a CloudFormation stack manages the table
+    /// (its `aws:cloudformation:stack-name` tag), unless [`force`](Self::force)d. Safe to run
     /// again after a timeout or a crash: the next plan waits for what is still building.
     pub async fn send(mut self) -> Result<Applied, Error> {
         let started = Instant::now();
@@ -100,6 +108,11 @@ impl<T: Table> TableMigration<'_, T> {
                 problems: plan.blockers.iter().map(ToString::to_string).collect(),
             }
             .into());
+        }
+        let creates =
+            (plan.actions.iter()).any(|action| matches!(action, PlanAction::CreateTable { .. }));
+        if !plan.actions.is_empty() && !creates && !self.options.force {
+            self.refuse_a_stack_managed_table().await?;
         }
         self.emit(&ApplyEvent::Planned(&plan));
         for action in &plan.actions {
@@ -161,6 +174,23 @@ impl<T: Table> TableMigration<'_, T> {
     fn emit(&mut self, event: &ApplyEvent<'_>) {
         if let Some(progress) = &mut self.progress {
             progress(event);
+        }
+    }
+
+    /// [`MigrationError::StackManaged`] when the table carries CloudFormation's stack tag.
+    async fn refuse_a_stack_managed_table(&self) -> Result<(), Error> {
+        let described = self.db.describe_table().await?;
+        let Some(arn) = described.table().and_then(|table| table.table_arn()) else {
+            return Ok(());
+        };
+        let tags = self.db.table_tags(arn).await?;
+        match tags.into_iter().find(|(key, _)| key == STACK_TAG) {
+            Some((_, stack)) => Err(MigrationError::StackManaged {
+                table: self.db.table_name().to_owned(),
+                stack,
+            }
+            .into()),
+            None => Ok(()),
         }
     }
 

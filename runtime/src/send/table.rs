@@ -140,6 +140,32 @@ impl<T: Table> Db<T> {
         self.traced(span, changing).await
     }
 
+    /// The tags of the table with `arn` (`ListTagsOfResource`, page after page), each request
+    /// sent again while throttled or lost.
+    pub(crate) async fn table_tags(&self, arn: &str) -> Result<Vec<(String, String)>, Error> {
+        let mut tags = Vec::new();
+        let mut next = None;
+        loop {
+            let request = self
+                .unretried_client()
+                .list_tags_of_resource()
+                .resource_arn(arn)
+                .set_next_token(next.take());
+            let page = self
+                .reading_traced(Operation::ListTagsOfResource, &self.retry_policy(), || {
+                    request.clone().send()
+                })
+                .await?;
+            tags.extend(
+                (page.tags.unwrap_or_default().into_iter()).map(|tag| (tag.key, tag.value)),
+            );
+            match page.next_token {
+                Some(token) => next = Some(token),
+                None => return Ok(tags),
+            }
+        }
+    }
+
     /// `UpdateTimeToLive`: DynamoDB deletes items once the number of epoch seconds in
     /// `attribute` has passed. Sent again while throttled or lost, until answered or
     /// `DescribeTimeToLive` shows it on (a resend after it was applied is refused).

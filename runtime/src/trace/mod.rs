@@ -4,7 +4,7 @@
 //! That release renamed the RPC attributes but left the AWS conventions on `rpc.system`,
 //! `rpc.service` and `rpc.method` on purpose (semantic-conventions #3176), so they stay.
 //! Administration (`CreateTable`, `DescribeTable`, `UpdateTable`, `DescribeTimeToLive`,
-//! `UpdateTimeToLive`) and the Streams API's reads (`DescribeStream`, `GetShardIterator`,
+//! `UpdateTimeToLive`, `ListTagsOfResource`) and the Streams API's reads (`DescribeStream`, `GetShardIterator`,
 //! `GetRecords`, with `rpc.service` `DynamoDB Streams`) have spans too, without an entity; a
 //! table that does not exist is their `not_found`.
 //!
@@ -84,6 +84,7 @@ pub(crate) enum Operation {
     UpdateTable,
     DescribeTimeToLive,
     UpdateTimeToLive,
+    ListTagsOfResource,
     /// The Streams API's (its reader needs feature `aws-sdk-dynamodbstreams`).
     #[cfg_attr(not(feature = "aws-sdk-dynamodbstreams"), allow(dead_code))]
     DescribeStream,
@@ -111,6 +112,7 @@ impl Operation {
             Operation::UpdateTable => ("UpdateTable", "DynamoDB.UpdateTable"),
             Operation::DescribeTimeToLive => ("DescribeTimeToLive", "DynamoDB.DescribeTimeToLive"),
             Operation::UpdateTimeToLive => ("UpdateTimeToLive", "DynamoDB.UpdateTimeToLive"),
+            Operation::ListTagsOfResource => ("ListTagsOfResource", "DynamoDB.ListTagsOfResource"),
             Operation::DescribeStream => ("DescribeStream", "DynamoDB Streams.DescribeStream"),
             Operation::GetShardIterator => {
                 ("GetShardIterator", "DynamoDB Streams.GetShardIterator")

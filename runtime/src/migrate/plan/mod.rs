@@ -608,6 +608,14 @@ impl<'db, T: Table> TableMigration<'db, T> {
         self
     }
 
+    /// Applies the plan to a table that a CloudFormation stack manages, which apply otherwise
+    /// refuses ([`MigrationError::StackManaged`](crate::error::migration::MigrationError)): the
+    /// change then drifts from the stack's template until the template states it.
+    pub fn force(mut self) -> Self {
+        self.options.force = true;
+        self
+    }
+
     /// How often apply polls `DescribeTable` while waiting (default 5 seconds).
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.options.poll_interval = interval;
