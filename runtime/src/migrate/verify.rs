@@ -339,7 +339,7 @@ impl<T: Table> Verify<'_, T> {
                             ),
                         }
                     } else if let Some(foreign) = checkpoint.foreign_to(
-                        super::plan::LiveTable::of_db(self.db)
+                        super::plan::LiveTable::of_long_job(self.db)
                             .await?
                             .and_then(|live| live.identity)
                             .as_deref(),

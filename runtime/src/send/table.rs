@@ -85,15 +85,14 @@ async fn described(
 }
 
 impl<T: Table> Db<T> {
-    /// The table's description and its time to live, read under the `Db`'s policy on its
-    /// client without the SDK's retries (made once, with the `Db`).
-    pub(crate) async fn describe_with_ttl(&self) -> Result<Described, Error> {
-        described(
-            self.unretried_client(),
-            self.table_name(),
-            self.retry_policy(),
-        )
-        .await
+    /// The table's description and its time to live, read under `policy` (the `Db`'s, or its
+    /// policy for long jobs) on its client without the SDK's retries (made once, with the
+    /// `Db`).
+    pub(crate) async fn describe_with_ttl(
+        &self,
+        policy: crate::RetryPolicy,
+    ) -> Result<Described, Error> {
+        described(self.unretried_client(), self.table_name(), policy).await
     }
 
     /// Waits until the table exists and is active, for at most five minutes.

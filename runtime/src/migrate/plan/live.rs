@@ -146,7 +146,15 @@ impl LiveTable {
     pub(crate) async fn of_db<T: crate::Table>(
         db: &crate::Db<T>,
     ) -> Result<Option<LiveTable>, Error> {
-        Ok(Self::of(db.describe_with_ttl().await?))
+        Ok(Self::of(db.describe_with_ttl(db.retry_policy()).await?))
+    }
+
+    /// The table of `db`, read as a long job reads (a sweep's, coverage's): under the `Db`'s
+    /// policy for long jobs, riding through throttling unless the user set a policy.
+    pub(crate) async fn of_long_job<T: crate::Table>(
+        db: &crate::Db<T>,
+    ) -> Result<Option<LiveTable>, Error> {
+        Ok(Self::of(db.describe_with_ttl(db.long_job_policy()).await?))
     }
 
     /// The snapshot of a description and its time to live.

@@ -179,12 +179,11 @@ impl<E: Entity> Sweep<E> {
                 .into());
             }
         }
-        let live =
-            LiveTable::of_db(&self.db)
-                .await?
-                .ok_or_else(|| MigrationError::TableMissing {
-                    table: table_name.clone(),
-                })?;
+        let live = LiveTable::of_long_job(&self.db).await?.ok_or_else(|| {
+            MigrationError::TableMissing {
+                table: table_name.clone(),
+            }
+        })?;
         let resumed = match &options.checkpoint {
             Some(path) => Checkpoint::load(path)?,
             None => None,
