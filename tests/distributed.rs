@@ -304,7 +304,10 @@ async fn workers_ride_through_throttling_and_lost_responses_and_count_exactly() 
             .segments(SEGMENTS)
             .page_size(10)
             .distributed("faulty-v2")
-            .lease(Duration::from_secs(5))
+            // Long enough that no pause of a loaded machine's worker (riding through
+            // throttling, its backoff up to 2 s a resend) outlasts it: a segment claimed twice
+            // is then a claim misread, which leaves its segment until this expires.
+            .lease(Duration::from_secs(20))
             .worker_id(worker)
             .worker()
     };
