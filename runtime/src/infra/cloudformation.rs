@@ -34,11 +34,10 @@ enum Body {
     Global(Box<GlobalProperties>),
 }
 
-/// `AWS::DynamoDB::GlobalTable`'s properties: the table's shape once, what each replica
-/// keeps in `Replicas`.
+/// What a table and a global table state alike: the `CreateTable` request's shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct GlobalProperties {
+struct Shape {
     table_name: String,
     billing_mode: &'static str,
     attribute_definitions: Vec<AttributeDefinition>,
@@ -51,6 +50,15 @@ struct GlobalProperties {
     stream_specification: Option<StreamSpecification>,
     #[serde(skip_serializing_if = "Option::is_none")]
     time_to_live_specification: Option<TimeToLiveSpecification>,
+}
+
+/// `AWS::DynamoDB::GlobalTable`'s properties: the table's shape once, what each replica
+/// keeps in `Replicas`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct GlobalProperties {
+    #[serde(flatten)]
+    shape: Shape,
     #[serde(rename = "SSESpecification")]
     sse_specification: GlobalEncryption,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,18 +116,8 @@ struct Replica {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct Properties {
-    table_name: String,
-    billing_mode: &'static str,
-    attribute_definitions: Vec<AttributeDefinition>,
-    key_schema: Vec<KeySchemaElement>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    global_secondary_indexes: Vec<Index>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    local_secondary_indexes: Vec<Index>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stream_specification: Option<StreamSpecification>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    time_to_live_specification: Option<TimeToLiveSpecification>,
+    #[serde(flatten)]
+    shape: Shape,
     deletion_protection_enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     point_in_time_recovery_specification: Option<PointInTimeRecovery>,
@@ -309,9 +307,8 @@ impl CreateTable {
             .map(|policy_document| ResourcePolicy { policy_document })
     }
 
-    fn table_properties(&self) -> Properties {
-        let protection = &self.protection;
-        Properties {
+    fn shape(&self) -> Shape {
+        Shape {
             table_name: self.table_name.clone(),
             billing_mode: "PAY_PER_REQUEST",
             attribute_definitions: self.attribute_definitions(),
@@ -322,6 +319,13 @@ impl CreateTable {
                 stream_view_type: view.as_str(),
             }),
             time_to_live_specification: self.time_to_live(),
+        }
+    }
+
+    fn table_properties(&self) -> Properties {
+        let protection = &self.protection;
+        Properties {
+            shape: self.shape(),
             deletion_protection_enabled: protection.deletion_protection,
             point_in_time_recovery_specification: self.point_in_time_recovery(),
             sse_specification: Encryption {
@@ -366,16 +370,7 @@ impl CreateTable {
             })
             .collect();
         GlobalProperties {
-            table_name: self.table_name.clone(),
-            billing_mode: "PAY_PER_REQUEST",
-            attribute_definitions: self.attribute_definitions(),
-            key_schema: key_schema(&self.table_keys()),
-            global_secondary_indexes: self.indexes_of(IndexKind::Global),
-            local_secondary_indexes: self.indexes_of(IndexKind::Local),
-            stream_specification: self.stream.map(|view| StreamSpecification {
-                stream_view_type: view.as_str(),
-            }),
-            time_to_live_specification: self.time_to_live(),
+            shape: self.shape(),
             sse_specification: GlobalEncryption {
                 enabled: true,
                 kind: "KMS",
