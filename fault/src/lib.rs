@@ -54,6 +54,7 @@ mod charges;
 mod dynamodb_errors;
 mod http;
 mod idempotency;
+mod lag;
 mod latency;
 mod lock;
 mod own_write;
@@ -62,6 +63,7 @@ mod plan;
 mod report;
 mod table_keys;
 pub use authorization::{allows, Authorization};
+pub use lag::IndexLag;
 pub use latency::Latency;
 pub use own_write::is_own_write;
 pub use partition_limits::{PartitionKey, PartitionLimits};
@@ -75,6 +77,7 @@ use capacity::{Admission, CapacityModel};
 use dynamodb_errors::{dynamodb_error, error_response};
 use http::{json_response, read_message, send_upstream, Connection, Message};
 use idempotency::{transaction_token, Token, TOKEN_WINDOW};
+use lag::{Replica, ReplicaError};
 use lock::lock;
 use report::count_throttled;
 use serde_json::{json, Map, Value};
@@ -91,6 +94,8 @@ const HANG_LIMIT: Duration = Duration::from_secs(60);
 /// Mixed into the plan's seed for the latency schedule, so that adding latency to a plan does
 /// not change which requests its fault schedule hits.
 const LATENCY_SEED: u64 = 0x6c61_7465_6e63_7921;
+/// Mixed into the plan's seed for the index lag's delays, for the same reason.
+const LAG_SEED: u64 = 0x696e_6465_786c_6167;
 
 /// Why a faulty client could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +110,9 @@ pub enum FaultError {
     /// The proxy could not listen.
     #[error("starting the fault-injection proxy: {0}")]
     Io(#[from] io::Error),
+    /// The replica that serves lagging reads ([`FaultPlan::with_index_lag`]) could not start.
+    #[error("starting the index-lag replica: {0}")]
+    Replica(String),
 }
 
 /// A handle on a faulty client's proxy: its counts, and a switch to pause injection.
@@ -140,6 +148,14 @@ impl FaultStats {
     pub fn endpoint(&self) -> &str {
         &self.shared.endpoint
     }
+
+    /// Waits until every write the proxy has answered so far has reached the indexes and
+    /// eventually consistent reads ([`FaultPlan::with_index_lag`]); at once without lag.
+    pub async fn caught_up(&self) {
+        if let Some(replica) = &self.shared.replica {
+            replica.caught_up().await;
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -161,6 +177,8 @@ struct Shared {
     latency_schedule: Mutex<fastrand::Rng>,
     /// The partition limits' buckets, when the plan has them.
     capacity: Option<CapacityModel>,
+    /// The replica lagging reads are served from, when the plan has an index lag.
+    replica: Option<Arc<Replica>>,
 }
 
 /// A DynamoDB client for the local engine whose requests go through a fault-injecting proxy,
@@ -237,6 +255,14 @@ pub async fn proxy(plan: FaultPlan) -> Result<(aws_config::SdkConfig, FaultStats
     let upstream = upstream_address(&endpoint)?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let proxy = format!("http://{}", listener.local_addr()?);
+    let replica = match plan.index_lag {
+        Some(lag) => Some(
+            Replica::start(lag, plan.seed ^ LAG_SEED, upstream.clone())
+                .await
+                .map_err(|ReplicaError(reason)| FaultError::Replica(reason))?,
+        ),
+        None => None,
+    };
     let region = sdk_config
         .region()
         .map_or_else(|| "us-east-1".to_owned(), ToString::to_string);
@@ -246,6 +272,7 @@ pub async fn proxy(plan: FaultPlan) -> Result<(aws_config::SdkConfig, FaultStats
         capacity: plan
             .partition_limits
             .map(|limits| CapacityModel::new(limits, region)),
+        replica,
         plan,
         emulate_idempotency,
         upstream,
@@ -488,9 +515,20 @@ async fn forward(shared: &Shared, operation: &str, request: &Message) -> io::Res
             return Ok(answer);
         }
     }
-    let response = send_upstream(&shared.upstream, request).await;
-    if response.is_ok() {
-        shared.record(|report| report.forwarded += 1);
+    let upstream = match &shared.replica {
+        Some(replica) => replica.upstream(&shared.upstream, operation, request).await,
+        None => &shared.upstream,
+    };
+    let lagging = upstream != shared.upstream;
+    let response = send_upstream(upstream, request).await;
+    if let Ok(response) = &response {
+        shared.record(|report| {
+            report.forwarded += 1;
+            report.lagging_reads += u64::from(lagging);
+        });
+        if let Some(replica) = &shared.replica {
+            replica.follow(operation, request, response).await;
+        }
     }
     if let Some((token, params)) = token {
         let mut tokens = lock(&shared.tokens);
@@ -635,6 +673,7 @@ mod tests {
             requests: Mutex::new(Vec::new()),
             latency_schedule: Mutex::new(fastrand::Rng::with_seed(plan.seed)),
             capacity: None,
+            replica: None,
         };
         let (first, second) = (shared(&plan), shared(&plan));
         let draws: Vec<Option<Fault>> = (0..10_000).map(|_| first.decide("PutItem")).collect();

@@ -1,6 +1,7 @@
 //! The fault plan: which faults the proxy injects, how often, and how the faulty client it
 //! makes behaves.
 
+use crate::lag::IndexLag;
 use crate::latency::Latency;
 use crate::partition_limits::PartitionLimits;
 use std::fmt;
@@ -201,6 +202,9 @@ pub struct FaultPlan {
     /// The operations faults are injected into (`"DescribeTable"`, ...); every operation when
     /// `None` ([`FaultPlan::only_operations`]).
     pub operations: Option<Vec<String>>,
+    /// How far behind the table global indexes and eventually consistent reads are
+    /// ([`FaultPlan::with_index_lag`]); not at all when `None`.
+    pub index_lag: Option<IndexLag>,
 }
 
 impl FaultPlan {
@@ -218,6 +222,7 @@ impl FaultPlan {
             latency: None,
             partition_limits: None,
             operations: None,
+            index_lag: None,
         }
     }
 
@@ -292,6 +297,16 @@ impl FaultPlan {
     /// schedule: a request refused here draws no fault.
     pub fn with_partition_limits(mut self, limits: PartitionLimits) -> Self {
         self.partition_limits = Some(limits);
+        self
+    }
+
+    /// Serves global index reads and eventually consistent reads from a replica that each
+    /// write reaches after a delay drawn from `lag` (seeded by the plan's seed), as DynamoDB
+    /// may; strongly consistent reads and writes see the present. See [`IndexLag`];
+    /// [`FaultStats::caught_up`](crate::FaultStats::caught_up) waits for the replica.
+    /// Independent of the fault schedule.
+    pub fn with_index_lag(mut self, lag: IndexLag) -> Self {
+        self.index_lag = Some(lag);
         self
     }
 }

@@ -18,6 +18,9 @@ pub struct FaultReport {
     pub forwarded: u64,
     /// Resent transactions answered from the idempotency emulation, not applied again.
     pub replayed: u64,
+    /// Reads answered from the past by the [index lag](crate::FaultPlan::with_index_lag)'s
+    /// replica (a global index's, or eventually consistent ones).
+    pub lagging_reads: u64,
     /// Faults injected.
     pub injected: BTreeMap<Fault, u64>,
     /// Writes refused by the [partition limits](crate::FaultPlan::with_partition_limits), per
@@ -68,6 +71,9 @@ impl fmt::Display for FaultReport {
             self.injected_after_apply(),
             self.replayed
         )?;
+        if self.lagging_reads > 0 {
+            write!(f, ", {} reads answered from the past", self.lagging_reads)?;
+        }
         if !self.injected.is_empty() {
             let faults: Vec<String> = self
                 .injected

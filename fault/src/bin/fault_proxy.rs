@@ -12,11 +12,13 @@
 //! requests go to the engine directly (the proxy injects faults into DynamoDB's API only).
 //! `--rate 0 --latency in-region --partition-limits` injects no faults and models DynamoDB
 //! instead: a round trip's latency on every request and the throughput limit of each
-//! partition key. The proxy runs until interrupted (SIGINT), then prints its report on stderr:
-//! the faults it injected and the partition keys it throttled.
+//! partition key. `--index-lag-ms 500` serves global index reads and eventually consistent
+//! reads up to 500 ms behind the table, as DynamoDB may. The proxy runs until interrupted
+//! (SIGINT), then prints its report on stderr: the faults it injected and the partition keys
+//! it throttled.
 
 use clap::Parser;
-use singletable_fault::{FaultPlan, Latency, PartitionLimits};
+use singletable_fault::{FaultPlan, IndexLag, Latency, PartitionLimits};
 use std::time::Duration;
 
 /// Serves a fault-injecting proxy in front of the embedded engine.
@@ -39,6 +41,10 @@ struct Options {
     /// 3,000 read units a second.
     #[arg(long)]
     partition_limits: bool,
+    /// Serves global index reads and eventually consistent reads up to this many
+    /// milliseconds behind the table (each write's delay drawn from 0 to it).
+    #[arg(long, value_name = "LONGEST")]
+    index_lag_ms: Option<u64>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -63,6 +69,9 @@ impl Options {
         }
         if self.partition_limits {
             plan = plan.with_partition_limits(PartitionLimits::DYNAMODB);
+        }
+        if let Some(longest) = self.index_lag_ms {
+            plan = plan.with_index_lag(IndexLag::up_to(Duration::from_millis(longest)));
         }
         Ok(plan)
     }
@@ -112,6 +121,12 @@ mod tests {
             ))
         );
         assert_eq!(slow.partition_limits, None);
+        assert_eq!(slow.index_lag, None);
+        let lagging = plan(&["--rate", "0", "--index-lag-ms", "500"])?;
+        assert_eq!(
+            lagging.index_lag,
+            Some(IndexLag::up_to(Duration::from_millis(500)))
+        );
         let plain = plan(&[])?;
         assert_eq!((plain.latency, plain.rate), (None, 0.05));
         Ok(())
