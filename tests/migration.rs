@@ -1173,3 +1173,47 @@ async fn throttled_sweep(rate: Option<Rate>) {
         0
     );
 }
+
+/// A sweep started right after the old code wrote backfills what it wrote, although the
+/// table's eventually consistent reads lag those writes: its scan reads strongly consistent,
+/// which DynamoDB documents as seeing every write that completed before the scan began.
+#[tokio::test]
+async fn a_sweep_backfills_items_written_just_before_it_while_reads_lag() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    tokio::time::timeout(TIMEOUT, sweep_while_reads_lag())
+        .await
+        .unwrap();
+}
+
+async fn sweep_while_reads_lag() {
+    use singletable_fault::{self as fault, FaultPlan, IndexLag};
+    let (old, _) = old_workspace(0, 0).await;
+    let lag = Duration::from_millis(600);
+    let plan = FaultPlan::new(5, 0.0).with_index_lag(IndexLag::new(lag, lag));
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let old_code = Db::<WorkspaceV1>::new(client.clone()).with_table_name(old.table_name());
+    // A first read copies the table to the lagging replica as it is: no comment yet.
+    assert!(old_code.scan::<CommentV1>().all().await.unwrap().is_empty());
+    let comments: Vec<CommentV1> = (0..12).map(old_comment).collect();
+    let written = std::time::Instant::now();
+    let output = old_code
+        .batch_write()
+        .put_all(&comments)
+        .send()
+        .await
+        .unwrap();
+    assert!(output.is_complete());
+    let db = Db::<Workspace>::new(client).with_table_name(old.table_name());
+    let report = db.admin().sweep::<Comment>().send().await.unwrap();
+    // Only meaningful while the lag holds: the sweep ran before the writes could reach the
+    // replica.
+    if written.elapsed() < lag {
+        assert_eq!(report.this_run.backfilled, 12, "{report}");
+    }
+    stats.caught_up().await;
+    let coverage = db.admin().coverage(Comment::SCHEMA).send().await.unwrap();
+    assert_eq!((coverage.items, coverage.behind), (12, 0), "{coverage}");
+    assert!(stats.report().lagging_reads > 0, "{}", stats.report());
+}

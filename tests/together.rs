@@ -30,6 +30,10 @@
 //! or a commit refused or lost after every resend is polled on, and the replay must still
 //! match.
 //!
+//! A fourth run has no faults but indexes and eventually consistent reads that lag the table
+//! by up to 300 ms ([`Lagging`]): each read right after a step must show a version of each item
+//! that a recent model held, and every third step the table must match the model exactly.
+//!
 //! `SINGLETABLE_MODEL_CASES` sets the number of sequences of each run (default 8: about 75 s
 //! for the three runs on dynoxide and 40 s on moto, on two cores, varying with the sequences
 //! drawn; CI runs both engines).
@@ -46,11 +50,11 @@ use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
 use singletable::op::query::{Cursor, CursorKey, IndexEntry};
 use singletable::{Db, Entity, Error, Item, Page, RetryPolicy, Table};
-use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats};
+use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats, IndexLag};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Table)]
 #[dynamo(
@@ -1904,6 +1908,101 @@ async fn check(db: &Db<Together>, model: &Model) {
     }
 }
 
+/// Whether a task read through a lagging read is one of its `recent` versions. A step that
+/// counts twice passes through a count no model holds; counts only rise, so one between
+/// the recent ones is a version too.
+fn a_recent_task(recent: &[Option<&Task>], seen: Option<&Task>) -> bool {
+    let Some(seen) = seen else {
+        return recent.contains(&None);
+    };
+    let counted = |task: &Task| Task {
+        hits: 0,
+        ..task.clone()
+    };
+    let hits = recent.iter().flatten().map(|task| task.hits);
+    let (low, high) = (hits.clone().min(), hits.max());
+    (recent.iter().flatten()).any(|version| counted(version) == counted(seen))
+        && low.is_some_and(|low| low <= seen.hits)
+        && high.is_some_and(|high| seen.hits <= high)
+}
+
+/// Right after a step, with indexes and eventually consistent reads lagging: each member and
+/// task read, each open task on the sparse index, each member on the inverted index and each
+/// task hydrated through the keys-only index is a version of it that one of the `recent`
+/// models held (or its absence, for an item missed), never one older than those.
+async fn check_lagging(db: &Db<Together>, model: &Model, recent: &[(Instant, Model)]) {
+    let now = model.now;
+    let members = |key: (u8, u8)| -> Vec<Option<&Member>> {
+        (recent.iter())
+            .map(|(_, m)| m.members.get(&key).filter(|m| live(m.expires_at, now)))
+            .collect()
+    };
+    let tasks = |key: (u8, u8)| -> Vec<Option<&Task>> {
+        (recent.iter())
+            .map(|(_, m)| m.tasks.get(&key).filter(|t| live(t.expires_at, now)))
+            .collect()
+    };
+    for team in 0..TEAMS {
+        for id in 0..IDS + 3 {
+            let key = (team, id);
+            let member = db.get(Member::key(team, id).unwrap()).send().await;
+            let member = member.map(Some).or_else(|e| match e {
+                Error::NotFound { .. } => Ok(None),
+                e => Err(e),
+            });
+            let member = member.unwrap();
+            assert!(
+                members(key).contains(&member.as_ref()),
+                "member {key:?} read as {member:?}, none of {:?}",
+                members(key)
+            );
+            let task = db.get(Task::key(team, id).unwrap()).send().await;
+            let task = task.map(Some).or_else(|e| match e {
+                Error::NotFound { .. } => Ok(None),
+                e => Err(e),
+            });
+            let task = task.unwrap();
+            assert!(
+                a_recent_task(&tasks(key), task.as_ref()),
+                "task {key:?} read as {task:?}, none of {:?}",
+                tasks(key)
+            );
+        }
+        let open: Vec<Task> = db.query(Task::gsi1(team)).all().await.unwrap();
+        for task in &open {
+            assert!(
+                task.open && a_recent_task(&tasks((team, task.id)), Some(task)),
+                "{task:?} on the open tasks' index of team {team}, a version no recent model held open"
+            );
+        }
+        // An open task missing from the index was closed, or absent, in a recent model.
+        for (key, _) in model.tasks.iter().filter(|(k, t)| k.0 == team && t.open) {
+            if !open.iter().any(|task| task.id == key.1) {
+                assert!(
+                    (tasks(*key).iter()).any(|version| version.is_none_or(|t| !t.open)),
+                    "open task {key:?} missing from the index, open in every recent model"
+                );
+            }
+        }
+        let id = team;
+        for member in db.query(Member::gsi5(id)).all().await.unwrap() {
+            assert!(
+                members((member.team, id)).contains(&Some(&member)),
+                "{member:?} on the inverted index, a version no recent model held"
+            );
+        }
+    }
+    for owner in 0..OWNERS {
+        let hydrated = db.query(Task::gsi2(owner)).hydrate().all().await.unwrap();
+        for task in &hydrated.items {
+            assert!(
+                a_recent_task(&tasks((task.team, task.id)), Some(task)),
+                "{task:?} hydrated for owner {owner}, a version no recent model held"
+            );
+        }
+    }
+}
+
 /// Which item a collection's item is: its entity and key fields.
 fn identity(item: &TeamItem) -> (&'static str, u8, u8) {
     match item {
@@ -2011,6 +2110,11 @@ struct Run {
     written: bool,
     /// Requests the steps sent (the checks' excluded): those the conditions could fault.
     step_requests: u64,
+    /// The model after each recent step, and when that step ended: what a lagging read may
+    /// still see.
+    history: Vec<(Instant, Model)>,
+    /// Steps applied.
+    steps: usize,
 }
 
 /// The generator of steps. Which step may come next does not depend on the state, and the
@@ -2158,6 +2262,30 @@ impl Conditions for LostResponses {
     }
 }
 
+/// Global indexes and eventually consistent reads up to [`INDEX_LAG`] behind the table, as
+/// DynamoDB's may be; no faults. The library's own reads of what it wrote must not be fooled,
+/// and a read right after a step may miss or show an older version of an item written within
+/// the lag, never one older than that ([`check_lagging`]); once the lag has passed the table
+/// must match the model exactly.
+struct Lagging;
+
+impl Conditions for Lagging {
+    fn plan(seed: u64) -> FaultPlan {
+        FaultPlan::new(seed, 0.0)
+            .with_index_lag(IndexLag::up_to(INDEX_LAG))
+            .without_idempotency_emulation()
+    }
+}
+
+/// The longest lag of [`Lagging`].
+const INDEX_LAG: Duration = Duration::from_millis(300);
+/// How often [`Lagging`] waits for the lag to pass and checks the model exactly: every third
+/// step, and at the end.
+const EXACT_EVERY: usize = 3;
+/// How much later than [`INDEX_LAG`] a loaded machine may deliver a write to the replica: a
+/// model that ended this long before the lag is no longer what a read may see.
+const LAG_MARGIN: Duration = Duration::from_millis(400);
+
 /// The seeds of the runs' fault schedules, one per sequence.
 static SEEDS: AtomicU64 = AtomicU64::new(1);
 
@@ -2197,6 +2325,8 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
                 proxy,
                 written: false,
                 step_requests: 0,
+                history: vec![(Instant::now(), Model::default())],
+                steps: 0,
             }
         })
     }
@@ -2218,14 +2348,42 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
         run.step_requests += sent;
         runtime().block_on(resync.read_into(&run.db, &mut run.model));
         run.written |= !matches!(step, Step::Advance { .. });
+        run.steps += 1;
+        if C::plan(0).index_lag.is_some() {
+            let now = Instant::now();
+            run.history.push((now, run.model.clone()));
+            // The models of the window, and the last one before it: what the table was when
+            // the window began.
+            while run.history.len() > 1
+                && now.duration_since(run.history[1].0) >= INDEX_LAG + LAG_MARGIN
+            {
+                run.history.remove(0);
+            }
+        }
         run
     }
 
     fn check_invariants(run: &Run, _: &()) {
-        runtime().block_on(check(&run.db, &run.model));
+        runtime().block_on(async {
+            if C::plan(0).index_lag.is_some() {
+                // Right after the step, within the lag: every version seen is one the model
+                // held recently. Every few steps, the lag passed, exactly the model; the
+                // steps between start with the indexes behind.
+                check_lagging(&run.db, &run.model, &run.history).await;
+                if !run.steps.is_multiple_of(EXACT_EVERY) {
+                    return;
+                }
+                run.proxy.caught_up().await;
+            }
+            check(&run.db, &run.model).await;
+        });
     }
 
     fn teardown(run: Run, _: ()) {
+        runtime().block_on(async {
+            run.proxy.caught_up().await;
+            check(&run.db, &run.model).await;
+        });
         run.proxy.set_paused(false);
         let records = runtime().block_on(drain(&run.db, &run.model, &run.proxy));
         run.proxy.set_paused(true);
@@ -2311,6 +2469,9 @@ prop_state_machine! {
 
     #[test]
     fn the_features_together_match_the_model_while_responses_are_lost(sequential 1..20 => FeaturesTogether<LostResponses>);
+
+    #[test]
+    fn the_features_together_match_the_model_while_indexes_lag(sequential 1..20 => FeaturesTogether<Lagging>);
 }
 
 /// A member moved by a rekey keeps its nickname, so a later put of a new member may be refused

@@ -44,7 +44,10 @@ impl OldItems {
             projection: None,
             placeholders: self.placeholders.clone(),
             limit: Some(page_size),
-            consistent: false,
+            // Strongly consistent: a scan then sees every write completed before it began,
+            // so items the old code wrote just before the sweep are not missed while the
+            // table's replicas lag (twice the read units of an eventually consistent scan).
+            consistent: true,
             total_segments: i32::try_from(total_segments).ok().filter(|_| segmented),
             resent_by: ResentBy::Caller,
             capacity: false,
