@@ -90,7 +90,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         accepted += yes;
         stale += no;
     }
-    let history = db.query(DocumentUpdate::partition("A")).all().await?;
+    let history = db
+        .query(DocumentUpdate::partition("A"))
+        .consistent()
+        .all()
+        .await?;
     let times: Vec<u64> = history.iter().map(|update| update.update_time).collect();
     println!("\n=> {accepted} accepted, {stale} stale; history: {times:?}");
     Ok(())

@@ -159,7 +159,11 @@ pub async fn handle(db: &Db<App>, event: Event) -> DynamoDbEventResponse {
 
 /// Every ticket the view holds for `team`, as `(id, state)`.
 async fn view(db: &Db<App>, team: &str) -> Result<Vec<(String, State)>, Error> {
-    let tickets = db.query(TeamTicket::partition(team)).all().await?;
+    let tickets = db
+        .query(TeamTicket::partition(team))
+        .consistent()
+        .all()
+        .await?;
     Ok(tickets
         .into_iter()
         .map(|ticket| (ticket.id, ticket.state))

@@ -83,7 +83,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Another account with the same email, spelled otherwise, is refused.
     assert!(!sign_up(&db, &User::new("u2", "ana@example.com", "Impostor")).await?);
 
-    let found = db.get_by_unique(User::EMAIL, "ana@example.com").await?;
+    // Strongly consistent: the sign-up just completed (an eventually consistent lookup may
+    // not see it yet).
+    let found = db
+        .get_by_unique(User::EMAIL, "ana@example.com")
+        .consistent()
+        .await?;
     println!("found by email: {} ({})", found.name, found.id);
 
     // Changing the email moves its sentinel in the same transaction: the old one is free.
@@ -98,7 +103,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(sign_up(&db, &User::new("u4", "ana@new.example.com", "Ana again")).await?);
     println!("every email has exactly one account");
 
-    // The team index holds keys only, and its reads are hydrated by key. `explain` says what
+    // The team index holds keys only, and its reads are hydrated by key. A global index is
+    // eventually consistent: right after these sign-ups it may not list them all yet. `explain` says what
     // that trade costs: for users this small, KEYS_ONLY saves no write unit and costs a read
     // per member, so ALL would be the better choice; it pays off for large items.
     let members = db.query(User::gsi1("core")).hydrate();

@@ -178,11 +178,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut counts = BTreeMap::new();
     for team in ["blue", "red"] {
-        let count = db.get(OpenTickets::key(team)?).send().await?;
+        // Strongly consistent: the counts the consumers just wrote, not a replica's.
+        let count = db.get(OpenTickets::key(team)?).consistent().send().await?;
         counts.insert(team.to_owned(), count.open);
     }
     let mut expected = BTreeMap::from([("blue".to_owned(), 0), ("red".to_owned(), 0)]);
-    for ticket in db.scan::<Ticket>().include_expired().all().await? {
+    for ticket in db
+        .scan::<Ticket>()
+        .include_expired()
+        .consistent()
+        .all()
+        .await?
+    {
         *expected.entry(ticket.team).or_default() += i64::from(ticket.open);
     }
     println!("open tickets per team: {counts:?}");

@@ -91,13 +91,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let comments = db
         .query(Comment::partition("w1"))
         .sort(Comment::DATE, date)
-        .sort(Comment::DOC, "x7".to_owned());
+        .sort(Comment::DOC, "x7".to_owned())
+        // Strongly consistent: the batch above just wrote them.
+        .consistent();
     println!("\n{}", comments.params()?);
     println!("=> {} comments on x7", comments.all().await?.len());
 
     // Everything in the partition, decoded by entity.
     let everything = db
         .query(Document::partition("w1"))
+        .consistent()
         .collection::<WorkspaceItem>();
     println!("\n{}", everything.params()?);
     let page = everything.page(None).await?;
@@ -111,6 +114,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // A member's comments, newest first, two per page, with a cursor a web API could hand out.
+    // A global index is eventually consistent (it takes no strongly consistent read): right
+    // after the batch, it may not list every comment yet.
     let by_member = db.query(Comment::gsi2("ana")).descending().limit(2);
     println!("\n{}", by_member.params()?);
     let mut cursor = None;

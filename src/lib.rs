@@ -108,7 +108,7 @@ pub use singletable_runtime::schema::{self, schema_of, Entity, Table};
 #[doc = include_str!("../docs/streams.md")]
 pub use singletable_runtime::stream;
 pub use singletable_runtime::ttl::{self, TtlValue};
-pub use singletable_runtime::unique::{self, UniqueValue};
+pub use singletable_runtime::unique::{self, GetByUnique, UniqueValue};
 pub use singletable_runtime::wire::{self, Request};
 pub use singletable_runtime::{Admin, Consumed, Db, Key};
 

@@ -1019,3 +1019,43 @@ async fn a_unique_value_too_long_for_its_sentinel_is_refused_before_sending() {
     );
     check_sentinels(&db).await;
 }
+
+/// A lookup right after the write that claimed the value, while the table's eventually
+/// consistent reads lag: the default lookup may not find it yet (DynamoDB's documented
+/// behaviour), a consistent one does.
+#[tokio::test]
+async fn a_consistent_lookup_finds_a_value_claimed_just_before() {
+    use singletable_fault::{FaultPlan, IndexLag};
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    let lag = std::time::Duration::from_millis(600);
+    let plan = FaultPlan::new(9, 0.0).with_index_lag(IndexLag::new(lag, lag));
+    let (client, stats) = singletable_fault::client(plan).await.unwrap();
+    let table = table().await;
+    let db = singletable::Db::<App>::new(client).with_table_name(table.table_name());
+    // Copies the table to the lagging replica before the write.
+    assert!(db.scan::<User>().all().await.unwrap().is_empty());
+    let ana = user("u1", "ana@example.com");
+    db.put(&ana).send().await.unwrap();
+    let written = std::time::Instant::now();
+    let found = db
+        .get_by_unique(User::EMAIL, "ana@example.com")
+        .consistent()
+        .await;
+    let eventually = db.get_by_unique(User::EMAIL, "ana@example.com").await;
+    if written.elapsed() < lag {
+        assert!(
+            matches!(eventually, Err(Error::NotFound { .. })),
+            "{eventually:?}"
+        );
+    }
+    assert_eq!(found.unwrap(), ana);
+    stats.caught_up().await;
+    assert_eq!(
+        db.get_by_unique(User::EMAIL, "ana@example.com")
+            .await
+            .unwrap(),
+        ana
+    );
+}

@@ -38,6 +38,7 @@
 //! update of a unique value or of the expiry the sentinels carry.
 
 mod lookup;
+pub use lookup::GetByUnique;
 pub(crate) mod markers;
 mod sentinel;
 mod sweep;
