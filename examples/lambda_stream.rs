@@ -143,8 +143,8 @@ pub async fn handle(db: &Db<App>, event: Event) -> DynamoDbEventResponse {
             Err(error) => Some((error.sequence_number().map(str::to_owned), "undecodable")),
         };
         if let Some((sequence, reason)) = failed {
-            // The error's kind, not its text: a function's logs are kept, and an error's text
-            // can quote the item's values.
+            // The error's kind: a stable word to count and alert on. (Its text hides the
+            // item's values too, unless `error::show_values` is on.)
             eprintln!("record {sequence:?} not applied: {reason}");
             // A record without a sequence number is reported without one, which Lambda
             // takes as the whole batch failing: it retries all of it.

@@ -275,7 +275,7 @@ async fn two_operations_on_one_item_are_rejected_before_sending() {
     let error = batch.send().await.unwrap_err();
     assert_eq!(
         error.to_string(),
-        "batch write has a put and then a delete of the item at PK = \"TICKET#1\", SK = \"TICKET\"; \
+        "batch write has a put and then a delete of the item at PK = ‹hidden›, SK = ‹hidden›; \
          DynamoDB rejects two operations on one item in a batch"
     );
     expect_duplicate(error);

@@ -83,7 +83,7 @@ async fn missing_item_is_not_found() {
     assert!(error.is_not_found(), "{error}");
     assert_eq!(
         error.to_string(),
-        "Ticket not found at PK = \"TICKET#nope\", SK = \"TICKET\""
+        "Ticket not found at PK = ‹hidden›, SK = ‹hidden›"
     );
     let optional = db
         .get(Ticket::key("nope").unwrap())

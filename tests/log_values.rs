@@ -2,7 +2,9 @@
 //! the error's kind, and hold a key or an error's text (which can quote values) only when the
 //! `Db` opts in with `trace_values()`, as its spans do. Captured here with a subscriber that
 //! keeps every event of the library's crates, wherever emitted. (In a binary of its own: a
-//! thread's subscriber here must not share callsites with the span tests'.)
+//! thread's subscriber here must not share callsites with the span tests'.) Error texts hide
+//! keys and values too, unless `singletable::error::show_values(true)`; the unit test
+//! `error::texts` covers every error variant, this one errors from the engine.
 mod common;
 use common::Needs;
 
@@ -34,6 +36,15 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
             self.0.lock().unwrap().push((target.to_owned(), text.0));
         }
     }
+}
+
+/// A customer with a unique e-mail, for errors that carry a unique value.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Shop, pk = "CUSTOMER#{id}", sk = "CUSTOMER")]
+struct Customer {
+    id: String,
+    #[dynamo(unique)]
+    email: String,
 }
 
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -112,4 +123,55 @@ async fn a_failed_lazy_backfill_logs_no_value_unless_the_db_opts_in() {
             );
         }
     }
+}
+
+/// Errors the engine's answers make (an item not found, a unique value taken, a condition
+/// failed) name the entity, the field and the key's attributes, and no value, until values are
+/// shown; their fields hold the values all along.
+#[tokio::test]
+async fn error_texts_hold_no_value_unless_values_are_shown() {
+    let db = singletable::testing::table::<Shop>().await.unwrap();
+    let ana = Customer {
+        id: "c-secret-1".into(),
+        email: "ana@secret.example".into(),
+    };
+    db.put(&ana).send().await.unwrap();
+    let taken = db
+        .put(&Customer {
+            id: "c-secret-2".into(),
+            email: "ana@secret.example".into(),
+        })
+        .send()
+        .await
+        .unwrap_err();
+    let missing = db
+        .get(Customer::key("c-secret-3").unwrap())
+        .send()
+        .await
+        .unwrap_err();
+    let exists = db.put(&ana).only_if_absent().send().await.unwrap_err();
+    let errors = [&taken, &missing, &exists];
+    for error in errors {
+        let text = error.to_string();
+        assert!(!text.contains("secret"), "{}: {text}", error.kind());
+        assert!(text.contains("Customer"), "{text}");
+    }
+    assert!(taken.to_string().contains("email"), "{taken}");
+    match &taken {
+        singletable::Error::Unique {
+            value, owner_key, ..
+        } => {
+            assert_eq!(value, "ana@secret.example");
+            let owner = owner_key.as_ref().unwrap();
+            assert_eq!(owner.partition.1, "CUSTOMER#c-secret-1");
+        }
+        other => panic!("{other:?}"),
+    }
+    singletable::error::show_values(true);
+    let shown: Vec<String> = errors.iter().map(|error| error.to_string()).collect();
+    singletable::error::show_values(false);
+    assert!(shown[0].contains("ana@secret.example"), "{}", shown[0]);
+    assert!(shown[0].contains("CUSTOMER#c-secret-1"), "{}", shown[0]);
+    assert!(shown[1].contains("CUSTOMER#c-secret-3"), "{}", shown[1]);
+    assert!(shown[2].contains("CUSTOMER#c-secret-1"), "{}", shown[2]);
 }

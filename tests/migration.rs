@@ -845,6 +845,25 @@ mod cli {
         common::run_cli(db, entities, "migrate", args).await
     }
 
+    /// `verify` names the items still behind by their key attributes; their values (which
+    /// can be customer data) only with `--show-values`, for that command alone.
+    #[tokio::test]
+    async fn the_command_line_shows_key_values_only_when_asked() {
+        let (old, _) = old_workspace(3, 0).await;
+        let db = new_code(&old);
+        let (code, out, err) = run(&db, &["verify", "--entity", "Comment"]).await;
+        assert_eq!(code, EXIT_FAILURE, "{err}");
+        assert!(
+            out.contains("behind: PK = ‹hidden›, SK = ‹hidden›"),
+            "{out}"
+        );
+        assert!(!out.contains("WS#a91"), "{out}");
+        let (code, out, err) = run(&db, &["verify", "--entity", "Comment", "--show-values"]).await;
+        assert_eq!(code, EXIT_FAILURE, "{err}");
+        assert!(out.contains("behind: PK = \"WS#a91\""), "{out}");
+        assert!(!singletable::error::values_shown());
+    }
+
     #[tokio::test]
     async fn the_command_line_plans_applies_backfills_and_verifies() {
         tokio::time::timeout(TIMEOUT, command_line()).await.unwrap();

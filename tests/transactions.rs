@@ -102,7 +102,7 @@ async fn a_rekey_that_keeps_the_key_says_so() {
         matches!(
             &refused,
             Error::Transaction(TransactionError::RekeyKeepsKey { key })
-                if key.to_string().contains("TICKET#8842")
+                if key.partition.1 == "TICKET#8842"
         ),
         "{refused:?}"
     );

@@ -239,6 +239,10 @@ struct Args {
     /// Print the result as JSON on stdout (progress stays on stderr).
     #[arg(long, global = true)]
     json: bool,
+    /// Show key and attribute values in errors and reports (the keys of items a sweep could
+    /// not backfill, say); hidden by default, since they may be customer data.
+    #[arg(long, global = true)]
+    show_values: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -554,6 +558,11 @@ where
         }
     };
     output.json = args.json;
+    // For this command alone: a program that embeds the command line keeps its own choice.
+    let values_were_shown = singletable_runtime::error::values_shown();
+    if args.show_values {
+        singletable_runtime::error::show_values(true);
+    }
     let result = match args.command {
         Command::Plan { delete_unused } => plan(&db, &entities, delete_unused, &mut output).await,
         Command::Apply {
@@ -589,7 +598,7 @@ where
         Command::Iam(iam_args) => Ok(iam(&db, iam_args, &mut output)),
         Command::Infra(infra_args) => Ok(infra(&db, infra_args, &mut output)),
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(error) => {
             output.error(&error);
@@ -601,7 +610,9 @@ where
                 _ => EXIT_FAILURE,
             }
         }
-    }
+    };
+    singletable_runtime::error::show_values(values_were_shown);
+    code
 }
 
 fn iam<T: Table>(db: &Db<T>, args: IamArgs, output: &mut Output) -> u8 {

@@ -1,7 +1,7 @@
 //! Why an entity could not become an item, or an item the entity; and the DynamoDB limits an
 //! item or request can break.
 
-use crate::key::text::KeyText;
+use crate::key::text::{KeyText, Redacted};
 use crate::key::KeyError;
 
 /// `WrongEntity` as a sentence: what the item is, or that it says nothing.
@@ -63,7 +63,7 @@ pub enum DecodeError {
     /// that key: its text is not what the field's type writes, or holds a separator of the
     /// template, so that the field's end is not known.
     #[error(
-        "{entity} at {key}: `{field}` is not in the item, and `{attribute}` does not give it by the template \"{template}\": {reason}"
+        "{entity} at {key}: `{field}` is not in the item, and `{attribute}` does not give it by the template `{template}`: {}", Redacted(.reason)
     )]
     FieldFromKey {
         /// The entity.
@@ -80,7 +80,7 @@ pub enum DecodeError {
         reason: String,
     },
     /// An attribute is missing or has the wrong type or value.
-    #[error("{entity} at {key}: attribute `{attribute}`: {message}")]
+    #[error("{entity} at {key}: attribute `{attribute}`: {}", Redacted(.message))]
     Attribute {
         /// The entity.
         entity: &'static str,
@@ -199,7 +199,7 @@ pub enum EncodeError {
     #[error(transparent)]
     Limit(#[from] LimitError),
     /// serde_dynamo could not serialize the entity.
-    #[error("{entity} could not be written as a DynamoDB item: {message}")]
+    #[error("{entity} could not be written as a DynamoDB item: {}", Redacted(.message))]
     Serialize {
         /// The entity.
         entity: &'static str,

@@ -1,6 +1,8 @@
 //! Errors of singletable operations.
 
 pub use crate::codec::{DecodeError, EncodeError, LimitError};
+pub use crate::key::text::{show_values, values_shown};
+use crate::key::text::{Redacted, Shown};
 use crate::key::KeyText;
 pub use update::UpdateError;
 
@@ -13,6 +15,8 @@ pub(crate) mod infra;
 pub(crate) mod migration;
 mod service;
 pub(crate) mod stream;
+#[cfg(test)]
+mod texts;
 pub(crate) mod transaction;
 pub(crate) mod update;
 pub(crate) mod write_kind;
@@ -146,7 +150,7 @@ pub enum Error {
     #[error(transparent)]
     Decode(#[from] DecodeError),
     /// An entity could not be written as an item.
-    #[error("{entity} could not be written as a DynamoDB item: {message}")]
+    #[error("{entity} could not be written as a DynamoDB item: {}", Redacted(.message))]
     Encode {
         /// The entity.
         entity: &'static str,
@@ -235,7 +239,7 @@ pub enum Error {
     #[error(transparent)]
     Migration(#[from] migration::MigrationError),
     /// A unique value (`#[dynamo(unique)]`) is another item's: nothing was written.
-    #[error("{entity}: {field} {value:?} is taken{}", owner_key.as_ref().map(|key| format!(" by the item at {key}")).unwrap_or_default())]
+    #[error("{entity}: {field} {} is taken{}", Shown(.value), owner_key.as_ref().map(|key| format!(" by the item at {key}")).unwrap_or_default())]
     Unique {
         /// The entity.
         entity: &'static str,
@@ -494,12 +498,12 @@ mod tests {
     fn a_wrong_entity_reads_as_a_sentence() {
         assert_eq!(
             wrong_entity(Some("Task")),
-            "the item at PK = \"TASK#1\", SK = \"TASK\" belongs to `Task`, not to `Order` (by its \
+            "the item at PK = ‹hidden›, SK = ‹hidden› belongs to `Task`, not to `Order` (by its \
              `_type` attribute)"
         );
         assert_eq!(
             wrong_entity(None),
-            "the item at PK = \"TASK#1\", SK = \"TASK\" names no entity in a `_type` string \
+            "the item at PK = ‹hidden›, SK = ‹hidden› names no entity in a `_type` string \
              attribute, so it cannot be read as `Order`"
         );
     }

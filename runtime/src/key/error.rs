@@ -1,6 +1,7 @@
 //! Why a key could not be rendered or parsed.
 
 use crate::const_text::ConstText;
+use crate::key::text::{Redacted, Shown};
 use std::fmt;
 
 /// Why a key could not be rendered or parsed.
@@ -9,7 +10,7 @@ use std::fmt;
 pub enum KeyError {
     /// The value contains text that follows the field in the template, so the key could not be
     /// split back into its fields.
-    #[error("value {value:?} of `{field}` contains {separator:?}, which separates it from the rest of the key in template {template:?}; such a key could not be read back")]
+    #[error("value {} of `{field}` contains {separator:?}, which separates it from the rest of the key in template {template:?}; such a key could not be read back", Shown(.value))]
     Ambiguous {
         /// The field.
         field: &'static str,
@@ -22,7 +23,7 @@ pub enum KeyError {
     },
     /// A string key part contains a character the template uses to separate key parts, with
     /// which one key could be read as another (another value's, or another entity's).
-    #[error("value {value:?} of `{field}` contains {separator:?}, which separates the parts of keys in template {template:?}; a string key part cannot contain it, or the key could be another item's")]
+    #[error("value {} of `{field}` contains {separator:?}, which separates the parts of keys in template {template:?}; a string key part cannot contain it, or the key could be another item's", Shown(.value))]
     Separator {
         /// The field.
         field: &'static str,
@@ -40,7 +41,7 @@ pub enum KeyError {
     #[error("{0}")]
     Overlap(Box<Overlap>),
     /// An integer needs more digits than the template's width, which would break sort order.
-    #[error("value {value} of `{field}` needs more than {width} digits (template {template:?}); widen the field, e.g. `{{{field}:{needed}}}`")]
+    #[error("value {} of `{field}` needs more than {width} digits (template {template:?}); widen the field, e.g. `{{{field}:{needed}}}`", Shown(.value))]
     TooWide {
         /// The field.
         field: &'static str,
@@ -54,7 +55,7 @@ pub enum KeyError {
         template: &'static str,
     },
     /// A value that cannot be written in a sortable form (a year outside 0000-9999, say).
-    #[error("value of `{field}` cannot be part of a key: {reason}")]
+    #[error("value of `{field}` cannot be part of a key: {}", Redacted(.reason))]
     Unrepresentable {
         /// The field.
         field: &'static str,
@@ -81,7 +82,7 @@ pub enum KeyError {
         index: &'static str,
     },
     /// A rendered key is longer than DynamoDB allows for its attribute.
-    #[error("key {key:?} is {size} bytes; DynamoDB allows at most {max} bytes for a {role} key")]
+    #[error("key {} is {size} bytes; DynamoDB allows at most {max} bytes for a {role} key", Shown(.key))]
     TooLong {
         /// The rendered key.
         key: String,
@@ -93,7 +94,7 @@ pub enum KeyError {
         role: &'static str,
     },
     /// A stored key does not have the template's shape.
-    #[error("key {key:?} does not match template {template:?}: {reason}")]
+    #[error("key {} does not match template {template:?}: {}", Shown(.key), Redacted(.reason))]
     Mismatch {
         /// The stored key.
         key: String,

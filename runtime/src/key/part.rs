@@ -433,10 +433,8 @@ mod chrono_parts {
             if !(0..=9999).contains(&self.year()) {
                 return Err(KeyError::Unrepresentable {
                     field: context.field,
-                    reason: format!(
-                        "year {} is outside 0000-9999, so it would not sort as text",
-                        self.year()
-                    ),
+                    reason: "its year is outside 0000-9999, so it would not sort as text"
+                        .to_owned(),
                 });
             }
             out.push_str(&self.to_rfc3339_opts(SecondsFormat::Nanos, true));
@@ -472,10 +470,8 @@ mod chrono_parts {
             if !(0..=9999).contains(&self.year()) {
                 return Err(KeyError::Unrepresentable {
                     field: context.field,
-                    reason: format!(
-                        "year {} is outside 0000-9999, so it would not sort as text",
-                        self.year()
-                    ),
+                    reason: "its year is outside 0000-9999, so it would not sort as text"
+                        .to_owned(),
                 });
             }
             out.push_str(&self.format("%Y-%m-%d").to_string());

@@ -247,8 +247,11 @@ impl<T: Table> Db<T> {
 
     /// The key text `key` gives, for a span, if spans may record values
     /// ([`Db::trace_values`]).
+    /// Values show in the text, as [`Db::trace_values`] asks, whatever
+    /// [`show_values`](crate::error::show_values) says of error texts.
     pub(crate) fn traced_key(&self, key: impl FnOnce() -> String) -> Option<String> {
-        self.trace_values.then(key)
+        self.trace_values
+            .then(|| crate::key::text::with_values_shown(true, key))
     }
 
     /// Sends a request inside `span` and records the capacity its output reports

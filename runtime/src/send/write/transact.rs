@@ -191,7 +191,10 @@ impl<'db, T: Table> Transaction<'db, T> {
         self.check_ops()?;
         let items = self.items()?;
         let token = self.token.clone().unwrap_or_else(new_token);
-        let keys: Vec<String> = self.ops.iter().map(|op| op.key_text.to_string()).collect();
+        // With their values: only a `Db` that records values puts them in its span.
+        let keys: Vec<String> = crate::key::text::with_values_shown(true, || {
+            self.ops.iter().map(|op| op.key_text.to_string()).collect()
+        });
         let entity = self.ops.first().map_or("", |op| op.entity);
         let ops = &self.ops;
         let transient = |sdk: &[aws_sdk_dynamodb::types::CancellationReason]| {
