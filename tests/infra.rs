@@ -12,12 +12,13 @@ use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::types::BillingMode;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, GlobalSecondaryIndex, KeySchemaElement, KeyType, LocalSecondaryIndex,
-    Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
-    TimeToLiveSpecification,
+    PointInTimeRecoverySpecification, Projection, ProjectionType, ScalarAttributeType,
+    SseSpecification, SseType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use singletable::infra::{IamPolicy, InfraError, TableArn};
+use singletable::local::{Deviation, Engine};
 use singletable::migrate::PlanAction;
 use singletable::{Db, Entity, Table};
 use singletable_fault::{self as fault, Authorization, FaultPlan};
@@ -123,6 +124,10 @@ fn projection(value: &Value) -> Projection {
 
 /// Creates the table the way CloudFormation does from the resource's properties: the
 /// `CreateTable` they describe, then time to live as `TimeToLiveSpecification` says.
+fn engine() -> Engine {
+    Engine::from_env().unwrap()
+}
+
 async fn create_from_cloudformation(client: &aws_sdk_dynamodb::Client, resource: &Value) {
     assert_eq!(resource["Type"], "AWS::DynamoDB::Table");
     let properties = &resource["Properties"];
@@ -166,6 +171,21 @@ async fn create_from_cloudformation(client: &aws_sdk_dynamodb::Client, resource:
             .build()
             .unwrap(),
     );
+    // What keeps the data: deletion protection and KMS encryption are the table's own
+    // settings, point-in-time recovery is turned on after.
+    let sse = &properties["SSESpecification"];
+    assert_eq!(
+        (&sse["SSEEnabled"], &sse["SSEType"]),
+        (&json!(true), &json!("KMS"))
+    );
+    create = create
+        .deletion_protection_enabled(properties["DeletionProtectionEnabled"] == json!(true))
+        .sse_specification(
+            SseSpecification::builder()
+                .enabled(true)
+                .sse_type(SseType::Kms)
+                .build(),
+        );
     create.send().await.unwrap();
     client
         .wait_until_table_exists()
@@ -173,6 +193,23 @@ async fn create_from_cloudformation(client: &aws_sdk_dynamodb::Client, resource:
         .wait(Duration::from_secs(60))
         .await
         .unwrap();
+    let recovery = &properties["PointInTimeRecoverySpecification"];
+    if !engine().deviates(Deviation::NoContinuousBackups) {
+        client
+            .update_continuous_backups()
+            .table_name(name)
+            .point_in_time_recovery_specification(
+                PointInTimeRecoverySpecification::builder()
+                    .point_in_time_recovery_enabled(
+                        recovery["PointInTimeRecoveryEnabled"] == json!(true),
+                    )
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
     let ttl = &properties["TimeToLiveSpecification"];
     client
         .update_time_to_live()
@@ -232,6 +269,7 @@ fn a_table_created_from_the_cloudformation_resource_is_what_the_plan_expects() {
             .await
             .unwrap();
         assert!(plan.is_up_to_date(), "{plan}");
+        // Its settings too: deletion protection, point-in-time recovery and KMS encryption.
         assert!(plan.notes.is_empty(), "{plan}");
         // And the table works as the library's own would.
         let order = Order {
@@ -245,6 +283,20 @@ fn a_table_created_from_the_cloudformation_resource_is_what_the_plan_expects() {
         db.put(&order).send().await.unwrap();
         let found = db.query(Order::lsi1("1")).all().await.unwrap();
         assert_eq!(found, vec![order]);
+        // Protected: the deletion is refused until the protection is turned off.
+        let refused = client
+            .delete_table()
+            .table_name(db.table_name())
+            .send()
+            .await;
+        assert!(refused.is_err(), "{refused:?}");
+        client
+            .update_table()
+            .table_name(db.table_name())
+            .deletion_protection_enabled(false)
+            .send()
+            .await
+            .unwrap();
         client
             .delete_table()
             .table_name(db.table_name())
@@ -479,6 +531,7 @@ fn the_administration_statement_allows_creating_planning_and_migrating_the_table
             "dynamodb:DescribeTimeToLive",
             "dynamodb:UpdateTimeToLive",
             "dynamodb:ListTagsOfResource",
+            "dynamodb:DescribeContinuousBackups",
         ]
         .map(String::from)
         .into();
@@ -870,5 +923,67 @@ fn apply_leaves_a_stack_managed_table_to_its_stack_unless_forced() {
             .await
             .unwrap();
         assert!(migration().plan().await.unwrap().is_up_to_date());
+    });
+}
+
+/// A table made without the infrastructure code (by `ensure_table`, as tests and development
+/// make them) lacks what the code sets to keep the data: the plan says which settings differ,
+/// and leaves them to the infrastructure code; with the settings of an unprotected table's
+/// code, only the encryption differs.
+#[test]
+fn the_plan_names_the_settings_a_table_lacks() {
+    runtime().block_on(async {
+        let client = singletable::local::client().await.unwrap();
+        let db = Db::<Shop>::new(client).with_table_name(table_name("infra-settings"));
+        db.admin().ensure_table().await.unwrap();
+        let migration = db.admin().table_migration(&[Order::SCHEMA]);
+        let plan = migration.plan().await.unwrap();
+        let settings: BTreeSet<(&str, &str)> = plan
+            .notes
+            .iter()
+            .filter_map(|note| match note {
+                singletable::migrate::Note::Setting { setting, found, .. } => {
+                    Some((*setting, found.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut expected = BTreeSet::from([
+            ("deletion_protection", "off"),
+            ("encryption", "AWS owned key"),
+        ]);
+        if !engine().deviates(Deviation::NoContinuousBackups) {
+            expected.insert(("point_in_time_recovery", "off"));
+        }
+        assert_eq!(settings, expected, "{plan}");
+        assert!(plan.is_up_to_date(), "settings are notes: {plan}");
+        let shown = plan.to_string();
+        assert!(
+            shown.contains("deletion_protection: off on the table, on in its infrastructure code"),
+            "{shown}"
+        );
+        let scratch = db.admin().create_table().unprotected();
+        let plan = db
+            .admin()
+            .table_migration(&[Order::SCHEMA])
+            .settings(&scratch)
+            .plan()
+            .await
+            .unwrap();
+        let settings: Vec<&str> = plan
+            .notes
+            .iter()
+            .filter_map(|note| match note {
+                singletable::migrate::Note::Setting { setting, .. } => Some(*setting),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(settings, ["encryption"], "{plan}");
+        db.client()
+            .delete_table()
+            .table_name(db.table_name())
+            .send()
+            .await
+            .unwrap();
     });
 }

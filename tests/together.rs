@@ -2184,6 +2184,7 @@ fn within_the_policy(table: &str, step: &Step, sent: u64) {
             "DescribeTimeToLive",
             "UpdateTable",
             "ListTagsOfResource",
+            "DescribeContinuousBackups",
         ];
         if span.fields.contains_key("singletable.key") || jobs_only.contains(&operation) {
             continue;
@@ -2437,6 +2438,8 @@ fn allowed_by_the_generated_policy(table: &str, proxy: &FaultStats) {
         "dynamodb:UpdateTable",
         // Apply's reading of the table's tags (is a CloudFormation stack its owner?).
         "dynamodb:ListTagsOfResource",
+        // Its plan's reading of point-in-time recovery, a setting it compares.
+        "dynamodb:DescribeContinuousBackups",
     ];
     let migration = migration.map(String::from).into();
     assert!(denied(&service).is_subset(&migration), "{service}");

@@ -40,7 +40,7 @@ const STREAM: &[&str] = &[
 const LIST_STREAMS: &[&str] = &["dynamodb:ListStreams"];
 
 /// `ensure_table`, `table_migration` (plan and apply, which reads the table's tags to refuse
-/// one a CloudFormation stack manages), sweeps and coverage (which read the table's
+/// one a CloudFormation stack manages, and its point-in-time recovery to compare it), sweeps and coverage (which read the table's
 /// description first): the table's administration and migrations, for a deployment or
 /// migration role rather than the service's.
 const ADMINISTRATION: &[&str] = &[
@@ -50,6 +50,7 @@ const ADMINISTRATION: &[&str] = &[
     "dynamodb:DescribeTimeToLive",
     "dynamodb:UpdateTimeToLive",
     "dynamodb:ListTagsOfResource",
+    "dynamodb:DescribeContinuousBackups",
 ];
 
 /// The IAM policy document that a table's operations need, and no more: one statement for

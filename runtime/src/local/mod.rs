@@ -92,6 +92,9 @@ pub enum Deviation {
     /// names of Lambda's events (`type`, `principalId`), not the Streams API's (`Type`,
     /// `PrincipalId`), so the SDK reads no identity and the delete looks like a request's.
     TtlIdentityUnreadable,
+    /// `DescribeContinuousBackups` and `UpdateContinuousBackups` are unknown operations:
+    /// point-in-time recovery can neither be turned on nor read.
+    NoContinuousBackups,
 }
 
 impl Engine {
@@ -149,6 +152,7 @@ impl Engine {
             Engine::Dynoxide => &[
                 Deviation::IndexesActiveAtOnce,
                 Deviation::TtlIdentityUnreadable,
+                Deviation::NoContinuousBackups,
             ],
             Engine::External => &[],
             Engine::Moto => &[

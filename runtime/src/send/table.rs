@@ -9,10 +9,12 @@ use crate::schema::Table;
 use crate::trace::{table_span, traced, Operation};
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::create_table::builders::CreateTableInputBuilder;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, GlobalSecondaryIndexUpdate, StreamSpecification, TableDescription,
-    TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus,
+    AttributeDefinition, GlobalSecondaryIndexUpdate, PointInTimeRecoveryStatus,
+    StreamSpecification, TableDescription, TimeToLiveDescription, TimeToLiveSpecification,
+    TimeToLiveStatus,
 };
 use std::future::Future;
 use std::time::Duration;
@@ -162,6 +164,34 @@ impl<T: Table> Db<T> {
                 Some(token) => next = Some(token),
                 None => return Ok(tags),
             }
+        }
+    }
+
+    /// Whether point-in-time recovery is on (`DescribeContinuousBackups`), sent again while
+    /// throttled or lost; `None` where the endpoint does not know the operation (an engine
+    /// without backups).
+    pub(crate) async fn point_in_time_recovery(&self) -> Result<Option<bool>, Error> {
+        let request = self
+            .unretried_client()
+            .describe_continuous_backups()
+            .table_name(self.table_name());
+        let answered = self
+            .reading_traced(
+                Operation::DescribeContinuousBackups,
+                &self.retry_policy(),
+                || request.clone().send(),
+            )
+            .await;
+        match answered {
+            Ok(output) => {
+                let status = output
+                    .continuous_backups_description()
+                    .and_then(|backups| backups.point_in_time_recovery_description())
+                    .and_then(|recovery| recovery.point_in_time_recovery_status());
+                Ok(Some(status == Some(&PointInTimeRecoveryStatus::Enabled)))
+            }
+            Err(error) if error.code() == Some("UnknownOperationException") => Ok(None),
+            Err(error) => Err(error.into()),
         }
     }
 

@@ -85,6 +85,7 @@ pub(crate) enum Operation {
     DescribeTimeToLive,
     UpdateTimeToLive,
     ListTagsOfResource,
+    DescribeContinuousBackups,
     /// The Streams API's (its reader needs feature `aws-sdk-dynamodbstreams`).
     #[cfg_attr(not(feature = "aws-sdk-dynamodbstreams"), allow(dead_code))]
     DescribeStream,
@@ -113,6 +114,10 @@ impl Operation {
             Operation::DescribeTimeToLive => ("DescribeTimeToLive", "DynamoDB.DescribeTimeToLive"),
             Operation::UpdateTimeToLive => ("UpdateTimeToLive", "DynamoDB.UpdateTimeToLive"),
             Operation::ListTagsOfResource => ("ListTagsOfResource", "DynamoDB.ListTagsOfResource"),
+            Operation::DescribeContinuousBackups => (
+                "DescribeContinuousBackups",
+                "DynamoDB.DescribeContinuousBackups",
+            ),
             Operation::DescribeStream => ("DescribeStream", "DynamoDB Streams.DescribeStream"),
             Operation::GetShardIterator => {
                 ("GetShardIterator", "DynamoDB Streams.GetShardIterator")

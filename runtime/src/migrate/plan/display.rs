@@ -102,6 +102,15 @@ impl fmt::Display for Plan {
                     f,
                     "  ! the table has a stream ({view}) it does not declare; left on"
                 )?,
+                Note::Setting {
+                    setting,
+                    expected,
+                    found,
+                } => writeln!(
+                    f,
+                    "  ! {setting}: {found} on the table, {expected} in its infrastructure code \
+                     (set it there: apply changes indexes, time to live and streams only)"
+                )?,
             }
         }
         for blocker in &self.blockers {

@@ -34,6 +34,18 @@ pub struct LiveTable {
     pub stream: Option<String>,
     /// The ARN of the table's latest stream.
     pub stream_arn: Option<String>,
+    /// Whether deletion protection is on (`None`: the endpoint does not say).
+    pub deletion_protection: Option<bool>,
+    /// How the table is encrypted at rest: `AWS owned key` (DynamoDB's default), or `KMS`
+    /// with the key's ARN when the description names it.
+    pub encryption: String,
+    /// Whether point-in-time recovery is on (`DescribeContinuousBackups`, which a plan reads;
+    /// `None`: not read, or the endpoint does not know it).
+    pub point_in_time_recovery: Option<bool>,
+    /// The on-demand maximum throughput: read and write request units a second (`-1`: none).
+    pub on_demand_maximum: Option<(i64, i64)>,
+    /// The warm throughput: read and write units a second the table is ready for.
+    pub warm_throughput: Option<(i64, i64)>,
 }
 
 /// A secondary index of the live table.
@@ -239,6 +251,21 @@ impl LiveTable {
                 .and_then(|stream| stream.stream_view_type())
                 .map(|view| view.as_str().to_owned()),
             stream_arn: table.latest_stream_arn().map(str::to_owned),
+            deletion_protection: table.deletion_protection_enabled(),
+            encryption: encryption_text(table.sse_description()),
+            point_in_time_recovery: None,
+            on_demand_maximum: table.on_demand_throughput().map(|maximum| {
+                (
+                    maximum.max_read_request_units().unwrap_or(-1),
+                    maximum.max_write_request_units().unwrap_or(-1),
+                )
+            }),
+            warm_throughput: table.warm_throughput().map(|warm| {
+                (
+                    warm.read_units_per_second().unwrap_or_default(),
+                    warm.write_units_per_second().unwrap_or_default(),
+                )
+            }),
         }
     }
 
@@ -253,6 +280,23 @@ impl LiveTable {
             .iter()
             .find(|(attribute, _)| attribute == name)
             .map(|(_, kind)| kind.as_str())
+    }
+}
+
+/// How a table is encrypted at rest, from its `SSEDescription`: without one, or with it off,
+/// DynamoDB's own key.
+fn encryption_text(description: Option<&aws_sdk_dynamodb::types::SseDescription>) -> String {
+    use aws_sdk_dynamodb::types::{SseStatus, SseType};
+    let kms = description.filter(|description| {
+        matches!(
+            description.status(),
+            Some(SseStatus::Enabled | SseStatus::Enabling | SseStatus::Updating)
+        ) && description.sse_type() == Some(&SseType::Kms)
+    });
+    match kms.map(|description| description.kms_master_key_arn()) {
+        None => "AWS owned key".to_owned(),
+        Some(None) => "KMS".to_owned(),
+        Some(Some(arn)) => format!("KMS {arn}"),
     }
 }
 

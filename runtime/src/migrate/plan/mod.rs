@@ -3,6 +3,7 @@
 
 use super::apply::{ApplyEvent, ApplyOptions};
 use crate::error::Error;
+use crate::op::table::{CreateTable, Protection};
 use crate::schema::{EntitySchema, IndexKind, IndexSchema, ScalarType, Table, TableSchema};
 use crate::stream::StreamViewType;
 use crate::Admin;
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 mod display;
 mod live;
+mod settings;
 #[cfg(test)]
 mod tests;
 
@@ -156,6 +158,19 @@ pub enum Note {
     UndeclaredStream {
         /// The live view.
         view: String,
+    },
+    /// A setting of the table's infrastructure code that the live table lacks (deletion
+    /// protection, point-in-time recovery, encryption with KMS, throughput): the
+    /// infrastructure code sets it (`CreateTable::cloudformation`, `terraform`, the CLI's
+    /// `infra`), not apply.
+    Setting {
+        /// `deletion_protection`, `point_in_time_recovery`, `encryption`,
+        /// `on_demand_maximum` or `warm_throughput`.
+        setting: &'static str,
+        /// What the infrastructure code says.
+        expected: String,
+        /// What the live table has.
+        found: String,
     },
 }
 
@@ -574,6 +589,8 @@ pub struct TableMigration<'db, T> {
     pub(super) entities: Vec<&'static EntitySchema>,
     pub(super) options: ApplyOptions,
     pub(super) progress: Option<ApplyProgress<'db>>,
+    /// The infrastructure code's settings the live table is compared with.
+    pub(super) settings: Protection,
 }
 
 /// The progress callback of [`TableMigration::send`].
@@ -589,6 +606,7 @@ impl<'db, T: Table> Admin<'db, T> {
             entities: entities.to_vec(),
             options: ApplyOptions::default(),
             progress: None,
+            settings: Protection::default(),
         }
     }
 }
@@ -629,15 +647,32 @@ impl<'db, T: Table> TableMigration<'db, T> {
         self
     }
 
-    /// Describes the live table and compares it with the declaration; changes nothing.
+    /// Compares the live table's settings with those of this infrastructure code (deletion
+    /// protection, point-in-time recovery, encryption, on-demand maximum and warm
+    /// throughput) instead of the defaults of [`Admin::create_table`]'s: notes, which apply
+    /// leaves to the infrastructure code.
+    pub fn settings(mut self, infrastructure: &CreateTable) -> Self {
+        self.settings = infrastructure.protection.clone();
+        self
+    }
+
+    /// Describes the live table (and reads its point-in-time recovery) and compares it with
+    /// the declaration and the infrastructure code's settings; changes nothing.
     pub async fn plan(&self) -> Result<Plan, Error> {
-        let live = LiveTable::of_db(self.db).await?;
-        Ok(Plan::compare(
+        let mut live = LiveTable::of_db(self.db).await?;
+        if let Some(live) = &mut live {
+            live.point_in_time_recovery = self.db.point_in_time_recovery().await?;
+        }
+        let mut plan = Plan::compare(
             self.db.table_name(),
             T::SCHEMA,
             &self.entities,
-            live,
+            live.clone(),
             self.options.delete_unused,
-        ))
+        );
+        if let Some(live) = &live {
+            plan.compare_settings(&self.settings, live);
+        }
+        Ok(plan)
     }
 }

@@ -72,6 +72,11 @@ fn live(indexes: &[(&str, &str, &str)]) -> LiveTable {
         local_indexes: Vec::new(),
         item_count: Some(3),
         provisioned: None,
+        deletion_protection: Some(true),
+        encryption: "KMS arn:aws:kms:eu-west-1:123456789012:key/k1".into(),
+        point_in_time_recovery: Some(true),
+        on_demand_maximum: Some((-1, -1)),
+        warm_throughput: Some((12_000, 4_000)),
     }
 }
 
@@ -224,6 +229,99 @@ fn ttl_and_stream_that_differ_block_and_undeclared_ones_are_left_alone() {
             PlanAction::EnableStream {
                 view: StreamViewType::NewImage
             }
+        ]
+    );
+}
+
+#[test]
+fn settings_the_infrastructure_code_turns_on_are_compared() {
+    use crate::op::table::Protection;
+    let settings = |declared: &Protection, live: &LiveTable| {
+        let mut plan = Plan::compare("app", &SCHEMA, &[], Some(live.clone()), false);
+        plan.notes.clear();
+        plan.compare_settings(declared, live);
+        plan.notes
+            .iter()
+            .map(|note| match note {
+                Note::Setting {
+                    setting,
+                    expected,
+                    found,
+                } => format!("{setting}: {found} (expected {expected})"),
+                other => format!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    let protected = live(&[]);
+    assert_eq!(
+        settings(&Protection::default(), &protected),
+        Vec::<String>::new()
+    );
+    // What the endpoint does not report is not compared.
+    let unknown = LiveTable {
+        deletion_protection: None,
+        point_in_time_recovery: None,
+        on_demand_maximum: None,
+        warm_throughput: None,
+        ..protected.clone()
+    };
+    assert_eq!(
+        settings(&Protection::default(), &unknown),
+        Vec::<String>::new()
+    );
+    let bare = LiveTable {
+        deletion_protection: Some(false),
+        point_in_time_recovery: Some(false),
+        encryption: "AWS owned key".into(),
+        ..protected.clone()
+    };
+    assert_eq!(
+        settings(&Protection::default(), &bare),
+        [
+            "deletion_protection: off (expected on)",
+            "point_in_time_recovery: off (expected on)",
+            "encryption: AWS owned key (expected KMS (AWS managed key))",
+        ]
+    );
+    // An unprotected table's code turns neither on: only encryption is still expected.
+    let scratch = Protection {
+        retain: false,
+        deletion_protection: false,
+        point_in_time_recovery: false,
+        ..Protection::default()
+    };
+    assert_eq!(
+        settings(&scratch, &bare),
+        ["encryption: AWS owned key (expected KMS (AWS managed key))"]
+    );
+    // A key given by ARN must be the table's; an alias cannot be compared.
+    let other_key = Protection {
+        kms_key: Some("arn:aws:kms:eu-west-1:123456789012:key/k2".into()),
+        ..Protection::default()
+    };
+    assert_eq!(settings(&other_key, &protected).len(), 1);
+    let alias = Protection {
+        kms_key: Some("alias/orders".into()),
+        ..Protection::default()
+    };
+    assert_eq!(settings(&alias, &protected), Vec::<String>::new());
+    // Throughput as declared: a maximum exactly, warm throughput at least.
+    let throughput = Protection {
+        on_demand_maximum: Some(crate::op::table::Units {
+            read: 100,
+            write: 50,
+        }),
+        warm_throughput: Some(crate::op::table::Units {
+            read: 20_000,
+            write: 4_000,
+        }),
+        ..Protection::default()
+    };
+    assert_eq!(
+        settings(&throughput, &protected),
+        [
+            "on_demand_maximum: -1 read, -1 write a second (expected 100 read, 50 write a second)",
+            "warm_throughput: 12000 read, 4000 write a second (expected 20000 read, 4000 write a second)",
         ]
     );
 }

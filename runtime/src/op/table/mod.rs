@@ -3,6 +3,8 @@
 mod protection;
 
 pub(crate) use protection::Protection;
+#[cfg(test)]
+pub(crate) use protection::Units;
 
 use crate::error::Error;
 use crate::rate::{Limiter, Rate};
