@@ -987,3 +987,129 @@ fn the_plan_names_the_settings_a_table_lacks() {
             .unwrap();
     });
 }
+
+/// Provisioned capacity for the table and each global index, and auto scaling of every one of
+/// them: CloudFormation's scalable targets and target-tracking policies beside the table,
+/// Terraform's after its block (whose capacity a plan then leaves to the scaling). What AWS
+/// would refuse is refused here.
+#[test]
+fn provisioned_capacity_scales_the_table_and_each_global_index() {
+    let db = singletable_offline::<Shop>();
+    let scaled = db
+        .admin()
+        .create_table()
+        .on_demand_maximum(2000, 500)
+        .provisioned(5, 10)
+        .unwrap()
+        .auto_scaling(400, 100, 70)
+        .unwrap();
+    let cloudformation = scaled.cloudformation();
+    let resource = serde_json::to_value(&cloudformation).unwrap();
+    let properties = &resource["Properties"];
+    assert_eq!(properties["BillingMode"], "PROVISIONED");
+    let units = json!({ "ReadCapacityUnits": 5, "WriteCapacityUnits": 10 });
+    assert_eq!(properties["ProvisionedThroughput"], units);
+    assert!(
+        properties.get("OnDemandThroughput").is_none(),
+        "{resource:#}"
+    );
+    for index in properties["GlobalSecondaryIndexes"].as_array().unwrap() {
+        assert_eq!(index["ProvisionedThroughput"], units, "{index}");
+    }
+    for index in properties["LocalSecondaryIndexes"].as_array().unwrap() {
+        assert!(index.get("ProvisionedThroughput").is_none(), "{index}");
+    }
+    let resources = cloudformation.auto_scaling_resources("Shop");
+    // The table and its three global indexes, reads and writes, a target and a policy each.
+    assert_eq!(resources.len(), 16, "{resources:#?}");
+    let target = &resources["ShopByCustomerWriteScaling"];
+    assert_eq!(
+        target["Type"],
+        "AWS::ApplicationAutoScaling::ScalableTarget"
+    );
+    assert_eq!(
+        target["Properties"],
+        json!({
+            "MaxCapacity": 100,
+            "MinCapacity": 10,
+            "ResourceId": { "Fn::Sub": "table/${Shop}/index/ByCustomer" },
+            "ScalableDimension": "dynamodb:index:WriteCapacityUnits",
+            "ServiceNamespace": "dynamodb",
+        })
+    );
+    let policy = &resources["ShopReadScalingPolicy"]["Properties"];
+    assert_eq!(
+        policy["ScalingTargetId"],
+        json!({ "Ref": "ShopReadScaling" })
+    );
+    assert_eq!(
+        policy["TargetTrackingScalingPolicyConfiguration"],
+        json!({
+            "TargetValue": 70.0,
+            "PredefinedMetricSpecification": {
+                "PredefinedMetricType": "DynamoDBReadCapacityUtilization"
+            },
+        })
+    );
+    assert!(db
+        .admin()
+        .create_table()
+        .cloudformation()
+        .auto_scaling_resources("Shop")
+        .is_empty());
+
+    let block = scaled.terraform("shop").unwrap();
+    let body: hcl::Body = hcl::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+    let kinds: Vec<String> = body
+        .blocks()
+        .map(|block| block.labels()[0].as_str().to_owned())
+        .collect();
+    assert_eq!(kinds[0], "aws_dynamodb_table");
+    let count = |kind: &str| kinds.iter().filter(|k| *k == kind).count();
+    assert_eq!(
+        (
+            count("aws_appautoscaling_target"),
+            count("aws_appautoscaling_policy")
+        ),
+        (8, 8)
+    );
+    let table = body.blocks().next().unwrap().body();
+    assert_eq!(
+        hcl_text(table, "billing_mode").as_deref(),
+        Some("PROVISIONED")
+    );
+    // Attribute by attribute, whatever `terraform fmt`'s alignment.
+    let words = block.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("read_capacity = 5 write_capacity = 10"),
+        "{block}"
+    );
+    assert!(
+        words.contains("ignore_changes = [read_capacity, write_capacity]"),
+        "{block}"
+    );
+    assert!(
+        words.contains("resource_id = \"table/${aws_dynamodb_table.shop.name}/index/ByStatus\""),
+        "{block}"
+    );
+
+    let refused = |result: Result<singletable::op::table::CreateTable, InfraError>| {
+        matches!(result, Err(InfraError::Capacity { .. }))
+    };
+    let table = || db.admin().create_table();
+    assert!(refused(table().provisioned(0, 5)));
+    assert!(refused(table().auto_scaling(10, 10, 70)));
+    assert!(refused(
+        table().provisioned(5, 5).unwrap().auto_scaling(4, 10, 70)
+    ));
+    assert!(refused(
+        table().provisioned(5, 5).unwrap().auto_scaling(10, 10, 95)
+    ));
+    assert!(refused(
+        table().provisioned(5, 5).unwrap().auto_scaling(10, 10, 19)
+    ));
+    let global = table().replicas(["eu-west-2"]).unwrap();
+    assert!(refused(global.provisioned(5, 5)));
+    let replicated = table().provisioned(5, 5).unwrap().replicas(["eu-west-2"]);
+    assert!(matches!(replicated, Err(InfraError::Replicas { .. })));
+}

@@ -349,6 +349,14 @@ struct InfraArgs {
     /// table.
     #[arg(long = "replica", value_name = "REGION")]
     replicas: Vec<String>,
+    /// Provisioned capacity instead of on-demand billing: read and write units a second, for
+    /// the table and each global index.
+    #[arg(long, num_args = 2, value_names = ["READ", "WRITE"])]
+    provisioned: Option<Vec<u64>>,
+    /// Auto scaling of the provisioned capacity: up to MAX_READ and MAX_WRITE units a second,
+    /// keeping the consumed capacity near TARGET percent of it (20 to 90).
+    #[arg(long, num_args = 3, value_names = ["MAX_READ", "MAX_WRITE", "TARGET"], requires = "provisioned")]
+    auto_scaling: Option<Vec<u64>>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -673,6 +681,25 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
     if args.unprotected {
         definition = definition.unprotected();
     }
+    if let Some([read, write]) = args.provisioned.as_deref() {
+        definition = match definition.provisioned(*read, *write) {
+            Ok(definition) => definition,
+            Err(error) => {
+                output.error(&error);
+                return EXIT_USAGE;
+            }
+        };
+    }
+    if let Some([read, write, target]) = args.auto_scaling.as_deref() {
+        let target = u8::try_from(*target).unwrap_or(u8::MAX);
+        definition = match definition.auto_scaling(*read, *write, target) {
+            Ok(definition) => definition,
+            Err(error) => {
+                output.error(&error);
+                return EXIT_USAGE;
+            }
+        };
+    }
     if !args.replicas.is_empty() {
         definition = match definition.replicas(args.replicas) {
             Ok(definition) => definition,
@@ -691,7 +718,9 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
                 return EXIT_USAGE;
             }
             let mut resources = serde_json::Map::new();
-            let table = serde_json::to_value(definition.cloudformation()).unwrap_or(Value::Null);
+            let cloudformation = definition.cloudformation();
+            let table = serde_json::to_value(&cloudformation).unwrap_or(Value::Null);
+            resources.extend(cloudformation.auto_scaling_resources(&resource));
             resources.insert(resource, table);
             let template = json!({
                 "AWSTemplateFormatVersion": "2010-09-09",

@@ -1,6 +1,7 @@
 //! Writes into the directory given as the only argument: the table as CloudFormation
 //! templates and Terraform (defaults; a customer-managed key with tags and capacity settings;
-//! a global table; unprotected) and its IAM policies (the service's, read-only, deployment).
+//! a global table; provisioned capacity with auto scaling; unprotected) and its IAM policies
+//! (the service's, read-only, deployment).
 
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::table::CreateTable;
@@ -43,14 +44,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("default", table()),
         ("cmk", configured()?),
         ("global", configured()?.replicas(["eu-west-2", "eu-central-1"])?),
+        (
+            "scaled",
+            table()
+                .kms_key(KEY)
+                .provisioned(5, 5)?
+                .auto_scaling(400, 100, 70)?,
+        ),
         ("unprotected", table().unprotected()),
     ];
     for (name, definition) in variants {
         let dir = out.join(name);
         std::fs::create_dir_all(&dir)?;
+        let cloudformation = definition.cloudformation();
+        let mut resources = cloudformation.auto_scaling_resources("Orders");
+        resources.insert("Orders".to_owned(), serde_json::to_value(&cloudformation)?);
         let template = serde_json::json!({
             "AWSTemplateFormatVersion": "2010-09-09",
-            "Resources": { "Orders": definition.cloudformation() },
+            "Resources": resources,
         });
         std::fs::write(dir.join("table.json"), format!("{template:#}\n"))?;
         std::fs::write(dir.join("table.tf"), definition.terraform("orders")?)?;

@@ -26,6 +26,12 @@ pub enum InfraError {
         /// Why.
         reason: String,
     },
+    /// Provisioned capacity or auto scaling that cannot be declared.
+    #[error("the table's capacity cannot be declared so: {reason}")]
+    Capacity {
+        /// Why.
+        reason: String,
+    },
     /// A tag AWS would refuse.
     #[error("tag {key:?} cannot be set: {rule}")]
     Tag {

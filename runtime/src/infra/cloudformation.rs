@@ -1,5 +1,6 @@
 //! The table as a CloudFormation `AWS::DynamoDB::Table` resource.
 
+use super::auto_scaling::{cloudformation_resources, ScalingTarget};
 use crate::op::table::{index_keys, CreateTable};
 use crate::schema::{IndexKind, IndexSchema};
 use serde::Serialize;
@@ -24,6 +25,23 @@ pub struct CloudFormationTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     update_replace_policy: Option<&'static str>,
     properties: Body,
+    /// What auto scaling moves: resources of their own, beside the table's.
+    #[serde(skip)]
+    scaling: Vec<ScalingTarget>,
+}
+
+impl CloudFormationTable {
+    /// The Application Auto Scaling resources of a table with
+    /// [`CreateTable::auto_scaling`], for a template whose `Resources` hold the table under
+    /// the logical id `table`: for the table and each global index, a scalable target
+    /// (`{table}ReadScaling`, `{table}GSI1WriteScaling`, ...) and its target-tracking policy
+    /// (`…ScalingPolicy`), keyed by logical id. Empty without auto scaling.
+    pub fn auto_scaling_resources(
+        &self,
+        table: &str,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        cloudformation_resources(&self.scaling, table)
+    }
 }
 
 /// The properties of a table, or of a global table (with [`CreateTable::replicas`]).
@@ -126,6 +144,8 @@ struct Properties {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tags: Vec<Tag>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    provisioned_throughput: Option<ProvisionedThroughput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     on_demand_throughput: Option<OnDemandThroughput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warm_throughput: Option<WarmThroughput>,
@@ -196,6 +216,15 @@ struct Index {
     index_name: &'static str,
     key_schema: Vec<KeySchemaElement>,
     projection: Projection,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provisioned_throughput: Option<ProvisionedThroughput>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ProvisionedThroughput {
+    read_capacity_units: u64,
+    write_capacity_units: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -236,6 +265,7 @@ fn index(index: &IndexSchema) -> Index {
             projection_type: index.projection.projection_type(),
             non_key_attributes: index.projection.non_key_attributes(),
         },
+        provisioned_throughput: None,
     }
 }
 
@@ -260,6 +290,7 @@ impl CreateTable {
             deletion_policy: retain,
             update_replace_policy: retain,
             properties,
+            scaling: self.scaling_targets(),
         }
     }
 
@@ -274,7 +305,23 @@ impl CreateTable {
 
     fn indexes_of(&self, kind: IndexKind) -> Vec<Index> {
         let indexes = self.indexes.iter().filter(move |index| index.kind == kind);
-        indexes.map(|schema| index(schema)).collect()
+        let throughput = self
+            .provisioned_throughput()
+            .filter(|_| kind == IndexKind::Global);
+        (indexes.map(|schema| index(schema)))
+            .map(|index| Index {
+                provisioned_throughput: throughput.clone(),
+                ..index
+            })
+            .collect()
+    }
+
+    /// The table's provisioned capacity, which each global index gets too.
+    fn provisioned_throughput(&self) -> Option<ProvisionedThroughput> {
+        (self.protection.provisioned).map(|provisioned| ProvisionedThroughput {
+            read_capacity_units: provisioned.units.read,
+            write_capacity_units: provisioned.units.write,
+        })
     }
 
     fn tags(&self) -> Vec<Tag> {
@@ -310,7 +357,10 @@ impl CreateTable {
     fn shape(&self) -> Shape {
         Shape {
             table_name: self.table_name.clone(),
-            billing_mode: "PAY_PER_REQUEST",
+            billing_mode: match self.protection.provisioned {
+                Some(_) => "PROVISIONED",
+                None => "PAY_PER_REQUEST",
+            },
             attribute_definitions: self.attribute_definitions(),
             key_schema: key_schema(&self.table_keys()),
             global_secondary_indexes: self.indexes_of(IndexKind::Global),
@@ -334,8 +384,9 @@ impl CreateTable {
                 key: protection.kms_key.clone(),
             },
             tags: self.tags(),
-            on_demand_throughput: protection
-                .on_demand_maximum
+            provisioned_throughput: self.provisioned_throughput(),
+            on_demand_throughput: (protection.on_demand_maximum)
+                .filter(|_| protection.provisioned.is_none())
                 .map(|units| OnDemandThroughput {
                     max_read_request_units: units.read,
                     max_write_request_units: units.write,

@@ -10,6 +10,7 @@
 //! of it is empty. The CLI prints them (`iam`, `infra`).
 
 mod arn;
+mod auto_scaling;
 mod cloudformation;
 mod iam;
 mod terraform;

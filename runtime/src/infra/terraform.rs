@@ -1,5 +1,6 @@
 //! The table as a Terraform `aws_dynamodb_table` resource block, in HCL.
 
+use super::auto_scaling::ScalingTarget;
 use super::InfraError;
 use crate::op::table::CreateTable;
 use crate::schema::{IndexKind, IndexSchema};
@@ -185,6 +186,47 @@ fn index_block(index: &IndexSchema) -> Result<Block, InfraError> {
     Ok(block)
 }
 
+/// An `aws_appautoscaling_target` and its `aws_appautoscaling_policy`, for the table
+/// resource `table`, named `{table}_{target}` (`app_read`, `app_gsi1write`).
+fn scaling_blocks(target: &ScalingTarget, table: &str) -> [Block; 2] {
+    let name = format!("{table}_{}", target.name().to_ascii_lowercase());
+    let resource_id = format!(
+        "\"table/${{aws_dynamodb_table.{table}.name}}{}\"",
+        target.index_path()
+    );
+    let mut scalable = Block::new("resource")
+        .number("max_capacity", target.maximum)
+        .number("min_capacity", target.minimum)
+        .value("resource_id", Value::Expression(resource_id))
+        .text("scalable_dimension", target.dimension())
+        .text("service_namespace", "dynamodb");
+    scalable.labels = vec!["aws_appautoscaling_target".to_owned(), name.clone()];
+    let of_target =
+        |field: &str| Value::Expression(format!("aws_appautoscaling_target.{name}.{field}"));
+    let mut policy = Block::new("resource")
+        .value(
+            "name",
+            Value::Expression(format!(
+                "\"${{aws_dynamodb_table.{table}.name}}-{}\"",
+                target.name()
+            )),
+        )
+        .text("policy_type", "TargetTrackingScaling")
+        .value("resource_id", of_target("resource_id"))
+        .value("scalable_dimension", of_target("scalable_dimension"))
+        .value("service_namespace", of_target("service_namespace"))
+        .block(
+            Block::new("target_tracking_scaling_policy_configuration")
+                .number("target_value", u64::from(target.target))
+                .block(
+                    Block::new("predefined_metric_specification")
+                        .text("predefined_metric_type", target.metric()),
+                ),
+        );
+    policy.labels = vec!["aws_appautoscaling_policy".to_owned(), name];
+    [scalable, policy]
+}
+
 impl CreateTable {
     /// This request as a Terraform `resource "aws_dynamodb_table" "<resource_name>"` block,
     /// formatted as `terraform fmt` leaves it, followed by an `aws_dynamodb_resource_policy`
@@ -205,11 +247,22 @@ impl CreateTable {
         }
         let mut table = Block::new("resource")
             .text("name", self.table_name.clone())
-            .text("billing_mode", "PAY_PER_REQUEST")
+            .text(
+                "billing_mode",
+                match self.protection.provisioned {
+                    Some(_) => "PROVISIONED",
+                    None => "PAY_PER_REQUEST",
+                },
+            )
             .text("hash_key", self.partition_key);
         table.labels = vec!["aws_dynamodb_table".to_owned(), resource_name.to_owned()];
         if let Some(sort_key) = self.sort_key {
             table = table.text("range_key", sort_key);
+        }
+        if let Some(provisioned) = self.protection.provisioned {
+            table = table
+                .number("read_capacity", provisioned.units.read)
+                .number("write_capacity", provisioned.units.write);
         }
         if let Some(view) = self.stream {
             table = table
@@ -224,7 +277,15 @@ impl CreateTable {
             );
         }
         for index in &self.indexes {
-            table = table.block(index_block(index)?);
+            let mut block = index_block(index)?;
+            if let (Some(provisioned), IndexKind::Global) =
+                (self.protection.provisioned, index.kind)
+            {
+                block = block
+                    .number("read_capacity", provisioned.units.read)
+                    .number("write_capacity", provisioned.units.write);
+            }
+            table = table.block(block);
         }
         if let Some(attribute) = self.ttl_attribute {
             table = table.block(
@@ -246,7 +307,10 @@ impl CreateTable {
             encryption = encryption.text("kms_key_arn", key.clone());
         }
         table = table.block(encryption);
-        if let Some(units) = protection.on_demand_maximum {
+        if let Some(units) = protection
+            .on_demand_maximum
+            .filter(|_| protection.provisioned.is_none())
+        {
             table = table.block(
                 Block::new("on_demand_throughput")
                     .number("max_read_request_units", units.read)
@@ -277,11 +341,29 @@ impl CreateTable {
         if !protection.tags.is_empty() {
             table = table.value("tags", Value::Map(protection.tags.clone()));
         }
-        if protection.retain {
-            table = table.block(Block::new("lifecycle").flag("prevent_destroy", true));
+        let scaled = protection.provisioned.is_some_and(|p| p.scaling.is_some());
+        if protection.retain || scaled {
+            let mut lifecycle = Block::new("lifecycle");
+            if protection.retain {
+                lifecycle = lifecycle.flag("prevent_destroy", true);
+            }
+            if scaled {
+                // Auto scaling moves the capacity; a plan must not move it back.
+                lifecycle = lifecycle.value(
+                    "ignore_changes",
+                    Value::Expression("[read_capacity, write_capacity]".to_owned()),
+                );
+            }
+            table = table.block(lifecycle);
         }
         let mut out = String::new();
         table.render(&mut out, 0);
+        for target in self.scaling_targets() {
+            for block in scaling_blocks(&target, resource_name) {
+                out.push('\n');
+                block.render(&mut out, 0);
+            }
+        }
         if let Some(policy) = &protection.resource_policy {
             let mut block = Block::new("resource")
                 .value(

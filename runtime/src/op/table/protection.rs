@@ -18,6 +18,26 @@ pub(crate) struct Units {
     pub(crate) write: u64,
 }
 
+/// Provisioned capacity, for the table and for each global index alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Provisioned {
+    /// Units a second: the capacity, and the least auto scaling goes down to.
+    pub(crate) units: Units,
+    pub(crate) scaling: Option<Scaling>,
+}
+
+/// Target tracking by Application Auto Scaling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scaling {
+    /// The most units a second it goes up to.
+    pub(crate) maximum: Units,
+    /// The consumed share of the capacity it keeps near, in percent.
+    pub(crate) target_percent: u8,
+}
+
+/// AWS's bounds on a target-tracking policy's target utilization for DynamoDB, in percent.
+const TARGET_PERCENT: std::ops::RangeInclusive<u8> = 20..=90;
+
 /// The settings of the table's infrastructure code beyond its shape.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Protection {
@@ -36,6 +56,8 @@ pub(crate) struct Protection {
     pub(crate) resource_policy: Option<serde_json::Value>,
     /// Regions the table is replicated to, besides its own: a global table.
     pub(crate) replicas: Vec<String>,
+    /// Provisioned capacity instead of on-demand billing.
+    pub(crate) provisioned: Option<Provisioned>,
 }
 
 impl Default for Protection {
@@ -50,6 +72,7 @@ impl Default for Protection {
             warm_throughput: None,
             resource_policy: None,
             replicas: Vec::new(),
+            provisioned: None,
         }
     }
 }
@@ -103,6 +126,8 @@ impl CreateTable {
 
     /// Caps the on-demand table's throughput at `read_units` and `write_units` request units
     /// per second (its indexes keep theirs uncapped): a bound on what a runaway client costs.
+    /// A [provisioned](Self::provisioned) table's capacity is its cap: there, this is left
+    /// out.
     pub fn on_demand_maximum(mut self, read_units: u64, write_units: u64) -> Self {
         self.protection.on_demand_maximum = Some(Units {
             read: read_units,
@@ -142,6 +167,13 @@ impl CreateTable {
         mut self,
         regions: impl IntoIterator<Item = R>,
     ) -> Result<Self, InfraError> {
+        if self.protection.provisioned.is_some() {
+            return Err(InfraError::Replicas {
+                reason: "the global table generated here is billed on demand; declare the \
+                         table without `provisioned` capacity"
+                    .to_owned(),
+            });
+        }
         if self.stream != Some(crate::schema::StreamViewType::NewAndOldImages) {
             return Err(InfraError::Replicas {
                 reason: "a global table replicates through a stream of new and old images: \
@@ -161,6 +193,89 @@ impl CreateTable {
                 self.protection.replicas.push(region);
             }
         }
+        Ok(self)
+    }
+
+    /// Bills the table by provisioned capacity instead of on demand: `read_units` and
+    /// `write_units` a second for the table, and the same for each global index (DynamoDB
+    /// provisions each apart). Add [`auto_scaling`](Self::auto_scaling) to let the capacity
+    /// follow the load; without it, a burst above it is throttled.
+    ///
+    /// # Errors
+    ///
+    /// [`InfraError::Capacity`] for no units, and for a global table
+    /// ([`replicas`](Self::replicas)), which is generated on demand.
+    pub fn provisioned(mut self, read_units: u64, write_units: u64) -> Result<Self, InfraError> {
+        let refused = |reason: &str| InfraError::Capacity {
+            reason: reason.to_owned(),
+        };
+        if read_units == 0 || write_units == 0 {
+            return Err(refused(
+                "provisioned capacity is at least 1 read and 1 write unit",
+            ));
+        }
+        if !self.protection.replicas.is_empty() {
+            return Err(refused(
+                "the global table generated here is billed on demand; drop `replicas` or the \
+                 provisioned capacity",
+            ));
+        }
+        self.protection.provisioned = Some(Provisioned {
+            units: Units {
+                read: read_units,
+                write: write_units,
+            },
+            scaling: None,
+        });
+        Ok(self)
+    }
+
+    /// Lets Application Auto Scaling move the capacity of the table and of each global index
+    /// between what [`provisioned`](Self::provisioned) set and `max_read_units` and
+    /// `max_write_units` a second, keeping the consumed capacity near
+    /// `target_utilization_percent` of it: target tracking of
+    /// `DynamoDBReadCapacityUtilization` and `DynamoDBWriteCapacityUtilization`. CloudFormation
+    /// takes the scaling targets and policies beside the table
+    /// ([`CloudFormationTable::auto_scaling_resources`](crate::infra::CloudFormationTable::auto_scaling_resources));
+    /// Terraform's follow the table's block.
+    ///
+    /// # Errors
+    ///
+    /// [`InfraError::Capacity`] without provisioned capacity, for a maximum below it, or a
+    /// target outside the 20 to 90 percent AWS allows.
+    pub fn auto_scaling(
+        mut self,
+        max_read_units: u64,
+        max_write_units: u64,
+        target_utilization_percent: u8,
+    ) -> Result<Self, InfraError> {
+        let refused = |reason: String| InfraError::Capacity { reason };
+        let Some(provisioned) = &mut self.protection.provisioned else {
+            return Err(refused(
+                "auto scaling moves provisioned capacity: declare it with `provisioned` first"
+                    .to_owned(),
+            ));
+        };
+        if max_read_units < provisioned.units.read || max_write_units < provisioned.units.write {
+            return Err(refused(format!(
+                "the most auto scaling may provision ({max_read_units} read, {max_write_units} \
+                 write units) is below the provisioned capacity ({} read, {} write)",
+                provisioned.units.read, provisioned.units.write
+            )));
+        }
+        if !TARGET_PERCENT.contains(&target_utilization_percent) {
+            return Err(refused(format!(
+                "a target utilization of {target_utilization_percent}% is outside the 20% to \
+                 90% AWS allows"
+            )));
+        }
+        provisioned.scaling = Some(Scaling {
+            maximum: Units {
+                read: max_read_units,
+                write: max_write_units,
+            },
+            target_percent: target_utilization_percent,
+        });
         Ok(self)
     }
 
