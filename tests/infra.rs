@@ -911,6 +911,27 @@ fn apply_leaves_a_stack_managed_table_to_its_stack_unless_forced() {
             }
             other => panic!("expected StackManaged, got {other:?}"),
         }
+        // The command line refuses too, and prints the resource the stack's template should
+        // state: the table with the index apply would have made.
+        #[cfg(feature = "cli")]
+        {
+            let entities = singletable::cli::Entities::new();
+            let (code, out, err) = common::run_cli(&next, entities, "shop", &["apply"]).await;
+            assert_eq!(code, singletable::cli::EXIT_FAILURE, "{out}{err}");
+            assert!(
+                err.contains("shop-stack") && err.contains("--force"),
+                "{err}"
+            );
+            let resource: Value =
+                serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+            assert_eq!(resource["Type"], "AWS::DynamoDB::Table");
+            let indexes = resource["Properties"]["GlobalSecondaryIndexes"]
+                .as_array()
+                .unwrap();
+            // ShopNext's four global indexes, `ByDay` among them.
+            assert_eq!(indexes.len(), 4, "{out}");
+            assert!(out.contains("ByDay"), "{out}");
+        }
         let plan = migration().plan().await.unwrap();
         assert!(
             (plan.actions.iter()).any(|action| matches!(action, PlanAction::CreateIndex(_))),
