@@ -908,7 +908,26 @@ mod cli {
         singletable::testing::put_raw(&db, raw("u9", "e0@example.com"))
             .await
             .unwrap();
-        let args = ["--json", "claim", "--entity", "user", "--rate", "100"];
+        // The shared value and the keys are customer data: hidden unless asked for.
+        let (code, out, err) = run(&db, &["claim", "--entity", "user"]).await;
+        assert_eq!(code, EXIT_FAILURE, "{out}{err}");
+        assert!(
+            out.contains("email ‹hidden›: claimed for PK = ‹hidden›"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("e0@example.com") && !out.contains("USER#"),
+            "{out}"
+        );
+        let args = [
+            "--json",
+            "--show-values",
+            "claim",
+            "--entity",
+            "user",
+            "--rate",
+            "100",
+        ];
         let (code, out, err) = run(&db, &args).await;
         assert_eq!(code, EXIT_FAILURE, "{out}{err}");
         let report: serde_json::Value = serde_json::from_str(&out).unwrap();

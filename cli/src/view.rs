@@ -259,10 +259,16 @@ impl fmt::Display for ClaimText<'_> {
                 .holder
                 .as_ref()
                 .map_or_else(|| "an item".to_owned(), ToString::to_string);
+            // The value as an error's text shows one: only with `--show-values`.
+            let value = if singletable_runtime::error::values_shown() {
+                format!("{:?}", duplicate.value)
+            } else {
+                "‹hidden›".to_owned()
+            };
             writeln!(
                 f,
-                "  {} {:?}: claimed for {holder}, also held by {}",
-                duplicate.field, duplicate.value, duplicate.item
+                "  {} {value}: claimed for {holder}, also held by {}",
+                duplicate.field, duplicate.item
             )?;
         }
         Ok(())

@@ -20,12 +20,23 @@ use std::sync::Arc;
 pub struct Duplicate {
     /// The unique field (or fields, joined by `+`).
     pub field: &'static str,
-    /// The value.
+    /// The value (serialized as `‹hidden›` unless
+    /// [`show_values`](crate::error::show_values) is on, as a key is).
+    #[serde(serialize_with = "shown")]
     pub value: String,
     /// The item the value's sentinel names.
     pub holder: Option<KeyText>,
     /// The item that has the value too.
     pub item: KeyText,
+}
+
+/// A value of the user's as a report serializes it: `‹hidden›` unless values are shown.
+fn shown<S: serde::Serializer>(value: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    if crate::key::text::values_shown() {
+        serializer.serialize_str(value)
+    } else {
+        serializer.serialize_str(crate::key::text::HIDDEN)
+    }
 }
 
 /// What a claim sweep did.
