@@ -225,6 +225,26 @@ async fn an_item_deleted_after_the_index_read_is_reported_missing() {
     assert_eq!(hydrated.items[4].id, "005");
 }
 
+/// An item moved to another partition of the index after the index was read (as a lagging
+/// index reads it, or between a page and its hydration) is not the query's any more: it is
+/// reported as moved, with its item as it is now, never listed as the partition's.
+#[tokio::test]
+async fn an_item_moved_after_the_index_read_is_reported_moved() {
+    if common::skips(Needs::IndexReadAfterWrite) {
+        return;
+    }
+    let db = seeded().await;
+    let query = db.query(Ticket::gsi1(7)).hydrate();
+    let entries: Vec<IndexEntry<Ticket>> = db.query(Ticket::gsi1(7)).all().await.unwrap();
+    let moved = ticket(4, 9, "open");
+    db.put(&moved).send().await.unwrap();
+    let hydrated = query.entries(entries).await.unwrap();
+    assert_eq!(hydrated.moved, [moved]);
+    assert!(hydrated.missing.is_empty());
+    assert_eq!(hydrated.items.len(), 11);
+    assert!(hydrated.items.iter().all(|ticket| ticket.team == 7));
+}
+
 #[tokio::test]
 async fn an_include_index_reads_its_projection_typed() {
     if common::skips(Needs::IndexReadAfterWrite) {

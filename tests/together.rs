@@ -1993,8 +1993,20 @@ async fn check_lagging(db: &Db<Together>, model: &Model, recent: &[(Instant, Mod
         }
     }
     for owner in 0..OWNERS {
-        let hydrated = db.query(Task::gsi2(owner)).hydrate().all().await.unwrap();
+        // The index as it lags, the items as they are now (strongly consistent): whatever
+        // the index still lists, an item hydrated is the owner's now; one that moved to
+        // another owner is reported as moved.
+        let hydrated = (db.query(Task::gsi2(owner)).hydrate().consistent().all())
+            .await
+            .unwrap();
+        for task in &hydrated.moved {
+            assert_ne!(
+                task.owner, owner,
+                "{task:?} reported moved from owner {owner}"
+            );
+        }
         for task in &hydrated.items {
+            assert_eq!(task.owner, owner, "{task:?} hydrated for owner {owner}");
             assert!(
                 a_recent_task(&tasks((task.team, task.id)), Some(task)),
                 "{task:?} hydrated for owner {owner}, a version no recent model held"

@@ -26,7 +26,10 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Query<'db, E, I, P, Ind
     /// [`MAX_GET_KEYS`](crate::op::batch::MAX_GET_KEYS), what DynamoDB leaves unprocessed
     /// resent), in the index's order. One page of the index costs one query plus one read of
     /// each item; see [`Hydrate::explain`]. Items are read as they are now: a global index is
-    /// eventually consistent, so an item changed since may no longer match the query's keys.
+    /// eventually consistent, so an item deleted since is in [`Hydrated::missing`], and one
+    /// whose index partition key changed since in [`Hydrated::moved`], never among the
+    /// items. (A change of its index sort key within the partition is not checked: it is
+    /// still the partition's, perhaps outside a sort key condition.)
     pub fn hydrate(self) -> Hydrate<'db, E, I, P, T> {
         let retry = self.db.retry_policy();
         Hydrate {
@@ -54,6 +57,10 @@ pub struct Hydrated<E: Entity> {
     /// Keys the index held whose item the table no longer has: deleted (or, with a TTL,
     /// expired) between the index read and the fetch. Reported, never dropped silently.
     pub missing: Vec<Key<E>>,
+    /// Items the index held in the queried partition that are no longer there, as they are
+    /// now: their index partition key changed (or a sparse index's rule no longer holds)
+    /// between the index read, which may lag the table, and the fetch.
+    pub moved: Vec<E>,
     /// Keys DynamoDB still had not processed when the retry policy gave up; read them again.
     pub unprocessed: Vec<Key<E>>,
     /// Entries or items that did not decode.
@@ -99,6 +106,7 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
             let next = self.page(Some(&cursor)).await?;
             all.items.extend(next.items);
             all.missing.extend(next.missing);
+            all.moved.extend(next.moved);
             all.unprocessed.extend(next.unprocessed);
             all.errors.extend(next.errors);
             all.cursor = next.cursor;
@@ -135,6 +143,7 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
         let mut hydrated = Hydrated {
             items: Vec::with_capacity(keys.len()),
             missing: Vec::new(),
+            moved: Vec::new(),
             unprocessed: output.unprocessed,
             errors: output.errors,
             cursor: None,
@@ -144,6 +153,10 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
         let mut placed = std::collections::HashSet::with_capacity(keys.len());
         for key in keys {
             match found.remove(&key) {
+                Some(item) if !self.in_partition(&item)? => {
+                    hydrated.moved.push(item);
+                    placed.insert(key);
+                }
                 Some(item) => {
                     hydrated.items.push(item);
                     placed.insert(key);
@@ -153,6 +166,20 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
             }
         }
         Ok(hydrated)
+    }
+
+    /// Whether `item`, as it is now, still has the queried index partition key.
+    fn in_partition(&self, item: &E) -> Result<bool, Error> {
+        let partition = &self.query.partition;
+        let (Some(index), Ok(values)) = (partition.index, &partition.values) else {
+            return Ok(true);
+        };
+        let mut attributes = crate::item::encode(item)?;
+        crate::schema::item_keys::write_index_keys(item, &mut attributes)?;
+        let keys = index.partition_keys.iter().zip(values.as_slice());
+        Ok(keys
+            .into_iter()
+            .all(|(key, value)| attributes.get(key.name) == Some(value)))
     }
 
     /// What reading `entries` items like `sample` through this query costs, against the same
