@@ -954,9 +954,8 @@ fn apply_leaves_a_stack_managed_table_to_its_stack_unless_forced() {
 #[test]
 fn the_plan_names_the_settings_a_table_lacks() {
     runtime().block_on(async {
-        let client = singletable::local::client().await.unwrap();
-        let db = Db::<Shop>::new(client).with_table_name(table_name("infra-settings"));
-        db.admin().ensure_table().await.unwrap();
+        // Made as `ensure_table` makes it, and deleted when the test ends.
+        let db = singletable::testing::table::<Shop>().await.unwrap();
         let migration = db.admin().table_migration(&[Order::SCHEMA]);
         let plan = migration.plan().await.unwrap();
         let settings: BTreeSet<(&str, &str)> = plan
@@ -1000,12 +999,6 @@ fn the_plan_names_the_settings_a_table_lacks() {
             })
             .collect();
         assert_eq!(settings, ["encryption"], "{plan}");
-        db.client()
-            .delete_table()
-            .table_name(db.table_name())
-            .send()
-            .await
-            .unwrap();
     });
 }
 

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use singletable::infra::{IamPolicy, TableArn};
 use singletable::op::append::Appended;
 use singletable::op::query::{Cursor, CursorKey, IndexEntry};
-use singletable::{Db, Entity, Error, Item, Page, RetryPolicy, Table};
+use singletable::{Db, Entity, Error, Item, OptionalExt, Page, RetryPolicy, Table};
 use singletable_fault::{Fault, FaultKind, FaultPlan, FaultStats, IndexLag};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1083,6 +1083,13 @@ async fn apply(
                 Ok(applied) => {
                     let created = applied.plan.actions.len();
                     assert_eq!(created, usize::from(!model.indexed), "{:?}", applied.plan);
+                    // A test's table has none of the generated code's protection: the plan
+                    // says so, and apply leaves it alone.
+                    let unprotected = applied.plan.notes.iter().any(|note| {
+                        matches!(note, singletable::migrate::Note::Setting { setting, .. }
+                            if *setting == "deletion_protection")
+                    });
+                    assert!(unprotected, "{}", applied.plan);
                     model.indexed = true;
                 }
                 // Refused or lost after every resend: the index is there, or not yet.
@@ -1346,7 +1353,13 @@ async fn apply(
                         };
                         model.members.insert((team, member.id), created);
                     }
-                    Err(Error::Unique { field, .. }) => {
+                    Err(error @ Error::Unique { field, .. }) => {
+                        // Its text names the field, and no value: an e-mail is personal data.
+                        let text = error.to_string();
+                        assert!(
+                            text.contains(field) && !text.contains("@example.com"),
+                            "{step:?}: {text}"
+                        );
                         let named = unique_values(member)
                             .into_iter()
                             .find(|(unique, _)| unique == field);
@@ -1946,22 +1959,14 @@ async fn check_lagging(db: &Db<Together>, model: &Model, recent: &[(Instant, Mod
         for id in 0..IDS + 3 {
             let key = (team, id);
             let member = db.get(Member::key(team, id).unwrap()).send().await;
-            let member = member.map(Some).or_else(|e| match e {
-                Error::NotFound { .. } => Ok(None),
-                e => Err(e),
-            });
-            let member = member.unwrap();
+            let member = member.optional().unwrap();
             assert!(
                 members(key).contains(&member.as_ref()),
                 "member {key:?} read as {member:?}, none of {:?}",
                 members(key)
             );
             let task = db.get(Task::key(team, id).unwrap()).send().await;
-            let task = task.map(Some).or_else(|e| match e {
-                Error::NotFound { .. } => Ok(None),
-                e => Err(e),
-            });
-            let task = task.unwrap();
+            let task = task.optional().unwrap();
             assert!(
                 a_recent_task(&tasks(key), task.as_ref()),
                 "task {key:?} read as {task:?}, none of {:?}",

@@ -226,6 +226,36 @@ pub(crate) async fn send_upstream(upstream: &str, request: &Message) -> io::Resu
         .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "the engine sent no response"))
 }
 
+/// Sends `operation` with JSON `body` to `upstream` (`host:port`), with the client's `headers`
+/// but its own `X-Amz-Target` (moto reads the region from the signature's scope): the
+/// requests the proxy makes of its own. The answer's JSON when it is a 200, else `None`.
+pub(crate) async fn call(
+    upstream: &str,
+    headers: &[(String, String)],
+    operation: &str,
+    body: &Value,
+) -> Option<Value> {
+    let mut headers: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(name, _)| !name.eq_ignore_ascii_case("x-amz-target"))
+        .cloned()
+        .collect();
+    headers.push((
+        "X-Amz-Target".to_owned(),
+        format!("DynamoDB_20120810.{operation}"),
+    ));
+    let request = Message {
+        start: "POST / HTTP/1.1".to_owned(),
+        headers,
+        body: body.to_string().into_bytes(),
+    };
+    let response = send_upstream(upstream, &request).await.ok()?;
+    if response.status() != Some(200) {
+        return None;
+    }
+    serde_json::from_slice(&response.body).ok()
+}
+
 pub(crate) fn json_response(status: u16, reason: &str, body: &Value) -> Message {
     Message {
         start: format!("HTTP/1.1 {status} {reason}"),

@@ -55,7 +55,7 @@ impl Latency {
 }
 
 /// Microseconds, saturating (a delay of half a million years is not a test's).
-fn duration_micros(duration: Duration) -> u64 {
+pub(crate) fn duration_micros(duration: Duration) -> u64 {
     u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 

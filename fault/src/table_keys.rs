@@ -1,7 +1,7 @@
 //! What the partition model knows of a table: its partition key attributes, learnt from the
 //! engine with `DescribeTable`, and the tables a request names.
 
-use crate::http::{send_upstream, Message};
+use crate::http::{call, Message};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -34,28 +34,10 @@ pub(crate) async fn describe(
     template: &Message,
     name: &str,
 ) -> Result<TableKeys, Undescribed> {
-    let mut headers: Vec<(String, String)> = template
-        .headers
-        .iter()
-        .filter(|(header, _)| !header.eq_ignore_ascii_case("x-amz-target"))
-        .cloned()
-        .collect();
-    headers.push((
-        "X-Amz-Target".to_owned(),
-        "DynamoDB_20120810.DescribeTable".to_owned(),
-    ));
-    let request = Message {
-        start: "POST / HTTP/1.1".to_owned(),
-        headers,
-        body: json!({ "TableName": name }).to_string().into_bytes(),
-    };
-    let response = send_upstream(upstream, &request)
+    let named = json!({ "TableName": name });
+    let answer = call(upstream, &template.headers, "DescribeTable", &named)
         .await
-        .map_err(|_| Undescribed)?;
-    if response.status() != Some(200) {
-        return Err(Undescribed);
-    }
-    let answer: Value = serde_json::from_slice(&response.body).map_err(|_| Undescribed)?;
+        .ok_or(Undescribed)?;
     let table = answer.get("Table").ok_or(Undescribed)?;
     let partition_key = table
         .get("KeySchema")

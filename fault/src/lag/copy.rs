@@ -1,42 +1,22 @@
 //! Requests the replica sends on its own: to the engine, to read what writes left and to
 //! describe and copy a table, and to the replica, to create that table and apply changes.
 
-use crate::http::{send_upstream, Message};
 use serde_json::{json, Map, Value};
 
 /// A request of the replica's own that did not get a 200 answer.
 #[derive(Debug)]
 pub(crate) struct Refused;
 
-/// Sends `operation` with `body` to `upstream` (`host:port`) with the client's `headers`
-/// (moto reads the region from the signature's scope), and parses the answer.
+/// [`http::call`](crate::http::call), refused when it gets no 200 answer.
 pub(crate) async fn call(
     upstream: &str,
     headers: &[(String, String)],
     operation: &str,
     body: &Value,
 ) -> Result<Value, Refused> {
-    let mut headers: Vec<(String, String)> = headers
-        .iter()
-        .filter(|(name, _)| !name.eq_ignore_ascii_case("x-amz-target"))
-        .cloned()
-        .collect();
-    headers.push((
-        "X-Amz-Target".to_owned(),
-        format!("DynamoDB_20120810.{operation}"),
-    ));
-    let request = Message {
-        start: "POST / HTTP/1.1".to_owned(),
-        headers,
-        body: body.to_string().into_bytes(),
-    };
-    let response = send_upstream(upstream, &request)
+    crate::http::call(upstream, headers, operation, body)
         .await
-        .map_err(|_| Refused)?;
-    if response.status() != Some(200) {
-        return Err(Refused);
-    }
-    serde_json::from_slice(&response.body).map_err(|_| Refused)
+        .ok_or(Refused)
 }
 
 /// A table as the engine describes it, reduced to what the replica needs to hold its items

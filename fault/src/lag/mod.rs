@@ -67,7 +67,7 @@ impl IndexLag {
 
     /// One write's delay, uniform between the shortest and the longest, to the microsecond.
     fn draw(&self, schedule: &mut fastrand::Rng) -> Duration {
-        let micros = |duration: Duration| u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
+        let micros = crate::latency::duration_micros;
         let (shortest, longest) = (micros(self.shortest), micros(self.longest));
         Duration::from_micros(schedule.u64(shortest..=longest.max(shortest)))
     }

@@ -16,14 +16,11 @@ impl Plan {
                 found,
             });
         };
-        let off = |setting: &'static str| (setting, "on".to_owned(), "off".to_owned());
         if declared.deletion_protection && live.deletion_protection == Some(false) {
-            let (setting, expected, found) = off("deletion_protection");
-            note(setting, expected, found);
+            note("deletion_protection", "on".to_owned(), "off".to_owned());
         }
         if declared.point_in_time_recovery && live.point_in_time_recovery == Some(false) {
-            let (setting, expected, found) = off("point_in_time_recovery");
-            note(setting, expected, found);
+            note("point_in_time_recovery", "on".to_owned(), "off".to_owned());
         }
         // The infrastructure code always encrypts with KMS: the customer-managed key given,
         // or AWS's managed key for DynamoDB.
