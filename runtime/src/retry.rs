@@ -10,6 +10,10 @@
 //! throttled only), transactions (under one client request token), what a batch leaves
 //! unprocessed (`UnprocessedKeys`, `UnprocessedItems`), and the library's own reads and
 //! changes of the table. Long jobs (sweeps) ride through throttling with more attempts.
+//!
+//! The library sends again through one loop, `RetryPolicy::drive`: each kind of request
+//! brings a judge of its attempts' outcomes (done, or worth another attempt), and the policy
+//! alone decides whether there is one.
 
 use std::time::Duration;
 
@@ -136,27 +140,49 @@ impl RetryPolicy {
         }
     }
 
+    /// The library's one resend loop, asked after each attempt as tower's `retry::Policy` is:
+    /// `send` makes an attempt's request from `state`, and `judge` reads its outcome (and
+    /// the attempt's number, from 1) into [`Next`]: the result, or a resend if the policy
+    /// allows one more attempt (after its backoff), with the result to return if it does not.
+    /// `state` is what the attempts share: what is left to send, whether an earlier attempt
+    /// may have been applied.
+    pub(crate) async fn drive<S, F: std::future::Future, T>(
+        &self,
+        state: &mut S,
+        mut send: impl FnMut(&mut S) -> F,
+        mut judge: impl FnMut(&mut S, F::Output, u32) -> Next<T>,
+    ) -> T {
+        let mut attempt = 1;
+        loop {
+            let outcome = send(state).await;
+            match judge(state, outcome, attempt) {
+                Next::Again(_) if attempt < self.attempts() => {
+                    self.sleep_before(attempt).await;
+                    attempt += 1;
+                }
+                Next::Done(result) | Next::Again(result) => return result,
+            }
+        }
+    }
+
     /// Sends the request `send` makes, again while `resend` says its error is worth resending
     /// (throttling, which applied nothing; a lost response, for a request safe to send
     /// twice), up to this policy's attempts with its backoff; `before_resend` hears of each
-    /// error resent. The last error is returned when the attempts run out.
+    /// such error. The last error is returned when the attempts run out.
     pub(crate) async fn resending<T, E, F: std::future::Future<Output = Result<T, E>>>(
         &self,
         mut send: impl FnMut() -> F,
         resend: impl Fn(&E) -> bool,
         mut before_resend: impl FnMut(&E),
     ) -> Result<T, E> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match send().await {
-                Err(error) if resend(&error) && attempt < self.attempts() => {
-                    before_resend(&error);
-                    self.sleep_before(attempt).await;
-                }
-                done => return done,
+        let judge = |_: &mut (), result: Result<T, E>, _| match result {
+            Err(error) if resend(&error) => {
+                before_resend(&error);
+                Next::Again(Err(error))
             }
-        }
+            done => Next::Done(done),
+        };
+        self.drive(&mut (), |_| send(), judge).await
     }
 
     /// How the library's long jobs (sweeps) resend what DynamoDB throttles (a request refused,
@@ -204,8 +230,8 @@ impl RetryPolicy {
     /// table, not the answer, says whether it was made.
     pub(crate) async fn changing<T, E, F, M, X>(
         &self,
-        mut send: impl FnMut() -> F,
-        mut made: impl FnMut() -> M,
+        send: impl Fn() -> F,
+        made: impl Fn() -> M,
     ) -> Result<(), X>
     where
         E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
@@ -213,21 +239,30 @@ impl RetryPolicy {
         M: std::future::Future<Output = Result<bool, X>>,
         X: From<ReadError<E>>,
     {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let Err(error) = send().await else {
-                return Ok(());
-            };
-            if made().await? {
-                return Ok(());
+        let (send, made) = (&send, &made);
+        // `Ok(None)`: made; `Ok(Some(error))`: refused or lost, and not made.
+        let attempt = |_: &mut ()| async move {
+            match send().await {
+                Ok(_) => Ok(None),
+                Err(error) => Ok((!made().await?).then_some(error)),
             }
-            if !read_again(&error) || attempt >= self.attempts() {
-                return Err(error.into());
-            }
-            self.sleep_before(attempt).await;
-        }
+        };
+        let judge = |_: &mut (), outcome: Result<Option<ReadError<E>>, X>, _| match outcome {
+            Ok(None) => Next::Done(Ok(())),
+            Ok(Some(error)) if read_again(&error) => Next::Again(Err(error.into())),
+            Ok(Some(error)) => Next::Done(Err(error.into())),
+            Err(error) => Next::Done(Err(error)),
+        };
+        self.drive(&mut (), attempt, judge).await
     }
+}
+
+/// What [`RetryPolicy::drive`] does after an attempt.
+pub(crate) enum Next<T> {
+    /// Return this.
+    Done(T),
+    /// Send again if the policy allows one more attempt; else return this.
+    Again(T),
 }
 
 /// How often a long job's request is sent before its throttling ends the job: the 8 attempts

@@ -5,7 +5,7 @@
 use crate::error::Error;
 use crate::item::{self, Item};
 use crate::key::KeyText;
-use crate::retry::RetryPolicy;
+use crate::retry::{Next, RetryPolicy};
 use crate::schema::Table;
 use crate::Db;
 use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
@@ -36,6 +36,15 @@ pub(crate) struct Driven<M> {
     pub(crate) error: Option<Error>,
 }
 
+/// What a chunk's attempts share: what is done so far, the operations still waiting, the
+/// requests to send next, and the last ones sent (to resend whole).
+struct Batch<M, R> {
+    driven: Driven<M>,
+    waiting: Vec<(KeyText, M)>,
+    requests: Vec<R>,
+    sent: Vec<R>,
+}
+
 /// Sends `pending` and resends whatever comes back unprocessed, sleeping between attempts as
 /// `policy` says, until nothing is left or the attempts run out. A request refused or left
 /// unanswered ([`Error::is_retryable`]: puts, deletes and reads are safe to send twice) is
@@ -51,52 +60,70 @@ where
     F: FnMut(Vec<R>) -> Fut,
     Fut: Future<Output = Result<Response<R>, Error>>,
 {
-    let mut driven = Driven {
-        items: Vec::new(),
-        done: 0,
-        left: Vec::new(),
-        requests: 0,
-        error: None,
-    };
-    let (mut waiting, mut requests): (Vec<(KeyText, M)>, Vec<R>) = pending
+    let (waiting, requests): (Vec<(KeyText, M)>, Vec<R>) = pending
         .into_iter()
         .map(|entry| ((entry.key, entry.meta), entry.request))
         .unzip();
-    let mut attempt = 0;
-    while !requests.is_empty() && attempt < policy.attempts() {
-        policy.sleep_before(attempt).await;
-        attempt += 1;
-        driven.requests += 1;
+    let mut state = Batch {
+        driven: Driven {
+            items: Vec::new(),
+            done: 0,
+            left: Vec::new(),
+            requests: 0,
+            error: None,
+        },
+        waiting,
+        requests,
+        sent: Vec::new(),
+    };
+    let attempt = |state: &mut Batch<M, R>| {
+        state.driven.requests += 1;
         // Kept to resend the whole request if it fails for a reason that passes.
-        let sent = requests.clone();
-        match send(std::mem::take(&mut requests)).await {
-            Ok(response) => {
-                driven.items.extend(response.items);
-                // Keys are unique within a batch (deduplicated or rejected), so a key
-                // names exactly one waiting operation.
-                let (left, done): (Vec<_>, Vec<_>) = waiting.into_iter().partition(|(key, _)| {
-                    response
-                        .unprocessed
-                        .iter()
-                        .any(|(unprocessed, _)| unprocessed == key)
-                });
-                driven.done += done.len();
-                waiting = left;
-                requests = response
+        state.sent.clone_from(&state.requests);
+        send(std::mem::take(&mut state.requests))
+    };
+    let judge = |state: &mut Batch<M, R>, answer: Result<Response<R>, Error>, _| {
+        let response = match answer {
+            Ok(response) => response,
+            Err(error) if error.is_retryable() => {
+                state.requests = std::mem::take(&mut state.sent);
+                return Next::Again(Some(error));
+            }
+            Err(error) => return Next::Done(Some(error)),
+        };
+        state.driven.items.extend(response.items);
+        // Keys are unique within a batch (deduplicated or rejected), so a key names exactly
+        // one waiting operation.
+        let (left, done): (Vec<_>, Vec<_>) = std::mem::take(&mut state.waiting)
+            .into_iter()
+            .partition(|(key, _)| {
+                response
                     .unprocessed
-                    .into_iter()
-                    .map(|(_, request)| request)
-                    .collect();
-            }
-            Err(error) if error.is_retryable() && attempt < policy.attempts() => {
-                requests = sent;
-            }
-            Err(error) => {
-                driven.error = Some(error);
-                break;
-            }
+                    .iter()
+                    .any(|(unprocessed, _)| unprocessed == key)
+            });
+        state.driven.done += done.len();
+        state.waiting = left;
+        state.requests = response
+            .unprocessed
+            .into_iter()
+            .map(|(_, request)| request)
+            .collect();
+        match state.requests.is_empty() {
+            true => Next::Done(None),
+            false => Next::Again(None),
         }
-    }
+    };
+    let error = match state.requests.is_empty() {
+        true => None,
+        false => policy.drive(&mut state, attempt, judge).await,
+    };
+    let Batch {
+        mut driven,
+        waiting,
+        ..
+    } = state;
+    driven.error = error;
     driven.left = waiting.into_iter().map(|(_, meta)| meta).collect();
     driven
 }

@@ -4,6 +4,7 @@ use super::{Capacity, Change, Resend, Write, Written};
 use crate::error::{Error, ServiceError};
 use crate::item::Item;
 use crate::key::KeyText;
+use crate::retry::Next;
 use crate::schema::Table;
 use crate::trace::Operation;
 use crate::Db;
@@ -188,40 +189,40 @@ where
         let result = request.send_attempt().await.map(R::response);
         return written::<T, R>(db, result, false);
     }
-    let policy = db.retry_policy();
-    let mut attempt = 1;
+    // Whether a resend followed a lost response: a failed condition may then be its own.
     let mut resent = false;
-    let result = loop {
-        let error = match request.clone().send_attempt().await {
-            Ok(output) => break Ok(R::response(output)),
+    let judge = |resent: &mut bool, result: Result<R::Output, _>, _| {
+        let error = match result {
+            Ok(output) => return Next::Done(Ok(Ok(R::response(output)))),
             Err(error) => error,
         };
-        let again = attempt < policy.attempts();
-        match resend {
-            _ if crate::retry::lost_in_transit(&error) => {
-                if resend == Resend::Never {
-                    let cause = ServiceError::new(error);
-                    return Err(Error::Ambiguous {
-                        entity: record,
-                        key,
-                        message: cause.to_string(),
-                        cause: Some(cause),
-                    });
-                }
-                // Out of attempts: the outcome is unknown, and sending it again is safe.
-                if !again {
-                    break Err(error);
-                }
-                resent = true;
+        if crate::retry::lost_in_transit(&error) {
+            if resend == Resend::Never {
+                let cause = ServiceError::new(error);
+                return Next::Done(Err(Error::Ambiguous {
+                    entity: record,
+                    key: key.clone(),
+                    message: cause.to_string(),
+                    cause: Some(cause),
+                }));
             }
-            _ if again && resend != Resend::Paced && crate::retry::is_throttling(&error) => {}
-            // Another Region's write to the item was in flight: nothing was applied.
-            _ if again && crate::retry::is_replicated_write_conflict(error.code()) => {}
-            _ => break Err(error),
+            // Sending it again is safe; out of attempts, the outcome is unknown.
+            *resent = true;
+            return Next::Again(Ok(Err(error)));
         }
-        policy.sleep_before(attempt).await;
-        attempt += 1;
+        // Throttled (not for `Paced`, whose caller counts each throttle), or another Region's
+        // write to the item was in flight: nothing was applied.
+        if (resend != Resend::Paced && crate::retry::is_throttling(&error))
+            || crate::retry::is_replicated_write_conflict(error.code())
+        {
+            return Next::Again(Ok(Err(error)));
+        }
+        Next::Done(Ok(Err(error)))
     };
+    let result = db
+        .retry_policy()
+        .drive(&mut resent, |_| request.clone().send_attempt(), judge)
+        .await?;
     written::<T, R>(db, result, resent)
 }
 

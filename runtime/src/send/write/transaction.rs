@@ -6,12 +6,16 @@ use crate::error::{Error, ServiceError};
 use crate::expr::condition::Node;
 use crate::expr::Placeholders;
 use crate::item::Item;
-use crate::retry::RetryPolicy;
+use crate::retry::{Next, RetryPolicy};
 use crate::schema::Table;
 use crate::Db;
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::BuildError;
+use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::builders::TransactWriteItemsFluentBuilder;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::transact_write_items::{
+    TransactWriteItemsError, TransactWriteItemsOutput,
+};
 use aws_sdk_dynamodb::types::{
     CancellationReason, ConditionCheck, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
@@ -21,6 +25,12 @@ use futures::FutureExt;
 /// inside the 10 minutes for which DynamoDB remembers a client request token, so that a resend
 /// is never applied as a new transaction.
 pub const RESEND_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// What one attempt of a transaction heard: DynamoDB's answer, or nothing within the window.
+type Answer = Result<
+    Result<TransactWriteItemsOutput, SdkError<TransactWriteItemsError, HttpResponse>>,
+    tokio::time::error::Elapsed,
+>;
 
 /// A condition on one item that a transaction checks without writing it.
 #[derive(Debug, Clone)]
@@ -165,16 +175,14 @@ impl<T: Table> Db<T> {
         retry: &RetryPolicy,
         transient: impl Fn(&[CancellationReason]) -> bool,
     ) -> Result<Transacted, Error> {
-        let started = tokio::time::Instant::now();
-        let deadline = started + RESEND_WINDOW;
-        // Whether an earlier attempt may have been applied: its outcome was never learnt.
-        let mut maybe_applied = false;
-        let mut attempt = 1;
-        loop {
-            let request = self
-                .transaction_request(items.clone(), Some(token.clone()))
-                .send()
-                .boxed();
+        let deadline = tokio::time::Instant::now() + RESEND_WINDOW;
+        let send = |_: &mut bool| {
+            let request = self.transaction_request(items.clone(), Some(token.clone()));
+            tokio::time::timeout_at(deadline, request.send().boxed())
+        };
+        // `maybe_applied`: whether an earlier attempt may have been applied (its outcome was
+        // never learnt).
+        let judge = |maybe_applied: &mut bool, answer: Answer, attempt: u32| {
             let ambiguous =
                 |message: String, cause: Option<ServiceError>| Error::AmbiguousTransaction {
                     token: token.clone(),
@@ -186,62 +194,55 @@ impl<T: Table> Db<T> {
                 let cause = ServiceError::new(error);
                 ambiguous(cause.to_string(), Some(cause))
             };
-            let error = match tokio::time::timeout_at(deadline, request).await {
+            // No attempt starts, or goes on, past the window.
+            let again_or = |result| match tokio::time::Instant::now() + retry.ceiling(attempt) {
+                next if next < deadline => Next::Again(result),
+                _ => Next::Done(result),
+            };
+            let error = match answer {
                 Ok(Ok(output)) => {
                     self.record(output.consumed_capacity());
-                    return Ok(Transacted::Applied);
+                    return Next::Done(Ok(Transacted::Applied));
                 }
                 Ok(Err(error)) => error,
-                Err(_) => {
-                    return Err(ambiguous(
-                        format!(
-                            "no answer within {}s of the first attempt",
-                            RESEND_WINDOW.as_secs()
-                        ),
-                        None,
-                    ))
+                Err(_elapsed) => {
+                    let waited = RESEND_WINDOW.as_secs();
+                    let message = format!("no answer within {waited}s of the first attempt");
+                    return Next::Done(Err(ambiguous(message, None)));
                 }
             };
-            let again = attempt < retry.attempts()
-                && tokio::time::Instant::now() + retry.ceiling(attempt) < deadline;
             match error.as_service_error() {
                 Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
                     let reasons = cancelled.cancellation_reasons();
-                    if !(again && transient(reasons)) {
-                        return Ok(Transacted::Canceled {
-                            reasons: reasons.to_vec(),
-                            attempts: attempt,
-                        });
+                    let canceled = Ok(Transacted::Canceled {
+                        reasons: reasons.to_vec(),
+                        attempts: attempt,
+                    });
+                    match transient(reasons) {
+                        true => again_or(canceled),
+                        false => Next::Done(canceled),
                     }
                 }
                 // An earlier attempt with this token is still being applied.
                 Some(service) if service.is_transaction_in_progress_exception() => {
-                    maybe_applied = true;
-                    if !again {
-                        return Err(outcome_unknown(error));
-                    }
+                    *maybe_applied = true;
+                    again_or(Err(outcome_unknown(error)))
                 }
                 Some(service) if crate::retry::is_throttling(service) => {
-                    if !again {
-                        return Err(if maybe_applied {
-                            outcome_unknown(error)
-                        } else {
-                            Error::from(error)
-                        });
-                    }
+                    again_or(Err(match maybe_applied {
+                        true => outcome_unknown(error),
+                        false => Error::from(error),
+                    }))
                 }
                 // The request may or may not have been applied; the token makes resending it
                 // safe (DynamoDB applies a token's transaction at most once).
                 _ if crate::retry::lost_in_transit(&error) => {
-                    maybe_applied = true;
-                    if !again {
-                        return Err(outcome_unknown(error));
-                    }
+                    *maybe_applied = true;
+                    again_or(Err(outcome_unknown(error)))
                 }
-                _ => return Err(error.into()),
+                _ => Next::Done(Err(error.into())),
             }
-            retry.sleep_before(attempt).await;
-            attempt += 1;
-        }
+        };
+        retry.drive(&mut false, send, judge).await
     }
 }
