@@ -63,7 +63,7 @@
 //! | read | [`Db::get`], [`Db::query`] (pages and cursors in [`op::query`]), [`Db::scan`], [`Db::batch_get`] |
 //! | migrate | [`Db::admin`]: the table, its migration plan, sweeps and backfills ([`migrate`]) |
 //! | stream | [`stream`]: typed records, a reader with checkpoints, Lambda events |
-//! | operate | [`error`] (what each error means and whether to retry), [`retry`], [`cost`] (`explain()`), [`rate`], [`infra`] (IAM, CloudFormation, Terraform), tracing in [`Db::trace_values`] |
+//! | operate | [`error`] (what each error means and whether to retry), [`retry`], [`cost`] (`explain()`), [`rate`], [`infra`] (IAM, CloudFormation, Terraform), [`workbench`] (NoSQL Workbench models), tracing in [`Db::trace_values`] |
 //! | test | [`testing`], [`local`], `#[singletable::test]` |
 #![warn(missing_docs)]
 // On docs.rs (nightly, `--cfg docsrs`), each feature-gated item says which feature it needs.
@@ -110,6 +110,7 @@ pub use singletable_runtime::stream;
 pub use singletable_runtime::ttl::{self, TtlValue};
 pub use singletable_runtime::unique::{self, GetByUnique, UniqueValue};
 pub use singletable_runtime::wire::{self, Request};
+pub use singletable_runtime::workbench;
 pub use singletable_runtime::{Admin, Consumed, Db, Key};
 
 // `local` and `testing` (feature `local`), however the runtime was built; nothing, and so

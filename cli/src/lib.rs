@@ -24,6 +24,7 @@
 //! error, 130 interrupted (a stopped backfill, resumable from its checkpoint).
 
 mod view;
+mod workbench;
 
 use clap::builder::PossibleValuesParser;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -31,11 +32,12 @@ use futures::future::{BoxFuture, Either};
 use serde::Serialize;
 use serde_json::{json, Value};
 use singletable_runtime::error::Error;
-use singletable_runtime::infra::{IamPolicy, TableArn};
+use singletable_runtime::infra::{IamPolicy, InfraError, TableArn};
 use singletable_runtime::migrate::{
     ApplyEvent, Design, DistributedStatus, MigrationError, PlanAction, StopSignal, SweepProgress,
     SweepReport, WorkerReport,
 };
+use singletable_runtime::op::table::CreateTable;
 use singletable_runtime::schema::{Entity, EntitySchema, Table};
 use singletable_runtime::unique::ClaimReport;
 use singletable_runtime::{Db, Rate};
@@ -175,6 +177,8 @@ struct Registered<T> {
     worker: WorkerFn<T>,
     status: StatusFn<T>,
     claim: ClaimFn<T>,
+    facet: workbench::FacetFn<T>,
+    sample: workbench::SampleFn<T>,
 }
 
 /// The entities stored in the table, registered by type so the CLI can decode and backfill
@@ -206,6 +210,8 @@ impl<T: Table> Entities<T> {
                 worker: worker_of::<T, E>,
                 status: status_of::<T, E>,
                 claim: claim_of::<T, E>,
+                facet: workbench::facet_of::<T, E>,
+                sample: workbench::sample_of::<T, E>,
             });
         }
         self
@@ -300,6 +306,10 @@ enum Command {
     /// Print the table as infrastructure code: a CloudFormation template, or a Terraform
     /// `aws_dynamodb_table` block.
     Infra(InfraArgs),
+    /// Print the table as a NoSQL Workbench data model (format 3.0), to open in its data
+    /// modeler: keys, indexes, one facet per entity, and sample values encoded as a put
+    /// writes them.
+    Workbench(workbench::WorkbenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -349,6 +359,13 @@ struct InfraArgs {
     /// table.
     #[arg(long = "replica", value_name = "REGION")]
     replicas: Vec<String>,
+    #[command(flatten)]
+    capacity: CapacityArgs,
+}
+
+/// The table's billing: on demand, or provisioned with auto scaling.
+#[derive(clap::Args, Debug)]
+struct CapacityArgs {
     /// Provisioned capacity instead of on-demand billing: read and write units a second, for
     /// the table and each global index.
     #[arg(long, num_args = 2, value_names = ["READ", "WRITE"])]
@@ -357,6 +374,20 @@ struct InfraArgs {
     /// keeping the consumed capacity near TARGET percent of it (20 to 90).
     #[arg(long, num_args = 3, value_names = ["MAX_READ", "MAX_WRITE", "TARGET"], requires = "provisioned")]
     auto_scaling: Option<Vec<u64>>,
+}
+
+impl CapacityArgs {
+    /// `definition` with the capacity asked for.
+    fn apply(&self, mut definition: CreateTable) -> Result<CreateTable, InfraError> {
+        if let Some([read, write]) = self.provisioned.as_deref() {
+            definition = definition.provisioned(*read, *write)?;
+        }
+        if let Some([read, write, target]) = self.auto_scaling.as_deref() {
+            let target = u8::try_from(*target).unwrap_or(u8::MAX);
+            definition = definition.auto_scaling(*read, *write, target)?;
+        }
+        Ok(definition)
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -605,6 +636,12 @@ where
         }
         Command::Iam(iam_args) => Ok(iam(&db, iam_args, &mut output)),
         Command::Infra(infra_args) => Ok(infra(&db, infra_args, &mut output)),
+        Command::Workbench(workbench_args) => Ok(workbench::workbench(
+            &db,
+            &entities,
+            workbench_args,
+            &mut output,
+        )),
     };
     let code = match result {
         Ok(code) => code,
@@ -681,25 +718,13 @@ fn infra<T: Table>(db: &Db<T>, args: InfraArgs, output: &mut Output) -> u8 {
     if args.unprotected {
         definition = definition.unprotected();
     }
-    if let Some([read, write]) = args.provisioned.as_deref() {
-        definition = match definition.provisioned(*read, *write) {
-            Ok(definition) => definition,
-            Err(error) => {
-                output.error(&error);
-                return EXIT_USAGE;
-            }
-        };
-    }
-    if let Some([read, write, target]) = args.auto_scaling.as_deref() {
-        let target = u8::try_from(*target).unwrap_or(u8::MAX);
-        definition = match definition.auto_scaling(*read, *write, target) {
-            Ok(definition) => definition,
-            Err(error) => {
-                output.error(&error);
-                return EXIT_USAGE;
-            }
-        };
-    }
+    definition = match args.capacity.apply(definition) {
+        Ok(definition) => definition,
+        Err(error) => {
+            output.error(&error);
+            return EXIT_USAGE;
+        }
+    };
     if !args.replicas.is_empty() {
         definition = match definition.replicas(args.replicas) {
             Ok(definition) => definition,

@@ -36,6 +36,7 @@ mod trace;
 pub mod ttl;
 pub mod unique;
 pub mod wire;
+pub mod workbench;
 
 pub use admin::Admin;
 pub use error::{Error, OptionalExt};

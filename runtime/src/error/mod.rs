@@ -19,6 +19,7 @@ pub(crate) mod stream;
 mod texts;
 pub(crate) mod transaction;
 pub(crate) mod update;
+pub(crate) mod workbench;
 pub(crate) mod write_kind;
 
 pub use service::{ServiceError, Throttling, ThrottlingLimit};

@@ -102,7 +102,12 @@ impl<'db, E: Entity> Put<'db, E> {
 
     /// The item as it will be written (`None` if it does not encode).
     pub(crate) fn encoded(&self) -> Option<Item> {
-        self.prepare().ok().map(|prepared| prepared.item)
+        self.written_item().ok()
+    }
+
+    /// The item as it will be written, or why it cannot be.
+    pub(crate) fn written_item(&self) -> Result<Item, Error> {
+        self.prepare().map(|prepared| prepared.item)
     }
 
     fn prepare(&self) -> Result<Prepared, Error> {

@@ -279,6 +279,36 @@ impl CreateTable {
         Ok(self)
     }
 
+    /// The billing a NoSQL Workbench model states: its `BillingMode`, and for provisioned
+    /// capacity its `ProvisionedCapacitySettings` (the capacity, and auto scaling from it).
+    pub(crate) fn workbench_billing(&self) -> (String, Option<serde_json::Value>) {
+        let Some(provisioned) = self.protection.provisioned else {
+            return ("PAY_PER_REQUEST".to_owned(), None);
+        };
+        let units = provisioned.units;
+        let mut settings = serde_json::json!({
+            "ProvisionedThroughput": {
+                "ReadCapacityUnits": units.read,
+                "WriteCapacityUnits": units.write,
+            }
+        });
+        if let Some(scaling) = provisioned.scaling {
+            let scaled = |least: u64, most: u64| {
+                serde_json::json!({
+                    "ScalableTargetRequest": {
+                        "MinCapacity": least,
+                        "MaxCapacity": most,
+                        "ServiceRole": "AWSServiceRoleForApplicationAutoScaling_DynamoDBTable",
+                    },
+                    "ScalingPolicyConfiguration": { "TargetValue": scaling.target_percent },
+                })
+            };
+            settings["AutoScalingRead"] = scaled(units.read, scaling.maximum.read);
+            settings["AutoScalingWrite"] = scaled(units.write, scaling.maximum.write);
+        }
+        ("PROVISIONED".to_owned(), Some(settings))
+    }
+
     /// A scratch table's infrastructure code: deleted with its stack or resource, without
     /// deletion protection or point-in-time recovery (still encrypted). Never for data that
     /// matters.
