@@ -152,13 +152,30 @@ impl RetryPolicy {
         mut send: impl FnMut(&mut S) -> F,
         mut judge: impl FnMut(&mut S, F::Output, u32) -> Next<T>,
     ) -> T {
+        let first = send(state).await;
+        let first = judge(state, first, 1);
+        self.drive_after(first, state, send, judge).await
+    }
+
+    /// [`drive`](Self::drive) after a first attempt the caller sent and judged itself: a
+    /// request on a hot path sends its first attempt in place, where its future is made once,
+    /// and comes here only for what `first` says (bench `operations`, group `status_update`).
+    pub(crate) async fn drive_after<S, F: std::future::Future, T>(
+        &self,
+        first: Next<T>,
+        state: &mut S,
+        mut send: impl FnMut(&mut S) -> F,
+        mut judge: impl FnMut(&mut S, F::Output, u32) -> Next<T>,
+    ) -> T {
         let mut attempt = 1;
+        let mut next = first;
         loop {
-            let outcome = send(state).await;
-            match judge(state, outcome, attempt) {
+            match next {
                 Next::Again(_) if attempt < self.attempts() => {
                     self.sleep_before(attempt).await;
                     attempt += 1;
+                    let outcome = send(state).await;
+                    next = judge(state, outcome, attempt);
                 }
                 Next::Done(result) | Next::Again(result) => return result,
             }

@@ -219,10 +219,16 @@ where
         }
         Next::Done(Ok(Err(error)))
     };
-    let result = db
-        .retry_policy()
-        .drive(&mut resent, |_| request.clone().send_attempt(), judge)
-        .await?;
+    // The first attempt in place, where its future is made once (`RetryPolicy::drive_after`).
+    let first = request.clone().send_attempt().await;
+    let result = match judge(&mut resent, first, 1) {
+        Next::Done(result) => result,
+        again => {
+            let policy = db.retry_policy();
+            let send = |_: &mut bool| request.clone().send_attempt();
+            policy.drive_after(again, &mut resent, send, judge).await
+        }
+    }?;
     written::<T, R>(db, result, resent)
 }
 
