@@ -1,7 +1,10 @@
 //! The seed's help-desk tickets, end to end on the local engine (or the endpoint in
 //! `AWS_ENDPOINT_URL_DYNAMODB`): each request is printed before it is sent.
 //!
-//! Run with `cargo run --example tickets`.
+//! Run with `cargo run --example tickets`. With the `cli` feature and arguments, it is the
+//! table's command line instead (`singletable::cli`): `cargo run --example tickets --features
+//! cli -- workbench --samples examples/tickets.samples.json` prints the table as a NoSQL
+//! Workbench model (docs/workbench.md).
 
 use serde::{Deserialize, Serialize};
 use singletable::{Entity, KeyPart, OptionalExt, Table};
@@ -44,6 +47,21 @@ impl Ticket {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    #[cfg(feature = "cli")]
+    if std::env::args().len() > 1 {
+        let db = singletable::Db::<App>::new(singletable::local::client().await?);
+        let entities = singletable::cli::Entities::new().with::<Ticket>();
+        let code = singletable::cli::run_with(
+            db,
+            entities,
+            std::env::args_os(),
+            Box::new(std::io::stdout()),
+            Box::new(std::io::stderr()),
+            false,
+        )
+        .await;
+        std::process::exit(code.into());
+    }
     println!(
         "engine: {}",
         singletable::local::endpoint_description().await?

@@ -279,6 +279,15 @@ async fn samples_are_the_items_a_put_stores(
         .sample(&review)?
         .to_json()?;
     let model = parse(&json);
+    let again = (db.admin().workbench_model())
+        .sample(&open)?
+        .sample(&closed)?
+        .sample(&review)?
+        .to_json()?;
+    assert_eq!(
+        json, again,
+        "the same model, attribute for attribute, every time"
+    );
     db.put(&open).send().await?;
     db.put(&closed).send().await?;
     db.put(&review).send().await?;

@@ -1,4 +1,5 @@
-//! `workbench`: the table as a NoSQL Workbench data model, with sample values from a file.
+//! `workbench`: the table as a NoSQL Workbench data model, with sample values from a file; and
+//! `import-workbench`: a model as a package (`crate::import`).
 
 use crate::{Entities, Output, EXIT_OK, EXIT_USAGE};
 use serde_json::Value;
@@ -140,4 +141,50 @@ pub(crate) fn workbench<T: Table>(
             EXIT_USAGE
         }
     }
+}
+
+pub(crate) fn import(
+    model: &std::path::Path,
+    out: &std::path::Path,
+    singletable_path: Option<PathBuf>,
+    output: &mut Output,
+) -> u8 {
+    let text = match std::fs::read_to_string(model) {
+        Ok(text) => text,
+        Err(error) => {
+            output.error(&format_args!("{}: {error}", model.display()));
+            return EXIT_USAGE;
+        }
+    };
+    let dependency = match singletable_path {
+        Some(path) => crate::import::Dependency::Path(path),
+        None => crate::import::Dependency::Version(env!("CARGO_PKG_VERSION").to_owned()),
+    };
+    let package = match crate::import::workbench(&text, &dependency) {
+        Ok(package) => package,
+        Err(error) => {
+            output.error(&error);
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(error) = package.write(out) {
+        output.error(&format_args!("{}: {error}", out.display()));
+        return crate::EXIT_FAILURE;
+    }
+    let mut text = format!(
+        "wrote package {} to {} ({} files); `cargo test` there writes and reads back every sample\n",
+        package.name,
+        out.display(),
+        package.files.len()
+    );
+    for decision in &package.decisions {
+        text.push_str(&format!("NEEDS A DECISION: {decision}\n"));
+    }
+    let json = serde_json::json!({
+        "package": package.name,
+        "directory": out.display().to_string(),
+        "decisions": package.decisions,
+    });
+    output.result(&text, json);
+    EXIT_OK
 }

@@ -47,7 +47,7 @@ pub struct TableModel {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub local_secondary_indexes: Vec<SecondaryIndex>,
     /// Sample items, each in DynamoDB's JSON (`{"PK": {"S": "ACC#1"}}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table_data: Vec<Value>,
     #[serde(default = "data_access", skip_serializing_if = "Value::is_null")]
     pub data_access: Value,

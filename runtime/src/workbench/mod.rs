@@ -156,12 +156,7 @@ impl<'db, T: Table> WorkbenchModel<'db, T> {
             let entity = facet.schema;
             let mut attributes = Vec::new();
             let names = (entity.fields.iter().map(|field| field.attribute))
-                .chain(
-                    facet
-                        .samples
-                        .iter()
-                        .flat_map(|item| item.keys().map(String::as_str)),
-                )
+                .chain(facet.samples.iter().flat_map(|item| sorted_names(item)))
                 .chain([schema.entity_attribute, schema.schema_version_attribute]);
             for name in names {
                 if !is_table_key(name) && !attributes.iter().any(|known| known == name) {
@@ -246,8 +241,8 @@ impl Types {
         for facet in facets {
             let entity = facet.schema.name;
             for item in &facet.samples {
-                for (name, value) in item {
-                    types.check(name, stored_type(value), entity)?;
+                for name in sorted_names(item) {
+                    types.check(name, stored_type(&item[name]), entity)?;
                 }
             }
             for (name, kind) in &facet.probed {
@@ -344,6 +339,13 @@ fn index(index: &IndexSchema) -> Result<SecondaryIndex, WorkbenchError> {
                 .collect(),
         },
     })
+}
+
+/// An item's attribute names in order, so that a model is the same from run to run.
+fn sorted_names(item: &Item) -> Vec<&str> {
+    let mut names: Vec<&str> = item.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    names
 }
 
 /// The DynamoDB type of a stored value.
