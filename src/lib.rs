@@ -110,6 +110,36 @@ pub use singletable_runtime::stream;
 pub use singletable_runtime::ttl::{self, TtlValue};
 pub use singletable_runtime::unique::{self, GetByUnique, UniqueValue};
 pub use singletable_runtime::wire::{self, Request};
+/// The table as a NoSQL Workbench data model: see the module's page, and
+/// [docs/workbench.md](https://github.com/singletable/singletable/blob/main/docs/workbench.md).
+///
+/// ```
+/// # use serde::{Deserialize, Serialize};
+/// # use singletable::{Db, Entity, Table};
+/// #[derive(Table)]
+/// #[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
+/// struct App;
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET",
+///          gsi1pk = "TEAM#{team_id}", gsi1sk = "TICKET#{id}")]
+/// struct Ticket { id: String, team_id: u32, title: String }
+///
+/// # fn export(db: &Db<App>) -> Result<(), singletable::workbench::WorkbenchError> {
+/// let model = db
+///     .admin()
+///     .workbench_model()
+///     .sample(&Ticket { id: "8842".into(), team_id: 7, title: "Printer".into() })?
+///     .to_json()?;
+/// assert!(model.contains(r#""PartitionKeyAlias": "TICKET#id""#));
+/// assert!(model.contains(r#""GSI1PK": {"#));
+/// # Ok(())
+/// # }
+/// # let config = aws_sdk_dynamodb::Config::builder()
+/// #     .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+/// #     .build();
+/// # export(&Db::<App>::new(aws_sdk_dynamodb::Client::from_conf(config))).unwrap();
+/// ```
 pub use singletable_runtime::workbench;
 pub use singletable_runtime::{Admin, Consumed, Db, Key};
 

@@ -686,3 +686,170 @@ async fn batch_writes_run_in_spawned_tasks() {
     assert_eq!(stream.await.unwrap().unwrap().written, 30);
     assert_eq!(common::raw_items(&table).await.len(), 60);
 }
+
+/// The entities of `App` that tests read in one batch, each item as its variant.
+#[derive(singletable::Collection, Debug, PartialEq)]
+enum Desk {
+    Ticket(Ticket),
+    Note(Note),
+    Doc(Doc),
+}
+
+/// Items of three entities, stored: 90 tickets, 40 notes, 30 docs.
+async fn desk(db: &singletable::Db<App>) -> (Vec<Ticket>, Vec<Note>, Vec<Doc>) {
+    let tickets = tickets(90);
+    let notes: Vec<Note> = (0..40)
+        .map(|n| Note {
+            id: format!("n{n}"),
+            updated_at: 0,
+        })
+        .collect();
+    let docs: Vec<Doc> = (0..30)
+        .map(|n| Doc {
+            id: format!("d{n}"),
+            version: 0,
+        })
+        .collect();
+    let written = db
+        .batch_write()
+        .put_all(&tickets)
+        .put_all(&notes)
+        .send()
+        .await
+        .unwrap();
+    assert!(written.is_complete());
+    for doc in &docs {
+        db.put(doc).send().await.unwrap();
+    }
+    (tickets, notes, docs)
+}
+
+/// What a collection's batch read returned, by entity and id.
+fn read_ids(items: &[Desk]) -> BTreeSet<String> {
+    items
+        .iter()
+        .map(|item| match item {
+            Desk::Ticket(ticket) => format!("ticket {}", ticket.id),
+            Desk::Note(note) => format!("note {}", note.id),
+            Desk::Doc(doc) => format!("doc {} v{}", doc.id, doc.version),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_collection_batch_reads_keys_of_several_entities_as_their_variants() {
+    let db = db().await;
+    let (tickets, notes, docs) = desk(&db).await;
+    let mut read = db.batch_get_collection::<Desk>();
+    for ticket in &tickets {
+        read = read.key(Ticket::key(&ticket.id).unwrap());
+    }
+    for note in &notes {
+        read = read.key(Note::key(&note.id).unwrap());
+    }
+    for doc in &docs {
+        read = read.key(Doc::key(&doc.id).unwrap());
+    }
+    // A key twice is read once; a key with no item is absent.
+    let read = read
+        .key(Note::key("n0").unwrap())
+        .key(Doc::key("missing").unwrap())
+        .consistent();
+    let params = read.params().unwrap();
+    assert_eq!(params.len(), 2, "161 distinct keys: chunks of 100 and 61");
+    let output = read.send().await.unwrap();
+    assert!(output.is_complete(), "{:?}", output.unprocessed);
+    assert_eq!(output.requests, 2);
+    let expected: BTreeSet<String> = (tickets.iter().map(|ticket| format!("ticket {}", ticket.id)))
+        .chain(notes.iter().map(|note| format!("note {}", note.id)))
+        .chain(docs.iter().map(|doc| format!("doc {} v1", doc.id)))
+        .collect();
+    assert_eq!(read_ids(&output.items), expected);
+    let sample = output
+        .items
+        .iter()
+        .find(|item| matches!(item, Desk::Ticket(t) if t.id == "5"));
+    assert_eq!(
+        sample,
+        Some(&Desk::Ticket(tickets[5].clone())),
+        "decoded whole, as its variant"
+    );
+}
+
+#[tokio::test]
+async fn a_collection_batch_resends_unprocessed_keys_and_hands_back_the_rest_of_any_entity() {
+    if common::skips(common::Needs::FaultProxy) {
+        return;
+    }
+    use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+    let db = db().await;
+    let (tickets, notes, docs) = desk(&db).await;
+    fn all<'db>(
+        faulty: &'db singletable::Db<App>,
+        (tickets, notes, docs): (&[Ticket], &[Note], &[Doc]),
+    ) -> singletable::op::batch::BatchGet<'db, Desk> {
+        let mut read = faulty.batch_get_collection::<Desk>();
+        for ticket in tickets {
+            read = read.key(Ticket::key(&ticket.id).unwrap());
+        }
+        for note in notes {
+            read = read.key(Note::key(&note.id).unwrap());
+        }
+        for doc in docs {
+            read = read.key(Doc::key(&doc.id).unwrap());
+        }
+        read
+    }
+    let stored = (&tickets[..], &notes[..], &docs[..]);
+    let everything = tickets.len() + notes.len() + docs.len();
+    // Half the answers leave part of their keys unprocessed: resent until none is left.
+    let plan = FaultPlan::new(21, 0.5).with_kinds([Fault::before(FaultKind::Unprocessed)]);
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let faulty = singletable::Db::<App>::new(client).with_table_name(db.table_name());
+    let output = all(&faulty, stored)
+        .consistent()
+        .retry(fast_retries())
+        .send()
+        .await
+        .unwrap();
+    assert!(output.is_complete(), "{} left", output.unprocessed.len());
+    assert_eq!(output.items.len(), everything);
+    assert!(
+        output.requests > 2,
+        "the unprocessed keys were resent: {} requests",
+        output.requests
+    );
+    assert!(stats.report().injected_total() > 0);
+    // Every answer leaves some unprocessed.
+    let plan = FaultPlan::new(22, 1.0).with_kinds([Fault::before(FaultKind::Unprocessed)]);
+    let (client, _) = fault::client(plan).await.unwrap();
+    let faulty = singletable::Db::<App>::new(client).with_table_name(db.table_name());
+    // With no resends, what is left is handed back, keys of every entity among them, and
+    // reads back through `keys`.
+    let once = all(&faulty, stored)
+        .consistent()
+        .retry(RetryPolicy::never())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(once.requests, 2);
+    assert!(!once.unprocessed.is_empty());
+    assert_eq!(once.items.len() + once.unprocessed.len(), everything);
+    let entities: BTreeSet<&str> = once.unprocessed.iter().map(|key| key.entity).collect();
+    assert_eq!(
+        entities,
+        BTreeSet::from(["Doc", "Note", "Ticket"]),
+        "unprocessed keys span entities"
+    );
+    let rest = db
+        .batch_get_collection::<Desk>()
+        .keys(once.unprocessed)
+        .consistent()
+        .send()
+        .await
+        .unwrap();
+    assert!(rest.is_complete());
+    let mut both = read_ids(&once.items);
+    both.extend(read_ids(&rest.items));
+    assert_eq!(both.len(), everything);
+}

@@ -7,7 +7,8 @@
 //! the claim sweep of unique values, while a migration runs: a process still on version 1 of the
 //! task writes the old shape, the plan that creates version 2's index is applied online, and sweeps
 //! (plain, or two distributed workers at once) backfill the index while the new code puts tasks.
-//! After every step the library's reads (get, batch and transactional gets, partition and
+//! After every step the library's reads (get, batch gets of one entity and of a collection's
+//! entities together, transactional gets, partition and
 //! collection queries and counts, pages through sealed cursors handed out as text (across a
 //! rotation of their secret), every index,
 //! scans, lookups by unique value, hydration, the append pointer, migration coverage) and the raw
@@ -1629,6 +1630,27 @@ async fn check(db: &Db<Together>, model: &Model) {
         .collect();
     assert_eq!(members.items.iter().collect::<Vec<_>>(), live_members);
     assert_eq!(tasks.items.iter().collect::<Vec<_>>(), live_tasks);
+    // The same keys, and every note's and one note that is not there, in one batch read of
+    // the collection: each live item as its variant, whatever its entity.
+    let note_keys: Vec<(u8, u8)> = model.notes.keys().copied().chain([(0, u8::MAX)]).collect();
+    let mixed = (member_keys().fold(db.batch_get_collection::<TeamItem>(), |read, key| {
+        read.key(key)
+    }))
+    .keys(std::iter::empty());
+    let mixed = task_keys().fold(mixed, |read, key| read.key(key));
+    let mixed = (note_keys.iter()).fold(mixed, |read, &(team, seq)| {
+        read.key(Note::key(team, seq).unwrap())
+    });
+    let mixed = mixed.send().await.unwrap();
+    assert!(mixed.is_complete(), "{:?}", mixed.unprocessed);
+    let mut read: Vec<String> = mixed.items.iter().map(|item| format!("{item:?}")).collect();
+    let mut expected: Vec<String> = (0..TEAMS)
+        .flat_map(|team| model.partition(team))
+        .map(|item| format!("{item:?}"))
+        .collect();
+    read.sort();
+    expected.sort();
+    assert_eq!(read, expected, "one batch read of members, tasks and notes");
     let mut get = db.transact_get();
     let slots: Vec<_> = (member_keys().zip(task_keys()))
         .map(|(member, task)| (get.get(member), get.get(task)))

@@ -49,6 +49,7 @@ pub mod expr {
 }
 pub use crate::item::decode_fields;
 pub use crate::managed::{timestamp_value, version_of, Timestamp, VersionNumber};
+pub use crate::op::batch::{collection_key_attributes, BatchTarget, MemberOf};
 pub use crate::op::query::collection_table::{
     CollectionTable, DeclaredTable, InTable, SameTable, UnknownTable,
 };

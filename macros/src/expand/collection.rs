@@ -48,6 +48,16 @@ fn stub(parsed: &CollectionEnum) -> TokenStream {
         }
 
         #[automatically_derived]
+        impl #st::BatchTarget for #ident {
+            type Table = #table;
+            type Key = #st::CollectionKey;
+
+            fn attributes(key: &#st::CollectionKey) -> #st::Item {
+                #st::collection_key_attributes(key)
+            }
+        }
+
+        #[automatically_derived]
         impl #st::Decode for #ident {
             const ONLY_ENTITY: #st::Option<&'static str> = #st::None;
             const ENTITIES: &'static [&'static str] = &[];
@@ -81,6 +91,13 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
         .iter()
         .map(|(_, ty)| quote!(<#ty as #st::Entity>::SCHEMA.name));
     let schemas: Vec<_> = variants.iter().map(|(_, ty)| ty).collect();
+    // What a mixed batch read takes keys of.
+    let members = variants.iter().map(|(_, ty)| {
+        quote! {
+            #[automatically_derived]
+            impl #st::MemberOf<#ident> for #ty {}
+        }
+    });
     // The first entity's table is the collection's (or the first entity's is unknown, which
     // passes): its check could only repeat another error, such as a variant that is no entity.
     let checks = variants.iter().skip(1).map(|(_, ty)| {
@@ -141,6 +158,19 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
                 <Self as #st::Collection>::decode_item(item)
             }
         }
+
+        #[automatically_derived]
+        impl #st::BatchTarget for #ident {
+            type Table = #table;
+            type Key = #st::CollectionKey;
+
+            #[inline]
+            fn attributes(key: &#st::CollectionKey) -> #st::Item {
+                #st::collection_key_attributes(key)
+            }
+        }
+
+        #(#members)*
 
         #[automatically_derived]
         impl #st::StreamTarget for #ident {

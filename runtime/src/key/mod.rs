@@ -15,6 +15,7 @@
 //! its template (a character of its constant text that is not a letter or digit), so that no
 //! value renders the key of another value or of another entity's template.
 
+mod collection;
 mod contract;
 mod error;
 pub(crate) mod field;
@@ -25,6 +26,7 @@ pub(crate) mod shape;
 pub(crate) mod template;
 pub(crate) mod text;
 
+pub use collection::CollectionKey;
 pub use contract::{check_key_part, check_prefix_free, KeyPartViolation};
 pub use error::{EntityKeys, KeyError, Overlap, OverlappingKey, PartError};
 pub use overlap::may_overlap;

@@ -27,7 +27,7 @@ pub mod delete;
 pub mod get;
 pub mod put;
 pub mod query;
-mod read_options;
+pub(crate) mod read_options;
 pub mod rekey;
 pub mod scan;
 pub mod table;

@@ -30,10 +30,11 @@ impl ReadOptions {
 }
 
 /// The setters of a read builder's [`ReadOptions`] (a field `read`, beside `db`), with their
-/// docs, written once for every read. `consistent` takes the builder's own bound, if any (a
-/// query's index must take consistent reads).
+/// docs, written once for every read: for the table `E::Table` (or the one given first, `table
+/// = ..;`). `consistent` takes the builder's own bound, if any (a query's index must take
+/// consistent reads).
 macro_rules! read_option_setters {
-    ($($consistent_bound:tt)*) => {
+    (table = $table:ty; $($consistent_bound:tt)*) => {
         /// Asks for strongly consistent reads (`ConsistentRead`, twice the read cost), which
         /// reflect every write acknowledged before the read. Only the table and its local
         /// indexes take them.
@@ -54,7 +55,7 @@ macro_rules! read_option_setters {
         /// [`Error::NotFound`]: crate::Error::NotFound
         pub fn include_expired(mut self) -> Self
         where
-            E::Table: $crate::schema::ExpiringTable,
+            $table: $crate::schema::ExpiringTable,
         {
             self.read.expiry.attribute = None;
             self
@@ -63,14 +64,17 @@ macro_rules! read_option_setters {
         /// Leaves out items whose time to live has passed: the default, written out.
         pub fn hide_expired(mut self) -> Self
         where
-            E::Table: $crate::schema::ExpiringTable,
+            $table: $crate::schema::ExpiringTable,
         {
             self.read.expiry = $crate::ttl::Expiry::hidden(
-                <E::Table as $crate::schema::Table>::SCHEMA,
+                <$table as $crate::schema::Table>::SCHEMA,
                 || self.db.now(),
             );
             self
         }
+    };
+    ($($consistent_bound:tt)*) => {
+        $crate::op::read_options::read_option_setters!(table = E::Table; $($consistent_bound)*);
     };
 }
 pub(crate) use read_option_setters;

@@ -5,7 +5,6 @@ use super::record::{EventName, RawRecord};
 use super::view::{DeclaredStream, StreamView, ViewOf};
 use crate::error::stream::StreamError;
 use crate::item::{key_text, DecodeError, Item};
-use crate::key::KeyText;
 use crate::op::query::Collection;
 use crate::schema::{Entity, EntitySchema, Table};
 use crate::Key;
@@ -44,14 +43,7 @@ impl<E: Entity> StreamTarget for E {
     }
 }
 
-/// The key of a record of a [`Collection`]: the entity whose templates it fits, and the key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CollectionKey {
-    /// The entity.
-    pub entity: &'static str,
-    /// The key.
-    pub key: KeyText,
-}
+pub use crate::key::CollectionKey;
 
 /// The key of a collection's record; used by `#[derive(Collection)]`.
 #[doc(hidden)]

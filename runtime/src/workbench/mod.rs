@@ -6,33 +6,6 @@
 //! them (index keys, the entity and schema version attributes and managed fields included),
 //! and the billing of the table's infrastructure code.
 //!
-//! ```
-//! # use serde::{Deserialize, Serialize};
-//! # use singletable::{Db, Entity, Table};
-//! #[derive(Table)]
-//! #[dynamo(name = "app", pk = "PK", sk = "SK", gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK"))]
-//! struct App;
-//!
-//! #[derive(Entity, Serialize, Deserialize)]
-//! #[dynamo(table = App, pk = "TICKET#{id}", sk = "TICKET",
-//!          gsi1pk = "TEAM#{team_id}", gsi1sk = "TICKET#{id}")]
-//! struct Ticket { id: String, team_id: u32, title: String }
-//!
-//! # fn export(db: &Db<App>) -> Result<(), singletable::workbench::WorkbenchError> {
-//! let model = db
-//!     .admin()
-//!     .workbench_model()
-//!     .sample(&Ticket { id: "8842".into(), team_id: 7, title: "Printer".into() })?
-//!     .to_json()?;
-//! assert!(model.contains(r#""PartitionKeyAlias": "TICKET#id""#));
-//! assert!(model.contains(r#""GSI1PK": {"#));
-//! # Ok(())
-//! # }
-//! # let db = Db::<App>::new(&aws_config::SdkConfig::builder()
-//! #     .behavior_version(aws_config::BehaviorVersion::latest()).build());
-//! # export(&db).unwrap();
-//! ```
-//!
 //! The command line prints it with `workbench` (sample values from `--samples FILE`).
 //! docs/workbench.md says how to open it, and what the format cannot state.
 

@@ -2,19 +2,21 @@
 //! with what DynamoDB leaves unprocessed resent under a [`RetryPolicy`] and, if it is still
 //! unprocessed when the policy gives up, returned to the caller rather than dropped.
 
+mod get;
 mod pace;
 mod stream;
 mod unprocessed;
 
 pub use crate::error::batch::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
+#[doc(hidden)]
+pub use get::{collection_key_attributes, BatchTarget, MemberOf};
+pub use get::{BatchGet, BatchGetOutput};
 pub use stream::PutStream;
 pub(crate) use unprocessed::read_records;
-use unprocessed::{answer, drive, Pending, Response};
+use unprocessed::{drive, Pending, Response};
 
-use super::read_options::ReadOptions;
 use crate::error::Error;
-use crate::item::DecodeError;
-use crate::item::{self, Item};
+use crate::item;
 use crate::key::KeyText;
 use crate::rate::{Limiter, Rate};
 use crate::retry::RetryPolicy;
@@ -22,11 +24,10 @@ use crate::schema::{Entity, Table, Unversioned};
 use crate::unique::NoUniqueValues;
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
-use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
 use aws_sdk_dynamodb::operation::batch_write_item::builders::BatchWriteItemFluentBuilder;
 use aws_sdk_dynamodb::types::WriteRequest;
 use futures::StreamExt;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// DynamoDB's limit on the keys of one `BatchGetItem`.
 pub const MAX_GET_KEYS: usize = 100;
@@ -35,28 +36,6 @@ pub const MAX_GET_KEYS: usize = 100;
 pub const MAX_WRITES: usize = 25;
 
 impl<T: Table> Db<T> {
-    /// Reads many items of one entity by key, in `BatchGetItem` requests of at most
-    /// [`MAX_GET_KEYS`] keys.
-    ///
-    /// A key given more than once is read once: DynamoDB rejects a request that repeats a
-    /// key, and reading an item twice would return it twice.
-    pub fn batch_get<E: Entity<Table = T>>(
-        &self,
-        keys: impl IntoIterator<Item = Key<E>>,
-    ) -> BatchGet<'_, E> {
-        let mut seen = HashSet::new();
-        let keys = keys
-            .into_iter()
-            .filter(|key| seen.insert(key.clone()))
-            .collect();
-        BatchGet {
-            db: self,
-            keys,
-            read: ReadOptions::new(T::SCHEMA, || self.now()),
-            retry: self.retry_policy(),
-        }
-    }
-
     /// Writes and deletes many items, of any entities of this table, in `BatchWriteItem`
     /// requests of at most [`MAX_WRITES`] operations.
     ///
@@ -72,116 +51,6 @@ impl<T: Table> Db<T> {
             concurrency: 1,
             rate: None,
         }
-    }
-}
-
-/// A `BatchGetItem` of many items of one entity; see [`Db::batch_get`].
-#[must_use = "an operation does nothing until it is sent"]
-pub struct BatchGet<'db, E: Entity> {
-    db: &'db Db<E::Table>,
-    keys: Vec<Key<E>>,
-    read: ReadOptions,
-    retry: RetryPolicy,
-}
-
-/// What a [`BatchGet`] read.
-#[derive(Debug)]
-#[non_exhaustive]
-#[must_use = "keys DynamoDB left unprocessed are reported here, not as an error"]
-pub struct BatchGetOutput<E: Entity> {
-    /// The items found, in no particular order (DynamoDB answers in its own order). A key
-    /// with no item is simply absent.
-    pub items: Vec<E>,
-    /// Items that exist but could not be read as `E` (another entity's item under this key,
-    /// or a malformed one); the rest of the batch is unaffected.
-    pub errors: Vec<DecodeError>,
-    /// Keys DynamoDB still had not processed when the retry policy gave up; read them later.
-    pub unprocessed: Vec<Key<E>>,
-    /// How many `BatchGetItem` requests were sent, retries included.
-    pub requests: usize,
-}
-
-impl<E: Entity> BatchGetOutput<E> {
-    /// Whether every key was processed and every item found decoded.
-    pub fn is_complete(&self) -> bool {
-        self.errors.is_empty() && self.unprocessed.is_empty()
-    }
-}
-
-impl<E: Entity> BatchGet<'_, E> {
-    super::read_options::read_option_setters!();
-
-    /// How to resend unprocessed keys; [`RetryPolicy::default`] unless set.
-    pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
-        self
-    }
-
-    /// The first request of each chunk of at most [`MAX_GET_KEYS`] keys (retries resend the
-    /// unprocessed subset of a chunk); none for no keys.
-    pub fn params(&self) -> Result<Vec<Request>, Error> {
-        self.keys
-            .chunks(MAX_GET_KEYS)
-            .map(|chunk| {
-                let keys = chunk.iter().map(Key::to_attributes).collect();
-                let request = self.request_of(keys)?;
-                Ok(describe::request("BatchGetItem", request.as_input()))
-            })
-            .collect()
-    }
-
-    /// The request for `keys`: what is sent, and what `params` prints.
-    fn request_of(&self, keys: Vec<Item>) -> Result<BatchGetItemFluentBuilder, Error> {
-        Ok(self
-            .db
-            .batch_get_request(keys, self.read.consistent, true)?)
-    }
-
-    /// Sends the requests, one chunk after another. A failed request fails the whole read
-    /// (reads have no effect, so it can simply be repeated).
-    pub async fn send(self) -> Result<BatchGetOutput<E>, Error> {
-        let mut output = BatchGetOutput {
-            items: Vec::new(),
-            errors: Vec::new(),
-            unprocessed: Vec::new(),
-            requests: 0,
-        };
-        for chunk in self.keys.chunks(MAX_GET_KEYS) {
-            let pending = chunk
-                .iter()
-                .map(|key| {
-                    let attributes = key.to_attributes();
-                    Pending {
-                        key: item::key_text::<E::Table>(&attributes),
-                        request: attributes,
-                        meta: key.clone(),
-                    }
-                })
-                .collect();
-            let driven = drive(pending, &self.retry, |keys| self.request(keys)).await;
-            output.requests += driven.requests;
-            if let Some(error) = driven.error {
-                return Err(error);
-            }
-            let live = driven
-                .items
-                .into_iter()
-                .filter(|found| !self.read.expiry.has_expired(found));
-            for found in live {
-                match item::decode::<E>(found) {
-                    Ok(entity) => output.items.push(entity),
-                    Err(error) => output.errors.push(error),
-                }
-            }
-            output.unprocessed.extend(driven.left);
-        }
-        Ok(output)
-    }
-
-    async fn request(&self, keys: Vec<Item>) -> Result<Response<Item>, Error> {
-        let request = self.request_of(keys)?;
-        let output = self.db.send_batch_get(request, E::SCHEMA.name).await?;
-        Ok(answer::<E::Table>(output, self.db.table_name()))
     }
 }
 
