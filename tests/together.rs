@@ -2430,6 +2430,7 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
         let empty = run.model.members.is_empty() && run.model.tasks.is_empty();
         assert!(!run.written || records > 0 || empty);
         allowed_by_the_generated_policy(run.table.table_name(), &run.proxy);
+        runtime().block_on(exported_model_states_the_live_table(&run.db));
         // A run under faults whose steps sent enough requests to draw a fault all but surely
         // (a chance of a billion to one of none) injected some: it did not pass untouched.
         let rate = C::plan(0).rate;
@@ -2442,6 +2443,95 @@ impl<C: Conditions> StateMachineTest for FeaturesTogether<C> {
                 run.step_requests
             );
         }
+    }
+}
+
+/// The table as a NoSQL Workbench model states the table the run made and migrated: a facet
+/// per entity with its templates as key aliases, and every index the live table has, with the
+/// same keys, key types and projection (the code may declare one more, the migration's, that a
+/// run which never applied it lacks).
+async fn exported_model_states_the_live_table(db: &Db<Together>) {
+    use singletable::workbench::format::Model;
+    let json = (db.admin().workbench_model())
+        .entity::<Member>()
+        .entity::<Task>()
+        .entity::<Note>()
+        .to_json()
+        .unwrap();
+    let model: Model = serde_json::from_str(&json).unwrap();
+    let table = &model.data_model[0];
+    let aliases: Vec<(&str, &str, Option<&str>)> = (table.table_facets.iter())
+        .map(|facet| {
+            let alias = &facet.key_attribute_alias;
+            let sort = alias.sort_key_alias.as_deref();
+            (
+                facet.facet_name.as_str(),
+                alias.partition_key_alias.as_str(),
+                sort,
+            )
+        })
+        .collect();
+    assert_eq!(
+        aliases,
+        [
+            ("Member", "TEAM#team", Some("MEMBER#id")),
+            ("Task", "TEAM#team", Some("TASK#id")),
+            ("Note", "TEAM#team", Some("Note#seq")),
+        ]
+    );
+    let described = db
+        .client()
+        .describe_table()
+        .table_name(db.table_name())
+        .send()
+        .await
+        .unwrap();
+    let live = described.table().unwrap();
+    let type_of = |name: &str| {
+        (live.attribute_definitions().iter())
+            .find(|definition| definition.attribute_name() == name)
+            .map(|definition| definition.attribute_type().as_str().to_owned())
+    };
+    for index in live.global_secondary_indexes() {
+        let name = index.index_name().unwrap();
+        let exported = (table.global_secondary_indexes.iter())
+            .find(|exported| exported.index_name == name)
+            .unwrap_or_else(|| panic!("index {name} is not in the exported model"));
+        for key in index.key_schema() {
+            let stated = match key.key_type() {
+                aws_sdk_dynamodb::types::KeyType::Hash => {
+                    Some(&exported.key_attributes.partition_key)
+                }
+                _ => exported.key_attributes.sort_key.as_ref(),
+            };
+            let stated = stated.unwrap_or_else(|| panic!("{name}: {key:?} is not stated"));
+            assert_eq!(stated.attribute_name, key.attribute_name(), "{name}");
+            assert_eq!(
+                Some(stated.attribute_type.clone()),
+                type_of(key.attribute_name()),
+                "{name}"
+            );
+        }
+        let projection = index.projection().unwrap();
+        let kind = projection.projection_type().unwrap().as_str();
+        assert_eq!(
+            exported.projection.projection_type, kind,
+            "{name}'s projection"
+        );
+        let mut attributes: Vec<&str> = projection
+            .non_key_attributes()
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let mut stated: Vec<&str> = exported
+            .projection
+            .non_key_attributes
+            .iter()
+            .map(String::as_str)
+            .collect();
+        attributes.sort_unstable();
+        stated.sort_unstable();
+        assert_eq!(stated, attributes, "{name}'s projected attributes");
     }
 }
 
