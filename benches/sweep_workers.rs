@@ -2,7 +2,8 @@
 //! `backfill --entity Record --distributed NAME --worker` of the library's command line, share
 //! the backfill of `SINGLETABLE_SWEEP_ITEMS` version-1 records (8,000 unless set) in one table,
 //! over `SINGLETABLE_SWEEP_SEGMENTS` scan segments (32 unless set), coordinated by leases in the
-//! table. The engine runs in a `fault-proxy` process (`--rate 0 --partition-limits`, and the
+//! table, each worker with `SINGLETABLE_SWEEP_CONCURRENCY` backfill writes in flight (32 unless
+//! set; 1 is one item after another). The engine runs in a `fault-proxy` process (`--rate 0 --partition-limits`, and the
 //! latency of `SINGLETABLE_LATENCY_MS`, 8 ms ± 2 unless set): every worker's request takes a
 //! round trip, as on DynamoDB. The same sweeps then run without latency: the engine's ceiling.
 //!
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
     }
     let items: u64 = common::setting("SINGLETABLE_SWEEP_ITEMS", 8_000);
     let segments: u32 = common::setting("SINGLETABLE_SWEEP_SEGMENTS", 32);
+    let concurrency: usize = common::setting("SINGLETABLE_SWEEP_CONCURRENCY", 32);
     let latency = common::latency();
     let mut points = Vec::new();
     for (modelled, flags) in [
@@ -61,7 +63,7 @@ fn main() -> ExitCode {
         std::env::set_var("AWS_ENDPOINT_URL_DYNAMODB", &proxy.endpoint);
         let runtime = common::runtime();
         println!(
-            "distributed sweep of {items} records, {segments} segments, worker processes of the command line, {}",
+            "distributed sweep of {items} records, {segments} segments, {concurrency} writes in flight per worker, worker processes of the command line, {}",
             if modelled {
                 format!("through the proxy with {:?} ± {:?} a request and DynamoDB's partition limits", latency.base, latency.jitter)
             } else {
@@ -74,7 +76,12 @@ fn main() -> ExitCode {
         );
         let mut at_one = None;
         for workers in WORKERS {
-            let elapsed = runtime.block_on(sweep(&proxy.endpoint, workers, items, segments));
+            let elapsed = runtime.block_on(sweep(
+                &proxy.endpoint,
+                workers,
+                items,
+                (segments, concurrency),
+            ));
             let rate = items as f64 / elapsed.as_secs_f64();
             let at_one = *at_one.get_or_insert(rate);
             println!(
@@ -128,7 +135,12 @@ fn main() -> ExitCode {
 }
 
 /// One point: a fresh table of old records, swept by `workers` processes.
-async fn sweep(endpoint: &str, workers: usize, items: u64, segments: u32) -> Duration {
+async fn sweep(
+    endpoint: &str,
+    workers: usize,
+    items: u64,
+    (segments, concurrency): (u32, usize),
+) -> Duration {
     let db = testing::table::<Bulk>().await.expect("a table");
     write_old(&db, common::records(items), 16).await;
     let name = format!("bench-{workers}");
@@ -141,6 +153,7 @@ async fn sweep(endpoint: &str, workers: usize, items: u64, segments: u32) -> Dur
                 .args(["--json", "backfill", "--entity", "Record", "--worker"])
                 .args(["--distributed", &name, "--worker-id", &format!("w{worker}")])
                 .args(["--segments", &segments.to_string()])
+                .args(["--concurrency", &concurrency.to_string()])
                 .stdout(Stdio::piped())
                 .spawn()
                 .expect("a worker process")

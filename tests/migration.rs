@@ -770,6 +770,82 @@ async fn killed_and_resumed() {
     let _ = std::fs::remove_file(&checkpoint);
 }
 
+/// A sweep with many backfill writes in flight, whose responses are lost a quarter of the
+/// time (each write then sent again, and applied once), stopped mid-page: its checkpoint holds
+/// only pages whose every write finished, so the resumed sweep finds every item still behind
+/// and the table ends fully backfilled, each item's data unchanged.
+#[tokio::test]
+async fn a_concurrent_sweep_checkpoints_only_pages_whose_writes_all_finished() {
+    if common::skips(Needs::FaultProxy) {
+        return;
+    }
+    tokio::time::timeout(TIMEOUT, concurrent_stopped_and_resumed())
+        .await
+        .unwrap();
+}
+
+async fn concurrent_stopped_and_resumed() {
+    use singletable_fault::{self as fault, Fault, FaultKind, FaultPlan};
+    let (old, comments) = old_workspace(300, 7).await;
+    let db = new_code(&old);
+    let checkpoint = temp_checkpoint("concurrent");
+    let lost = [FaultKind::Timeout, FaultKind::ConnectionDropped].map(Fault::after);
+    let plan = FaultPlan::new(5, 0.25).with_kinds(lost);
+    let (client, stats) = fault::client(plan).await.unwrap();
+    let faulty = Db::<Workspace>::new(client).with_table_name(db.table_name());
+    // Stopped once 130 items are backfilled, mid-page: the writes in flight finish, no new one
+    // starts, and the page is not recorded as read.
+    let stopped = faulty
+        .admin()
+        .sweep::<Comment>()
+        .segments(2)
+        .page_size(40)
+        .concurrency(16)
+        .checkpoint(&checkpoint)
+        .on_progress(|snapshot| match snapshot.counts.backfilled >= 130 {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        })
+        .send()
+        .await
+        .unwrap();
+    assert!(!stopped.complete, "{stopped}");
+    assert!(stats.report().injected_total() > 0, "responses were lost");
+
+    let saved = Checkpoint::load(&checkpoint).unwrap().unwrap();
+    assert!(!saved.is_complete());
+    let before = db.admin().coverage(Comment::SCHEMA).send().await.unwrap();
+    assert!(before.behind > 0 && before.behind <= 300 - 130, "{before}");
+    let report = db
+        .admin()
+        .sweep::<Comment>()
+        .concurrency(16)
+        .checkpoint(&checkpoint)
+        .send()
+        .await
+        .unwrap();
+    assert!(report.complete, "{report}");
+    // Every item still behind was found again: none lay before a recorded page's end.
+    assert_eq!(report.this_run.old, before.behind, "{report}");
+    assert_eq!(report.this_run.backfilled, before.behind, "{report}");
+    for comment in &comments {
+        let comment = upgraded(comment);
+        let item = raw_item(&db, &comment).await;
+        assert_eq!(
+            singletable::item::decode::<Comment>(item.clone()).unwrap(),
+            comment
+        );
+        assert_new_shape(&item, &comment);
+    }
+    let after = (db.admin().coverage(Comment::SCHEMA))
+        .checkpoint(&checkpoint)
+        .send()
+        .await
+        .unwrap();
+    assert!(after.is_done(), "{after}");
+    let _ = std::fs::remove_file(&checkpoint);
+}
+
 #[tokio::test]
 async fn dry_runs_count_and_a_progress_callback_can_stop_the_sweep() {
     tokio::time::timeout(TIMEOUT, dry_run_and_stop())

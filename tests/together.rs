@@ -1418,7 +1418,14 @@ static SWEEPS: AtomicU64 = AtomicU64::new(0);
 /// Backfills the tasks version 1 wrote: one sweep, or two distributed workers at once; what
 /// they did, added up.
 async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::SweepCounts {
-    let sweep = || db.admin().sweep::<Task>().segments(2).page_size(2);
+    // Pages of eight with up to two backfill writes in flight: a page is checkpointed only
+    // once all its writes finished, while new code writes the same tasks.
+    let sweep = || {
+        (db.admin().sweep::<Task>())
+            .segments(2)
+            .page_size(8)
+            .concurrency(2)
+    };
     // A sweep rides through refused and lost requests, its look at the table's description
     // included: it ends in error under none of the runs' conditions.
     if !distributed {

@@ -71,6 +71,7 @@ type Progress = Arc<dyn Fn(&SweepProgress) -> ControlFlow<()> + Send + Sync>;
 struct SweepSettings {
     segments: Option<u32>,
     page_size: u32,
+    concurrency: usize,
     rate: Option<Rate>,
     checkpoint: PathBuf,
     dry_run: bool,
@@ -88,6 +89,7 @@ fn sweep_of<T: Table, E: Entity<Table = T>>(
             .admin()
             .sweep::<E>()
             .page_size(settings.page_size)
+            .concurrency(settings.concurrency)
             .checkpoint(settings.checkpoint)
             .on_progress(move |report| progress(report))
             .stop_signal(settings.stop);
@@ -131,6 +133,7 @@ struct DistributedArgs {
     name: String,
     segments: Option<u32>,
     page_size: u32,
+    concurrency: usize,
     rate: Option<Rate>,
     lease: Duration,
     worker: Option<String>,
@@ -141,7 +144,9 @@ fn distributed_of<T: Table, E: Entity<Table = T>>(
     db: &Db<T>,
     args: &DistributedArgs,
 ) -> singletable_runtime::migrate::DistributedSweep<E> {
-    let mut sweep = db.admin().sweep::<E>().page_size(args.page_size);
+    let mut sweep = (db.admin().sweep::<E>())
+        .page_size(args.page_size)
+        .concurrency(args.concurrency);
     if let Some(segments) = args.segments {
         sweep = sweep.segments(segments);
     }
@@ -463,6 +468,10 @@ struct BackfillArgs {
     /// Items per Scan request.
     #[arg(long, value_name = "N", default_value_t = 100)]
     page_size: u32,
+    /// Backfill writes in flight at once in each segment, within the rate (a page is
+    /// checkpointed once all its writes finished).
+    #[arg(long, value_name = "WRITES", default_value_t = 1)]
+    concurrency: usize,
     /// Checkpoint to continue from, created if missing [default:
     /// <table>.<entity>.v<version>.sweep.json in the current directory].
     #[arg(long, value_name = "FILE")]
@@ -1061,6 +1070,7 @@ async fn backfill<T: Table>(
             name,
             segments: args.sweep.segments,
             page_size: args.page_size,
+            concurrency: args.concurrency,
             rate,
             lease,
             worker: args.worker_id.clone(),
@@ -1078,6 +1088,7 @@ async fn backfill<T: Table>(
     let settings = SweepSettings {
         segments: args.sweep.segments,
         page_size: args.page_size,
+        concurrency: args.concurrency,
         rate,
         checkpoint: checkpoint.clone(),
         dry_run: args.dry_run,
@@ -1162,6 +1173,7 @@ async fn sweep_status<T: Table>(
         name,
         segments: None,
         page_size: 100,
+        concurrency: 1,
         rate: None,
         lease: Duration::from_secs(30),
         worker: None,

@@ -90,6 +90,51 @@ impl OldItems {
     }
 }
 
+/// How one old item of a page ended: backfilled, current or changed (its counts), or failed
+/// as an item (the error, with the item), for the caller to count.
+pub(super) enum ItemDone {
+    Counted(SweepCounts),
+    Failed(Item, Error),
+}
+
+/// Backfills a page's old `items` with up to `concurrency` writes in flight (each at the
+/// limiter's pace, so the rate holds across them), handing each item's end to `done` as it
+/// comes. No item is started once `stopped()` says so. Returns how many items ended: fewer
+/// than the page's after a stop, and then the page is not done. An error that ends the sweep
+/// is returned at once, the writes in flight dropped (a backfill sent again applies as once).
+///
+/// The caller records the page in its checkpoint only after this returns: the checkpoint
+/// never passes an item whose write has not finished.
+pub(super) async fn backfill_page<E: Entity>(
+    db: &Db<E::Table>,
+    items: Vec<Item>,
+    (limiter, throttled): (Option<&Limiter>, &ThrottledKeys),
+    concurrency: usize,
+    stopped: impl Fn() -> bool,
+    mut done: impl FnMut(ItemDone),
+) -> Result<usize, Error> {
+    use futures::StreamExt;
+    let started = futures::stream::iter(items)
+        .take_while(|_| std::future::ready(!stopped()))
+        .map(|raw| async move {
+            let mut counts = SweepCounts::default();
+            let failure =
+                backfill_counted::<E>(db, raw.clone(), limiter, throttled, &mut counts).await;
+            (raw, failure, counts)
+        })
+        .buffer_unordered(concurrency.max(1));
+    futures::pin_mut!(started);
+    let mut ended = 0;
+    while let Some((raw, failure, counts)) = started.next().await {
+        ended += 1;
+        match failure? {
+            Some(error) => done(ItemDone::Failed(raw, error)),
+            None => done(ItemDone::Counted(counts)),
+        }
+    }
+    Ok(ended)
+}
+
 /// Backfills one old item a sweep read, counting what happened into `counts` and its
 /// throttled writes into `throttled`. An item that is itself the problem is returned, to be
 /// counted as failed; any other error ends the sweep.

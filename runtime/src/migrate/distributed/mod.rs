@@ -13,7 +13,7 @@
 
 mod records;
 
-use super::old_items::{backfill_counted, resent_while_throttled, OldItems};
+use super::old_items::{backfill_page, resent_while_throttled, ItemDone, OldItems};
 use super::sweep::{Sweep, SweepCounts, DEFAULT_PAGE_SIZE};
 use super::throttled_keys::ThrottledKeys;
 use crate::error::migration::MigrationError;
@@ -45,6 +45,8 @@ pub struct DistributedSweep<E: Entity> {
     name: String,
     segments: u32,
     page_size: i32,
+    /// Backfill writes in flight at once in the segment the worker holds.
+    concurrency: usize,
     rate: Option<Rate>,
     lease: Duration,
     worker: String,
@@ -129,7 +131,7 @@ impl<E: Entity> Sweep<E> {
     /// This sweep as one shared by many workers under `name`: its plan and each segment's
     /// lease and checkpoint live in the table, so any process that reaches the table can run
     /// a worker ([`DistributedSweep::worker`]). The sweep's segment count (default 16), page
-    /// size and rate apply; a checkpoint file does not.
+    /// size, concurrency and rate apply (the rate to each worker); a checkpoint file does not.
     pub fn distributed(self, name: impl Into<String>) -> DistributedSweep<E> {
         let (db, options) = self.into_parts();
         DistributedSweep {
@@ -138,6 +140,7 @@ impl<E: Entity> Sweep<E> {
             segments: options.segments.unwrap_or(16),
             page_size: i32::try_from(options.page_size.unwrap_or(DEFAULT_PAGE_SIZE))
                 .unwrap_or(i32::MAX),
+            concurrency: options.concurrency.unwrap_or(1),
             rate: options.rate,
             lease: DEFAULT_LEASE,
             worker: format!("worker-{:016x}", fastrand::u64(..)),
@@ -437,14 +440,16 @@ impl<E: Entity> DistributedSweep<E> {
                 examined: u64::try_from(output.scanned_count).unwrap_or_default(),
                 ..SweepCounts::default()
             };
-            for raw in output.items.unwrap_or_default() {
+            let done = |done: ItemDone| {
                 page.old += 1;
-                let mut counts = SweepCounts::default();
-                match backfill_counted::<E>(&self.db, raw, limiter, throttled, &mut counts).await? {
-                    Some(_) => page.failed += 1,
-                    None => page.add(&counts),
+                match done {
+                    ItemDone::Failed(..) => page.failed += 1,
+                    ItemDone::Counted(counts) => page.add(&counts),
                 }
-            }
+            };
+            let items = output.items.unwrap_or_default();
+            let writes = (limiter, throttled);
+            backfill_page::<E>(&self.db, items, writes, self.concurrency, || false, done).await?;
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
             let mut recorded = lease.recorded;
             recorded.add(&page);

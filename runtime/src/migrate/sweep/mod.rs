@@ -44,6 +44,8 @@ pub(crate) struct SweepOptions {
     pub(crate) segments: Option<u32>,
     /// Items per `Scan` request (`None`: 100).
     pub(crate) page_size: Option<u32>,
+    /// Backfill writes in flight at once in each segment (`None`: 1).
+    pub(crate) concurrency: Option<usize>,
     /// Write budget (`None`: as fast as the table allows).
     pub(crate) rate: Option<Rate>,
     /// Checkpoint file: resumed from when it exists, saved after every page.
@@ -61,6 +63,7 @@ impl fmt::Debug for SweepOptions {
         f.debug_struct("SweepOptions")
             .field("segments", &self.segments)
             .field("page_size", &self.page_size)
+            .field("concurrency", &self.concurrency)
             .field("rate", &self.rate)
             .field("checkpoint", &self.checkpoint)
             .field("dry_run", &self.dry_run)
@@ -103,6 +106,16 @@ impl<E: Entity> Sweep<E> {
     /// Items read per `Scan` request (default 100).
     pub fn page_size(mut self, items: u32) -> Self {
         self.options.page_size = Some(items);
+        self
+    }
+
+    /// Keeps up to `writes` backfill writes in flight in each segment (default 1: one item
+    /// after another), within the sweep's [`rate`](Self::rate): a sweep then runs at the
+    /// table's speed rather than one round trip's. A page is recorded in the checkpoint only
+    /// once all its writes have finished, so a resumed sweep never skips an item; `0` counts
+    /// as 1.
+    pub fn concurrency(mut self, writes: usize) -> Self {
+        self.options.concurrency = Some(writes.max(1));
         self
     }
 
@@ -246,6 +259,7 @@ impl<E: Entity> Sweep<E> {
             db: self.db,
             filter,
             page_size,
+            concurrency: options.concurrency.unwrap_or(1),
             total_segments,
             dry_run: options.dry_run,
             checkpoint_path: options.checkpoint.clone().filter(|_| !options.dry_run),

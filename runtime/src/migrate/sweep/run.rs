@@ -5,7 +5,7 @@ use super::{ProgressCallback, StopSignal, SweepCounts, SweepFailure, SweepProgre
 use crate::error::Error;
 use crate::item::{self, Item};
 use crate::migrate::checkpoint::Checkpoint;
-use crate::migrate::old_items::{backfill_counted, OldItems};
+use crate::migrate::old_items::{backfill_page, ItemDone, OldItems};
 use crate::migrate::throttled_keys::ThrottledKeys;
 use crate::rate::Limiter;
 use crate::schema::Entity;
@@ -30,6 +30,8 @@ pub(super) struct Shared<E: Entity> {
     pub(super) db: Db<E::Table>,
     pub(super) filter: OldItems,
     pub(super) page_size: i32,
+    /// Backfill writes in flight at once, within a page.
+    pub(super) concurrency: usize,
     pub(super) total_segments: u32,
     pub(super) dry_run: bool,
     /// Where to save (never in a dry run).
@@ -138,40 +140,49 @@ impl<E: Entity> Shared<E> {
                 ..SweepCounts::default()
             };
             self.count(|counts| counts.examined += examined);
-            for raw in output.items.unwrap_or_default() {
-                if self.stop.is_stopped() {
-                    // This page is not recorded as read: a resumed sweep reads it again, and
-                    // finds only the items not done yet (the scan skips current ones).
-                    self.keep_cut_page(segment, page);
-                    return Ok(());
-                }
-                page.old += 1;
-                self.count(|counts| counts.old += 1);
-                if self.dry_run {
+            let items = output.items.unwrap_or_default();
+            if self.dry_run {
+                for raw in items {
+                    if self.stop.is_stopped() {
+                        self.keep_cut_page(segment, page);
+                        return Ok(());
+                    }
+                    page.old += 1;
+                    self.count(|counts| counts.old += 1);
                     if let Err(error) = item::decode::<E>(raw.clone()) {
                         page.failed += 1;
                         self.fail(&raw, &error.into());
                     }
-                    continue;
                 }
-                let mut item_counts = SweepCounts::default();
-                match backfill_counted::<E>(
+            } else {
+                let total = items.len();
+                let ended = backfill_page::<E>(
                     &self.db,
-                    raw.clone(),
-                    self.limiter.as_ref(),
-                    &self.throttled,
-                    &mut item_counts,
+                    items,
+                    (self.limiter.as_ref(), &self.throttled),
+                    self.concurrency,
+                    || self.stop.is_stopped(),
+                    |done| {
+                        page.old += 1;
+                        self.count(|counts| counts.old += 1);
+                        match done {
+                            ItemDone::Failed(raw, error) => {
+                                page.failed += 1;
+                                self.fail(&raw, &error);
+                            }
+                            ItemDone::Counted(item_counts) => {
+                                page.add(&item_counts);
+                                self.count(|counts| counts.add(&item_counts));
+                            }
+                        }
+                    },
                 )
-                .await?
-                {
-                    Some(error) => {
-                        page.failed += 1;
-                        self.fail(&raw, &error);
-                    }
-                    None => {
-                        page.add(&item_counts);
-                        self.count(|counts| counts.add(&item_counts));
-                    }
+                .await?;
+                if ended < total {
+                    // This page is not recorded as read: a resumed sweep reads it again, and
+                    // finds only the items not done yet (the scan skips current ones).
+                    self.keep_cut_page(segment, page);
+                    return Ok(());
                 }
             }
             {
