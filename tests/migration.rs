@@ -213,6 +213,30 @@ fn assert_new_shape(item: &Item, comment: &Comment) {
     assert_eq!(item.get("GSI2SK"), keys.get("GSI2SK"));
 }
 
+/// Every comment has the new shape and its data unchanged, and the coverage, with the sweep's
+/// checkpoint, says the migration is done.
+async fn every_comment_backfilled(
+    db: &Db<Workspace>,
+    comments: &[CommentV1],
+    checkpoint: &PathBuf,
+) {
+    for comment in comments {
+        let comment = upgraded(comment);
+        let item = raw_item(db, &comment).await;
+        assert_eq!(
+            singletable::item::decode::<Comment>(item.clone()).unwrap(),
+            comment
+        );
+        assert_new_shape(&item, &comment);
+    }
+    let after = (db.admin().coverage(Comment::SCHEMA))
+        .checkpoint(checkpoint)
+        .send()
+        .await
+        .unwrap();
+    assert!(after.is_done(), "{after}");
+}
+
 fn temp_checkpoint(name: &str) -> PathBuf {
     let path = std::env::temp_dir().join(format!(
         "singletable-migration-{}-{name}.json",
@@ -738,24 +762,7 @@ async fn killed_and_resumed() {
         0
     );
 
-    // Data unchanged, shape new, for every comment.
-    for comment in &comments {
-        let comment = upgraded(comment);
-        let item = raw_item(&db, &comment).await;
-        assert_eq!(
-            singletable::item::decode::<Comment>(item.clone()).unwrap(),
-            comment
-        );
-        assert_new_shape(&item, &comment);
-    }
-    let after = db
-        .admin()
-        .coverage(Comment::SCHEMA)
-        .checkpoint(&checkpoint)
-        .send()
-        .await
-        .unwrap();
-    assert!(after.is_done(), "{after}");
+    every_comment_backfilled(&db, &comments, &checkpoint).await;
 
     // A finished sweep run again reads nothing more and writes nothing.
     let again = db
@@ -828,21 +835,7 @@ async fn concurrent_stopped_and_resumed() {
     // Every item still behind was found again: none lay before a recorded page's end.
     assert_eq!(report.this_run.old, before.behind, "{report}");
     assert_eq!(report.this_run.backfilled, before.behind, "{report}");
-    for comment in &comments {
-        let comment = upgraded(comment);
-        let item = raw_item(&db, &comment).await;
-        assert_eq!(
-            singletable::item::decode::<Comment>(item.clone()).unwrap(),
-            comment
-        );
-        assert_new_shape(&item, &comment);
-    }
-    let after = (db.admin().coverage(Comment::SCHEMA))
-        .checkpoint(&checkpoint)
-        .send()
-        .await
-        .unwrap();
-    assert!(after.is_done(), "{after}");
+    every_comment_backfilled(&db, &comments, &checkpoint).await;
     let _ = std::fs::remove_file(&checkpoint);
 }
 
