@@ -138,7 +138,8 @@ pub use singletable_runtime::wire::{self, Request};
 /// # let config = aws_sdk_dynamodb::Config::builder()
 /// #     .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
 /// #     .build();
-/// # export(&Db::<App>::new(aws_sdk_dynamodb::Client::from_conf(config))).unwrap();
+/// # export(&Db::<App>::new(aws_sdk_dynamodb::Client::from_conf(config)))?;
+/// # Ok::<(), singletable::workbench::WorkbenchError>(())
 /// ```
 pub use singletable_runtime::workbench;
 pub use singletable_runtime::{Admin, Consumed, Db, Key};

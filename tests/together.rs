@@ -338,11 +338,13 @@ enum Step {
         emails: Vec<u8>,
     },
     /// The backfill of version 2: a sweep, or two distributed workers at once, while the new
-    /// code puts tasks `puts` of `team`.
+    /// code puts tasks `puts` of `team`; first, the old code puts tasks `legacy` of the other
+    /// team, so that the sweep's pages hold several old items at once.
     Sweep {
         distributed: bool,
         team: u8,
         puts: Vec<u8>,
+        legacy: Vec<u8>,
     },
     /// The migration's plan applied: version 2's index created online (once; then the plan is
     /// up to date, and applying it changes nothing).
@@ -451,12 +453,14 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (
             any::<bool>(),
             team.clone(),
-            prop::collection::btree_set(id.clone(), 0..3)
+            prop::collection::btree_set(id.clone(), 0..3),
+            prop::collection::btree_set(id.clone(), 0..4)
         )
-            .prop_map(|(distributed, team, puts)| Step::Sweep {
+            .prop_map(|(distributed, team, puts, legacy)| Step::Sweep {
                 distributed,
                 team,
-                puts: puts.into_iter().collect()
+                puts: puts.into_iter().collect(),
+                legacy: legacy.into_iter().collect()
             }),
         1 => (team.clone(), id.clone()).prop_map(|(team, id)| Step::CloseTask { team, id }),
         2 => (
@@ -949,7 +953,19 @@ async fn apply(
             distributed,
             team,
             puts,
+            legacy,
         } => {
+            let other = (team + 1) % TEAMS;
+            for &id in &legacy {
+                let written = task(other, id, 0, true, &format!("t{id}"), None);
+                let sent = db.put(&v1::Task::from(&written)).send().await;
+                if let Some(resync) = unsettled(&sent, || Resync::tasks([(other, id)])) {
+                    return resync;
+                }
+                sent.unwrap();
+                model.put_task(written, now_ms);
+                model.old_tasks.insert((other, id));
+            }
             let old = model.old_tasks.clone();
             let new: Vec<Task> = puts
                 .iter()

@@ -321,3 +321,107 @@ async fn samples_are_the_items_a_put_stores(
     assert_eq!(attribute_type(&model, "watchers").as_deref(), Some("M"));
     Ok(())
 }
+
+/// The command line's `workbench` (samples from a file) and `import-workbench`.
+#[cfg(feature = "cli")]
+mod cli {
+    use super::*;
+    use singletable::cli::{Entities, EXIT_OK, EXIT_USAGE};
+
+    fn run(args: &[&str]) -> (u8, String, String) {
+        let db = common::offline::<Shop>();
+        let entities = Entities::new().with::<Ticket>().with::<Review>();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(common::run_cli(&db, entities, "shop", args))
+    }
+
+    fn file(name: &str, text: &str) -> String {
+        let path = std::env::temp_dir().join(format!("singletable-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
+    #[test]
+    fn workbench_prints_the_model_with_the_samples_of_a_file() {
+        let samples = file(
+            "samples.json",
+            r#"{"Ticket": [{"id": "1", "team_id": 7, "status": "open", "title": "A", "labels": []}],
+                "review": [{"id": "r1", "author": "ana", "score": 4, "title": "Good"}]}"#,
+        );
+        let (code, out, err) = run(&[
+            "workbench",
+            "--samples",
+            &samples,
+            "--provisioned",
+            "5",
+            "5",
+        ]);
+        assert_eq!(code, EXIT_OK, "{err}");
+        let model = parse(&out);
+        let ticket = singletable::item::encode(&ticket("1", Status::Open)).unwrap();
+        let exported = &facet(&model, "Ticket").table_data;
+        assert_eq!(exported.len(), 1);
+        assert_eq!(
+            exported[0]["GSI1PK"],
+            singletable::wire::item(&ticket)["GSI1PK"]
+        );
+        assert_eq!(
+            facet(&model, "Review").table_data.len(),
+            1,
+            "entity names match in any case"
+        );
+        assert_eq!(model.data_model[0].billing_mode, "PROVISIONED");
+
+        let unknown = file("unknown.json", r#"{"Invoice": []}"#);
+        let (code, _, err) = run(&["workbench", "--samples", &unknown]);
+        assert_eq!(code, EXIT_USAGE);
+        assert!(
+            err.contains("no entity `Invoice`") && err.contains("Ticket, Review"),
+            "{err}"
+        );
+        // A value that does not read as its entity: said where, without the value.
+        let wrong = file(
+            "wrong.json",
+            r#"{"Ticket": [{"id": "secret@example.com"}]}"#,
+        );
+        let (code, _, err) = run(&["workbench", "--samples", &wrong]);
+        assert_eq!(code, EXIT_USAGE);
+        assert!(
+            err.contains("a `Ticket` sample does not read as one"),
+            "{err}"
+        );
+        assert!(!err.contains("secret@example.com"), "{err}");
+    }
+
+    #[test]
+    fn import_workbench_writes_the_package_and_lists_the_decisions() {
+        let model = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/workbench/RecurringPaymentsSchema.json"
+        );
+        let out = std::env::temp_dir().join(format!("singletable-{}-import", std::process::id()));
+        let out = out.display().to_string();
+        let (code, printed, err) = run(&["import-workbench", model, "--out", &out]);
+        assert_eq!(code, EXIT_OK, "{err}");
+        assert!(
+            printed.contains("wrote package payments-system-model"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("NEEDS A DECISION: Receipts: `SK` holds a `processed_date`"),
+            "{printed}"
+        );
+        let lib = std::fs::read_to_string(format!("{out}/src/lib.rs")).unwrap();
+        assert!(lib.contains("sk = \"SUB#{sub_id}#SKU#{sku}\""), "{lib}");
+        let manifest = std::fs::read_to_string(format!("{out}/Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains("singletable = { version = \"0.1.0\" }"),
+            "{manifest}"
+        );
+        let _ = std::fs::remove_dir_all(&out);
+
+        let (code, _, err) = run(&["import-workbench", "/nonexistent.json", "--out", "/tmp/x"]);
+        assert_eq!(code, EXIT_USAGE);
+        assert!(err.contains("/nonexistent.json"), "{err}");
+    }
+}

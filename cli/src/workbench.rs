@@ -35,7 +35,7 @@ pub(crate) fn sample_of<T: Table, E: Entity<Table = T>>(
         format!(
             "a `{}` sample does not read as one: {}",
             E::SCHEMA.name,
-            error.classify_text()
+            mistake(&error)
         )
     })?;
     model
@@ -49,21 +49,15 @@ pub(crate) fn facet_of<T: Table, E: Entity<Table = T>>(
     model.entity::<E>()
 }
 
-/// What kind of mistake serde_json found, without the value it quotes.
-trait ClassifyText {
-    fn classify_text(&self) -> String;
-}
-
-impl ClassifyText for serde_json::Error {
-    fn classify_text(&self) -> String {
-        let kind = match self.classify() {
-            serde_json::error::Category::Data => "a field is missing or of another type",
-            serde_json::error::Category::Syntax => "not JSON",
-            serde_json::error::Category::Eof => "the JSON ends early",
-            serde_json::error::Category::Io => "it could not be read",
-        };
-        format!("{kind} (line {}, column {})", self.line(), self.column())
-    }
+/// What kind of mistake serde_json found, and where, without the value it quotes.
+fn mistake(error: &serde_json::Error) -> String {
+    let kind = match error.classify() {
+        serde_json::error::Category::Data => "a field is missing or of another type",
+        serde_json::error::Category::Syntax => "not JSON",
+        serde_json::error::Category::Eof => "the JSON ends early",
+        serde_json::error::Category::Io => "it could not be read",
+    };
+    format!("{kind} (line {}, column {})", error.line(), error.column())
 }
 
 pub(crate) fn workbench<T: Table>(
@@ -90,7 +84,7 @@ pub(crate) fn workbench<T: Table>(
                 output.error(&format_args!(
                     "--samples {}: write an object of entity names, each with a list of values: {}",
                     path.display(),
-                    error.classify_text()
+                    mistake(&error)
                 ));
                 return EXIT_USAGE;
             }

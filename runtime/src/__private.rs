@@ -49,7 +49,7 @@ pub mod expr {
 }
 pub use crate::item::decode_fields;
 pub use crate::managed::{timestamp_value, version_of, Timestamp, VersionNumber};
-pub use crate::op::batch::{collection_key_attributes, BatchTarget, MemberOf};
+pub use crate::op::batch::{BatchTarget, MemberOf};
 pub use crate::op::query::collection_table::{
     CollectionTable, DeclaredTable, InTable, SameTable, UnknownTable,
 };
@@ -60,6 +60,7 @@ pub use crate::op::query::key_condition::{
     After, Closed, InnerPart, LastPart, RangeOn, SortKeyPart, Start,
 };
 pub use crate::op::query::{Collection, PartitionKey, Projection};
+pub use crate::schema::primary_key::key_attributes;
 
 /// Whether index `I` of table `T` holds attribute `name` (the `Projection` derive's check).
 pub const fn index_holds<T: DeclaresIndex<I>, I: index::IndexSlot>(name: &str) -> bool {

@@ -53,7 +53,7 @@ fn stub(parsed: &CollectionEnum) -> TokenStream {
             type Key = #st::CollectionKey;
 
             fn attributes(key: &#st::CollectionKey) -> #st::Item {
-                #st::collection_key_attributes(key)
+                #st::key_attributes(&key.key)
             }
         }
 
@@ -166,7 +166,7 @@ fn expand(parsed: &CollectionEnum) -> TokenStream {
 
             #[inline]
             fn attributes(key: &#st::CollectionKey) -> #st::Item {
-                #st::collection_key_attributes(key)
+                #st::key_attributes(&key.key)
             }
         }
 

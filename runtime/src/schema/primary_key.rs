@@ -122,6 +122,18 @@ pub(crate) fn value_text(value: Option<AttributeValue>) -> String {
     }
 }
 
+/// The key attributes `key` names, as a request takes them: the table's keys are strings.
+#[doc(hidden)]
+pub fn key_attributes(key: &KeyText) -> Item {
+    let (partition, value) = &key.partition;
+    let mut attributes = Item::with_capacity(2);
+    attributes.insert((*partition).to_owned(), AttributeValue::S(value.clone()));
+    if let Some((sort, value)) = &key.sort {
+        attributes.insert((*sort).to_owned(), AttributeValue::S(value.clone()));
+    }
+    attributes
+}
+
 /// The primary key of a raw item, for messages; missing or non-string parts are shown as such.
 pub fn key_text<T: Table>(item: &Item) -> KeyText {
     let schema = T::SCHEMA;

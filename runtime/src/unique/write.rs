@@ -178,13 +178,5 @@ pub(crate) fn foreign_release(cancelled: &TransactionCanceled) -> Option<Item> {
 
 /// The sentinel's key attributes, from the reason's key text.
 fn sentinel_key_of(reason: &CancellationReason) -> Item {
-    use aws_sdk_dynamodb::types::AttributeValue;
-    let mut key = Item::from([(
-        reason.key.partition.0.to_owned(),
-        AttributeValue::S(reason.key.partition.1.clone()),
-    )]);
-    if let Some((name, value)) = &reason.key.sort {
-        key.insert((*name).to_owned(), AttributeValue::S(value.clone()));
-    }
-    key
+    crate::schema::primary_key::key_attributes(&reason.key)
 }

@@ -118,10 +118,12 @@ pub struct Projection {
     pub non_key_attributes: Vec<String>,
 }
 
-fn data_access() -> Value {
+/// What the Workbench writes for a table or facet without access patterns.
+pub(crate) fn data_access() -> Value {
     serde_json::json!({ "MySql": {} })
 }
 
+/// A model that states no billing mode is billed on demand.
 fn on_demand() -> String {
     "PAY_PER_REQUEST".to_owned()
 }

@@ -48,6 +48,8 @@ pub struct WorkbenchModel<'db, T> {
 
 /// One entity's facet, as it is assembled.
 struct FacetExport {
+    /// The entity, told apart by type as the library tells entities apart.
+    entity: std::any::TypeId,
     schema: &'static EntitySchema,
     /// Attribute types as the entity's type reads them.
     probed: Vec<(&'static str, &'static str)>,
@@ -103,11 +105,12 @@ impl<'db, T: Table> WorkbenchModel<'db, T> {
         let at = match self
             .facets
             .iter()
-            .position(|facet| facet.schema == E::SCHEMA)
+            .position(|facet| facet.entity == std::any::TypeId::of::<E>())
         {
             Some(at) => at,
             None => {
                 self.facets.push(FacetExport {
+                    entity: std::any::TypeId::of::<E>(),
                     schema: E::SCHEMA,
                     probed: probe::attribute_types::<E>(),
                     samples: Vec::new(),
@@ -144,15 +147,16 @@ impl<'db, T: Table> WorkbenchModel<'db, T> {
                 },
                 table_data: facet.samples.iter().map(crate::wire::item).collect(),
                 non_key_attributes: attributes,
-                data_access: serde_json::json!({ "MySql": {} }),
+                data_access: format::data_access(),
             });
         }
         let (global, local): (Vec<_>, Vec<_>) =
             (schema.indexes.iter()).partition(|index| index.kind == IndexKind::Global);
-        let (billing_mode, capacity) = self
-            .billing
-            .clone()
-            .unwrap_or_else(|| ("PAY_PER_REQUEST".to_owned(), None));
+        // The table's own `CreateTable` (on demand) unless the infrastructure's was given.
+        let (billing_mode, capacity) = match &self.billing {
+            Some(billing) => billing.clone(),
+            None => self.admin.create_table().workbench_billing(),
+        };
         let table = TableModel {
             table_name: table_name.clone(),
             key_attributes: KeyAttributes {
@@ -170,7 +174,7 @@ impl<'db, T: Table> WorkbenchModel<'db, T> {
             global_secondary_indexes: global.into_iter().map(index).collect::<Result<_, _>>()?,
             local_secondary_indexes: local.into_iter().map(index).collect::<Result<_, _>>()?,
             table_data: Vec::new(),
-            data_access: serde_json::json!({ "MySql": {} }),
+            data_access: format::data_access(),
             billing_mode,
             provisioned_capacity_settings: capacity,
         };

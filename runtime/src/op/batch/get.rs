@@ -13,7 +13,6 @@ use crate::schema::{Entity, Table};
 use crate::wire::{describe, Request};
 use crate::{Db, Key};
 use aws_sdk_dynamodb::operation::batch_get_item::builders::BatchGetItemFluentBuilder;
-use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashSet;
 
 #[doc(hidden)]
@@ -36,18 +35,6 @@ impl<E: Entity> BatchTarget for E {
     fn attributes(key: &Key<E>) -> Item {
         key.to_attributes()
     }
-}
-
-/// A collection key's attributes (for `#[derive(Collection)]`): the table's keys are strings.
-#[doc(hidden)]
-pub fn collection_key_attributes(key: &CollectionKey) -> Item {
-    let (partition, value) = &key.key.partition;
-    let mut attributes = Item::with_capacity(2);
-    attributes.insert((*partition).to_owned(), AttributeValue::S(value.clone()));
-    if let Some((sort, value)) = &key.key.sort {
-        attributes.insert((*sort).to_owned(), AttributeValue::S(value.clone()));
-    }
-    attributes
 }
 
 #[doc(hidden)]
@@ -211,16 +198,18 @@ impl<R: BatchTarget> BatchGet<'_, R> {
             unprocessed: Vec::new(),
             requests: 0,
         };
-        let keys = self.distinct_keys();
-        for chunk in keys.chunks(MAX_GET_KEYS) {
-            let pending = chunk
-                .iter()
+        let mut keys = self.distinct_keys().into_iter();
+        loop {
+            let pending: Vec<_> = (keys.by_ref().take(MAX_GET_KEYS))
                 .map(|(attributes, key)| Pending {
-                    key: item::key_text::<R::Table>(attributes),
-                    request: attributes.clone(),
-                    meta: (*key).clone(),
+                    key: item::key_text::<R::Table>(&attributes),
+                    request: attributes,
+                    meta: key.clone(),
                 })
                 .collect();
+            if pending.is_empty() {
+                break;
+            }
             let driven = drive(pending, &self.retry, |keys| self.request(keys)).await;
             output.requests += driven.requests;
             if let Some(error) = driven.error {

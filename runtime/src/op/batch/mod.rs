@@ -8,9 +8,9 @@ mod stream;
 mod unprocessed;
 
 pub use crate::error::batch::{BatchWriteOutput, UnprocessedWrite, WriteOperation};
-#[doc(hidden)]
-pub use get::{collection_key_attributes, BatchTarget, MemberOf};
 pub use get::{BatchGet, BatchGetOutput};
+#[doc(hidden)]
+pub use get::{BatchTarget, MemberOf};
 pub use stream::PutStream;
 pub(crate) use unprocessed::read_records;
 use unprocessed::{drive, Pending, Response};
