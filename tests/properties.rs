@@ -295,6 +295,7 @@ fn any_template() -> impl Strategy<Value = KeyTemplate> {
                 .map(|segment| match segment {
                     Segment::Literal(text) => (*text).to_owned(),
                     Segment::Field { name, .. } => format!("{{{name}}}"),
+                    Segment::Shard { name, count, .. } => format!("{{shard({name}, {count})}}"),
                 })
                 .collect::<String>();
             KeyTemplate {
@@ -341,6 +342,7 @@ proptest! {
                     match segment {
                         Segment::Literal(text) => naive.push_str(text),
                         Segment::Field { .. } => naive.push_str(next.next().unwrap()),
+                        Segment::Shard { .. } => unreachable!("the strategy makes no shard parts"),
                     }
                 }
                 let split = template.split(&naive);

@@ -1,4 +1,5 @@
-//! Key templates parsed at compile time: `"STATUS#{status}#TICKET#{id}"`, `"SEQ#{seq:6}"`.
+//! Key templates parsed at compile time: `"STATUS#{status}#TICKET#{id}"`, `"SEQ#{seq:6}"`,
+//! `"TEAM#{team_id}#{shard(id, 8)}"`.
 
 use syn::LitStr;
 
@@ -9,7 +10,12 @@ pub enum Piece {
     Literal(String),
     /// A field, with an optional integer width.
     Field { name: String, width: Option<u8> },
+    /// A shard of the partition, `count` of them, decided by field `name`.
+    Shard { name: String, count: u16 },
 }
+
+/// The most shards a template may name (the runtime's `MAX_SHARDS`).
+const MAX_SHARDS: u16 = 1000;
 
 /// A parsed template with the string literal it came from (for spans).
 #[derive(Debug, Clone)]
@@ -67,13 +73,25 @@ impl Template {
                     if !literal_text.is_empty() {
                         pieces.push(Piece::Literal(std::mem::take(&mut literal_text)));
                     }
-                    if let Some(Piece::Field { name, .. }) = pieces.last() {
+                    if let Some(Piece::Field { name, .. } | Piece::Shard { name, .. }) =
+                        pieces.last()
+                    {
                         return Err(error(format!(
                             "fields `{name}` and `{}` are adjacent in key template {source:?}; put constant text between them (such as `#`) so the key can be split back into its fields",
                             inner.split(':').next().unwrap_or_default().trim()
                         )));
                     }
-                    pieces.push(parse_field(&inner, &source).map_err(error)?);
+                    let piece = parse_piece(&inner, &source).map_err(error)?;
+                    if matches!(piece, Piece::Shard { .. })
+                        && pieces
+                            .iter()
+                            .any(|piece| matches!(piece, Piece::Shard { .. }))
+                    {
+                        return Err(error(format!(
+                            "key template {source:?} has two shard parts; one `{{shard(field, count)}}` spreads the partition over `count` keys"
+                        )));
+                    }
+                    pieces.push(piece);
                 }
                 c => literal_text.push(c),
             }
@@ -90,18 +108,59 @@ impl Template {
     /// Whether field number `position` ends the template: no text follows it.
     pub fn ends_with_field(&self, position: usize) -> bool {
         let mut fields = (self.pieces.iter().enumerate())
-            .filter(|(_, piece)| matches!(piece, Piece::Field { .. }));
+            .filter(|(_, piece)| !matches!(piece, Piece::Literal(_)));
         fields
             .nth(position)
             .is_some_and(|(index, _)| index + 1 == self.pieces.len())
     }
 
-    /// The field names, in order.
+    /// The field names, in order: a shard part's field counts, as its value decides the key.
     pub fn fields(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|piece| match piece {
-            Piece::Field { name, .. } => Some(name.as_str()),
+            Piece::Field { name, .. } | Piece::Shard { name, .. } => Some(name.as_str()),
             Piece::Literal(_) => None,
         })
+    }
+
+    /// The shard part, if the template has one: its field and count.
+    pub fn shard(&self) -> Option<(&str, u16)> {
+        self.pieces.iter().find_map(|piece| match piece {
+            Piece::Shard { name, count } => Some((name.as_str(), *count)),
+            _ => None,
+        })
+    }
+
+    /// The fields whose own text the template writes, in order (a shard part's field only
+    /// where the template also writes it).
+    pub fn written_fields(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|piece| match piece {
+            Piece::Field { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// `{field}`, `{field:width}` or `{shard(field, count)}`.
+fn parse_piece(inner: &str, source: &str) -> Result<Piece, String> {
+    let Some(arguments) = inner.trim().strip_prefix("shard(") else {
+        return parse_field(inner, source);
+    };
+    let shape = || {
+        format!(
+            "`{{{inner}}}` in key template {source:?} is not a shard part; write `{{shard(field, count)}}`, e.g. `{{shard(id, 8)}}`"
+        )
+    };
+    let arguments = arguments.strip_suffix(')').ok_or_else(shape)?;
+    let (field, count) = arguments.split_once(',').ok_or_else(shape)?;
+    let Piece::Field { name, width: None } = parse_field(field, source)? else {
+        return Err(shape());
+    };
+    match count.trim().parse::<u16>() {
+        Ok(count) if (2..=MAX_SHARDS).contains(&count) => Ok(Piece::Shard { name, count }),
+        _ => Err(format!(
+            "the shard count `{}` in key template {source:?} must be a number from 2 to {MAX_SHARDS}: a query of the partition sends one request per shard",
+            count.trim()
+        )),
     }
 }
 

@@ -23,7 +23,7 @@ impl Entity<'_> {
         );
         for template in templates {
             for piece in &mut template.pieces {
-                let Piece::Field { name, .. } = piece else {
+                let (Piece::Field { name, .. } | Piece::Shard { name, .. }) = piece else {
                     continue;
                 };
                 if names.contains(name) {
@@ -61,6 +61,7 @@ impl Entity<'_> {
         }
         if let Some(template) = &self.attrs.sk {
             self.check_template(cx, template);
+            check_no_shard(cx, template, "sk");
         }
         self.check_name(cx);
         self.check_managed_fields(cx);
@@ -111,6 +112,9 @@ impl Entity<'_> {
             }
             for template in index.pk.iter().chain(&index.sk) {
                 self.check_template(cx, template);
+            }
+            if let Some(template) = &index.sk {
+                check_no_shard(cx, template, &format!("{slot}sk"));
             }
             if let Some(rule) = &index.when {
                 for argument in &rule.arguments {
@@ -328,6 +332,19 @@ impl Entity<'_> {
                 );
             }
         }
+    }
+}
+
+/// A shard part spreads a partition over several keys; in a sort key it would only scatter
+/// one partition's order.
+fn check_no_shard(cx: &mut Ctxt, template: &Template, setting: &str) {
+    if let Some((field, count)) = template.shard() {
+        cx.error_spanned_by(
+            &template.literal,
+            format!(
+                "`{{shard({field}, {count})}}` is in the sort key template `{setting}`; a shard part spreads a partition over {count} partition keys, so it belongs in a partition key template (`pk`, `gsi1pk`, ...)"
+            ),
+        );
     }
 }
 

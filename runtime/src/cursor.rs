@@ -204,13 +204,29 @@ enum State {
 }
 
 /// The index and the `LastEvaluatedKey`, as a cursor holds them: `{"i": index or null, "k":
-/// key in DynamoDB JSON}`. Clients keep cursors, so this shape stays readable.
+/// key in DynamoDB JSON}`; a merged query of a sharded partition holds each shard's position
+/// instead (`"s": [..]`, and an empty `"k"`). Clients keep cursors, so this shape stays
+/// readable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Position {
     #[serde(rename = "i")]
     pub(crate) index: Option<String>,
     #[serde(rename = "k", with = "wire::as_item")]
     pub(crate) key: Item,
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shards: Option<Vec<ShardPosition>>,
+}
+
+/// Where one shard of a merged query goes on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ShardPosition {
+    /// Nothing of the shard has been read yet.
+    Start,
+    /// After this key (the shard's `ExclusiveStartKey`).
+    After(#[serde(with = "wire::as_item")] Item),
+    /// Every item of the shard has been read.
+    Done,
 }
 
 impl Position {
@@ -436,6 +452,7 @@ mod tests {
                 ),
                 ("GSI1SK".to_owned(), AttributeValue::N("42".into())),
             ]),
+            shards: None,
         }
     }
 

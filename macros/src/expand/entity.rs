@@ -67,6 +67,19 @@ fn entity_stub(entity: &Entity) -> TokenStream {
     }
 }
 
+/// Field `name`'s number in `entity`, as a template segment carries it. Validation rejects a
+/// template field the entity lacks; were one left, its number would find no field, and
+/// rendering would report it missing.
+fn field_number(entity: &Entity, name: &str) -> proc_macro2::Literal {
+    let number = entity
+        .fields
+        .iter()
+        .position(|field| syn::ext::IdentExt::unraw(field.ident) == name)
+        .and_then(|position| u16::try_from(position).ok())
+        .unwrap_or(u16::MAX);
+    proc_macro2::Literal::u16_unsuffixed(number)
+}
+
 fn template_const(entity: &Entity, template: &Template) -> TokenStream {
     let st = private();
     let source = &template.literal;
@@ -77,16 +90,12 @@ fn template_const(entity: &Entity, template: &Template) -> TokenStream {
                 Some(width) => quote!(#st::Some(#width)),
                 None => quote!(#st::None),
             };
-            // Validation rejects a template field the entity lacks; were one left, its number
-            // would find no field, and rendering would report it missing.
-            let number = entity
-                .fields
-                .iter()
-                .position(|field| syn::ext::IdentExt::unraw(field.ident) == name)
-                .and_then(|position| u16::try_from(position).ok())
-                .unwrap_or(u16::MAX);
-            let number = proc_macro2::Literal::u16_unsuffixed(number);
+            let number = field_number(entity, name);
             quote!(#st::Segment::Field { name: #name, width: #width, number: #number })
+        }
+        Piece::Shard { name, count } => {
+            let number = field_number(entity, name);
+            quote!(#st::Segment::Shard { name: #name, number: #number, count: #count })
         }
     });
     quote!(#st::KeyTemplate { source: #source, segments: &[#(#segments),*] })

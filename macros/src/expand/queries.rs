@@ -191,9 +191,16 @@ fn partition_constructor(
         (KeySource::Template(template), _) => template,
     };
     let mut params = Vec::new();
-    // One parameter per field, however often the template names it.
+    // One parameter per field, however often the template names it. A sharded partition is
+    // every shard of it: the field that decides an item's shard is not asked for.
+    let sharded = partition.shard().is_some();
+    let fields: Vec<&str> = if sharded {
+        partition.written_fields().collect()
+    } else {
+        partition.fields().collect()
+    };
     let mut parts: Vec<(&str, TokenStream)> = Vec::new();
-    for field_name in partition.fields() {
+    for &field_name in &fields {
         if parts.iter().any(|(name, _)| *name == field_name) {
             continue;
         }
@@ -211,7 +218,7 @@ fn partition_constructor(
     // Each template field as the key part its argument hands over, in the body's one
     // expression: a constructor is one body per index and entity, and its statements are what
     // the compiler checks for each.
-    let values = partition.fields().filter_map(|field_name| {
+    let values = fields.iter().filter_map(|&field_name| {
         parts
             .iter()
             .find(|(name, _)| *name == field_name)
@@ -223,6 +230,18 @@ fn partition_constructor(
     };
     // Spanned at the template, so that a call with the wrong arguments points there.
     let name = Ident::new(&name.to_string(), partition.literal.span());
+    if let Some((field, count)) = partition.shard() {
+        let doc = format!(
+            "{doc} Its items are spread over {count} partition keys by `{field}`; a query reads all {count} and merges them."
+        );
+        return quote! {
+            #[doc = #doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn #name(#(#params),*) -> #st::PartitionKey<Self, #marker> {
+                #st::PartitionKey::sharded(#template_const.render_shards(&[#(#values),*]), #index)
+            }
+        };
+    }
     quote! {
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]

@@ -15,7 +15,7 @@ pub(crate) fn read_fields_from_keys<E: Entity>(item: &mut Item) -> Result<(), De
             continue;
         }
         let read = key_templates::<E>()
-            .filter(|(_, template)| template.fields().any(|name| name == field.name))
+            .filter(|(_, template)| template.writes_text_of(field.name))
             .find_map(|(attribute, template)| match item.get(attribute) {
                 Some(AttributeValue::S(key)) => Some(read_field(field, attribute, template, key)),
                 _ => None,

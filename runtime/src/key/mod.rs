@@ -23,6 +23,7 @@ mod overlap;
 pub(crate) mod part;
 pub(crate) mod primary;
 pub(crate) mod shape;
+pub(crate) mod shard;
 pub(crate) mod template;
 pub(crate) mod text;
 
@@ -34,6 +35,7 @@ pub(crate) use overlap::{renderings_may_overlap, Rendering};
 pub(crate) use part::AnyValue;
 pub(crate) use part::HIGHEST_CHARACTER;
 pub use part::{KeyField, KeyPart, PartContext, PrefixFree};
+pub use shard::MAX_SHARDS;
 pub use template::KeyTemplate;
 pub(crate) use template::Segment;
 pub use text::KeyText;

@@ -123,6 +123,7 @@ const fn symbol_count(rendering: Rendering<'_>) -> usize {
                     None => 1,
                 }
             }
+            Segment::Shard { count, .. } => super::shard::digits(count) as usize,
         };
         index += 1;
     }
@@ -157,6 +158,13 @@ const fn symbol(rendering: Rendering<'_>, position: usize) -> Symbol {
                         rest -= 1;
                     }
                 }
+            }
+            Segment::Shard { count, .. } => {
+                let digits = super::shard::digits(count) as usize;
+                if rest < digits {
+                    return Symbol::Fixed(super::shard::shape(count));
+                }
+                rest -= digits;
             }
         }
         index += 1;

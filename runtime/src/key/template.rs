@@ -22,6 +22,23 @@ pub enum Segment {
         /// name. A template no entity renders numbers its fields in template order.
         number: u16,
     },
+    /// A shard of the partition (`{shard(id, 8)}`): a number below `count` from the key text
+    /// of field `name`, numbered as [`Segment::Field`] is (see [`super::shard`]).
+    Shard {
+        /// The Rust name of the field whose key text decides the shard.
+        name: &'static str,
+        /// The field's number in its entity's schema.
+        number: u16,
+        /// How many shards the partition is spread over.
+        count: u16,
+    },
+}
+
+impl Segment {
+    /// Whether this segment reads a field: a field's own text, or a shard of it.
+    const fn reads_field(&self) -> bool {
+        matches!(self, Segment::Field { .. } | Segment::Shard { .. })
+    }
 }
 
 /// A key template, parsed at compile time by the derive.
@@ -35,7 +52,8 @@ pub struct KeyTemplate {
 }
 
 impl KeyTemplate {
-    /// The names of the fields this template uses, in order.
+    /// The names of the fields this template uses, in order: a field a shard part reads
+    /// (`{shard(id, 8)}`) counts, as its value decides the key.
     pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.field_segments().map(|(name, _, _)| name)
     }
@@ -46,7 +64,7 @@ impl KeyTemplate {
             .map(|(_, _, number)| usize::from(number))
     }
 
-    /// Each field segment's name, width and number, in order.
+    /// Each field segment's name, width and number, in order (a shard part's, with no width).
     fn field_segments(&self) -> impl Iterator<Item = (&'static str, Option<u8>, u16)> + '_ {
         self.segments.iter().filter_map(|segment| match *segment {
             Segment::Field {
@@ -54,8 +72,54 @@ impl KeyTemplate {
                 width,
                 number,
             } => Some((name, width, number)),
+            Segment::Shard { name, number, .. } => Some((name, None, number)),
             Segment::Literal(_) => None,
         })
+    }
+
+    /// Whether the template writes field `name`'s own text (not only a shard of it), so that
+    /// the field can be read back from a key.
+    pub(crate) fn writes_text_of(&self, name: &str) -> bool {
+        (self.segments.iter())
+            .any(|segment| matches!(segment, Segment::Field { name: field, .. } if *field == name))
+    }
+
+    /// The number of shards of a sharded partition template (`{shard(id, 8)}`: 8).
+    pub fn shards(&self) -> Option<u16> {
+        self.segments.iter().find_map(|segment| match *segment {
+            Segment::Shard { count, .. } => Some(count),
+            _ => None,
+        })
+    }
+
+    /// Renders the key of every shard of a sharded template, in shard order, with `values`
+    /// given for its other fields (in field order, without the shard's); one key for a
+    /// template without shards.
+    pub fn render_shards(&self, values: &[&dyn KeyPart]) -> Result<Vec<String>, KeyError> {
+        let count = self.shards().unwrap_or(1);
+        (0..count)
+            .map(|shard| {
+                let mut out = String::with_capacity(self.source.len() + 16);
+                let mut values = values.iter();
+                for (index, segment) in self.segments.iter().enumerate() {
+                    match *segment {
+                        Segment::Literal(text) => out.push_str(text),
+                        Segment::Shard { count, .. } => super::shard::write(shard, count, &mut out),
+                        Segment::Field { name, .. } => {
+                            let value = values.next().ok_or_else(|| KeyError::Mismatch {
+                                key: out.clone(),
+                                template: self.source,
+                                reason: format!("no value was given for `{name}`"),
+                            })?;
+                            self.write_field(index, &mut out, |context, out| {
+                                value.render_part(context, out)
+                            })?;
+                        }
+                    }
+                }
+                Ok(out)
+            })
+            .collect()
     }
 
     /// Whether the template has no fields (a constant such as `"TICKET"`).
@@ -153,6 +217,27 @@ impl KeyTemplate {
                     })?;
                     rendered += 1;
                 }
+                Segment::Shard {
+                    name,
+                    number,
+                    count,
+                } => {
+                    if rendered == fields {
+                        break;
+                    }
+                    // The field's key text as any template writes it: the shard depends on
+                    // the value alone.
+                    let mut text = String::new();
+                    let context = PartContext {
+                        field: name,
+                        width: None,
+                        template: self.source,
+                        segments: self.segments,
+                    };
+                    part(rendered, usize::from(number), context, &mut text)?;
+                    super::shard::write(super::shard::shard_of(&text, count), count, &mut out);
+                    rendered += 1;
+                }
             }
         }
         if out.is_empty() {
@@ -173,8 +258,7 @@ impl KeyTemplate {
 
     /// Whether field number `position` ends the template: no text follows it.
     pub(crate) fn ends_with_field(&self, position: usize) -> bool {
-        let mut fields = (self.segments.iter().enumerate())
-            .filter(|(_, segment)| matches!(segment, Segment::Field { .. }));
+        let mut fields = (self.segments.iter().enumerate()).filter(|(_, s)| s.reads_field());
         fields
             .nth(position)
             .is_some_and(|(index, _)| index + 1 == self.segments.len())
@@ -194,7 +278,7 @@ impl KeyTemplate {
             .segments
             .iter()
             .enumerate()
-            .filter(|(_, segment)| matches!(segment, Segment::Field { .. }))
+            .filter(|(_, segment)| segment.reads_field())
             .nth(position)
             .map(|(index, _)| index)
             .ok_or_else(|| KeyError::Mismatch {
@@ -207,7 +291,7 @@ impl KeyTemplate {
         for segment in following {
             match segment {
                 Segment::Literal(text) => out.push_str(text),
-                Segment::Field { .. } => break,
+                Segment::Field { .. } | Segment::Shard { .. } => break,
             }
         }
         Ok(())
@@ -281,7 +365,7 @@ impl KeyTemplate {
         key: &'k str,
         name: &str,
     ) -> Result<Option<(&'k str, Option<u8>)>, KeyError> {
-        if !self.fields().any(|field| field == name) {
+        if !self.writes_text_of(name) {
             return Ok(None);
         }
         let mut found = None;
@@ -319,7 +403,7 @@ impl KeyTemplate {
                         .strip_prefix(text)
                         .ok_or_else(|| mismatch(format!("expected {text:?} at {rest:?}")))?;
                 }
-                Segment::Field { .. } => {
+                Segment::Field { .. } | Segment::Shard { .. } => {
                     let text = match segments.peek() {
                         Some(Segment::Literal(separator)) => {
                             let end = rest.find(separator).ok_or_else(|| {
@@ -334,6 +418,11 @@ impl KeyTemplate {
                         // The derive rejects adjacent fields, so only the last field gets here.
                         _ => std::mem::take(&mut rest),
                     };
+                    if let Segment::Shard { count, .. } = *segment {
+                        if super::shard::read(text, count).is_none() {
+                            return Err(mismatch(format!("{text:?} is not a shard of {count}")));
+                        }
+                    }
                     each(segment, text);
                 }
             }

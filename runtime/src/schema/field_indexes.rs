@@ -55,7 +55,9 @@ const fn template_reads(template: &Option<KeyTemplate>, field: &str) -> bool {
     };
     let mut position = 0;
     while position < template.segments.len() {
-        if let crate::key::Segment::Field { name, .. } = template.segments[position] {
+        if let crate::key::Segment::Field { name, .. } | crate::key::Segment::Shard { name, .. } =
+            template.segments[position]
+        {
             if str_eq(name, field) {
                 return true;
             }

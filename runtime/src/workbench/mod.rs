@@ -265,13 +265,15 @@ impl Types {
 }
 
 /// The Workbench's alias of a key template: its constant text, and each field by its name
-/// (`TICKET#{id}` is `TICKET#id`).
+/// (`TICKET#{id}` is `TICKET#id`; a shard of `id`, `TEAM#{team}#{shard(id, 8)}`, is
+/// `TEAM#team#shard`).
 fn alias(segments: &[crate::key::Segment]) -> String {
     segments
         .iter()
         .map(|segment| match segment {
             crate::key::Segment::Literal(text) => *text,
             crate::key::Segment::Field { name, .. } => name,
+            crate::key::Segment::Shard { .. } => "shard",
         })
         .collect()
 }

@@ -91,6 +91,24 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
         }
     }
 
+    /// A sharded partition (`{shard(id, 8)}`): every shard's key, in shard order. Used by the
+    /// derive.
+    #[doc(hidden)]
+    pub fn sharded(
+        shards: Result<Vec<String>, crate::KeyError>,
+        index: Option<&'static IndexSchema>,
+    ) -> Self {
+        PartitionKey {
+            values: shards
+                .map(|keys| {
+                    PartitionValues::Shards(keys.into_iter().map(AttributeValue::S).collect())
+                })
+                .map_err(EncodeError::Key),
+            index,
+            types: PhantomData,
+        }
+    }
+
     /// A partition of an index keyed on item attributes as they are (`gsi2pk = author`, or
     /// a multi-attribute key `gsi4pk = [tenant, region]`): their values, in order.
     #[doc(hidden)]
@@ -105,20 +123,30 @@ impl<E: Entity, I: QueryIndex> PartitionKey<E, I> {
         }
     }
 
-    /// The partition key value: the first (for templates, the only) attribute's value.
+    /// The partition key value: the first (for templates, the only) attribute's value; of a
+    /// sharded partition, the first shard's.
     pub fn value(&self) -> Result<&AttributeValue, EncodeError> {
         match self.values.as_ref() {
             Ok(values) => values
-                .as_slice()
+                .of_shard(0)
                 .first()
                 .ok_or_else(|| EMPTY_PARTITION.clone()),
             Err(error) => Err(error.clone()),
         }
     }
 
-    /// The partition's attributes and values.
-    pub(super) fn conditions(&self) -> Result<PartitionCondition<'_>, EncodeError> {
-        let values = self.values.as_ref().map_err(Clone::clone)?.as_slice();
+    /// How many partition keys the partition is spread over: 1 unless its template has a
+    /// shard part.
+    pub fn shards(&self) -> usize {
+        match &self.values {
+            Ok(PartitionValues::Shards(keys)) => keys.len(),
+            _ => 1,
+        }
+    }
+
+    /// The partition's attributes and values (of shard `shard`, for a sharded partition).
+    pub(super) fn conditions(&self, shard: usize) -> Result<PartitionCondition<'_>, EncodeError> {
+        let values = self.values.as_ref().map_err(Clone::clone)?.of_shard(shard);
         if values.is_empty() {
             return Err(EncodeError::Serialize {
                 entity: E::SCHEMA.name,
@@ -199,13 +227,18 @@ fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
 pub(super) enum PartitionValues {
     One(AttributeValue),
     Many(Vec<AttributeValue>),
+    /// Each shard's key of a sharded partition, in shard order.
+    Shards(Vec<AttributeValue>),
 }
 
 impl PartitionValues {
-    pub(super) fn as_slice(&self) -> &[AttributeValue] {
+    /// The attributes' values; of a sharded partition, shard `shard`'s key (none past the
+    /// last shard).
+    pub(super) fn of_shard(&self, shard: usize) -> &[AttributeValue] {
         match self {
             PartitionValues::One(value) => std::slice::from_ref(value),
             PartitionValues::Many(values) => values,
+            PartitionValues::Shards(keys) => keys.get(shard..=shard).unwrap_or_default(),
         }
     }
 }

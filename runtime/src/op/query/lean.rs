@@ -176,10 +176,11 @@ impl<'db, E: Entity, I: QueryIndex, P, T: Projection<E>> Hydrate<'db, E, I, P, T
         };
         let mut attributes = crate::item::encode(item)?;
         crate::schema::item_keys::write_index_keys(item, &mut attributes)?;
-        let keys = index.partition_keys.iter().zip(values.as_slice());
-        Ok(keys
-            .into_iter()
-            .all(|(key, value)| attributes.get(key.name) == Some(value)))
+        // In any shard of a sharded partition.
+        Ok((0..partition.shards()).any(|shard| {
+            (index.partition_keys.iter().zip(values.of_shard(shard)))
+                .all(|(key, value)| attributes.get(key.name) == Some(value))
+        }))
     }
 
     /// What reading `entries` items like `sample` through this query costs, against the same

@@ -26,6 +26,7 @@ pub(crate) mod entry;
 pub(crate) mod indexes;
 pub(crate) mod key_condition;
 mod lean;
+mod merge;
 mod page;
 mod prefix;
 mod read;

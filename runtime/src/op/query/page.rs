@@ -28,9 +28,29 @@ impl<D: Decode> Page<D> {
         index: Option<&'static IndexSchema>,
         seal: Option<(std::sync::Arc<CursorKey>, Fingerprint)>,
     ) -> Self {
+        let cursor = output.last_evaluated_key.map(|key| {
+            let index = index.map(|index| index.name.to_owned());
+            Cursor::new(
+                Position {
+                    index,
+                    key,
+                    shards: None,
+                },
+                seal,
+            )
+        });
+        Self::from_items(table, output.items.unwrap_or_default(), cursor)
+    }
+
+    /// Decodes `items`, as [`Page::from_output`] does, into a page that goes on at `cursor`.
+    pub(super) fn from_items(
+        table: &TableSchema,
+        items_read: Vec<crate::item::Item>,
+        cursor: Option<Cursor>,
+    ) -> Self {
         let mut items = Vec::new();
         let mut errors = Vec::new();
-        for item in output.items.unwrap_or_default() {
+        for item in items_read {
             if !D::belongs(&item) || crate::library::kind_of_item(table, &item).is_some() {
                 continue;
             }
@@ -42,10 +62,7 @@ impl<D: Decode> Page<D> {
         Page {
             items,
             errors,
-            cursor: output.last_evaluated_key.map(|key| {
-                let index = index.map(|index| index.name.to_owned());
-                Cursor::new(Position { index, key }, seal)
-            }),
+            cursor,
         }
     }
 }

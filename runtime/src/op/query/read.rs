@@ -26,17 +26,25 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         D: 'db,
     {
+        if self.is_sharded() {
+            return futures::future::Either::Right(self.merged_page(cursor, None));
+        }
         let request = self.page_request(cursor);
         let (db, index) = (self.db, self.partition.index);
         let seal = self.seal();
-        db.send_query_page(request, D::NAME, index_name(index), move |output| {
-            Ok(Page::from_output(
-                <E::Table as Table>::SCHEMA,
-                output,
-                index,
-                seal?,
-            ))
-        })
+        futures::future::Either::Left(db.send_query_page(
+            request,
+            D::NAME,
+            index_name(index),
+            move |output| {
+                Ok(Page::from_output(
+                    <E::Table as Table>::SCHEMA,
+                    output,
+                    index,
+                    seal?,
+                ))
+            },
+        ))
     }
 
     /// One page of `size` items (and items that did not decode), starting after `cursor`:
@@ -62,6 +70,19 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         };
         for _ in 0..FULL_PAGE_REQUESTS {
             let missing = size.saturating_sub(page.items.len() + page.errors.len());
+            if self.is_sharded() {
+                let missing = i32::try_from(missing).unwrap_or(i32::MAX);
+                let part = self
+                    .merged_page(page.cursor.as_ref(), Some(missing))
+                    .await?;
+                page.items.extend(part.items);
+                page.errors.extend(part.errors);
+                page.cursor = part.cursor;
+                if page.cursor.is_none() || page.items.len() + page.errors.len() >= size {
+                    break;
+                }
+                continue;
+            }
             let request = self
                 .page_request(page.cursor.as_ref())
                 .map(|request| request.limit(i32::try_from(missing).unwrap_or(i32::MAX)));
@@ -104,7 +125,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             now: 0,
             ..self.read.expiry
         };
-        let request = self.prepare_at(false, timeless)?.builder(self, None);
+        let request = self.prepare_at(false, timeless, 0)?.builder(self, None);
         let request = describe::request("Query", request.as_input());
         Ok(Fingerprint::of(&request, D::ENTITIES))
     }
@@ -119,26 +140,41 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
 
     /// The `ExclusiveStartKey` for this query, if `cursor` belongs to it.
     pub(super) fn start_key(&self, cursor: &Cursor) -> Result<Item, Error> {
-        let Position {
-            index: found_index,
-            key,
-        } = match self.db.cursor_key() {
+        let position = self.open_cursor(cursor)?;
+        if position.shards.is_some() {
+            return Err(invalid_cursor(
+                "it holds the shards of a merged query, and this query reads one partition key",
+            ));
+        }
+        self.check_start(position.key, 0)
+    }
+
+    /// The position `cursor` holds, if it was made by this query's index (and, sealed, by
+    /// this query).
+    pub(super) fn open_cursor(&self, cursor: &Cursor) -> Result<Position, Error> {
+        let position = match self.db.cursor_key() {
             Some(key) => cursor.open(Some((key, self.fingerprint()?)))?,
             None => cursor.open(None)?,
         };
-        let table = <E::Table as Table>::SCHEMA;
-        let invalid = |reason: String| Error::Cursor(CursorError { reason });
         let index = self.partition.index;
-        if found_index.as_deref() != index.map(|index| index.name) {
-            return Err(invalid(format!(
+        if position.index.as_deref() != index.map(|index| index.name) {
+            return Err(invalid_cursor(format!(
                 "it belongs to index {:?}, not {:?}",
-                found_index,
+                position.index,
                 index.map(|index| index.name)
             )));
         }
+        Ok(position)
+    }
+
+    /// `key`, if it is a start key of this query in shard `shard` of its partition (0 of a
+    /// partition that is not sharded): the table's and the index's key attributes, the
+    /// partition's values.
+    pub(super) fn check_start(&self, key: Item, shard: usize) -> Result<Item, Error> {
+        let table = <E::Table as Table>::SCHEMA;
         let mut expected: Vec<&str> = vec![table.partition_key];
         expected.extend(table.sort_key);
-        if let Some(index) = index {
+        if let Some(index) = self.partition.index {
             expected.extend(index.key_attributes().map(|key| key.name));
         }
         expected.sort_unstable();
@@ -146,19 +182,19 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         let mut found: Vec<&str> = key.keys().map(String::as_str).collect();
         found.sort_unstable();
         if found != expected {
-            return Err(invalid(format!(
+            return Err(invalid_cursor(format!(
                 "its key attributes {found:?} are not this query's {expected:?}"
             )));
         }
         if self
             .partition
-            .conditions()?
+            .conditions(shard)?
             .iter()
             .all(|(name, value)| key.get(name) == Some(value))
         {
             Ok(key)
         } else {
-            Err(invalid("it belongs to another partition".to_owned()))
+            Err(invalid_cursor("it belongs to another partition"))
         }
     }
 
@@ -170,6 +206,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         P: 'db,
         D: 'db,
     {
+        if self.is_sharded() {
+            return futures::future::Either::Right(self.merged_pages());
+        }
         let index = self.partition.index;
         let db = self.db;
         let pages = match (self.prepare(false), self.seal()) {
@@ -179,30 +218,33 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             }
             (Err(error), _) | (_, Err(error)) => Err(error),
         };
-        futures::stream::unfold(Some(pages), move |state| async move {
-            match state? {
-                Err(error) => Some((Err(error), None)),
-                Ok((mut pages, seal)) => {
-                    let next = pages.next().await.map(|output| {
-                        output.map(|output| {
-                            Page::from_output(
-                                <E::Table as Table>::SCHEMA,
-                                output,
-                                index,
-                                seal.clone(),
-                            )
-                        })
-                    });
-                    match next.transpose()? {
-                        // The last page: stop without asking the paginator, which would
-                        // send nothing but still count as a request in its span.
-                        Ok(page) if page.cursor.is_none() => Some((Ok(page), None)),
-                        Ok(page) => Some((Ok(page), Some(Ok((pages, seal))))),
-                        Err(error) => Some((Err(error), None)),
+        futures::future::Either::Left(futures::stream::unfold(
+            Some(pages),
+            move |state| async move {
+                match state? {
+                    Err(error) => Some((Err(error), None)),
+                    Ok((mut pages, seal)) => {
+                        let next = pages.next().await.map(|output| {
+                            output.map(|output| {
+                                Page::from_output(
+                                    <E::Table as Table>::SCHEMA,
+                                    output,
+                                    index,
+                                    seal.clone(),
+                                )
+                            })
+                        });
+                        match next.transpose()? {
+                            // The last page: stop without asking the paginator, which would
+                            // send nothing but still count as a request in its span.
+                            Ok(page) if page.cursor.is_none() => Some((Ok(page), None)),
+                            Ok(page) => Some((Ok(page), Some(Ok((pages, seal))))),
+                            Err(error) => Some((Err(error), None)),
+                        }
                     }
                 }
-            }
-        })
+            },
+        ))
     }
 
     /// Every matching item, page after page; an item that does not decode is an `Err` in the
@@ -264,6 +306,9 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
                 }
             }
         }
+        if self.is_sharded() {
+            return self.merged_count().await;
+        }
         let prepared = self.prepare(true)?;
         let request = prepared.builder(self, None);
         let index = index_name(self.partition.index);
@@ -282,7 +327,14 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     }
 }
 
+/// A cursor that cannot resume this query, and why.
+fn invalid_cursor(reason: impl Into<String>) -> Error {
+    Error::Cursor(CursorError {
+        reason: reason.into(),
+    })
+}
+
 /// The name of the index a query reads, for its span.
-fn index_name(index: Option<&'static IndexSchema>) -> Option<&'static str> {
+pub(super) fn index_name(index: Option<&'static IndexSchema>) -> Option<&'static str> {
     index.map(|index| index.name)
 }

@@ -7,17 +7,23 @@ use crate::ttl::Expiry;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     pub(super) fn prepare(&self, count: bool) -> Result<Prepared, Error> {
-        self.prepare_at(count, self.read.expiry)
+        self.prepare_at(count, self.read.expiry, 0)
     }
 
-    /// The request, hiding what `expiry` says has expired.
-    pub(super) fn prepare_at(&self, count: bool, expiry: Expiry) -> Result<Prepared, Error> {
+    /// The request of shard `shard` of the partition (0 of one that is not sharded), hiding
+    /// what `expiry` says has expired.
+    pub(super) fn prepare_at(
+        &self,
+        count: bool,
+        expiry: Expiry,
+        shard: usize,
+    ) -> Result<Prepared, Error> {
         let table = <E::Table as Table>::SCHEMA;
         let sort_attribute = match self.partition.index {
             Some(index) => index.sort_key,
             None => table.sort_key,
         };
-        let partition = self.partition.conditions()?;
+        let partition = self.partition.conditions(shard)?;
         if let Some(error) = &self.sort.error {
             return Err((**error).clone().into());
         }
