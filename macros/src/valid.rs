@@ -71,8 +71,10 @@ impl Entity<'_> {
             let slot = index.slot.name();
             let has_pk = index.pk.is_some() || !index.pk_attributes.is_empty();
             let has_sk = index.sk.is_some() || !index.sk_attributes.is_empty();
+            // A key given but unreadable has its own error.
+            let pk_given = self.attrs.given.contains(&format!("{slot}pk"));
             match index.slot {
-                Slot::Global(_) if !has_pk => cx.error_spanned_by(
+                Slot::Global(_) if !has_pk && !pk_given => cx.error_spanned_by(
                     &index.first_path,
                     format!(
                         "index `{slot}` needs a partition key: add `{slot}pk = \"...\"` (a template) or `{slot}pk = field`; where the table keys the index on its own partition or sort key attribute, give the entity's template for that key ({}), and the item's key serves the index",
@@ -339,7 +341,7 @@ impl Entity<'_> {
 /// one partition's order.
 fn check_no_shard(cx: &mut Ctxt, template: &Template, setting: &str) {
     if let Some((field, count)) = template.shard() {
-        cx.error_spanned_by(
+        cx.rule_error_spanned_by(
             &template.literal,
             format!(
                 "`{{shard({field}, {count})}}` is in the sort key template `{setting}`; a shard part spreads a partition over {count} partition keys, so it belongs in a partition key template (`pk`, `gsi1pk`, ...)"

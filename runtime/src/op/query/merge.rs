@@ -64,11 +64,16 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     where
         D: 'db,
     {
-        let planned = self.plan_merge(cursor, limit);
+        // The page's size: the one asked for, else the query's limit.
+        let limit = match limit {
+            Some(limit) => Ok(Some(limit)),
+            None => crate::op::page_limit(self.limit),
+        };
+        let planned = limit.and_then(|limit| Ok((self.plan_merge(cursor, limit)?, limit)));
         let db = self.db;
         let index = self.partition.index;
         async move {
-            let (requests, mut positions, order, seal) = planned?;
+            let ((requests, mut positions, order, seal), limit) = planned?;
             let reads: Vec<ShardRead> = futures::stream::iter(requests)
                 .map(|(shard, request)| {
                     db.send_query_page(request, D::NAME, index_name(index), move |output| {
@@ -116,10 +121,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         Error,
     > {
         let positions = self.shard_positions(cursor)?;
-        let limit = match limit {
-            Some(limit) => Some(limit),
-            None => crate::op::page_limit(self.limit)?,
-        };
         let mut requests = Vec::new();
         for (shard, position) in positions.iter().enumerate() {
             let start = match position {
