@@ -1,5 +1,5 @@
 //! The features together, against a model: random sequences of writes over one table that uses a
-//! sparse index, a keys-only and an INCLUDE index, single and compound unique values, a time to
+//! sparse index (write-sharded, read merged), a keys-only and an INCLUDE index, single and compound unique values, a time to
 //! live on a clock the test moves, versions, managed timestamps and a stream, through puts, updates
 //! (counters, plain and under a sequence guard; unique values changed in place, under a version),
 //! deletes, rekeys (of tasks, and of members with their unique values, versions and expiries),
@@ -120,12 +120,13 @@ struct Member {
     updated_at: u64,
 }
 
-/// A task in the same partition: open ones are on the sparse index, every one on its owner's
-/// keys-only index and, with its title, on its team's INCLUDE index. Version 2 adds the team's
-/// tasks by owner (`gsi4`), which the items version 1 wrote lack until a sweep backfills them.
+/// A task in the same partition: open ones are on the sparse index (its team's partition
+/// written over four keys, read merged: ids 0 to 2 take shards 2, 3 and 3), every one on its
+/// owner's keys-only index and, with its title, on its team's INCLUDE index. Version 2 adds the
+/// team's tasks by owner (`gsi4`), which the items version 1 wrote lack until a sweep backfills them.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = Together, schema_version = 2, pk = "TEAM#{team}", sk = "TASK#{id}",
-         gsi1pk = "OPEN#{team}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
+         gsi1pk = "OPEN#{team}#{shard(id, 4)}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
          gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}",
          gsi3pk = "TITLES#{team}", gsi3sk = "TASK#{id}",
          gsi4pk = "TEAMOWNER#{team}", gsi4sk = "OWNER#{owner}#TASK#{id}")]
@@ -164,7 +165,7 @@ mod v1 {
 
     #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
     #[dynamo(table = Together, pk = "TEAM#{team}", sk = "TASK#{id}",
-             gsi1pk = "OPEN#{team}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
+             gsi1pk = "OPEN#{team}#{shard(id, 4)}", gsi1sk = "TASK#{id}", gsi1_when = Task::is_open(open),
              gsi2pk = "OWNER#{owner}", gsi2sk = "TASK#{team}#{id}",
              gsi3pk = "TITLES#{team}", gsi3sk = "TASK#{id}")]
     pub struct Task {
@@ -1763,6 +1764,36 @@ async fn check(db: &Db<Together>, model: &Model) {
             .map(|(k, _)| k.1)
             .collect();
         assert_eq!(open, expected, "open tasks of team {team}");
+        // The sparse index's team partition is sharded: each page merges the four shards, in
+        // both directions, a page's cursor holding every shard's place (sealed, across a
+        // rotation of the secret), the shards' items not on a page read again on the next; and
+        // counted over every shard.
+        for (descending, size) in [(false, 1), (true, 2)] {
+            let pages = walk(|cursor| {
+                let on = if cursor.is_none() { &sealed } else { &rotated };
+                let query = on.query(Task::gsi1(team)).limit(size);
+                let query = if descending {
+                    query.descending()
+                } else {
+                    query
+                };
+                async move { query.page(cursor.as_ref()).await }
+            });
+            let mut paged: Vec<u8> = pages.await.into_iter().map(|t: Task| t.id).collect();
+            if descending {
+                paged.reverse();
+            }
+            assert_eq!(
+                paged, expected,
+                "open tasks of team {team}, two a page, descending: {descending}"
+            );
+        }
+        let counted = db.query(Task::gsi1(team)).count().await.unwrap();
+        assert_eq!(
+            counted,
+            expected.len() as u64,
+            "open tasks of team {team}, counted"
+        );
         // The INCLUDE index: every live task's title, and no expired one (it projects the TTL).
         let titles: Vec<(String, String)> = db
             .query(Task::gsi3(team))
