@@ -146,7 +146,7 @@ fn main() {
                     .await
             })
         };
-        // The table's own units: the partition limit is the table's (index writes are not modelled).
+        // The table's own units, which its keys' limits hold (the index's keys are held to theirs).
         let table_units = |db: &singletable::Db<Bulk>| {
             db.consumed()
                 .map_or(0.0, |consumed| consumed.capacity_units - consumed.index_units)

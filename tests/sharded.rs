@@ -431,3 +431,88 @@ async fn a_rekey_moves_an_item_to_its_new_shard_and_the_stream_decodes_it() {
         .iter()
         .any(|record| matches!(&record.change, Change::Remove { old, .. } if old.id == "e1")));
 }
+
+/// The code before a change of the shard count: a board's organisation index over 2 keys.
+mod before {
+    use serde::{Deserialize, Serialize};
+    use singletable::{Entity, Table};
+
+    #[derive(Table)]
+    #[dynamo(
+        name = "sharded",
+        pk = "PK",
+        sk = "SK",
+        gsi1(name = "GSI1", pk = "GSI1PK", sk = "GSI1SK")
+    )]
+    pub struct Desk;
+
+    #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+    #[dynamo(table = Desk, name = "Board", pk = "BOARD#{id}", sk = "BOARD",
+             gsi1pk = "ORG#{org}#{shard(id, 2)}", gsi1sk = "BOARD#{id}")]
+    pub struct Board {
+        pub org: u32,
+        pub id: String,
+        pub title: String,
+    }
+}
+
+/// The code after: the same index over 5 keys, schema version 2.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, name = "Board", schema_version = 2, pk = "BOARD#{id}", sk = "BOARD",
+         gsi1pk = "ORG#{org}#{shard(id, 5)}", gsi1sk = "BOARD#{id}")]
+struct Board {
+    org: u32,
+    id: String,
+    title: String,
+}
+
+#[tokio::test]
+async fn changing_the_shard_count_is_a_migration_a_sweep_completes() {
+    let table = singletable::testing::table::<Desk>().await.unwrap();
+    let old = Db::<before::Desk>::new(table.client().clone()).with_table_name(table.table_name());
+    let mut batch = old.batch_write();
+    for number in 0..40 {
+        batch = batch.put(&before::Board {
+            org: 1,
+            id: format!("b{number:02}"),
+            title: format!("board {number}"),
+        });
+    }
+    assert!(batch.send().await.unwrap().unprocessed.is_empty());
+    let index_keys = |raw: &[singletable::Item]| -> BTreeSet<String> {
+        raw.iter()
+            .filter_map(|item| item.get("GSI1PK")?.as_s().ok().cloned())
+            .collect()
+    };
+    let written = index_keys(&common::raw_items(&table).await);
+    assert_eq!(
+        written,
+        BTreeSet::from(["ORG#0000000001#0".into(), "ORG#0000000001#1".into()])
+    );
+    // The new code sees every old board as behind its schema version.
+    let coverage = table.admin().coverage(Board::SCHEMA).send().await.unwrap();
+    assert_eq!(coverage.behind, 40, "{coverage}");
+
+    let counts = table.admin().sweep::<Board>().send().await.unwrap().counts;
+    assert_eq!(counts.backfilled, 40, "{counts:?}");
+    let moved = index_keys(&common::raw_items(&table).await);
+    let five: BTreeSet<String> = (0..5)
+        .map(|shard| format!("ORG#0000000001#{shard}"))
+        .collect();
+    assert_eq!(
+        moved, five,
+        "every board's index entry in one of the five new shards"
+    );
+    let boards: Vec<String> = table
+        .query(Board::gsi1(1u32))
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|board| board.id)
+        .collect();
+    let expected: Vec<String> = (0..40).map(|number| format!("b{number:02}")).collect();
+    assert_eq!(boards, expected);
+    let coverage = table.admin().coverage(Board::SCHEMA).send().await.unwrap();
+    assert_eq!(coverage.behind, 0, "{coverage}");
+}

@@ -2,8 +2,8 @@
 //! are on [`PartitionLimits`].
 
 use crate::charges::{
-    batch_write_charge, consistent, partition_key, queried_key, read_charges, read_units,
-    reported_write_rest, write_charge, Charge,
+    batch_write_charges, consistent, partition_key, queried_key, read_charges, read_units,
+    reported_write_rest, write_charges, Charge,
 };
 use crate::http::{json_response, Message};
 use crate::lock::lock;
@@ -143,7 +143,7 @@ impl CapacityModel {
         let Some(keys) = tables.get(table) else {
             return Admission::Whole;
         };
-        let (access, charge) = match operation {
+        let (access, charges) = match operation {
             "GetItem" => {
                 let Some(key) = body
                     .get("Key")
@@ -152,7 +152,7 @@ impl CapacityModel {
                     return Admission::Whole;
                 };
                 let units = read_units(0, consistent(body), 1.0);
-                (Access::Read, Charge { key, units })
+                (Access::Read, vec![Charge { key, units }])
             }
             "Query" => {
                 let index = body.get("IndexName").and_then(Value::as_str);
@@ -160,19 +160,20 @@ impl CapacityModel {
                     return Admission::Whole;
                 };
                 let units = read_units(0, consistent(body), 1.0);
-                (Access::Read, Charge { key, units })
+                (Access::Read, vec![Charge { key, units }])
             }
-            _ => {
-                let Some(charge) = write_charge(keys, table, operation, body, 1.0) else {
-                    return Admission::Whole;
-                };
-                (Access::Write, charge)
-            }
+            _ => (
+                Access::Write,
+                write_charges(keys, table, operation, body, 1.0),
+            ),
         };
-        match self.take_all(access, std::slice::from_ref(&charge)) {
+        match self.take_all(access, &charges) {
             Ok(()) => Admission::Whole,
-            Err(_) => {
-                let throttled = vec![(access, charge.key)];
+            Err(refused) => {
+                let throttled = (refused.iter())
+                    .filter_map(|position| charges.get(*position))
+                    .map(|charge| (access, charge.key.clone()))
+                    .collect::<Vec<_>>();
                 Admission::Refused {
                     response: self.throughput_exceeded(&throttled),
                     throttled,
@@ -211,24 +212,26 @@ impl CapacityModel {
             let mut kept = Vec::new();
             let mut moved = Vec::new();
             for request in list.drain(..) {
-                let charge = if reads {
-                    partition_key(keys, table, None, &request).map(|key| Charge {
-                        key,
-                        units: read_units(0, consistent_read, 1.0),
-                    })
+                let charges: Vec<Charge> = if reads {
+                    (partition_key(keys, table, None, &request).into_iter())
+                        .map(|key| Charge {
+                            key,
+                            units: read_units(0, consistent_read, 1.0),
+                        })
+                        .collect()
                 } else {
-                    batch_write_charge(keys, table, &request)
+                    batch_write_charges(keys, table, &request)
                 };
-                match charge {
-                    Some(charge)
-                        if self
-                            .take_all(access, std::slice::from_ref(&charge))
-                            .is_err() =>
-                    {
-                        throttled.push((access, charge.key));
+                match self.take_all(access, &charges) {
+                    Ok(()) => kept.push(request),
+                    Err(refused) => {
+                        throttled.extend(
+                            (refused.iter())
+                                .filter_map(|position| charges.get(*position))
+                                .map(|charge| (access, charge.key.clone())),
+                        );
                         moved.push(request);
                     }
-                    _ => kept.push(request),
                 }
             }
             *list = kept;
@@ -296,14 +299,15 @@ impl CapacityModel {
             let Some(keys) = tables.get(table) else {
                 continue;
             };
-            let charge = if reads {
-                request
-                    .get("Key")
+            let item_charges: Vec<Charge> = if reads {
+                (request.get("Key"))
                     .and_then(|key| partition_key(keys, table, None, key))
                     .map(|key| Charge {
                         key,
                         units: read_units(0, true, 2.0),
                     })
+                    .into_iter()
+                    .collect()
             } else {
                 let operation = match action.as_str() {
                     "Put" => "PutItem",
@@ -311,9 +315,9 @@ impl CapacityModel {
                     // A condition check is charged as a write of its key, as a delete is.
                     _ => "DeleteItem",
                 };
-                write_charge(keys, table, operation, request, 2.0)
+                write_charges(keys, table, operation, request, 2.0)
             };
-            if let Some(charge) = charge {
+            for charge in item_charges {
                 charges.push(charge);
                 positions.push(position);
             }
@@ -321,10 +325,12 @@ impl CapacityModel {
         let Err(refused) = self.take_all(access, &charges) else {
             return Admission::Whole;
         };
-        let refused_positions: Vec<usize> = refused
+        let mut refused_positions: Vec<usize> = refused
             .iter()
             .filter_map(|index| positions.get(*index).copied())
             .collect();
+        // An item refused on its table key and an index key is one cancelled item.
+        refused_positions.dedup();
         let on_demand = refused
             .first()
             .and_then(|index| charges.get(*index))

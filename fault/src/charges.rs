@@ -46,6 +46,17 @@ pub(crate) fn queried_key(
 ) -> Option<PartitionKey> {
     let attribute = keys.attribute(index)?;
     let expression = body.get("KeyConditionExpression")?.as_str()?;
+    Some(PartitionKey {
+        table: table.to_owned(),
+        index: index.map(str::to_owned),
+        value: key_text(equated_value(body, expression, attribute)?)?,
+    })
+}
+
+/// The value `expression` (of `body`, with its placeholders) sets `attribute` equal to:
+/// `attribute = :value`, the attribute named as it is or through `ExpressionAttributeNames`,
+/// in either order around `=` (a key condition's equality, an update's `SET`).
+fn equated_value<'b>(body: &'b Value, expression: &str, attribute: &str) -> Option<&'b Value> {
     let names = body.get("ExpressionAttributeNames");
     let values = body.get("ExpressionAttributeValues")?;
     let names_attribute = |operand: &str| {
@@ -80,11 +91,9 @@ pub(crate) fn queried_key(
         } else {
             continue;
         };
-        return Some(PartitionKey {
-            table: table.to_owned(),
-            index: index.map(str::to_owned),
-            value: key_text(values.get(placeholder)?)?,
-        });
+        if let Some(value) = values.get(placeholder) {
+            return Some(value);
+        }
     }
     None
 }
@@ -137,18 +146,54 @@ pub(crate) fn write_charge(
 }
 
 /// The charge of one `PutRequest` or `DeleteRequest` of a batch.
-pub(crate) fn batch_write_charge(keys: &TableKeys, table: &str, request: &Value) -> Option<Charge> {
-    if let Some(put) = request.get("PutRequest") {
-        write_charge(keys, table, "PutItem", put, 1.0)
-    } else {
-        write_charge(
-            keys,
-            table,
-            "DeleteItem",
-            request.get("DeleteRequest")?,
-            1.0,
-        )
+pub(crate) fn batch_write_charges(keys: &TableKeys, table: &str, request: &Value) -> Vec<Charge> {
+    match (request.get("PutRequest"), request.get("DeleteRequest")) {
+        (Some(put), _) => write_charges(keys, table, "PutItem", put, 1.0),
+        (None, Some(delete)) => write_charges(keys, table, "DeleteItem", delete, 1.0),
+        (None, None) => Vec::new(),
     }
+}
+
+/// Every charge of a write: its table key's (first), and the partition key of each global
+/// index entry it writes, charged the same units there, as DynamoDB charges a write to each
+/// index it changes, and holds the table's write back when an index's partition has no room
+/// (`IndexWriteKeyRangeThroughputExceeded`). A put's entries are in its item; an update's,
+/// where its `SET` gives an index key attribute its value (as the library's updates do when
+/// an index input changes). The entries a write removes from an index, whose keys the request
+/// does not hold, are not charged.
+pub(crate) fn write_charges(
+    keys: &TableKeys,
+    table: &str,
+    operation: &str,
+    body: &Value,
+    factor: f64,
+) -> Vec<Charge> {
+    let Some(charge) = write_charge(keys, table, operation, body, factor) else {
+        return Vec::new();
+    };
+    let units = charge.units;
+    let mut charges = vec![charge];
+    for (index, attribute) in &keys.indexes {
+        let value = match operation {
+            "PutItem" => body.get("Item").and_then(|item| item.get(attribute)),
+            "UpdateItem" => body
+                .get("UpdateExpression")
+                .and_then(Value::as_str)
+                .and_then(|expression| equated_value(body, expression, attribute)),
+            _ => None,
+        };
+        if let Some(value) = value.and_then(key_text) {
+            charges.push(Charge {
+                key: PartitionKey {
+                    table: table.to_owned(),
+                    index: Some(index.clone()),
+                    value,
+                },
+                units,
+            });
+        }
+    }
+    charges
 }
 
 /// The rest of a single write's charge when the engine reported the table's own units: what

@@ -2,7 +2,8 @@
 //! against the embedded engine: the delay it adds (sequential requests pay it each, concurrent
 //! ones together) and the throttling of one partition key value above 1,000 write units a
 //! second (and above a read limit), answered with DynamoDB's documented errors, while the same
-//! load spread over many keys passes.
+//! load spread over many keys passes; and of a global index's partition key, whose writes hold
+//! back the table's.
 //!
 //! Timing bounds are one-sided where the machine can only slow things down: the least time a
 //! delay must take is asserted tightly, the most time concurrency may take loosely.
@@ -13,9 +14,11 @@ use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemError;
 use aws_sdk_dynamodb::operation::get_item::GetItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, Put, PutRequest,
-    ScalarAttributeType, ThrottlingReason, TransactWriteItem, WriteRequest,
+    AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement,
+    KeyType, Projection, ProjectionType, Put, PutRequest, ScalarAttributeType, ThrottlingReason,
+    TransactWriteItem, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use singletable_fault::{self as fault, FaultPlan, Latency, PartitionKey, PartitionLimits};
@@ -536,5 +539,149 @@ async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it()
         stats.report().throttled_writes,
         [(key(&table, "reported"), 1)].into()
     );
+    Ok(())
+}
+
+/// A fresh on-demand table with `PK` and `SK`, and a global index `GSI1` on `GSI1PK` and
+/// `GSI1SK`, as the library creates them.
+async fn indexed_table(client: &Client) -> Result<String, Box<dyn std::error::Error>> {
+    let name = format!("index-partitions-{:016x}", fastrand::u64(..));
+    let attribute = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+    };
+    let key = |name: &str, kind| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(kind)
+            .build()
+    };
+    let index = GlobalSecondaryIndex::builder()
+        .index_name("GSI1")
+        .key_schema(key("GSI1PK", KeyType::Hash)?)
+        .key_schema(key("GSI1SK", KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()?;
+    client
+        .create_table()
+        .table_name(&name)
+        .attribute_definitions(attribute("PK")?)
+        .attribute_definitions(attribute("SK")?)
+        .attribute_definitions(attribute("GSI1PK")?)
+        .attribute_definitions(attribute("GSI1SK")?)
+        .key_schema(key("PK", KeyType::Hash)?)
+        .key_schema(key("SK", KeyType::Range)?)
+        .global_secondary_indexes(index)
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await?;
+    Ok(name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_index_partition_holds_back_the_tables_writes_and_shards_spread_it() -> TestResult {
+    let plan = FaultPlan::new(17, 0.0)
+        .without_sdk_retries()
+        .with_partition_limits(PartitionLimits::DYNAMODB);
+    let (client, stats) = fault::client(plan).await?;
+    let table = indexed_table(&client).await?;
+    let indexed = |pk: String, sk: usize, index_key: String| {
+        let mut item = item(&pk, sk, 100);
+        item.insert("GSI1PK".to_owned(), AttributeValue::S(index_key));
+        item.insert("GSI1SK".to_owned(), AttributeValue::S(format!("{sk:04}")));
+        item
+    };
+
+    // 40 puts of 100 KB, each on a table key of its own, all on one index key: the table's
+    // keys have room, the index's partition does not, and holds the writes back.
+    const PUTS: usize = 40;
+    let started = Instant::now();
+    let mut throttled = Vec::new();
+    for sk in 0..PUTS {
+        let put = client
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(indexed(format!("item-{sk}"), sk, "TEAM#7".into())))
+            .send()
+            .await;
+        if let Err(error) = put {
+            assert_eq!(status(&error), Some(400));
+            let PutItemError::ProvisionedThroughputExceededException(exceeded) =
+                error.into_service_error()
+            else {
+                return Err("a throttled index write that is not throttling".into());
+            };
+            let reasons = exceeded.throttling_reasons();
+            assert_eq!(reasons.len(), 1, "{reasons:?}");
+            let reason = reasons.first().ok_or("no reason")?;
+            assert_eq!(
+                reason.reason(),
+                Some("IndexWriteKeyRangeThroughputExceeded")
+            );
+            let resource = reason.resource().unwrap_or_default();
+            assert!(
+                resource.ends_with(&format!(":table/{table}/index/GSI1")),
+                "{resource}"
+            );
+            throttled.push(sk);
+        }
+    }
+    // At once, while the key is drained: an update that moves an item onto the hot index key
+    // is charged there too.
+    let moved = client
+        .update_item()
+        .table_name(&table)
+        .key("PK", AttributeValue::S("elsewhere".into()))
+        .key("SK", AttributeValue::S("0000".into()))
+        .update_expression("SET #pk = :pk, #sk = :sk, payload = :payload")
+        .expression_attribute_names("#pk", "GSI1PK")
+        .expression_attribute_names("#sk", "GSI1SK")
+        .expression_attribute_values(":pk", AttributeValue::S("TEAM#7".into()))
+        .expression_attribute_values(":sk", AttributeValue::S("0000".into()))
+        .expression_attribute_values(":payload", AttributeValue::S("x".repeat(350 * 1024)))
+        .send()
+        .await;
+    match moved.map_err(SdkError::into_service_error) {
+        Err(UpdateItemError::ProvisionedThroughputExceededException(_)) => {}
+        other => return Err(format!("the update onto the drained index key: {other:?}").into()),
+    }
+
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(
+        !throttled.is_empty(),
+        "4,040 write units on one index key in {elapsed:.2} s, none throttled"
+    );
+    // A write held back by its index wrote nothing, to the table or the index.
+    for sk in &throttled {
+        assert!(!stored(&client, &table, &format!("item-{sk}"), *sk).await?);
+    }
+    let hot = PartitionKey {
+        table: table.clone(),
+        index: Some("GSI1".to_owned()),
+        value: "TEAM#7".to_owned(),
+    };
+    let report = stats.report();
+    assert_eq!(
+        report.throttled_writes,
+        [(hot, throttled.len() as u64 + 1)].into(),
+        "{report}"
+    );
+
+    // The same load written over 8 shards of the team's key: 505 units each, within limits.
+    for sk in 0..PUTS {
+        let shard = format!("TEAM#8#{}", sk % 8);
+        client
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(indexed(format!("sharded-{sk}"), sk, shard)))
+            .send()
+            .await?;
+    }
     Ok(())
 }

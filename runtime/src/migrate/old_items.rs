@@ -174,7 +174,8 @@ pub(super) async fn backfill_counted<E: Entity>(
 }
 
 /// Backfills one item, at the limiter's pace when the sweep has a rate. Each throttled write
-/// comes back unretried, is counted against its partition key, lowers the rate (with a
+/// comes back unretried, is counted against the partition key it was held back on (its
+/// table's, or its index entry's: [`throttled_key`]), lowers the rate (with a
 /// limiter) and is sent again under the `Db`'s policy for long jobs (`Db::long_job_policy`:
 /// 24 attempts unless the user set a policy), rather than ending the sweep: the limiter
 /// slows at the first throttle, not after the SDK's retries (bench `hot_partition`), and the
@@ -192,8 +193,8 @@ async fn backfill_resending<E: Entity>(
         }
         db.admin().backfill_item_for_sweep::<E>(raw.clone()).await
     };
-    let throttled = |_: &Error| {
-        throttled.record(&crate::item::key_text::<E::Table>(raw).partition.1);
+    let throttled = |error: &Error| {
+        throttled.record(&throttled_key::<E>(raw, error));
         if let Some(limiter) = limiter {
             limiter.throttled();
         }
@@ -206,6 +207,30 @@ async fn backfill_resending<E: Entity>(
         limiter.settle(1.0, *write_units);
     }
     Ok(done)
+}
+
+/// The partition key DynamoDB held a backfill write of `raw` back on: where it names a global
+/// index, the key of the entry the write puts there (as the current version computes it: an
+/// index's hot key, a write-sharded one's shard); otherwise the item's table partition key.
+fn throttled_key<E: Entity>(raw: &Item, error: &Error) -> String {
+    let index = (error.throttling().iter())
+        .filter(|throttling| throttling.on_index())
+        .find_map(|throttling| {
+            let (_, index) = throttling.resource()?.rsplit_once("/index/")?;
+            Some(index.to_owned())
+        });
+    let index_key = index.and_then(|index| {
+        let schema = (E::SCHEMA.indexes.iter()).find(|entry| entry.index.name == index)?;
+        let entity = crate::item::decode::<E>(raw.clone()).ok()?;
+        let mut keys = Item::new();
+        entity.write_index_keys(&mut keys).ok()?;
+        match keys.remove(schema.index.partition_key)? {
+            AttributeValue::S(text) => Some(text),
+            AttributeValue::N(number) => Some(number),
+            _ => None,
+        }
+    });
+    index_key.unwrap_or_else(|| crate::item::key_text::<E::Table>(raw).partition.1)
 }
 
 /// Sends a sweep's write (the one `send` makes, for each attempt) again while DynamoDB

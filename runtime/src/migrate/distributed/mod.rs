@@ -77,6 +77,9 @@ pub struct WorkerReport {
     /// Its backfill writes DynamoDB throttled, by partition key; see
     /// [`SweepReport::throttled_keys`](crate::migrate::SweepReport::throttled_keys).
     pub throttled_keys: BTreeMap<String, u64>,
+    /// Whether it stopped at its deadline ([`DistributedSweep::worker_until`]) with segments
+    /// left to sweep: another run (the next invocation) goes on from the checkpoints.
+    pub work_left: bool,
 }
 
 /// Every segment of a distributed sweep, as the table records them; see
@@ -168,6 +171,20 @@ impl<E: Entity> DistributedSweep<E> {
     /// sweeps each from its checkpoint, and waits for leases held by others to finish or
     /// expire.
     pub async fn worker(self) -> Result<WorkerReport, Error> {
+        self.run(None).await
+    }
+
+    /// Runs one worker, as [`worker`](Self::worker) does, until shortly before `deadline`
+    /// (a Lambda invocation's, say): it starts no page it does not expect to finish in time
+    /// (twice its slowest page so far, and at least 100 ms), saves its checkpoint, releases
+    /// its lease so that the next run takes the segment at once, and reports
+    /// [`work_left`](WorkerReport::work_left) while segments are left. Run it again until that
+    /// is `false`: each run goes on where the sweep stands, whichever worker ran before.
+    pub async fn worker_until(self, deadline: SystemTime) -> Result<WorkerReport, Error> {
+        self.run(Some(deadline)).await
+    }
+
+    async fn run(self, deadline: Option<SystemTime>) -> Result<WorkerReport, Error> {
         self.check_options()?;
         self.ensure_plan().await?;
         let filter = OldItems::of::<E>();
@@ -184,12 +201,19 @@ impl<E: Entity> DistributedSweep<E> {
             rate: None,
             record_write_units: 0.0,
             throttled_keys: BTreeMap::new(),
+            work_left: false,
+        };
+        let mut clock = Clock {
+            deadline,
+            slowest_page: Duration::ZERO,
         };
         // Workers start at different segments, so they rarely race for the same claim.
         let offset = fastrand::u32(..self.segments);
         loop {
             let statuses = self.status().await?.segments;
-            if statuses.iter().all(|status| status.done) {
+            let done = statuses.iter().all(|status| status.done);
+            if done || clock.out_of_time(Duration::ZERO) {
+                report.work_left = !done;
                 report.rate = limiter.as_ref().map(Limiter::held);
                 report.throttled_keys = throttled.counts();
                 report.record_write_units = *self
@@ -217,7 +241,12 @@ impl<E: Entity> DistributedSweep<E> {
                     .min()
                     .unwrap_or(now);
                 let wait = Duration::from_millis(next.saturating_sub(now).clamp(20, 250));
-                tokio::time::sleep(wait).await;
+                if !clock.out_of_time(wait) {
+                    tokio::time::sleep(wait).await;
+                } else {
+                    // Whatever time is left: the loop then reports the work others hold.
+                    clock.sleep_to_deadline().await;
+                }
                 continue;
             };
             let Some(claimed) = self.claim(free, limiter.as_ref()).await? else {
@@ -227,14 +256,15 @@ impl<E: Entity> DistributedSweep<E> {
                 .sweep_segment(
                     claimed,
                     &filter,
-                    limiter.as_ref(),
-                    &throttled,
+                    (limiter.as_ref(), &throttled),
+                    &mut clock,
                     &mut report.counts,
                 )
                 .await?
             {
                 SegmentEnd::Finished(segment) => report.finished.push(segment),
                 SegmentEnd::LeaseLost => report.leases_lost += 1,
+                SegmentEnd::Released => {}
             }
         }
     }
@@ -422,11 +452,16 @@ impl<E: Entity> DistributedSweep<E> {
         &self,
         mut lease: Lease,
         filter: &OldItems,
-        limiter: Option<&Limiter>,
-        throttled: &ThrottledKeys,
+        (limiter, throttled): (Option<&Limiter>, &ThrottledKeys),
+        clock: &mut Clock,
         total: &mut SweepCounts,
     ) -> Result<SegmentEnd, Error> {
         loop {
+            if clock.out_of_time(Duration::ZERO) {
+                self.release(&lease, limiter).await?;
+                return Ok(SegmentEnd::Released);
+            }
+            let started = std::time::Instant::now();
             let output = filter
                 .page(
                     &self.db,
@@ -461,6 +496,7 @@ impl<E: Entity> DistributedSweep<E> {
             }
             lease.recorded = recorded;
             total.add(&page);
+            clock.slowest_page = clock.slowest_page.max(started.elapsed());
             match next_key {
                 Some(key) => lease.start_key = Some(key),
                 None => return Ok(SegmentEnd::Finished(lease.segment)),
@@ -538,6 +574,29 @@ impl<E: Entity> DistributedSweep<E> {
         Ok(self.applied(output, limiter).is_some())
     }
 
+    /// Gives the segment up at its checkpoint: its lease expires now, so the next worker
+    /// takes it at once, if it is still this worker's token.
+    async fn release(&self, lease: &Lease, limiter: Option<&Limiter>) -> Result<(), Error> {
+        let actions = vec![Action::Set(
+            AttrPath::attribute("lease_expires"),
+            SetValue::Value(number(now_ms())),
+        )];
+        let holds = both(
+            equals("owner", AttributeValue::S(self.worker.clone())),
+            equals("lease", number(lease.token)),
+        );
+        let write = Write::update(
+            DISTRIBUTED_SWEEP.description,
+            self.segment_key(lease.segment),
+            actions,
+        )
+        .condition(&holds);
+        let output = self.write_record(write).await?;
+        // A lease another worker took over since is no longer this one's to give up.
+        let _ = self.applied(output, limiter);
+        Ok(())
+    }
+
     /// Writes one of the sweep's records, each of which applies as once when sent twice: sent
     /// again by the library after a lost response, and while DynamoDB throttles it, as the
     /// sweep's backfills are, so that a worker rides through both.
@@ -594,6 +653,37 @@ struct Lease {
 enum SegmentEnd {
     Finished(u32),
     LeaseLost,
+    /// Given up at its checkpoint, the worker's deadline near.
+    Released,
+}
+
+/// A worker's deadline, if it has one, and the slowest page it swept, which says how much
+/// time a page needs.
+struct Clock {
+    deadline: Option<SystemTime>,
+    slowest_page: Duration,
+}
+
+impl Clock {
+    /// The least time kept for a page and the lease's release.
+    const MARGIN: Duration = Duration::from_millis(100);
+
+    /// Whether, after `wait`, a page (twice the slowest so far) would end past the deadline.
+    fn out_of_time(&self, wait: Duration) -> bool {
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        let needed = wait + (self.slowest_page * 2).max(Self::MARGIN);
+        SystemTime::now() + needed >= deadline
+    }
+
+    /// Sleeps until the deadline less the margin (at once if that has passed).
+    async fn sleep_to_deadline(&self) {
+        let left = (self.deadline)
+            .and_then(|deadline| deadline.duration_since(SystemTime::now()).ok())
+            .unwrap_or_default();
+        tokio::time::sleep(left.saturating_sub(Self::MARGIN)).await;
+    }
 }
 
 /// The condition that the record's attribute `name` holds `value`.

@@ -136,7 +136,9 @@ pub struct SweepReport {
     pub failures: Vec<SweepFailure>,
     /// The backfill writes DynamoDB throttled in this run, by partition key: the keys that met
     /// DynamoDB's per-partition limit (the sweep sends its writes without the SDK's retries,
-    /// so it sees each throttle, with a rate or without).
+    /// so it sees each throttle, with a rate or without). A write held back by a global index
+    /// counts against the key of the entry it writes there, which DynamoDB's reason names the
+    /// index of.
     pub throttled_keys: BTreeMap<String, u64>,
     /// How long this run took (in seconds, `elapsed_seconds`, when serialized).
     #[serde(rename = "elapsed_seconds", serialize_with = "seconds")]

@@ -27,7 +27,8 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         D: 'db,
     {
         if self.is_sharded() {
-            return futures::future::Either::Right(self.merged_page(cursor, None));
+            // Boxed: the one-key page's future stays as small as it was (bench `operations`).
+            return futures::future::Either::Right(Box::pin(self.merged_page(cursor, None)));
         }
         let request = self.page_request(cursor);
         let (db, index) = (self.db, self.partition.index);
