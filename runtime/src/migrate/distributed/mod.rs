@@ -28,6 +28,7 @@ use crate::schema::{Entity, Table};
 use crate::send::write::{Resend, Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use futures::future::BoxFuture;
 pub(crate) use records::read_status;
 use records::{library_key, segment_sort, segment_status, SweepPlan};
 use serde::Serialize;
@@ -448,6 +449,11 @@ impl<E: Entity> DistributedSweep<E> {
 
     /// Sweeps the claimed segment from its checkpoint, saving each page while the lease is
     /// still this worker's; its throttled backfill writes are counted into `throttled`.
+    ///
+    /// Pipelined, so that a page costs its writes' time alone: while a page's writes go out,
+    /// the next page is read and the page before's checkpoint is saved. A page is checkpointed
+    /// only once all its writes finished, as ever; its counts join the worker's once its
+    /// checkpoint is saved.
     async fn sweep_segment(
         &self,
         mut lease: Lease,
@@ -456,21 +462,29 @@ impl<E: Entity> DistributedSweep<E> {
         clock: &mut Clock,
         total: &mut SweepCounts,
     ) -> Result<SegmentEnd, Error> {
+        let segments = (lease.segment, self.segments);
+        let scan = |start_key: Option<Item>| {
+            filter.page(&self.db, self.page_size, segments, start_key, limiter)
+        };
+        let mut read_ahead: Option<aws_sdk_dynamodb::operation::scan::ScanOutput> = None;
+        // The page before's checkpoint being saved, and its counts.
+        let mut saving: Option<(BoxFuture<'_, Result<bool, Error>>, SweepCounts)> = None;
         loop {
             if clock.out_of_time(Duration::ZERO) {
+                if let Some((checkpoint, page)) = saving.take() {
+                    if !checkpoint.await? {
+                        return Ok(SegmentEnd::LeaseLost);
+                    }
+                    total.add(&page);
+                }
                 self.release(&lease, limiter).await?;
                 return Ok(SegmentEnd::Released);
             }
             let started = std::time::Instant::now();
-            let output = filter
-                .page(
-                    &self.db,
-                    self.page_size,
-                    (lease.segment, self.segments),
-                    lease.start_key.clone(),
-                    limiter,
-                )
-                .await?;
+            let output = match read_ahead.take() {
+                Some(output) => output,
+                None => scan(lease.start_key.clone()).await?,
+            };
             let mut page = SweepCounts {
                 examined: u64::try_from(output.scanned_count).unwrap_or_default(),
                 ..SweepCounts::default()
@@ -483,23 +497,49 @@ impl<E: Entity> DistributedSweep<E> {
                 }
             };
             let items = output.items.unwrap_or_default();
-            let writes = (limiter, throttled);
-            backfill_page::<E>(&self.db, items, writes, self.concurrency, || false, done).await?;
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
-            let mut recorded = lease.recorded;
-            recorded.add(&page);
-            if !self
-                .checkpoint(&lease, next_key.as_ref(), &recorded, limiter)
-                .await?
-            {
-                return Ok(SegmentEnd::LeaseLost);
+            let writes = (limiter, throttled);
+            let written =
+                backfill_page::<E>(&self.db, items, writes, self.concurrency, || false, done);
+            let next = async {
+                match &next_key {
+                    Some(key) => scan(Some(key.clone())).await.map(Some),
+                    None => Ok(None),
+                }
+            };
+            let before = async {
+                match saving.take() {
+                    Some((checkpoint, page)) => Ok(checkpoint.await?.then_some(page)),
+                    None => Ok(Some(SweepCounts::default())),
+                }
+            };
+            let (written, next, before): (_, _, Result<_, Error>) =
+                futures::join!(written, next, before);
+            written?;
+            match before? {
+                Some(saved) => total.add(&saved),
+                None => return Ok(SegmentEnd::LeaseLost),
             }
-            lease.recorded = recorded;
-            total.add(&page);
+            read_ahead = next?;
+            lease.recorded.add(&page);
             clock.slowest_page = clock.slowest_page.max(started.elapsed());
+            let checkpoint = {
+                let (segment, token, recorded) = (lease.segment, lease.token, lease.recorded);
+                let next_key = next_key.clone();
+                async move {
+                    (self.checkpoint(segment, token, next_key.as_ref(), &recorded, limiter)).await
+                }
+            };
             match next_key {
-                Some(key) => lease.start_key = Some(key),
-                None => return Ok(SegmentEnd::Finished(lease.segment)),
+                Some(key) => {
+                    lease.start_key = Some(key);
+                    saving = Some((Box::pin(checkpoint), page));
+                }
+                None if checkpoint.await? => {
+                    total.add(&page);
+                    return Ok(SegmentEnd::Finished(lease.segment));
+                }
+                None => return Ok(SegmentEnd::LeaseLost),
             }
         }
     }
@@ -510,7 +550,8 @@ impl<E: Entity> DistributedSweep<E> {
     /// response was lost applies as once.
     async fn checkpoint(
         &self,
-        lease: &Lease,
+        segment: u32,
+        token: u64,
         next_key: Option<&Item>,
         recorded: &SweepCounts,
         limiter: Option<&Limiter>,
@@ -562,11 +603,11 @@ impl<E: Entity> DistributedSweep<E> {
         // Only while the lease is still this worker's token.
         let holds = both(
             equals("owner", AttributeValue::S(self.worker.clone())),
-            equals("lease", number(lease.token)),
+            equals("lease", number(token)),
         );
         let write = Write::update(
             DISTRIBUTED_SWEEP.description,
-            self.segment_key(lease.segment),
+            self.segment_key(segment),
             actions,
         )
         .condition(&holds);
