@@ -2,7 +2,7 @@
 //! `backfill --entity Record --distributed NAME --worker` of the library's command line, share
 //! the backfill of `SINGLETABLE_SWEEP_ITEMS` version-1 records (8,000 unless set) in one table,
 //! over `SINGLETABLE_SWEEP_SEGMENTS` scan segments (32 unless set), coordinated by leases in the
-//! table, each worker with `SINGLETABLE_SWEEP_CONCURRENCY` backfill writes in flight (32 unless
+//! table, each worker with `SINGLETABLE_SWEEP_CONCURRENCY` backfill writes in flight (64 unless
 //! set; 1 is one item after another). The engine runs in a `fault-proxy` process (`--rate 0 --partition-limits`, and the
 //! latency of `SINGLETABLE_LATENCY_MS`, 8 ms ± 2 unless set): every worker's request takes a
 //! round trip, as on DynamoDB. The same sweeps then run without latency: the engine's ceiling.
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     }
     let items: u64 = common::setting("SINGLETABLE_SWEEP_ITEMS", 8_000);
     let segments: u32 = common::setting("SINGLETABLE_SWEEP_SEGMENTS", 32);
-    let concurrency: usize = common::setting("SINGLETABLE_SWEEP_CONCURRENCY", 32);
+    let concurrency: usize = common::setting("SINGLETABLE_SWEEP_CONCURRENCY", 64);
     let latency = common::latency();
     let mut points = Vec::new();
     for (modelled, flags) in [

@@ -11,6 +11,7 @@
 //! [`Admin::backfill_item`](crate::Admin::backfill_item), so a page read twice, by a worker that
 //! lost its lease and by the one that took over, writes nothing twice.
 
+mod clock;
 mod records;
 
 use super::old_items::{backfill_page, resent_while_throttled, ItemDone, OldItems};
@@ -28,6 +29,7 @@ use crate::schema::{Entity, Table};
 use crate::send::write::{Resend, Write, Written};
 use crate::Db;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use clock::Clock;
 use futures::future::BoxFuture;
 pub(crate) use records::read_status;
 use records::{library_key, segment_sort, segment_status, SweepPlan};
@@ -194,16 +196,56 @@ impl<E: Entity> DistributedSweep<E> {
             None => None,
         };
         let throttled = ThrottledKeys::default();
+        // With writes in flight, two segments at a time, the writes shared between them: one
+        // segment's claim, reads and checkpoints overlap the other's writes.
+        let lanes = if self.concurrency > 1 { 2 } else { 1 };
+        let writes = self.concurrency.div_ceil(lanes);
+        let tools = (&filter, limiter.as_ref(), &throttled);
+        let owners: Vec<String> = (1..=lanes)
+            .map(|lane| match lane {
+                1 => self.worker.clone(),
+                lane => format!("{}/{lane}", self.worker),
+            })
+            .collect();
+        let ended = futures::future::join_all(
+            (owners.iter()).map(|owner| self.lane(owner, tools, writes, deadline)),
+        )
+        .await;
         let mut report = WorkerReport {
             worker: self.worker.clone(),
             finished: Vec::new(),
             leases_lost: 0,
             counts: SweepCounts::default(),
-            rate: None,
+            rate: limiter.as_ref().map(Limiter::held),
             record_write_units: 0.0,
-            throttled_keys: BTreeMap::new(),
+            throttled_keys: throttled.counts(),
             work_left: false,
         };
+        for lane in ended {
+            let lane = lane?;
+            report.finished.extend(lane.finished);
+            report.leases_lost += lane.leases_lost;
+            report.counts.add(&lane.counts);
+            report.work_left |= lane.work_left;
+        }
+        report.finished.sort_unstable();
+        report.record_write_units = *self
+            .record_units
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(report)
+    }
+
+    /// Claims and sweeps one segment after another, `writes` backfill writes in flight, until
+    /// every segment is done or the deadline is near.
+    async fn lane(
+        &self,
+        owner: &str,
+        (filter, limiter, throttled): (&OldItems, Option<&Limiter>, &ThrottledKeys),
+        writes: usize,
+        deadline: Option<SystemTime>,
+    ) -> Result<Lane, Error> {
+        let mut lane = Lane::default();
         let mut clock = Clock {
             deadline,
             slowest_page: Duration::ZERO,
@@ -214,14 +256,8 @@ impl<E: Entity> DistributedSweep<E> {
             let statuses = self.status().await?.segments;
             let done = statuses.iter().all(|status| status.done);
             if done || clock.out_of_time(Duration::ZERO) {
-                report.work_left = !done;
-                report.rate = limiter.as_ref().map(Limiter::held);
-                report.throttled_keys = throttled.counts();
-                report.record_write_units = *self
-                    .record_units
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                return Ok(report);
+                lane.work_left = !done;
+                return Ok(lane);
             }
             let now = now_ms();
             let free = (0..self.segments)
@@ -250,21 +286,21 @@ impl<E: Entity> DistributedSweep<E> {
                 }
                 continue;
             };
-            let Some(claimed) = self.claim(free, limiter.as_ref()).await? else {
+            let Some(claimed) = self.claim(free, owner, limiter).await? else {
                 continue;
             };
             match self
                 .sweep_segment(
                     claimed,
-                    &filter,
-                    (limiter.as_ref(), &throttled),
+                    (filter, writes),
+                    (limiter, throttled),
                     &mut clock,
-                    &mut report.counts,
+                    &mut lane.counts,
                 )
                 .await?
             {
-                SegmentEnd::Finished(segment) => report.finished.push(segment),
-                SegmentEnd::LeaseLost => report.leases_lost += 1,
+                SegmentEnd::Finished(segment) => lane.finished.push(segment),
+                SegmentEnd::LeaseLost => lane.leases_lost += 1,
                 SegmentEnd::Released => {}
             }
         }
@@ -375,6 +411,7 @@ impl<E: Entity> DistributedSweep<E> {
     async fn claim(
         &self,
         seen: &SegmentStatus,
+        owner: &str,
         limiter: Option<&Limiter>,
     ) -> Result<Option<Lease>, Error> {
         let now = now_ms();
@@ -385,7 +422,7 @@ impl<E: Entity> DistributedSweep<E> {
             Action::Set(path(name), SetValue::Value(value))
         };
         let actions = vec![
-            set("owner", AttributeValue::S(self.worker.clone())),
+            set("owner", AttributeValue::S(owner.to_owned())),
             set("lease_expires", number(expires)),
             set("segment", number(u64::from(seen.segment))),
             // The fencing token: one more than the claims before.
@@ -415,7 +452,7 @@ impl<E: Entity> DistributedSweep<E> {
         // This very claim, applied before its response was lost: sent again, it applies as
         // once, and the worker knows the segment is its own.
         let this_claim = both(
-            equals("owner", AttributeValue::S(self.worker.clone())),
+            equals("owner", AttributeValue::S(owner.to_owned())),
             both(
                 equals("lease", number(token)),
                 equals("lease_expires", number(expires)),
@@ -440,8 +477,11 @@ impl<E: Entity> DistributedSweep<E> {
             _ => None,
         };
         Ok(Some(Lease {
-            segment: seen.segment,
-            token,
+            held: Held {
+                owner: owner.to_owned(),
+                segment: seen.segment,
+                token,
+            },
             start_key,
             recorded: segment_status::<E::Table>(attributes)?.counts,
         }))
@@ -457,12 +497,12 @@ impl<E: Entity> DistributedSweep<E> {
     async fn sweep_segment(
         &self,
         mut lease: Lease,
-        filter: &OldItems,
+        (filter, concurrency): (&OldItems, usize),
         (limiter, throttled): (Option<&Limiter>, &ThrottledKeys),
         clock: &mut Clock,
         total: &mut SweepCounts,
     ) -> Result<SegmentEnd, Error> {
-        let segments = (lease.segment, self.segments);
+        let segments = (lease.held.segment, self.segments);
         let scan = |start_key: Option<Item>| {
             filter.page(&self.db, self.page_size, segments, start_key, limiter)
         };
@@ -477,7 +517,7 @@ impl<E: Entity> DistributedSweep<E> {
                     }
                     total.add(&page);
                 }
-                self.release(&lease, limiter).await?;
+                self.release(&lease.held, limiter).await?;
                 return Ok(SegmentEnd::Released);
             }
             let started = std::time::Instant::now();
@@ -499,8 +539,7 @@ impl<E: Entity> DistributedSweep<E> {
             let items = output.items.unwrap_or_default();
             let next_key = output.last_evaluated_key.filter(|key| !key.is_empty());
             let writes = (limiter, throttled);
-            let written =
-                backfill_page::<E>(&self.db, items, writes, self.concurrency, || false, done);
+            let written = backfill_page::<E>(&self.db, items, writes, concurrency, || false, done);
             let next = async {
                 match &next_key {
                     Some(key) => scan(Some(key.clone())).await.map(Some),
@@ -524,11 +563,9 @@ impl<E: Entity> DistributedSweep<E> {
             lease.recorded.add(&page);
             clock.slowest_page = clock.slowest_page.max(started.elapsed());
             let checkpoint = {
-                let (segment, token, recorded) = (lease.segment, lease.token, lease.recorded);
+                let (held, recorded) = (lease.held.clone(), lease.recorded);
                 let next_key = next_key.clone();
-                async move {
-                    (self.checkpoint(segment, token, next_key.as_ref(), &recorded, limiter)).await
-                }
+                async move { (self.checkpoint(&held, next_key.as_ref(), &recorded, limiter)).await }
             };
             match next_key {
                 Some(key) => {
@@ -537,7 +574,7 @@ impl<E: Entity> DistributedSweep<E> {
                 }
                 None if checkpoint.await? => {
                     total.add(&page);
-                    return Ok(SegmentEnd::Finished(lease.segment));
+                    return Ok(SegmentEnd::Finished(lease.held.segment));
                 }
                 None => return Ok(SegmentEnd::LeaseLost),
             }
@@ -550,8 +587,7 @@ impl<E: Entity> DistributedSweep<E> {
     /// response was lost applies as once.
     async fn checkpoint(
         &self,
-        segment: u32,
-        token: u64,
+        held: &Held,
         next_key: Option<&Item>,
         recorded: &SweepCounts,
         limiter: Option<&Limiter>,
@@ -600,38 +636,29 @@ impl<E: Entity> DistributedSweep<E> {
         for (name, value) in counters {
             actions.push(Action::Set(path(name), SetValue::Value(number(value))));
         }
-        // Only while the lease is still this worker's token.
-        let holds = both(
-            equals("owner", AttributeValue::S(self.worker.clone())),
-            equals("lease", number(token)),
-        );
         let write = Write::update(
             DISTRIBUTED_SWEEP.description,
-            self.segment_key(segment),
+            self.segment_key(held.segment),
             actions,
         )
-        .condition(&holds);
+        .condition(&held.holds());
         let output = self.write_record(write).await?;
         Ok(self.applied(output, limiter).is_some())
     }
 
     /// Gives the segment up at its checkpoint: its lease expires now, so the next worker
     /// takes it at once, if it is still this worker's token.
-    async fn release(&self, lease: &Lease, limiter: Option<&Limiter>) -> Result<(), Error> {
+    async fn release(&self, held: &Held, limiter: Option<&Limiter>) -> Result<(), Error> {
         let actions = vec![Action::Set(
             AttrPath::attribute("lease_expires"),
             SetValue::Value(number(now_ms())),
         )];
-        let holds = both(
-            equals("owner", AttributeValue::S(self.worker.clone())),
-            equals("lease", number(lease.token)),
-        );
         let write = Write::update(
             DISTRIBUTED_SWEEP.description,
-            self.segment_key(lease.segment),
+            self.segment_key(held.segment),
             actions,
         )
-        .condition(&holds);
+        .condition(&held.holds());
         let output = self.write_record(write).await?;
         // A lease another worker took over since is no longer this one's to give up.
         let _ = self.applied(output, limiter);
@@ -681,13 +708,40 @@ impl<E: Entity> DistributedSweep<E> {
     }
 }
 
-/// A segment a worker holds: its fencing token, where its scan resumes, and the segment's
-/// counts as its last checkpoint recorded them.
+/// A segment a worker holds: who holds it, where its scan resumes, and the segment's counts
+/// as its last checkpoint recorded them.
 struct Lease {
-    segment: u32,
-    token: u64,
+    held: Held,
     start_key: Option<Item>,
     recorded: SweepCounts,
+}
+
+/// A claim on a segment: the owner it was made as (the worker's id, or for its second lane
+/// `<id>/2`, so that the worker's two claims never pass for one) and its fencing token.
+#[derive(Clone)]
+struct Held {
+    owner: String,
+    segment: u32,
+    token: u64,
+}
+
+impl Held {
+    /// The condition that the segment is still held by this claim.
+    fn holds(&self) -> Node {
+        both(
+            equals("owner", AttributeValue::S(self.owner.clone())),
+            equals("lease", number(self.token)),
+        )
+    }
+}
+
+/// What one of a worker's lanes did.
+#[derive(Default)]
+struct Lane {
+    finished: Vec<u32>,
+    leases_lost: u32,
+    counts: SweepCounts,
+    work_left: bool,
 }
 
 /// How a worker left a segment.
@@ -696,35 +750,6 @@ enum SegmentEnd {
     LeaseLost,
     /// Given up at its checkpoint, the worker's deadline near.
     Released,
-}
-
-/// A worker's deadline, if it has one, and the slowest page it swept, which says how much
-/// time a page needs.
-struct Clock {
-    deadline: Option<SystemTime>,
-    slowest_page: Duration,
-}
-
-impl Clock {
-    /// The least time kept for a page and the lease's release.
-    const MARGIN: Duration = Duration::from_millis(100);
-
-    /// Whether, after `wait`, a page (twice the slowest so far) would end past the deadline.
-    fn out_of_time(&self, wait: Duration) -> bool {
-        let Some(deadline) = self.deadline else {
-            return false;
-        };
-        let needed = wait + (self.slowest_page * 2).max(Self::MARGIN);
-        SystemTime::now() + needed >= deadline
-    }
-
-    /// Sleeps until the deadline less the margin (at once if that has passed).
-    async fn sleep_to_deadline(&self) {
-        let left = (self.deadline)
-            .and_then(|deadline| deadline.duration_since(SystemTime::now()).ok())
-            .unwrap_or_default();
-        tokio::time::sleep(left.saturating_sub(Self::MARGIN)).await;
-    }
 }
 
 /// The condition that the record's attribute `name` holds `value`.
