@@ -121,7 +121,7 @@ impl CapacityModel {
         };
         let tables = self.known_tables();
         if writes {
-            if let Some(charge) = reported_write_rest(operation, &body, &answer, &tables) {
+            for charge in reported_write_rest(operation, &body, &answer, &tables) {
                 self.overdraw(Access::Write, &charge);
             }
             return;

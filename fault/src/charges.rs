@@ -117,7 +117,7 @@ fn write_units(bytes: usize, factor: f64) -> f64 {
 }
 
 /// The charge of a `PutItem`, `UpdateItem` or `DeleteItem` body (or a transaction's item).
-pub(crate) fn write_charge(
+fn write_charge(
     keys: &TableKeys,
     table: &str,
     operation: &str,
@@ -196,26 +196,42 @@ pub(crate) fn write_charges(
     charges
 }
 
-/// The rest of a single write's charge when the engine reported the table's own units: what
-/// they exceed the charge taken on arrival by.
+/// The rest of a single write's charges when the engine reported its units: what the table's
+/// own, and each global index's whose entry the write's request names, exceed the charge
+/// taken on arrival by (an index entry is charged its size, as DynamoDB charges it, which an
+/// update's request does not show).
 pub(crate) fn reported_write_rest(
     operation: &str,
     body: &Value,
     answer: &Value,
     tables: &HashMap<String, TableKeys>,
-) -> Option<Charge> {
-    let reported = answer
-        .get("ConsumedCapacity")?
-        .get("Table")?
-        .get("CapacityUnits")?
-        .as_f64()?;
-    let table = body.get("TableName")?.as_str()?;
-    let taken = write_charge(tables.get(table)?, table, operation, body, 1.0)?;
-    let units = reported - taken.units;
-    (units > 0.0).then_some(Charge {
-        key: taken.key,
-        units,
-    })
+) -> Vec<Charge> {
+    let Some(consumed) = answer.get("ConsumedCapacity") else {
+        return Vec::new();
+    };
+    let Some(table) = body.get("TableName").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let Some(keys) = tables.get(table) else {
+        return Vec::new();
+    };
+    let reported = |index: Option<&str>| {
+        let units = match index {
+            None => consumed.get("Table"),
+            Some(index) => consumed.get("GlobalSecondaryIndexes")?.get(index),
+        };
+        units?.get("CapacityUnits")?.as_f64()
+    };
+    write_charges(keys, table, operation, body, 1.0)
+        .into_iter()
+        .filter_map(|taken| {
+            let units = reported(taken.key.index.as_deref())? - taken.units;
+            (units > 0.0).then_some(Charge {
+                key: taken.key,
+                units,
+            })
+        })
+        .collect()
 }
 
 /// The rest of a read's charge once its items are known: their units less the least charge

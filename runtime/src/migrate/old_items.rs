@@ -175,7 +175,7 @@ pub(super) async fn backfill_counted<E: Entity>(
 
 /// Backfills one item, at the limiter's pace when the sweep has a rate. Each throttled write
 /// comes back unretried, is counted against the partition key it was held back on (its
-/// table's, or its index entry's: [`throttled_key`]), lowers the rate (with a
+/// table's, or its index entry's: [`throttled_keys`]), lowers the rate (with a
 /// limiter) and is sent again under the `Db`'s policy for long jobs (`Db::long_job_policy`:
 /// 24 attempts unless the user set a policy), rather than ending the sweep: the limiter
 /// slows at the first throttle, not after the SDK's retries (bench `hot_partition`), and the
@@ -194,7 +194,9 @@ async fn backfill_resending<E: Entity>(
         db.admin().backfill_item_for_sweep::<E>(raw.clone()).await
     };
     let throttled = |error: &Error| {
-        throttled.record(&throttled_key::<E>(raw, error));
+        for key in throttled_keys::<E>(raw, error) {
+            throttled.record(&key);
+        }
         if let Some(limiter) = limiter {
             limiter.throttled();
         }
@@ -209,17 +211,13 @@ async fn backfill_resending<E: Entity>(
     Ok(done)
 }
 
-/// The partition key DynamoDB held a backfill write of `raw` back on: where it names a global
-/// index, the key of the entry the write puts there (as the current version computes it: an
-/// index's hot key, a write-sharded one's shard); otherwise the item's table partition key.
-fn throttled_key<E: Entity>(raw: &Item, error: &Error) -> String {
-    let index = (error.throttling().iter())
-        .filter(|throttling| throttling.on_index())
-        .find_map(|throttling| {
-            let (_, index) = throttling.resource()?.rsplit_once("/index/")?;
-            Some(index.to_owned())
-        });
-    let index_key = index.and_then(|index| {
+/// The partition keys DynamoDB held a backfill write of `raw` back on, one for each reason it
+/// gave: for a global index, the key of the entry the write puts there (as the current
+/// version computes it: an index's hot key, a write-sharded one's shard); for the table, or
+/// without a reason, the item's table partition key.
+fn throttled_keys<E: Entity>(raw: &Item, error: &Error) -> Vec<String> {
+    let table_key = || crate::item::key_text::<E::Table>(raw).partition.1;
+    let index_key = |index: &str| {
         let schema = (E::SCHEMA.indexes.iter()).find(|entry| entry.index.name == index)?;
         let entity = crate::item::decode::<E>(raw.clone()).ok()?;
         let mut keys = Item::new();
@@ -229,8 +227,22 @@ fn throttled_key<E: Entity>(raw: &Item, error: &Error) -> String {
             AttributeValue::N(number) => Some(number),
             _ => None,
         }
-    });
-    index_key.unwrap_or_else(|| crate::item::key_text::<E::Table>(raw).partition.1)
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for throttling in error.throttling() {
+        let index = (throttling.on_index())
+            .then(|| throttling.resource()?.rsplit_once("/index/"))
+            .flatten()
+            .map(|(_, index)| index);
+        let key = index.and_then(index_key).unwrap_or_else(table_key);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    if keys.is_empty() {
+        keys.push(table_key());
+    }
+    keys
 }
 
 /// Sends a sweep's write (the one `send` makes, for each attempt) again while DynamoDB
