@@ -1451,13 +1451,20 @@ async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::Sw
     }
     let name = format!("tasks-v2-{}", SWEEPS.fetch_add(1, Ordering::SeqCst));
     let worker = |id: &'static str| sweep().distributed(name.clone()).worker_id(id);
-    // The second worker runs as Lambda invocations do: each until a deadline 250 ms away,
-    // leaving its segment at the checkpoint, invoked again while it says work is left.
+    // The second worker runs as Lambda invocations do: each until a deadline 130 ms away, so
+    // close that it reads a page of one item or two before its 100 ms margin stops it, and
+    // leaves its segment at the checkpoint, its lease released; invoked again while it says
+    // work is left. The other worker starts once the first invocation ended, and finds the
+    // segment it held released part way.
+    let first_invocation = tokio::sync::Notify::new();
     let invocations = async {
         let mut counts = singletable::migrate::SweepCounts::default();
         for _ in 0..400 {
-            let deadline = SystemTime::now() + Duration::from_millis(250);
-            let report = worker("lambda").worker_until(deadline).await.unwrap();
+            let deadline = SystemTime::now() + Duration::from_millis(130);
+            let lambda = sweep().page_size(1).distributed(name.clone());
+            let report = lambda.worker_id("lambda").worker_until(deadline).await;
+            let report = report.unwrap();
+            first_invocation.notify_one();
             counts.add(&report.counts);
             if !report.work_left {
                 return counts;
@@ -1465,7 +1472,11 @@ async fn sweep(db: &Db<Together>, distributed: bool) -> singletable::migrate::Sw
         }
         panic!("a sweep of a few tasks went on for 400 invocations");
     };
-    let (first, second) = futures::join!(worker("w1").worker(), invocations);
+    let after_the_first_invocation = async {
+        first_invocation.notified().await;
+        worker("w1").worker().await
+    };
+    let (first, second) = futures::join!(after_the_first_invocation, invocations);
     let mut counts = first.unwrap().counts;
     counts.add(&second);
     counts
