@@ -132,6 +132,28 @@ where
     }
 }
 
+/// One layout's run: its ticket type, its number of index keys.
+macro_rules! layout {
+    ($ticket:ident, $shards:expr, $rate:expr, $seconds:expr) => {
+        run(
+            $shards,
+            $rate,
+            $seconds,
+            |id| $ticket {
+                team: TEAM,
+                id,
+                payload: payload(),
+            },
+            |db, ticket| async move { db.put(&ticket).send().await.map(|_| ()) },
+            |db| async move {
+                let page = db.query($ticket::gsi1(TEAM)).limit(PAGE).page(None).await?;
+                Ok(page.items.len())
+            },
+        )
+        .await
+    };
+}
+
 fn payload() -> String {
     "x".repeat(9 * 1024 + 512)
 }
@@ -149,67 +171,11 @@ fn main() {
             common::latency().base,
             common::latency().jitter,
         );
-        let unsharded = run(
-            1,
-            rate,
-            seconds,
-            |id| Unsharded {
-                team: TEAM,
-                id,
-                payload: payload(),
-            },
-            |db, ticket| async move { db.put(&ticket).send().await.map(|_| ()) },
-            |db| async move {
-                let page = db
-                    .query(Unsharded::gsi1(TEAM))
-                    .limit(PAGE)
-                    .page(None)
-                    .await?;
-                Ok(page.items.len())
-            },
-        )
-        .await;
-        let four = run(
-            4,
-            rate,
-            seconds,
-            |id| FourShards {
-                team: TEAM,
-                id,
-                payload: payload(),
-            },
-            |db, ticket| async move { db.put(&ticket).send().await.map(|_| ()) },
-            |db| async move {
-                let page = db
-                    .query(FourShards::gsi1(TEAM))
-                    .limit(PAGE)
-                    .page(None)
-                    .await?;
-                Ok(page.items.len())
-            },
-        )
-        .await;
-        let eight = run(
-            8,
-            rate,
-            seconds,
-            |id| EightShards {
-                team: TEAM,
-                id,
-                payload: payload(),
-            },
-            |db, ticket| async move { db.put(&ticket).send().await.map(|_| ()) },
-            |db| async move {
-                let page = db
-                    .query(EightShards::gsi1(TEAM))
-                    .limit(PAGE)
-                    .page(None)
-                    .await?;
-                Ok(page.items.len())
-            },
-        )
-        .await;
-        vec![unsharded, four, eight]
+        vec![
+            layout!(Unsharded, 1, rate, seconds),
+            layout!(FourShards, 4, rate, seconds),
+            layout!(EightShards, 8, rate, seconds),
+        ]
     });
     println!(
         "| index keys | puts offered | written | failed | writes throttled on the index | tickets written a second | first page, median | first page, p90 |"

@@ -29,6 +29,12 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// A fresh on-demand table with `PK` and `SK`, as the library creates them.
 async fn table(client: &Client) -> Result<String, Box<dyn std::error::Error>> {
+    created(client, false).await
+}
+
+/// A fresh on-demand table with `PK` and `SK` and, `indexed`, a global index `GSI1` on
+/// `GSI1PK` and `GSI1SK` (all attributes), as the library creates them.
+async fn created(client: &Client, indexed: bool) -> Result<String, Box<dyn std::error::Error>> {
     let name = format!("partitions-{:016x}", fastrand::u64(..));
     let attribute = |name: &str| {
         AttributeDefinition::builder()
@@ -42,16 +48,30 @@ async fn table(client: &Client) -> Result<String, Box<dyn std::error::Error>> {
             .key_type(kind)
             .build()
     };
-    client
+    let mut create = client
         .create_table()
         .table_name(&name)
         .attribute_definitions(attribute("PK")?)
         .attribute_definitions(attribute("SK")?)
         .key_schema(key("PK", KeyType::Hash)?)
         .key_schema(key("SK", KeyType::Range)?)
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await?;
+        .billing_mode(BillingMode::PayPerRequest);
+    if indexed {
+        let all = Projection::builder()
+            .projection_type(ProjectionType::All)
+            .build();
+        let index = GlobalSecondaryIndex::builder()
+            .index_name("GSI1")
+            .key_schema(key("GSI1PK", KeyType::Hash)?)
+            .key_schema(key("GSI1SK", KeyType::Range)?)
+            .projection(all)
+            .build()?;
+        create = create
+            .attribute_definitions(attribute("GSI1PK")?)
+            .attribute_definitions(attribute("GSI1SK")?)
+            .global_secondary_indexes(index);
+    }
+    create.send().await?;
     Ok(name)
 }
 
@@ -542,55 +562,13 @@ async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it()
     Ok(())
 }
 
-/// A fresh on-demand table with `PK` and `SK`, and a global index `GSI1` on `GSI1PK` and
-/// `GSI1SK`, as the library creates them.
-async fn indexed_table(client: &Client) -> Result<String, Box<dyn std::error::Error>> {
-    let name = format!("index-partitions-{:016x}", fastrand::u64(..));
-    let attribute = |name: &str| {
-        AttributeDefinition::builder()
-            .attribute_name(name)
-            .attribute_type(ScalarAttributeType::S)
-            .build()
-    };
-    let key = |name: &str, kind| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(kind)
-            .build()
-    };
-    let index = GlobalSecondaryIndex::builder()
-        .index_name("GSI1")
-        .key_schema(key("GSI1PK", KeyType::Hash)?)
-        .key_schema(key("GSI1SK", KeyType::Range)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()?;
-    client
-        .create_table()
-        .table_name(&name)
-        .attribute_definitions(attribute("PK")?)
-        .attribute_definitions(attribute("SK")?)
-        .attribute_definitions(attribute("GSI1PK")?)
-        .attribute_definitions(attribute("GSI1SK")?)
-        .key_schema(key("PK", KeyType::Hash)?)
-        .key_schema(key("SK", KeyType::Range)?)
-        .global_secondary_indexes(index)
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await?;
-    Ok(name)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hot_index_partition_holds_back_the_tables_writes_and_shards_spread_it() -> TestResult {
     let plan = FaultPlan::new(17, 0.0)
         .without_sdk_retries()
         .with_partition_limits(PartitionLimits::DYNAMODB);
     let (client, stats) = fault::client(plan).await?;
-    let table = indexed_table(&client).await?;
+    let table = created(&client, true).await?;
     let indexed = |pk: String, sk: usize, index_key: String| {
         let mut item = item(&pk, sk, 100);
         item.insert("GSI1PK".to_owned(), AttributeValue::S(index_key));

@@ -636,14 +636,7 @@ impl<E: Entity> DistributedSweep<E> {
         for (name, value) in counters {
             actions.push(Action::Set(path(name), SetValue::Value(number(value))));
         }
-        let write = Write::update(
-            DISTRIBUTED_SWEEP.description,
-            self.segment_key(held.segment),
-            actions,
-        )
-        .condition(&held.holds());
-        let output = self.write_record(write).await?;
-        Ok(self.applied(output, limiter).is_some())
+        self.write_held(held, actions, limiter).await
     }
 
     /// Gives the segment up at its checkpoint: its lease expires now, so the next worker
@@ -653,6 +646,18 @@ impl<E: Entity> DistributedSweep<E> {
             AttrPath::attribute("lease_expires"),
             SetValue::Value(number(now_ms())),
         )];
+        // A lease another worker took over since is no longer this one's to give up.
+        self.write_held(held, actions, limiter).await.map(|_| ())
+    }
+
+    /// Applies `actions` to the segment's record while `held` still holds it; `false` when it
+    /// does not.
+    async fn write_held(
+        &self,
+        held: &Held,
+        actions: Vec<Action>,
+        limiter: Option<&Limiter>,
+    ) -> Result<bool, Error> {
         let write = Write::update(
             DISTRIBUTED_SWEEP.description,
             self.segment_key(held.segment),
@@ -660,9 +665,7 @@ impl<E: Entity> DistributedSweep<E> {
         )
         .condition(&held.holds());
         let output = self.write_record(write).await?;
-        // A lease another worker took over since is no longer this one's to give up.
-        let _ = self.applied(output, limiter);
-        Ok(())
+        Ok(self.applied(output, limiter).is_some())
     }
 
     /// Writes one of the sweep's records, each of which applies as once when sent twice: sent
