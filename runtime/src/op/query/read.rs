@@ -5,7 +5,8 @@ use super::*;
 use crate::ttl::Expiry;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
-    /// The request this operation sends (the first page).
+    /// The request this operation sends (the first page). Of a sharded partition, the first
+    /// shard's: a page sends one such request per shard, each with its shard's key.
     pub fn params(&self) -> Result<Request, Error> {
         let request = self.prepare(false)?.builder(self, None);
         Ok(describe::request("Query", request.as_input()))
