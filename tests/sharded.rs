@@ -61,6 +61,16 @@ struct Event {
     body: String,
 }
 
+/// An organisation's members, its table partition spread over 4 keys, each email unique.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "ORG#{org}#{shard(id, 4)}", sk = "MEMBER#{id}")]
+struct Member {
+    org: u32,
+    id: String,
+    #[dynamo(unique)]
+    email: String,
+}
+
 fn ticket(number: u32) -> Ticket {
     let status = match number % 3 {
         0 => Status::Open,
@@ -515,4 +525,46 @@ async fn changing_the_shard_count_is_a_migration_a_sweep_completes() {
     assert_eq!(boards, expected);
     let coverage = table.admin().coverage(Board::SCHEMA).send().await.unwrap();
     assert_eq!(coverage.behind, 0, "{coverage}");
+}
+
+#[tokio::test]
+async fn unique_values_hold_across_the_shards_of_a_partition() {
+    let db = singletable::testing::table::<Desk>().await.unwrap();
+    let member = |id: &str, email: &str| Member {
+        org: 1,
+        id: id.into(),
+        email: email.into(),
+    };
+    for number in 0..12 {
+        let id = format!("m{number:02}");
+        db.put(&member(&id, &format!("{id}@example.com")))
+            .send()
+            .await
+            .unwrap();
+    }
+    // Another member, in whichever shard, cannot take a taken email.
+    let taken = db.put(&member("m99", "m03@example.com")).send().await;
+    assert!(matches!(taken, Err(Error::Unique { .. })), "{taken:?}");
+    // A lookup by the value finds its owner, whose key holds its shard.
+    let owner = db
+        .get_by_unique(Member::EMAIL, "m03@example.com")
+        .await
+        .unwrap();
+    assert_eq!(owner.id, "m03");
+    // An update moves the value; the old one is free for a member of another shard.
+    db.update(Member::key(1u32, "m03").unwrap())
+        .set(Member::EMAIL, "new@example.com")
+        .send()
+        .await
+        .unwrap();
+    db.put(&member("m99", "m03@example.com"))
+        .send()
+        .await
+        .unwrap();
+    let members = db.query(Member::partition(1u32)).all().await.unwrap();
+    assert_eq!(members.len(), 13);
+    assert!(
+        members.windows(2).all(|pair| pair[0].id < pair[1].id),
+        "merged in id order"
+    );
 }
