@@ -96,28 +96,16 @@ impl KeyTemplate {
     /// given for its other fields (in field order, without the shard's); one key for a
     /// template without shards.
     pub fn render_shards(&self, values: &[&dyn KeyPart]) -> Result<Vec<String>, KeyError> {
-        let count = self.shards().unwrap_or(1);
-        (0..count)
+        (0..self.shards().unwrap_or(1))
             .map(|shard| {
-                let mut out = String::with_capacity(self.source.len() + 16);
-                let mut values = values.iter();
-                for (index, segment) in self.segments.iter().enumerate() {
-                    match *segment {
-                        Segment::Literal(text) => out.push_str(text),
-                        Segment::Shard { count, .. } => super::shard::write(shard, count, &mut out),
-                        Segment::Field { name, .. } => {
-                            let value = values.next().ok_or_else(|| KeyError::Mismatch {
-                                key: out.clone(),
-                                template: self.source,
-                                reason: format!("no value was given for `{name}`"),
-                            })?;
-                            self.write_field(index, &mut out, |context, out| {
-                                value.render_part(context, out)
-                            })?;
-                        }
-                    }
-                }
-                Ok(out)
+                self.render_segments(usize::MAX, Some(shard), |position, _, context, out| {
+                    let value = values.get(position).ok_or_else(|| KeyError::Mismatch {
+                        key: out.clone(),
+                        template: self.source,
+                        reason: format!("no value was given for `{}`", context.field),
+                    })?;
+                    value.render_part(context, out)
+                })
             })
             .collect()
     }
@@ -201,6 +189,17 @@ impl KeyTemplate {
     pub(crate) fn render_numbered(
         &self,
         fields: usize,
+        part: impl FnMut(usize, usize, PartContext, &mut String) -> Result<(), KeyError>,
+    ) -> Result<String, KeyError> {
+        self.render_segments(fields, None, part)
+    }
+
+    /// [`KeyTemplate::render_numbered`], a shard part written as `shard` when given (its field
+    /// then takes no place among the values), else as its field's value decides.
+    fn render_segments(
+        &self,
+        fields: usize,
+        shard: Option<u16>,
         mut part: impl FnMut(usize, usize, PartContext, &mut String) -> Result<(), KeyError>,
     ) -> Result<String, KeyError> {
         let mut out = String::with_capacity(self.source.len() + 16);
@@ -222,6 +221,10 @@ impl KeyTemplate {
                     number,
                     count,
                 } => {
+                    if let Some(shard) = shard {
+                        super::shard::write(shard, count, &mut out);
+                        continue;
+                    }
                     if rendered == fields {
                         break;
                     }

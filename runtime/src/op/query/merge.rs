@@ -8,10 +8,9 @@
 //! descending), and within one shard in DynamoDB's order.
 
 use super::page::Page;
-use super::read::index_name;
+use super::read::{index_name, start_key_attributes};
 use super::*;
 use crate::cursor::ShardPosition;
-use crate::schema::TableSchema;
 use futures::TryStreamExt;
 use std::cmp::Ordering;
 use std::str::FromStr;
@@ -193,22 +192,6 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
             .await?;
         Ok(counts.into_iter().sum())
     }
-}
-
-/// The attributes of a start key of a query on the table or `index`: the table's keys and
-/// the index's.
-fn start_key_attributes(
-    table: &TableSchema,
-    index: Option<&'static IndexSchema>,
-) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = vec![table.partition_key];
-    names.extend(table.sort_key);
-    if let Some(index) = index {
-        names.extend(index.key_attributes().map(|key| key.name));
-    }
-    names.sort_unstable();
-    names.dedup();
-    names
 }
 
 /// What one shard's request returned.

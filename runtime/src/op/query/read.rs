@@ -2,6 +2,7 @@
 
 use super::page::FULL_PAGE_REQUESTS;
 use super::*;
+use crate::schema::TableSchema;
 use crate::ttl::Expiry;
 
 impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
@@ -173,14 +174,7 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     /// partition that is not sharded): the table's and the index's key attributes, the
     /// partition's values.
     pub(super) fn check_start(&self, key: Item, shard: usize) -> Result<Item, Error> {
-        let table = <E::Table as Table>::SCHEMA;
-        let mut expected: Vec<&str> = vec![table.partition_key];
-        expected.extend(table.sort_key);
-        if let Some(index) = self.partition.index {
-            expected.extend(index.key_attributes().map(|key| key.name));
-        }
-        expected.sort_unstable();
-        expected.dedup();
+        let expected = start_key_attributes(<E::Table as Table>::SCHEMA, self.partition.index);
         let mut found: Vec<&str> = key.keys().map(String::as_str).collect();
         found.sort_unstable();
         if found != expected {
@@ -327,6 +321,22 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
         }
         Ok(total)
     }
+}
+
+/// The attributes of a start key of a query on the table or `index`: the table's keys and
+/// the index's.
+pub(super) fn start_key_attributes(
+    table: &TableSchema,
+    index: Option<&'static IndexSchema>,
+) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = vec![table.partition_key];
+    names.extend(table.sort_key);
+    if let Some(index) = index {
+        names.extend(index.key_attributes().map(|key| key.name));
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// A cursor that cannot resume this query, and why.

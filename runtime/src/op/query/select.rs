@@ -21,20 +21,13 @@ impl<'db, E: Entity, I: QueryIndex, P, D: Decode> Query<'db, E, I, P, D> {
     {
         let table = <E::Table as Table>::SCHEMA;
         // A merged query of a sharded partition also orders and resumes by the index's keys.
-        let index_keys = (self.partition.index)
-            .filter(|_| self.is_sharded())
-            .into_iter()
-            .flat_map(|index| index.key_attributes().map(|key| key.name));
-        // DynamoDB refuses a projection that names an attribute twice.
-        let mut names: Vec<&'static str> = Vec::new();
-        for name in std::iter::once(table.partition_key)
-            .chain(table.sort_key)
-            .chain(index_keys)
-        {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
+        let names = if self.is_sharded() {
+            super::read::start_key_attributes(table, self.partition.index)
+        } else {
+            std::iter::once(table.partition_key)
+                .chain(table.sort_key)
+                .collect()
+        };
         self.projection = (names.into_iter().chain(T::ATTRIBUTES.iter().copied()))
             .map(AttrPath::attribute)
             .collect();
