@@ -417,9 +417,8 @@ async fn a_status_read_resends_unprocessed_segments_with_backoff_and_is_bounded(
 /// of its own (`<id>`, `<id>/2`): its two claims of one free segment, made in the same
 /// millisecond, can never both pass for the worker's own (each would sweep the segment, and
 /// report the other's writes as its own), so every item is counted once. (Under one owner
-/// this happened once in a run of bench `sweep_workers`, 8,277 counted of 8,000; the race
-/// itself is too rare to show here at will, so this checks the counts, and that the lanes
-/// hold their segments under owners of their own.)
+/// this happened once in a run of bench `sweep_workers`, 8,277 counted of 8,000; each claim
+/// now carries a nonce too, which the test below shows with a clock that stands still.)
 #[tokio::test]
 async fn a_worker_sweeps_two_segments_at_once_and_counts_each_item_once() {
     for round in 0..6 {
@@ -463,5 +462,41 @@ async fn a_worker_sweeps_two_segments_at_once_and_counts_each_item_once() {
             let distinct: std::collections::BTreeSet<&String> = owners.iter().flatten().collect();
             assert_eq!(distinct.len(), 2, "{owners:?}");
         }
+    }
+}
+
+/// Two workers a user starts under one worker id, claiming the one segment in the same
+/// millisecond (a clock that stands still makes every claim one millisecond): one of them
+/// gets it, and each item is counted once. Before each claim carried a nonce of its own, the
+/// second claim passed as the first one resent (same owner, token and expiry), and both
+/// swept the segment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_workers_under_one_id_claiming_in_one_millisecond_do_not_both_hold_the_segment() {
+    let now = std::time::SystemTime::now();
+    for round in 0..4 {
+        let table = old_comments().await;
+        let db = (*table).clone().with_clock(move || now);
+        let name = format!("one-id-{round}");
+        let worker = || {
+            (db.admin().sweep::<Comment>())
+                .segments(1)
+                .page_size(40)
+                .distributed(name.as_str())
+                .worker_id("twin")
+                .worker()
+        };
+        let (first, second) = tokio::join!(worker(), worker());
+        let (first, second) = (first.unwrap(), second.unwrap());
+        let counted = first.counts.old + second.counts.old;
+        assert_eq!(
+            counted,
+            u64::from(ITEMS),
+            "round {round}: {first:?} {second:?}"
+        );
+        assert_eq!(
+            first.finished.len() + second.finished.len(),
+            1,
+            "round {round}: {first:?} {second:?}"
+        );
     }
 }

@@ -119,8 +119,8 @@ impl<T: Table> Db<T> {
     }
 
     /// The same handle, reading the time from `clock` rather than the system: the time
-    /// `created_at` and `updated_at` stamp, and the time reads and unique-value claims
-    /// compare expiry with. For tests that move time on (an expiry passing) without waiting;
+    /// `created_at` and `updated_at` stamp, the time reads and unique-value claims compare
+    /// expiry with, and the time a distributed sweep's leases are written and compared in. For tests that move time on (an expiry passing) without waiting;
     /// DynamoDB's own deletion of expired items still runs on its own clock.
     ///
     /// ```

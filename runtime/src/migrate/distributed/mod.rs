@@ -259,7 +259,7 @@ impl<E: Entity> DistributedSweep<E> {
                 lane.work_left = !done;
                 return Ok(lane);
             }
-            let now = now_ms();
+            let now = millis(&self.db);
             let free = (0..self.segments)
                 .map(|step| (offset + step) % self.segments)
                 .filter_map(|segment| statuses.get(segment as usize))
@@ -414,9 +414,13 @@ impl<E: Entity> DistributedSweep<E> {
         owner: &str,
         limiter: Option<&Limiter>,
     ) -> Result<Option<Lease>, Error> {
-        let now = now_ms();
+        let now = millis(&self.db);
         let expires = now + self.lease_ms();
         let token = seen.lease + 1;
+        // This claim's own, so that a resend of it is told from another claimant's claim with
+        // the same owner, token and expiry (two workers started under one id, in one
+        // millisecond).
+        let nonce = fastrand::u64(..);
         let path = |name: &'static str| AttrPath::attribute(name);
         let set = |name: &'static str, value: AttributeValue| {
             Action::Set(path(name), SetValue::Value(value))
@@ -427,6 +431,7 @@ impl<E: Entity> DistributedSweep<E> {
             set("segment", number(u64::from(seen.segment))),
             // The fencing token: one more than the claims before.
             set("lease", number(token)),
+            set("claim", number(nonce)),
             set(
                 <E::Table as Table>::SCHEMA.entity_attribute,
                 DISTRIBUTED_SWEEP.entity_attribute(""),
@@ -455,7 +460,10 @@ impl<E: Entity> DistributedSweep<E> {
             equals("owner", AttributeValue::S(owner.to_owned())),
             both(
                 equals("lease", number(token)),
-                equals("lease_expires", number(expires)),
+                both(
+                    equals("lease_expires", number(expires)),
+                    equals("claim", number(nonce)),
+                ),
             ),
         );
         let write = Write::update(
@@ -595,10 +603,10 @@ impl<E: Entity> DistributedSweep<E> {
         let rate = limiter.map(Limiter::held);
         let path = |name: &'static str| AttrPath::attribute(name);
         let expires = if next_key.is_some() {
-            now_ms() + self.lease_ms()
+            millis(&self.db) + self.lease_ms()
         } else {
             // A done segment's lease ends with it.
-            now_ms()
+            millis(&self.db)
         };
         let mut actions = vec![Action::Set(
             path("lease_expires"),
@@ -642,9 +650,11 @@ impl<E: Entity> DistributedSweep<E> {
     /// Gives the segment up at its checkpoint: its lease expires now, so the next worker
     /// takes it at once, if it is still this worker's token.
     async fn release(&self, held: &Held, limiter: Option<&Limiter>) -> Result<(), Error> {
+        // Expired at the epoch: free at once for the next claimant, whatever its clock says
+        // (a clock that stands still, in a test, would never pass a lease ended "now").
         let actions = vec![Action::Set(
             AttrPath::attribute("lease_expires"),
-            SetValue::Value(number(now_ms())),
+            SetValue::Value(number(0)),
         )];
         // A lease another worker took over since is no longer this one's to give up.
         self.write_held(held, actions, limiter).await.map(|_| ())
@@ -772,8 +782,10 @@ fn number(value: u64) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
+/// Milliseconds since the epoch by `db`'s clock ([`Db::with_clock`]), which leases are
+/// written and compared in.
+fn millis<T: Table>(db: &Db<T>) -> u64 {
+    db.now()
         .duration_since(UNIX_EPOCH)
         .map(|since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or_default()
