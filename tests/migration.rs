@@ -271,13 +271,19 @@ async fn seed_story() {
     let db = new_code(&old);
     let entities = [Document::SCHEMA, Comment::SCHEMA];
 
-    // Plan: both indexes and their key attributes are missing; comments need a backfill.
+    // Plan: both indexes and their key attributes are missing; comments need a backfill; the
+    // entities' keys are recorded last.
     let plan = db.admin().table_migration(&entities).plan().await.unwrap();
     assert!(!plan.is_blocked(), "{plan}");
-    let [PlanAction::CreateIndex(change), PlanAction::CreateIndex(by_author)] =
-        plan.actions.as_slice()
+    let [PlanAction::CreateIndex(change), PlanAction::CreateIndex(by_author), PlanAction::RecordKeys {
+        entity: "Document",
+        schema_version: 1,
+    }, PlanAction::RecordKeys {
+        entity: "Comment",
+        schema_version: 2,
+    }] = plan.actions.as_slice()
     else {
-        panic!("expected two indexes to create:\n{plan}");
+        panic!("expected two indexes to create and two entities' keys to record:\n{plan}");
     };
     assert_eq!(by_author.index.name, "ByAuthor");
     assert_eq!(change.index.name, "GSI2");
@@ -319,7 +325,7 @@ async fn seed_story() {
         .send()
         .await
         .unwrap();
-    assert_eq!(applied.plan.actions.len(), 2);
+    assert_eq!(applied.plan.actions.len(), 4);
     let events = events.lock().unwrap().clone();
     // DynamoDB reports a new index CREATING, then ACTIVE, so apply may poll ("waiting") between
     // an index's start and its finish, and nowhere else.
@@ -328,7 +334,7 @@ async fn seed_story() {
         .filter(|event| !event.starts_with("waiting"))
         .map(String::as_str)
         .collect();
-    assert_eq!(steps.len(), 5, "{events:?}");
+    assert_eq!(steps.len(), 9, "{events:?}");
     assert_eq!(steps[0], "planned");
     assert!(
         steps[1].starts_with("started create global index GSI2"),
@@ -340,6 +346,14 @@ async fn seed_story() {
         "{events:?}"
     );
     assert_eq!(steps[4], "finished");
+    assert!(
+        steps[5].starts_with("started record Document's keys at schema version 1"),
+        "{events:?}"
+    );
+    assert!(
+        steps[7].starts_with("started record Comment's keys at schema version 2"),
+        "{events:?}"
+    );
     let mut in_change = false;
     for event in &events {
         if event.starts_with("started") {

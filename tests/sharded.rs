@@ -9,6 +9,7 @@ mod common;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
+use singletable::migrate::{Blocker, MigrationError, Note, PlanAction};
 use singletable::op::query::{Cursor, CursorKey};
 use singletable::stream::Change;
 use singletable::testing::TestTable;
@@ -476,10 +477,57 @@ struct Board {
     title: String,
 }
 
+/// The shard count changed without a new schema version: what the plan must refuse.
+mod in_place {
+    use serde::{Deserialize, Serialize};
+    use singletable::Entity;
+
+    #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+    #[dynamo(table = super::before::Desk, name = "Board", pk = "BOARD#{id}", sk = "BOARD",
+             gsi1pk = "ORG#{org}#{shard(id, 5)}", gsi1sk = "BOARD#{id}")]
+    pub struct Board {
+        pub org: u32,
+        pub id: String,
+        pub title: String,
+    }
+}
+
 #[tokio::test]
 async fn changing_the_shard_count_is_a_migration_a_sweep_completes() {
     let table = singletable::testing::table::<Desk>().await.unwrap();
     let old = Db::<before::Desk>::new(table.client().clone()).with_table_name(table.table_name());
+    // The old code's deployment applied its design: the plan recorded its keys.
+    let applied = (old.admin().table_migration(&[before::Board::SCHEMA]))
+        .send()
+        .await
+        .unwrap();
+    let recorded = PlanAction::RecordKeys {
+        entity: "Board",
+        schema_version: 1,
+    };
+    assert_eq!(applied.plan.actions, [recorded], "{}", applied.plan);
+    // The same version with five shards is refused: its items would be where no read looks.
+    let in_place = old.admin().table_migration(&[in_place::Board::SCHEMA]);
+    let plan = in_place.plan().await.unwrap();
+    let shards_changed = |changes: &[String]| {
+        changes.len() == 1 && changes[0].starts_with("the partition key of index GSI1 was `ORG#{org:10}#{shard(id, 2)}`, now `ORG#{org:10}#{shard(id, 5)}` (2 shards, now 5)")
+    };
+    assert!(
+        matches!(&plan.blockers[..], [Blocker::KeysChanged { entity: "Board", schema_version: 1, changes }] if shards_changed(changes)),
+        "{plan}"
+    );
+    assert!(
+        plan.to_string().contains("declare schema_version = 2"),
+        "{plan}"
+    );
+    let refused = in_place.send().await;
+    assert!(
+        matches!(
+            refused,
+            Err(Error::Migration(MigrationError::Blocked { .. }))
+        ),
+        "{refused:?}"
+    );
     let mut batch = old.batch_write();
     for number in 0..40 {
         batch = batch.put(&before::Board {
@@ -499,11 +547,32 @@ async fn changing_the_shard_count_is_a_migration_a_sweep_completes() {
         written,
         BTreeSet::from(["ORG#0000000001#0".into(), "ORG#0000000001#1".into()])
     );
-    // The new code sees every old board as behind its schema version.
+    // The new code sees every old board as behind its schema version, and its plan says the
+    // keys changed since version 1.
     let coverage = table.admin().coverage(Board::SCHEMA).send().await.unwrap();
     assert_eq!(coverage.behind, 40, "{coverage}");
+    let migration = || table.admin().table_migration(&[Board::SCHEMA]);
+    let keys_changed = |plan: &singletable::migrate::Plan| {
+        plan.notes.iter().any(|note| {
+            matches!(note, Note::KeysChanged { entity: "Board", recorded_version: 1, schema_version: 2, changes } if shards_changed(changes))
+        })
+    };
+    let applied = migration().send().await.unwrap().plan;
+    assert!(
+        applied.blockers.is_empty() && keys_changed(&applied),
+        "{applied}"
+    );
+    let recorded = PlanAction::RecordKeys {
+        entity: "Board",
+        schema_version: 2,
+    };
+    assert_eq!(applied.actions, [recorded], "{applied}");
+    let plan = migration().plan().await.unwrap();
+    assert!(plan.actions.is_empty() && keys_changed(&plan), "{plan}");
 
-    let counts = table.admin().sweep::<Board>().send().await.unwrap().counts;
+    let checkpoint = std::env::temp_dir().join(format!("{}.sweep.json", table.table_name()));
+    let sweep = table.admin().sweep::<Board>().checkpoint(&checkpoint);
+    let counts = sweep.send().await.unwrap().counts;
     assert_eq!(counts.backfilled, 40, "{counts:?}");
     let moved = index_keys(&common::raw_items(&table).await);
     let five: BTreeSet<String> = (0..5)
@@ -523,8 +592,18 @@ async fn changing_the_shard_count_is_a_migration_a_sweep_completes() {
         .collect();
     let expected: Vec<String> = (0..40).map(|number| format!("b{number:02}")).collect();
     assert_eq!(boards, expected);
-    let coverage = table.admin().coverage(Board::SCHEMA).send().await.unwrap();
-    assert_eq!(coverage.behind, 0, "{coverage}");
+    let coverage = (table.admin().coverage(Board::SCHEMA))
+        .checkpoint(&checkpoint)
+        .send()
+        .await
+        .unwrap();
+    assert!(coverage.is_done(), "{coverage}");
+    let _ = std::fs::remove_file(&checkpoint);
+    // Once the migration is marked complete, the plan has nothing more to say.
+    let marker = table.admin().migration_marker(Board::SCHEMA);
+    marker.mark_complete(&coverage).await.unwrap();
+    let plan = migration().plan().await.unwrap();
+    assert!(!keys_changed(&plan) && plan.is_up_to_date(), "{plan}");
 }
 
 #[tokio::test]

@@ -40,9 +40,10 @@ const STREAM: &[&str] = &[
 const LIST_STREAMS: &[&str] = &["dynamodb:ListStreams"];
 
 /// `ensure_table`, `table_migration` (plan and apply, which reads the table's tags to refuse
-/// one a CloudFormation stack manages, and its point-in-time recovery to compare it), sweeps and coverage (which read the table's
-/// description first): the table's administration and migrations, for a deployment or
-/// migration role rather than the service's.
+/// one a CloudFormation stack manages, and its point-in-time recovery to compare it), sweeps
+/// and coverage (which read the table's description first): the table's administration and
+/// migrations, for a deployment or migration role rather than the service's, beside the data
+/// statement (plan reads, and apply writes, the record of each entity's keys in the table).
 const ADMINISTRATION: &[&str] = &[
     "dynamodb:CreateTable",
     "dynamodb:DescribeTable",

@@ -111,7 +111,8 @@ impl<T: Table> TableMigration<'_, T> {
         }
         let creates =
             (plan.actions.iter()).any(|action| matches!(action, PlanAction::CreateTable { .. }));
-        if !plan.actions.is_empty() && !creates && !self.options.force {
+        let changes_table = plan.actions.iter().any(PlanAction::changes_table);
+        if changes_table && !creates && !self.options.force {
             self.refuse_a_stack_managed_table().await?;
         }
         self.emit(&ApplyEvent::Planned(&plan));
@@ -159,6 +160,7 @@ impl<T: Table> TableMigration<'_, T> {
                         .await?;
                     self.wait(Until::TableActive).await?;
                 }
+                PlanAction::RecordKeys { entity, .. } => self.record_keys(entity).await?,
             }
             self.emit(&ApplyEvent::Finished {
                 action,
@@ -169,6 +171,22 @@ impl<T: Table> TableMigration<'_, T> {
             plan,
             elapsed: started.elapsed(),
         })
+    }
+
+    /// Records the keys of the given entity named `entity`; refuses, as a blocked plan, when
+    /// another apply recorded other keys for its version since the plan read them.
+    async fn record_keys(&self, entity: &str) -> Result<(), Error> {
+        let Some(&schema) = self.entities.iter().find(|schema| schema.name == entity) else {
+            return Ok(());
+        };
+        let Some(blocker) = super::plan::record_keys(self.db, schema).await? else {
+            return Ok(());
+        };
+        Err(MigrationError::Blocked {
+            table: self.db.table_name().to_owned(),
+            problems: vec![blocker.to_string()],
+        }
+        .into())
     }
 
     fn emit(&mut self, event: &ApplyEvent<'_>) {

@@ -1,6 +1,7 @@
 //! The single-table design as a readable table: each entity's key templates on the table and
 //! every index, i.e. the access patterns the table serves.
 
+use crate::key::KeyTemplate;
 use crate::schema::{EntitySchema, TableSchema};
 use std::fmt;
 
@@ -46,64 +47,9 @@ impl Design {
         schema: &'static TableSchema,
         entities: &[&'static EntitySchema],
     ) -> Self {
-        let mut rows = Vec::new();
-        for entity in entities {
-            rows.push(DesignRow {
-                entity: entity.name,
-                schema_version: entity.schema_version,
-                index: None,
-                partition_attribute: schema.partition_key,
-                partition_template: entity.partition_key.source.to_owned(),
-                sort_attribute: schema.sort_key,
-                sort_template: entity.sort_key.map(|template| template.source.to_owned()),
-                rule: None,
-            });
-            for entity_index in entity.indexes {
-                let index = entity_index.index;
-                // An index key read from an item attribute as is shows as that field alone.
-                let as_is = |attribute: &str| {
-                    let field = entity
-                        .fields
-                        .iter()
-                        .find(|field| field.attribute == attribute)
-                        .map_or(attribute, |field| field.name);
-                    format!("{{{field}}}")
-                };
-                // A local index shares the table's partition key, so it has no template of
-                // its own.
-                let as_are = |attributes: &[&str]| {
-                    attributes
-                        .iter()
-                        .map(|attribute| as_is(attribute))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let partition_template = match entity_index.partition_key {
-                    Some(template) => template.source.to_owned(),
-                    None if !entity_index.partition_attributes.is_empty() => {
-                        as_are(entity_index.partition_attributes)
-                    }
-                    None => entity.partition_key.source.to_owned(),
-                };
-                let sort_template = match entity_index.sort_key {
-                    Some(template) => Some(template.source.to_owned()),
-                    None if !entity_index.sort_attributes.is_empty() => {
-                        Some(as_are(entity_index.sort_attributes))
-                    }
-                    None => None,
-                };
-                rows.push(DesignRow {
-                    entity: entity.name,
-                    schema_version: entity.schema_version,
-                    index: Some(index.name),
-                    partition_attribute: index.partition_key,
-                    partition_template,
-                    sort_attribute: index.sort_key,
-                    sort_template,
-                    rule: entity_index.rule.map(|rule| rule.source),
-                });
-            }
-        }
+        let rows: Vec<DesignRow> = (entities.iter())
+            .flat_map(|entity| entity_rows(schema, entity, |template| template.source.to_owned()))
+            .collect();
         let unused_indexes = schema
             .indexes
             .iter()
@@ -117,6 +63,70 @@ impl Design {
             unused_indexes,
         }
     }
+}
+
+/// `entity`'s rows, its templates spelled by `spell`: as written, for the design's table, or
+/// in one spelling, for the record a plan compares ([`super::plan`]).
+pub(crate) fn entity_rows(
+    schema: &'static TableSchema,
+    entity: &'static EntitySchema,
+    spell: impl Fn(&KeyTemplate) -> String,
+) -> Vec<DesignRow> {
+    let mut rows = vec![DesignRow {
+        entity: entity.name,
+        schema_version: entity.schema_version,
+        index: None,
+        partition_attribute: schema.partition_key,
+        partition_template: spell(&entity.partition_key),
+        sort_attribute: schema.sort_key,
+        sort_template: entity.sort_key.as_ref().map(&spell),
+        rule: None,
+    }];
+    for entity_index in entity.indexes {
+        let index = entity_index.index;
+        // An index key read from an item attribute as is shows as that field alone.
+        let as_is = |attribute: &str| {
+            let field = entity
+                .fields
+                .iter()
+                .find(|field| field.attribute == attribute)
+                .map_or(attribute, |field| field.name);
+            format!("{{{field}}}")
+        };
+        let as_are = |attributes: &[&str]| {
+            attributes
+                .iter()
+                .map(|attribute| as_is(attribute))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        // A local index shares the table's partition key, so it has no template of its own.
+        let partition_template = match &entity_index.partition_key {
+            Some(template) => spell(template),
+            None if !entity_index.partition_attributes.is_empty() => {
+                as_are(entity_index.partition_attributes)
+            }
+            None => spell(&entity.partition_key),
+        };
+        let sort_template = match &entity_index.sort_key {
+            Some(template) => Some(spell(template)),
+            None if !entity_index.sort_attributes.is_empty() => {
+                Some(as_are(entity_index.sort_attributes))
+            }
+            None => None,
+        };
+        rows.push(DesignRow {
+            entity: entity.name,
+            schema_version: entity.schema_version,
+            index: Some(index.name),
+            partition_attribute: index.partition_key,
+            partition_template,
+            sort_attribute: index.sort_key,
+            sort_template,
+            rule: entity_index.rule.map(|rule| rule.source),
+        });
+    }
+    rows
 }
 
 impl fmt::Display for Design {

@@ -45,6 +45,14 @@ impl fmt::Display for PlanAction {
                 write!(f, "turn on time to live for attribute {attribute}")
             }
             PlanAction::EnableStream { view } => write!(f, "turn on the stream ({view})"),
+            PlanAction::RecordKeys {
+                entity,
+                schema_version,
+            } => write!(
+                f,
+                "record {entity}'s keys at schema version {schema_version} (later plans compare \
+                 the declaration with them)"
+            ),
         }
     }
 }
@@ -101,6 +109,18 @@ impl fmt::Display for Plan {
                 Note::UndeclaredStream { view } => writeln!(
                     f,
                     "  ! the table has a stream ({view}) it does not declare; left on"
+                )?,
+                Note::KeysChanged {
+                    entity,
+                    recorded_version,
+                    schema_version,
+                    changes,
+                } => writeln!(
+                    f,
+                    "  ! {entity}'s keys changed since schema version {recorded_version}: {}. \
+                     Its items are behind until a sweep to version {schema_version} rewrites \
+                     them (coverage counts them; mark the migration complete when done)",
+                    changes.join("; ")
                 )?,
                 Note::Setting {
                     setting,

@@ -18,12 +18,14 @@ use std::time::Duration;
 
 mod display;
 mod live;
+mod recorded;
 mod settings;
 #[cfg(test)]
 mod tests;
 
 use live::declared_keys;
 pub use live::{LiveIndex, LiveTable};
+pub(super) use recorded::record as record_keys;
 
 /// One change that [`TableMigration::send`] makes; serialized as
 /// `{"action": "create_index", ..}`.
@@ -61,6 +63,22 @@ pub enum PlanAction {
         /// The view.
         view: StreamViewType,
     },
+    /// Record the entity's keys at its schema version in the table (an item beside its
+    /// migration records, `_MIGRATION#<entity>`), which later plans compare the declaration
+    /// with: DynamoDB keeps no key templates, only items written with them.
+    RecordKeys {
+        /// The entity.
+        entity: &'static str,
+        /// Its schema version.
+        schema_version: u32,
+    },
+}
+
+impl PlanAction {
+    /// Whether the action changes the table itself (not one of the library's records in it).
+    pub(super) fn changes_table(&self) -> bool {
+        !matches!(self, PlanAction::RecordKeys { .. })
+    }
 }
 
 /// A global index to add.
@@ -159,6 +177,20 @@ pub enum Note {
         /// The live view.
         view: String,
     },
+    /// The entity's keys differ from those an earlier schema version was applied with: the
+    /// items that version wrote are behind until a sweep to this version rewrites them, and a
+    /// query of the new keys does not find them. Shown until the migration to this version is
+    /// marked complete ([`MigrationMarker`](crate::migrate::MigrationMarker)).
+    KeysChanged {
+        /// The entity.
+        entity: &'static str,
+        /// The version whose keys differ (the latest recorded below this one).
+        recorded_version: u32,
+        /// This code's version.
+        schema_version: u32,
+        /// What differs, one sentence each.
+        changes: Vec<String>,
+    },
     /// A setting of the table's infrastructure code that the live table lacks (deletion
     /// protection, point-in-time recovery, encryption with KMS, throughput): the
     /// infrastructure code sets it (`CreateTable::cloudformation`, `terraform`, the CLI's
@@ -234,6 +266,17 @@ pub enum Blocker {
         /// Live.
         found: String,
     },
+    /// The entity's keys differ from those its schema version was applied with: items
+    /// written before are where the new keys do not look, and a sweep of this version passes
+    /// them by as current. A new schema version is needed.
+    KeysChanged {
+        /// The entity.
+        entity: &'static str,
+        /// Its schema version.
+        schema_version: u32,
+        /// What differs, one sentence each.
+        changes: Vec<String>,
+    },
     /// The stream has another view: changing it means turning the stream off, which ends it
     /// for its consumers, and on again, which starts a new stream with a new ARN.
     StreamView {
@@ -294,6 +337,18 @@ impl fmt::Display for Blocker {
                 f,
                 "time to live reads {found}, the declaration says {expected}: turn it off \
                  first (DynamoDB allows one change per hour), then apply"
+            ),
+            Blocker::KeysChanged {
+                entity,
+                schema_version,
+                changes,
+            } => write!(
+                f,
+                "{entity}'s keys differ from those schema version {schema_version} was applied \
+                 with: {}. Items written before keep the old keys, where reads of the new ones \
+                 do not look: declare schema_version = {} and sweep {entity}",
+                changes.join("; "),
+                schema_version + 1,
             ),
             Blocker::StreamView { expected, found } => write!(
                 f,
@@ -672,6 +727,16 @@ impl<'db, T: Table> TableMigration<'db, T> {
         );
         if let Some(live) = &live {
             plan.compare_settings(&self.settings, live);
+        }
+        for entity in &self.entities {
+            match live {
+                Some(_) => plan.compare_recorded_keys(self.db, entity).await?,
+                // A new table records nothing yet.
+                None => plan.actions.push(PlanAction::RecordKeys {
+                    entity: entity.name,
+                    schema_version: entity.schema_version,
+                }),
+            }
         }
         Ok(plan)
     }
