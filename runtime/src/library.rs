@@ -41,7 +41,8 @@ pub(crate) enum EntityTag {
     EntitySuffix(&'static str),
 }
 
-/// Migration records (`_MIGRATION#<entity>`, one item per schema version).
+/// Migration records (`_MIGRATION#<entity>`: a completion record per schema version, and one
+/// of the keys each version was applied with, sort key `DESIGN`).
 pub(crate) const MIGRATION_MARKER: RecordKind = RecordKind {
     description: "migration record",
     place: Place::Partition("_MIGRATION#"),
