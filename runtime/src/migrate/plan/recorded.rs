@@ -1,5 +1,5 @@
 //! The keys each schema version of an entity was applied with, recorded in the table by apply
-//! (`PK = "_MIGRATION#<entity>"`, `SK = "DESIGN"`, one attribute per version): DynamoDB keeps
+//! (`PK = "_MIGRATION#<entity>"`, `SK = "DESIGN"`, an attribute `keys_v<version>` per version): DynamoDB keeps
 //! no key templates, only the items written with them, so this record is what a later plan
 //! compares the declaration with. A template or shard count changed without a new schema
 //! version leaves items where the new keys do not look, and no sweep finds them.
@@ -42,9 +42,13 @@ pub(super) type Recorded = BTreeMap<u32, Vec<RecordedKeys>>;
 /// The sort key of the record, beside the entity's completion records (`V#<version>`).
 const DESIGN: &str = "DESIGN";
 
+/// The start of the attribute that holds a version's keys (`keys_v2`): unlike the table's
+/// key and entity attributes, whatever the table names those.
+const VERSION_PREFIX: &str = "keys_v";
+
 /// The attribute that holds a version's keys.
 fn version_attribute(version: u32) -> String {
-    format!("v{version}")
+    format!("{VERSION_PREFIX}{version}")
 }
 
 /// `entity`'s keys as this code declares them.
@@ -229,8 +233,8 @@ fn versions<T: Table>(item: Item) -> Result<Recorded, DecodeError> {
     let key = crate::item::key_text::<T>(&item);
     let mut recorded = Recorded::new();
     for (attribute, value) in item {
-        let Some(version) = (attribute.strip_prefix('v')).and_then(|v| v.parse::<u32>().ok())
-        else {
+        let version = attribute.strip_prefix(VERSION_PREFIX);
+        let Some(version) = version.and_then(|version| version.parse::<u32>().ok()) else {
             continue;
         };
         let keys =
@@ -264,13 +268,10 @@ pub(in crate::migrate) async fn record<T: Table>(
     };
     let actions = vec![
         set(attribute.clone(), keys),
+        // The key names the entity; the entity attribute, the kind of record.
         set(
             T::SCHEMA.entity_attribute.to_owned(),
             MIGRATION_MARKER.entity_attribute(""),
-        ),
-        set(
-            "entity".to_owned(),
-            AttributeValue::S(entity.name.to_owned()),
         ),
     ];
     let write = Write::update(MIGRATION_MARKER.description, key::<T>(entity.name), actions)
@@ -340,6 +341,40 @@ mod tests {
         );
         // An index the plan creates and says to backfill is not named twice.
         assert_eq!(changes(&recorded, &declared, &["gsi4"]).len(), 3);
+    }
+
+    struct App;
+
+    impl Table for App {
+        const SCHEMA: &'static crate::schema::TableSchema = &crate::schema::TableSchema {
+            type_name: "App",
+            name: "app",
+            partition_key: "PK",
+            sort_key: Some("SK"),
+            entity_attribute: "_type",
+            schema_version_attribute: "_sv",
+            indexes: &[],
+            ttl_attribute: None,
+            stream: None,
+        };
+        type Stream = crate::schema::NoStream;
+    }
+
+    #[test]
+    fn a_record_is_read_by_version_and_a_malformed_one_is_a_typed_error() {
+        let declared = vec![keys(None, "TEAM#{team:3}", None)];
+        let mut item = key::<App>("Task");
+        let stored = serde_dynamo::to_attribute_value(&declared).unwrap();
+        item.insert(version_attribute(2), stored);
+        item.insert("_type".into(), AttributeValue::S("_migration".into()));
+        let recorded = versions::<App>(item.clone()).unwrap();
+        assert_eq!(recorded, Recorded::from([(2, declared)]));
+        item.insert(version_attribute(3), AttributeValue::S("not keys".into()));
+        let error = versions::<App>(item).unwrap_err();
+        assert!(
+            matches!(&error, DecodeError::Attribute { attribute, .. } if attribute == "keys_v3"),
+            "{error:?}"
+        );
     }
 
     #[test]
