@@ -500,3 +500,58 @@ async fn two_workers_under_one_id_claiming_in_one_millisecond_do_not_both_hold_t
         );
     }
 }
+
+/// A worker killed with backfill writes in flight (pipelined: its next page read and its last
+/// page's checkpoint saved while a page's writes go out, two segments at once): the checkpoints
+/// it left pass no item whose write had not finished, so the worker that takes over leaves no
+/// item behind, and the checkpointed counts hold no item twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_killed_with_writes_in_flight_leaves_no_item_behind() {
+    let table = old_comments().await;
+    let db = (*table).clone();
+    let sweep = || {
+        (db.admin().sweep::<Comment>())
+            .segments(SEGMENTS)
+            .page_size(4)
+            .concurrency(8)
+    };
+    let lease = Duration::from_millis(300);
+    // Paced, so that a page's writes are out for a while when the kill comes.
+    let doomed = tokio::spawn(
+        sweep()
+            .rate(Rate::ItemsPerSecond(20.0))
+            .distributed("in-flight")
+            .lease(lease)
+            .worker_id("doomed")
+            .worker(),
+    );
+    let observer = sweep().distributed("in-flight");
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let statuses = observer.status().await.unwrap().segments;
+            let doomed_holds = |owner: Option<&str>| owner.is_some_and(|o| o.starts_with("doomed"));
+            if statuses
+                .iter()
+                .any(|s| doomed_holds(s.owner.as_deref()) && !s.done && s.counts.old > 0)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the doomed worker made progress");
+    doomed.abort();
+    let heir = sweep()
+        .distributed("in-flight")
+        .lease(lease)
+        .worker_id("heir");
+    let heir = tokio::time::timeout(Duration::from_secs(120), heir.worker())
+        .await
+        .expect("the heir ends within its bound")
+        .unwrap();
+    assert!(!heir.work_left, "{heir:?}");
+    let statuses = judge(&db, "in-flight").await;
+    let backfilled: u64 = statuses.iter().map(|s| s.counts.backfilled).sum();
+    assert!(backfilled <= u64::from(ITEMS), "{backfilled}: {statuses:?}");
+}
