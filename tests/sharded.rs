@@ -62,6 +62,24 @@ struct Event {
     body: String,
 }
 
+/// A reaction to an event, kept in its event's shard of the feed (its shard is the event id's),
+/// right after the event in sort key order.
+#[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[dynamo(table = Desk, pk = "FEED#{feed}#{shard(event, 8)}", sk = "AT#{at}#{event}#R#{who}")]
+struct Reaction {
+    feed: String,
+    event: String,
+    at: u32,
+    who: String,
+}
+
+/// A feed's events with their reactions: the item collection of its partition's shards.
+#[derive(singletable::Collection, Debug, PartialEq)]
+enum FeedItem {
+    Event(Event),
+    Reaction(Reaction),
+}
+
 /// An organisation's members, its table partition spread over 4 keys, each email unique.
 #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[dynamo(table = Desk, pk = "ORG#{org}#{shard(id, 4)}", sk = "MEMBER#{id}")]
@@ -646,4 +664,64 @@ async fn unique_values_hold_across_the_shards_of_a_partition() {
         members.windows(2).all(|pair| pair[0].id < pair[1].id),
         "merged in id order"
     );
+}
+
+/// The item collection of a sharded partition is read as one: every shard queried, events and
+/// their reactions merged in sort key order, page by page through cursors, either way.
+#[tokio::test]
+async fn a_collection_of_a_sharded_partition_is_read_merged_across_its_shards() {
+    let db = singletable::testing::table::<Desk>().await.unwrap();
+    let mut expected = Vec::new();
+    for number in 0..12u32 {
+        let event = Event {
+            feed: "busy".into(),
+            id: format!("e{number:02}"),
+            at: 2_000 + number,
+            body: format!("event {number}"),
+        };
+        db.put(&event).send().await.unwrap();
+        expected.push(format!("event e{number:02}"));
+        for who in ["ana", "bo"].iter().take(number as usize % 3) {
+            let reaction = Reaction {
+                feed: "busy".into(),
+                event: event.id.clone(),
+                at: event.at,
+                who: (*who).into(),
+            };
+            db.put(&reaction).send().await.unwrap();
+            expected.push(format!("reaction e{number:02} {who}"));
+        }
+    }
+    let named = |item: &FeedItem| match item {
+        FeedItem::Event(event) => format!("event {}", event.id),
+        FeedItem::Reaction(reaction) => format!("reaction {} {}", reaction.event, reaction.who),
+    };
+    let all: Vec<String> = (db.query(Event::partition("busy")))
+        .collection::<FeedItem>()
+        .all()
+        .await
+        .unwrap()
+        .iter()
+        .map(named)
+        .collect();
+    assert_eq!(all, expected);
+    // Page by page, newest first, three at a time through the cursor's text.
+    let query = (db.query(Event::partition("busy")))
+        .collection::<FeedItem>()
+        .descending()
+        .limit(3);
+    let mut newest_first = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    for _ in 0..40 {
+        let page = query.page(cursor.as_ref()).await.unwrap();
+        assert!(page.errors.is_empty(), "{:?}", page.errors);
+        assert!(page.items.len() <= 3);
+        newest_first.extend(page.items.iter().map(named));
+        match page.cursor {
+            Some(next) => cursor = Some(Cursor::decode(&next.encode()).unwrap()),
+            None => break,
+        }
+    }
+    expected.reverse();
+    assert_eq!(newest_first, expected);
 }
