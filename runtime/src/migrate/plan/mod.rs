@@ -728,15 +728,21 @@ impl<'db, T: Table> TableMigration<'db, T> {
         if let Some(live) = &live {
             plan.compare_settings(&self.settings, live);
         }
-        for entity in &self.entities {
-            match live {
-                Some(_) => plan.compare_recorded_keys(self.db, entity).await?,
-                // A new table records nothing yet.
-                None => plan.actions.push(PlanAction::RecordKeys {
+        if live.is_some() {
+            // Each entity's record, read together.
+            let reads = (self.entities.iter()).map(|entity| recorded::read(self.db, entity.name));
+            let records = futures::future::try_join_all(reads).await?;
+            for (entity, recorded) in self.entities.iter().zip(records) {
+                plan.compare_recorded_keys(self.db, entity, &recorded)
+                    .await?;
+            }
+        } else {
+            // A new table records nothing yet.
+            plan.actions
+                .extend(self.entities.iter().map(|entity| PlanAction::RecordKeys {
                     entity: entity.name,
                     schema_version: entity.schema_version,
-                }),
-            }
+                }));
         }
         Ok(plan)
     }

@@ -166,16 +166,16 @@ pub(super) fn changes(
 }
 
 impl Plan {
-    /// Compares `entity`'s declared keys with those the table records for its versions: a
-    /// difference from its own version's blocks; one from the latest version below it is a
-    /// note until the migration to its version is marked complete; its version not recorded
-    /// yet is an action.
+    /// Compares `entity`'s declared keys with those the table records for its versions
+    /// (`recorded`): a difference from its own version's blocks; one from the latest version
+    /// below it is a note until the migration to its version is marked complete; its version
+    /// not recorded yet is an action.
     pub(super) async fn compare_recorded_keys<T: Table>(
         &mut self,
         db: &Db<T>,
         entity: &'static EntitySchema,
+        recorded: &Recorded,
     ) -> Result<(), Error> {
-        let recorded = read(db, entity.name).await?;
         let declared = declared::<T>(entity);
         let schema_version = entity.schema_version;
         match recorded.get(&schema_version) {
