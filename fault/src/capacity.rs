@@ -2,12 +2,13 @@
 //! are on [`PartitionLimits`].
 
 use crate::charges::{
-    batch_write_charges, consistent, partition_key, queried_key, read_charges, read_units,
+    batch_write_request, consistent, partition_key, queried_key, read_charges, read_units,
     reported_write_rest, write_charges, Charge,
 };
 use crate::http::{json_response, Message};
 use crate::lock::lock;
 use crate::partition_limits::{Access, PartitionKey, PartitionLimits};
+use crate::seen_items::SeenItems;
 use crate::table_keys::{describe, table_names, TableKeys};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -47,6 +48,8 @@ pub(crate) struct CapacityModel {
     region: String,
     buckets: Mutex<HashMap<(Access, PartitionKey), Bucket>>,
     tables: Mutex<HashMap<String, Arc<OnceCell<TableKeys>>>>,
+    /// What the items written through the proxy hold, for the charges requests do not show.
+    seen: SeenItems,
 }
 
 impl CapacityModel {
@@ -56,6 +59,88 @@ impl CapacityModel {
             region,
             buckets: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
+            seen: SeenItems::default(),
+        }
+    }
+
+    /// A write's charges: those its request shows (its table key first), and what the item the
+    /// proxy saw written adds (its size before the write, the index entries it removes or
+    /// moves).
+    fn write_charges(
+        &self,
+        keys: &TableKeys,
+        table: &str,
+        operation: &str,
+        body: &Value,
+        factor: f64,
+    ) -> Vec<Charge> {
+        let mut charges = write_charges(keys, table, operation, body, factor);
+        let extra = (self.seen).extra_charges(keys, table, operation, body, factor, &charges);
+        // One charge per key, so that a write held back is counted once against it.
+        for charge in extra {
+            match charges.iter_mut().find(|taken| taken.key == charge.key) {
+                Some(taken) => taken.units += charge.units,
+                None => charges.push(charge),
+            }
+        }
+        charges
+    }
+
+    /// Remembers what each write of a request the engine applied left of its item.
+    fn record_writes(&self, operation: &str, body: &Value, answer: &Value) {
+        let tables = self.known_tables();
+        let record = |table: &str, operation: &str, request: &Value| {
+            if let Some(keys) = tables.get(table) {
+                self.seen.record(keys, table, operation, request);
+            }
+        };
+        match operation {
+            "PutItem" | "UpdateItem" | "DeleteItem" => {
+                if let Some(table) = body.get("TableName").and_then(Value::as_str) {
+                    record(table, operation, body);
+                }
+            }
+            "BatchWriteItem" => {
+                let Some(requested) = body.get("RequestItems").and_then(Value::as_object) else {
+                    return;
+                };
+                for (table, list) in requested {
+                    let unprocessed = answer
+                        .pointer(&format!(
+                            "/UnprocessedItems/{}",
+                            table.replace('~', "~0").replace('/', "~1")
+                        ))
+                        .and_then(Value::as_array);
+                    for request in list.as_array().into_iter().flatten() {
+                        if unprocessed.is_some_and(|left| left.contains(request)) {
+                            continue;
+                        }
+                        if let Some((operation, request)) = batch_write_request(request) {
+                            record(table, operation, request);
+                        }
+                    }
+                }
+            }
+            "TransactWriteItems" => {
+                let items = body.get("TransactItems").and_then(Value::as_array);
+                for item in items.into_iter().flatten() {
+                    let Some((action, request)) =
+                        item.as_object().and_then(|item| item.iter().next())
+                    else {
+                        continue;
+                    };
+                    let operation = match action.as_str() {
+                        "Put" => "PutItem",
+                        "Update" => "UpdateItem",
+                        "Delete" => "DeleteItem",
+                        _ => continue,
+                    };
+                    if let Some(table) = request.get("TableName").and_then(Value::as_str) {
+                        record(table, operation, request);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -104,8 +189,10 @@ impl CapacityModel {
     /// single write's, from the table's units the engine reported.
     pub(crate) fn charge_rest(&self, operation: &str, request: &Message, response: &Message) {
         let writes = matches!(operation, "PutItem" | "UpdateItem" | "DeleteItem");
+        let batched_writes = matches!(operation, "BatchWriteItem" | "TransactWriteItems");
         if response.status() != Some(200)
             || !(writes
+                || batched_writes
                 || matches!(
                     operation,
                     "GetItem" | "Query" | "BatchGetItem" | "TransactGetItems"
@@ -119,11 +206,21 @@ impl CapacityModel {
         ) else {
             return;
         };
+        if batched_writes {
+            self.record_writes(operation, &body, &answer);
+            return;
+        }
         let tables = self.known_tables();
         if writes {
-            for charge in reported_write_rest(operation, &body, &answer, &tables) {
-                self.overdraw(Access::Write, &charge);
+            let table = body.get("TableName").and_then(Value::as_str);
+            if let Some((table, keys)) = table.and_then(|table| Some((table, tables.get(table)?))) {
+                // What was taken on arrival, by the item as it was before this write.
+                let taken = self.write_charges(keys, table, operation, &body, 1.0);
+                for charge in reported_write_rest(&answer, taken) {
+                    self.overdraw(Access::Write, &charge);
+                }
             }
+            self.record_writes(operation, &body, &answer);
             return;
         }
         for charge in read_charges(operation, &body, &answer, &tables) {
@@ -164,7 +261,7 @@ impl CapacityModel {
             }
             _ => (
                 Access::Write,
-                write_charges(keys, table, operation, body, 1.0),
+                self.write_charges(keys, table, operation, body, 1.0),
             ),
         };
         match self.take_all(access, &charges) {
@@ -220,7 +317,11 @@ impl CapacityModel {
                         })
                         .collect()
                 } else {
-                    batch_write_charges(keys, table, &request)
+                    (batch_write_request(&request).into_iter())
+                        .flat_map(|(operation, body)| {
+                            self.write_charges(keys, table, operation, body, 1.0)
+                        })
+                        .collect()
                 };
                 match self.take_all(access, &charges) {
                     Ok(()) => kept.push(request),
@@ -309,13 +410,13 @@ impl CapacityModel {
                     .into_iter()
                     .collect()
             } else {
-                let operation = match action.as_str() {
-                    "Put" => "PutItem",
-                    "Update" => "UpdateItem",
-                    // A condition check is charged as a write of its key, as a delete is.
-                    _ => "DeleteItem",
-                };
-                write_charges(keys, table, operation, request, 2.0)
+                match action.as_str() {
+                    "Put" => self.write_charges(keys, table, "PutItem", request, 2.0),
+                    "Update" => self.write_charges(keys, table, "UpdateItem", request, 2.0),
+                    "Delete" => self.write_charges(keys, table, "DeleteItem", request, 2.0),
+                    // A condition check is charged as a write of its key, and changes no item.
+                    _ => write_charges(keys, table, "DeleteItem", request, 2.0),
+                }
             };
             for charge in item_charges {
                 charges.push(charge);
@@ -408,6 +509,7 @@ impl CapacityModel {
         };
         lock(&self.tables).remove(&table);
         lock(&self.buckets).retain(|(_, key), _| key.table != table);
+        self.seen.forget(&table);
     }
 
     fn known_tables(&self) -> HashMap<String, TableKeys> {

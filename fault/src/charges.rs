@@ -31,7 +31,7 @@ pub(crate) fn partition_key(
 }
 
 /// A key attribute's value as text: `S`, `N` and `B` all carry a JSON string.
-fn key_text(value: &Value) -> Option<String> {
+pub(crate) fn key_text(value: &Value) -> Option<String> {
     let (_, inner) = value.as_object()?.iter().next()?;
     inner.as_str().map(str::to_owned)
 }
@@ -56,7 +56,11 @@ pub(crate) fn queried_key(
 /// The value `expression` (of `body`, with its placeholders) sets `attribute` equal to:
 /// `attribute = :value`, the attribute named as it is or through `ExpressionAttributeNames`,
 /// in either order around `=` (a key condition's equality, an update's `SET`).
-fn equated_value<'b>(body: &'b Value, expression: &str, attribute: &str) -> Option<&'b Value> {
+pub(crate) fn equated_value<'b>(
+    body: &'b Value,
+    expression: &str,
+    attribute: &str,
+) -> Option<&'b Value> {
     let names = body.get("ExpressionAttributeNames");
     let values = body.get("ExpressionAttributeValues")?;
     let names_attribute = |operand: &str| {
@@ -98,6 +102,35 @@ fn equated_value<'b>(body: &'b Value, expression: &str, attribute: &str) -> Opti
     None
 }
 
+/// Whether update `expression` (of `body`) removes `attribute`: it is named, as it is or through
+/// `ExpressionAttributeNames`, in the expression's `REMOVE` clause.
+pub(crate) fn removes(body: &Value, expression: &str, attribute: &str) -> bool {
+    let names = body.get("ExpressionAttributeNames");
+    let named = |operand: &str| {
+        operand == attribute
+            || names
+                .and_then(|names| names.get(operand))
+                .and_then(Value::as_str)
+                == Some(attribute)
+    };
+    let words: Vec<&str> = expression.split_whitespace().collect();
+    let clause = |word: &str| {
+        ["SET", "REMOVE", "ADD", "DELETE"]
+            .iter()
+            .any(|keyword| word.eq_ignore_ascii_case(keyword))
+    };
+    let Some(start) = words
+        .iter()
+        .position(|word| word.eq_ignore_ascii_case("REMOVE"))
+    else {
+        return false;
+    };
+    (words.iter().skip(start + 1))
+        .take_while(|word| !clause(word))
+        .flat_map(|word| word.split(','))
+        .any(|operand| named(operand.trim()))
+}
+
 /// Whether a read (or a batch's table entry) asks for strong consistency.
 pub(crate) fn consistent(body: &Value) -> bool {
     body.get("ConsistentRead").and_then(Value::as_bool) == Some(true)
@@ -112,7 +145,7 @@ pub(crate) fn read_units(bytes: usize, consistent: bool, factor: f64) -> f64 {
 }
 
 /// Write units for `bytes`: one per 1 KB or part of it, times `factor` (2 in a transaction).
-fn write_units(bytes: usize, factor: f64) -> f64 {
+pub(crate) fn write_units(bytes: usize, factor: f64) -> f64 {
     bytes.div_ceil(1024).max(1) as f64 * factor
 }
 
@@ -145,12 +178,12 @@ fn write_charge(
     })
 }
 
-/// The charge of one `PutRequest` or `DeleteRequest` of a batch.
-pub(crate) fn batch_write_charges(keys: &TableKeys, table: &str, request: &Value) -> Vec<Charge> {
+/// One `PutRequest` or `DeleteRequest` of a batch, as the single write it stands for.
+pub(crate) fn batch_write_request(request: &Value) -> Option<(&'static str, &Value)> {
     match (request.get("PutRequest"), request.get("DeleteRequest")) {
-        (Some(put), _) => write_charges(keys, table, "PutItem", put, 1.0),
-        (None, Some(delete)) => write_charges(keys, table, "DeleteItem", delete, 1.0),
-        (None, None) => Vec::new(),
+        (Some(put), _) => Some(("PutItem", put)),
+        (None, Some(delete)) => Some(("DeleteItem", delete)),
+        (None, None) => None,
     }
 }
 
@@ -160,7 +193,7 @@ pub(crate) fn batch_write_charges(keys: &TableKeys, table: &str, request: &Value
 /// (`IndexWriteKeyRangeThroughputExceeded`). A put's entries are in its item; an update's,
 /// where its `SET` gives an index key attribute its value (as the library's updates do when
 /// an index input changes). The entries a write removes from an index, whose keys the request
-/// does not hold, are not charged.
+/// does not hold, are the proxy's record of items to charge ([`crate::seen_items`]).
 pub(crate) fn write_charges(
     keys: &TableKeys,
     table: &str,
@@ -197,22 +230,11 @@ pub(crate) fn write_charges(
 }
 
 /// The rest of a single write's charges when the engine reported its units: what the table's
-/// own, and each global index's whose entry the write's request names, exceed the charge
-/// taken on arrival by (an index entry is charged its size, as DynamoDB charges it, which an
+/// own, and each global index's whose entry the write was charged for on arrival (`taken`),
+/// exceed that charge by (an index entry is charged its size, as DynamoDB charges it, which an
 /// update's request does not show).
-pub(crate) fn reported_write_rest(
-    operation: &str,
-    body: &Value,
-    answer: &Value,
-    tables: &HashMap<String, TableKeys>,
-) -> Vec<Charge> {
+pub(crate) fn reported_write_rest(answer: &Value, taken: Vec<Charge>) -> Vec<Charge> {
     let Some(consumed) = answer.get("ConsumedCapacity") else {
-        return Vec::new();
-    };
-    let Some(table) = body.get("TableName").and_then(Value::as_str) else {
-        return Vec::new();
-    };
-    let Some(keys) = tables.get(table) else {
         return Vec::new();
     };
     let reported = |index: Option<&str>| {
@@ -222,14 +244,28 @@ pub(crate) fn reported_write_rest(
         };
         units?.get("CapacityUnits")?.as_f64()
     };
-    write_charges(keys, table, operation, body, 1.0)
+    // What was taken, per table or index (an entry moved within an index is charged twice
+    // there: its removal and its put).
+    let mut taken_on: Vec<(Option<String>, f64)> = Vec::new();
+    let mut firsts = Vec::new();
+    for charge in taken {
+        match taken_on
+            .iter_mut()
+            .find(|(index, _)| *index == charge.key.index)
+        {
+            Some((_, units)) => *units += charge.units,
+            None => {
+                taken_on.push((charge.key.index.clone(), charge.units));
+                firsts.push(charge.key);
+            }
+        }
+    }
+    firsts
         .into_iter()
-        .filter_map(|taken| {
-            let units = reported(taken.key.index.as_deref())? - taken.units;
-            (units > 0.0).then_some(Charge {
-                key: taken.key,
-                units,
-            })
+        .zip(taken_on)
+        .filter_map(|(key, (index, taken))| {
+            let units = reported(index.as_deref())? - taken;
+            (units > 0.0).then_some(Charge { key, units })
         })
         .collect()
 }
@@ -321,7 +357,7 @@ pub(crate) fn read_charges(
 
 /// An item's size as DynamoDB counts it (the library's [`value_size`] for each value, plus
 /// the attribute names), from its JSON form.
-fn item_size(item: &Value) -> usize {
+pub(crate) fn item_size(item: &Value) -> usize {
     item.as_object().map_or(0, |attributes| {
         attributes
             .iter()
@@ -330,7 +366,7 @@ fn item_size(item: &Value) -> usize {
     })
 }
 
-fn json_value_size(value: &Value) -> usize {
+pub(crate) fn json_value_size(value: &Value) -> usize {
     // A value that does not parse is the engine's to refuse; it is charged nothing here.
     wire::parse_value(value).map_or(0, |value| value_size(&value))
 }
@@ -344,7 +380,9 @@ mod tests {
     fn keys() -> TableKeys {
         TableKeys {
             partition_key: "PK".to_owned(),
+            sort_key: Some("SK".to_owned()),
             indexes: HashMap::from([("GSI1".to_owned(), "GSI1PK".to_owned())]),
+            index_sort_keys: HashMap::from([("GSI1".to_owned(), "GSI1SK".to_owned())]),
             on_demand: true,
         }
     }

@@ -61,6 +61,7 @@ mod own_write;
 mod partition_limits;
 mod plan;
 mod report;
+mod seen_items;
 mod table_keys;
 pub use authorization::{allows, Authorization};
 pub use lag::IndexLag;

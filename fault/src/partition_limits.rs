@@ -29,9 +29,9 @@ use std::fmt;
 /// # What the model does
 ///
 /// - **A token bucket per partition key value**, one for writes and one for reads, for each
-///   table (and, for reads, each global secondary index a query names). A bucket refills at the
-///   limit's rate and holds at most one second of it, so a quiet key can absorb a burst of one
-///   second's units and no more: DynamoDB's burst capacity comes from the table's unused
+///   table and each global secondary index (whose writes are its entries', and whose reads a
+///   query names). A bucket refills at the limit's rate and holds at most one second of it, so
+///   a quiet key can absorb a burst of one second's units and no more: DynamoDB's burst capacity comes from the table's unused
 ///   throughput, but the partition's own limit still caps it. A request charged more than one
 ///   second's units on one key (a large transaction) waits for a full bucket and overdraws
 ///   it, rather than being refused for ever.
@@ -43,11 +43,19 @@ use std::fmt;
 ///   `PutItem` by the item's size; `UpdateItem` by the key's size plus the values the update
 ///   sets; `DeleteItem` and a transaction's `ConditionCheck` by the key's size; each rounded up
 ///   to 1 KB, at least one unit, twice in `TransactWriteItems`. DynamoDB charges a put, an
-///   update or a delete by the larger of the item before and after, which only the engine
-///   knows: when the engine's answer reports it (a client that asked for
-///   `ReturnConsumedCapacity: INDEXES`, whose `Table` units are the table's own), the rest is
-///   taken then, as for reads, and may overdraw the bucket; otherwise the model's charge is a
-///   lower bound, so it never throttles a write DynamoDB would let through at the same rate.
+///   update or a delete by the larger of the item before and after: the proxy remembers the
+///   size of each item written through it and charges that when larger; and when the engine's
+///   answer reports the units (a client that asked for `ReturnConsumedCapacity: INDEXES`, whose
+///   `Table` units are the table's own), the rest is taken then, as for reads, and may overdraw
+///   the bucket. An item the proxy never saw written is charged the lower bound, so the model
+///   never throttles a write DynamoDB would let through at the same rate.
+/// - **Writes to global secondary indexes** are charged as DynamoDB charges them, to the
+///   partition key of each index entry a write puts (from a put's item, or the value an
+///   update's `SET` gives the index's partition key) and of each entry it removes or moves (a
+///   delete, a put that replaces the item, an update that changes or removes the index's key:
+///   known from the entries of items written through the proxy), the write's units on each,
+///   and hold the table's write back when an index partition has no room
+///   (`IndexWriteKeyRangeThroughputExceeded`).
 /// - **Reads** (`GetItem`, `Query`, `BatchGetItem`, `TransactGetItems`) take their least
 ///   possible charge when they arrive (one unit per key, half for an eventually consistent
 ///   read, twice in a transaction) and the rest when the engine's answer shows the items' sizes,
@@ -55,7 +63,7 @@ use std::fmt;
 ///   rest may overdraw the bucket, by at most one second's units, which delays the key's next
 ///   reads. A query is charged for the items it returns, which a filter or a projection makes
 ///   smaller than what DynamoDB reads and charges. A `Scan` spans partitions and is not
-///   modelled, nor are writes to global secondary indexes.
+///   modelled.
 ///
 /// # How the proxy refuses
 ///

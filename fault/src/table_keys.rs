@@ -10,8 +10,12 @@ use std::collections::HashMap;
 pub(crate) struct TableKeys {
     /// The table's partition key attribute.
     pub(crate) partition_key: String,
+    /// The table's sort key attribute, if it has one.
+    pub(crate) sort_key: Option<String>,
     /// Each global secondary index's partition key attribute.
     pub(crate) indexes: HashMap<String, String>,
+    /// Each global secondary index's sort key attribute, for those that have one.
+    pub(crate) index_sort_keys: HashMap<String, String>,
     /// Billed per request: a throttled transaction item's code is then `ThrottlingError`.
     pub(crate) on_demand: bool,
 }
@@ -41,38 +45,46 @@ pub(crate) async fn describe(
     let table = answer.get("Table").ok_or(Undescribed)?;
     let partition_key = table
         .get("KeySchema")
-        .and_then(hash_key)
+        .and_then(|schema| key_attribute(schema, "HASH"))
         .ok_or(Undescribed)?;
-    let indexes = table
+    let sort_key = table
+        .get("KeySchema")
+        .and_then(|schema| key_attribute(schema, "RANGE"));
+    let global_indexes = table
         .get("GlobalSecondaryIndexes")
         .and_then(Value::as_array)
-        .map(|indexes| {
-            indexes
-                .iter()
-                .filter_map(|index| {
-                    let name = index.get("IndexName")?.as_str()?.to_owned();
-                    Some((name, hash_key(index.get("KeySchema")?)?))
-                })
-                .collect()
-        })
+        .map(Vec::as_slice)
         .unwrap_or_default();
+    let index_keys = |kind: &str| -> HashMap<String, String> {
+        global_indexes
+            .iter()
+            .filter_map(|index| {
+                let name = index.get("IndexName")?.as_str()?.to_owned();
+                Some((name, key_attribute(index.get("KeySchema")?, kind)?))
+            })
+            .collect()
+    };
+    let indexes = index_keys("HASH");
+    let index_sort_keys = index_keys("RANGE");
     let on_demand = table
         .pointer("/BillingModeSummary/BillingMode")
         .and_then(Value::as_str)
         == Some("PAY_PER_REQUEST");
     Ok(TableKeys {
         partition_key,
+        sort_key,
         indexes,
+        index_sort_keys,
         on_demand,
     })
 }
 
-/// The `HASH` attribute of a `KeySchema`.
-fn hash_key(schema: &Value) -> Option<String> {
+/// The attribute of a `KeySchema` of key type `kind` (`HASH` or `RANGE`).
+fn key_attribute(schema: &Value, kind: &str) -> Option<String> {
     schema
         .as_array()?
         .iter()
-        .find(|element| element.get("KeyType").and_then(Value::as_str) == Some("HASH"))?
+        .find(|element| element.get("KeyType").and_then(Value::as_str) == Some(kind))?
         .get("AttributeName")?
         .as_str()
         .map(str::to_owned)

@@ -11,6 +11,7 @@
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{BuildError, SdkError};
 use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemError;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::get_item::GetItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -504,7 +505,7 @@ async fn one_partition_key_is_throttled_above_its_read_limit() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it() -> TestResult {
+async fn an_update_is_charged_the_stored_items_size_reported_or_seen_written() -> TestResult {
     use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
     use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
     let (client, stats, table) = limited(14, PartitionLimits::new(100.0, 300.0)).await?;
@@ -529,8 +530,9 @@ async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it()
             .send()
             .await?;
     }
-    // The puts overdrew their keys' buckets; two seconds fill them again.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The puts overdrew their keys' buckets, to 150 units below empty; three seconds at 100 a
+    // second fill them again (an update charged the item's 251 units waits for a full one).
+    tokio::time::sleep(Duration::from_secs(3)).await;
 
     // Reported: the 250 units beyond the update's one empty the bucket (a second's worth of
     // deficit), and the next update is refused.
@@ -551,13 +553,24 @@ async fn an_update_is_charged_the_stored_items_size_when_the_engine_reports_it()
         Ok(_) => return Err("the update after a 251-unit update was not throttled".into()),
     }
 
-    // Not reported: each update is charged its own size, a lower bound, and three fit.
-    for _ in 0..3 {
-        update("unreported", None).await?;
+    // Not reported: the proxy saw the item written, and charges the update its size all the
+    // same, as DynamoDB does; the next update is refused too.
+    update("unreported", None).await?;
+    match update("unreported", None).await {
+        Err(error) => assert!(
+            matches!(
+                error.into_service_error(),
+                UpdateItemError::ProvisionedThroughputExceededException(_)
+            ),
+            "not throttling"
+        ),
+        Ok(_) => {
+            return Err("the update after an unreported 251-unit update was not throttled".into())
+        }
     }
     assert_eq!(
         stats.report().throttled_writes,
-        [(key(&table, "reported"), 1)].into()
+        [(key(&table, "reported"), 1), (key(&table, "unreported"), 1)].into()
     );
     Ok(())
 }
@@ -661,5 +674,86 @@ async fn a_hot_index_partition_holds_back_the_tables_writes_and_shards_spread_it
             .send()
             .await?;
     }
+    Ok(())
+}
+
+/// Removing an item's index entry is a write to the index, on the partition the entry was in,
+/// charged by the item's size, as DynamoDB charges a delete: 80 items of 20 KB whose entries
+/// share one index key, written within its limit, then deleted at once (1,680 units on that
+/// key in one go, 21 on each table key), hold the deletes back with
+/// `IndexWriteKeyRangeThroughputExceeded`, and the items held back are still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_are_charged_to_the_index_partitions_their_entries_leave() -> TestResult {
+    let plan = FaultPlan::new(19, 0.0)
+        .without_sdk_retries()
+        .with_partition_limits(PartitionLimits::DYNAMODB);
+    let (client, stats) = fault::client(plan).await?;
+    let table = created(&client, true).await?;
+    const ITEMS: usize = 80;
+    for sk in 0..ITEMS {
+        let mut item = item(&format!("item-{sk}"), sk, 20);
+        item.insert("GSI1PK".to_owned(), AttributeValue::S("TEAM#9".into()));
+        item.insert("GSI1SK".to_owned(), AttributeValue::S(format!("{sk:04}")));
+        client
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(item))
+            .send()
+            .await?;
+        // 420 units on the index key every half second: within its 1,000 a second.
+        if sk % 20 == 19 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let mut throttled = Vec::new();
+    for sk in 0..ITEMS {
+        let deleted = client
+            .delete_item()
+            .table_name(&table)
+            .key("PK", AttributeValue::S(format!("item-{sk}")))
+            .key("SK", AttributeValue::S(format!("{sk:04}")))
+            .send()
+            .await;
+        match deleted.map_err(SdkError::into_service_error) {
+            Ok(_) => {}
+            Err(DeleteItemError::ProvisionedThroughputExceededException(exceeded)) => {
+                let reasons: Vec<_> = (exceeded.throttling_reasons().iter())
+                    .map(|reason| {
+                        (
+                            reason.reason().unwrap_or_default().to_owned(),
+                            reason.resource().unwrap_or_default().to_owned(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(reasons.len(), 1, "{reasons:?}");
+                assert_eq!(reasons[0].0, "IndexWriteKeyRangeThroughputExceeded");
+                assert!(reasons[0].1.ends_with("/index/GSI1"), "{reasons:?}");
+                throttled.push(sk);
+            }
+            Err(other) => return Err(format!("a delete: {other:?}").into()),
+        }
+    }
+    // A second's 1,000 units fit, and what refills while the deletes go: the rest are held
+    // back.
+    assert!(
+        (5..=40).contains(&throttled.len()),
+        "{} of {ITEMS} deletes throttled",
+        throttled.len()
+    );
+    for sk in &throttled {
+        assert!(stored(&client, &table, &format!("item-{sk}"), *sk).await?);
+    }
+    let hot = PartitionKey {
+        table: table.clone(),
+        index: Some("GSI1".to_owned()),
+        value: "TEAM#9".to_owned(),
+    };
+    let report = stats.report();
+    assert_eq!(
+        report.throttled_writes,
+        [(hot, throttled.len() as u64)].into(),
+        "{report}"
+    );
     Ok(())
 }
