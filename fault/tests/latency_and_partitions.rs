@@ -706,15 +706,20 @@ async fn deletes_are_charged_to_the_index_partitions_their_entries_leave() -> Te
         }
     }
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let mut throttled = Vec::new();
+    // All at once, each on a task of its own: they reach the proxy within a few milliseconds,
+    // however busy the machine.
+    let mut deletes = tokio::task::JoinSet::new();
     for sk in 0..ITEMS {
-        let deleted = client
+        let delete = client
             .delete_item()
             .table_name(&table)
             .key("PK", AttributeValue::S(format!("item-{sk}")))
-            .key("SK", AttributeValue::S(format!("{sk:04}")))
-            .send()
-            .await;
+            .key("SK", AttributeValue::S(format!("{sk:04}")));
+        deletes.spawn(async move { (sk, delete.send().await) });
+    }
+    let mut throttled = Vec::new();
+    while let Some(joined) = deletes.join_next().await {
+        let (sk, deleted) = joined?;
         match deleted.map_err(SdkError::into_service_error) {
             Ok(_) => {}
             Err(DeleteItemError::ProvisionedThroughputExceededException(exceeded)) => {
@@ -734,10 +739,10 @@ async fn deletes_are_charged_to_the_index_partitions_their_entries_leave() -> Te
             Err(other) => return Err(format!("a delete: {other:?}").into()),
         }
     }
-    // A second's 1,000 units fit, and what refills while the deletes go: the rest are held
-    // back.
+    // A second's 1,000 units fit (47 deletes of 21), and what refills while they go: the rest
+    // are held back (33 at most; fewer the longer they take to arrive).
     assert!(
-        (5..=40).contains(&throttled.len()),
+        (10..=33).contains(&throttled.len()),
         "{} of {ITEMS} deletes throttled",
         throttled.len()
     );
