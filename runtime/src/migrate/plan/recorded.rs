@@ -97,10 +97,11 @@ fn spelled(template: &KeyTemplate, fields: &[FieldSchema]) -> String {
     text
 }
 
-/// The shard count a spelled template names, if any.
+/// The shard count a spelled template names, if any (a recorded one is read from the table,
+/// so nothing here can panic on what it holds).
 fn shards(spelled: &str) -> Option<&str> {
-    let after = &spelled[spelled.find("{shard(")?..];
-    let count = after.split_once(", ")?.1;
+    let (_, after) = spelled.split_once("{shard(")?;
+    let (_, count) = after.split_once(", ")?;
     count.split_once(")}").map(|(count, _)| count)
 }
 
