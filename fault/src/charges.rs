@@ -61,15 +61,8 @@ pub(crate) fn equated_value<'b>(
     expression: &str,
     attribute: &str,
 ) -> Option<&'b Value> {
-    let names = body.get("ExpressionAttributeNames");
     let values = body.get("ExpressionAttributeValues")?;
-    let names_attribute = |operand: &str| {
-        operand == attribute
-            || names
-                .and_then(|names| names.get(operand))
-                .and_then(Value::as_str)
-                == Some(attribute)
-    };
+    let names_attribute = |operand: &str| names(body, operand, attribute);
     let separators = |c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',';
     for (position, _) in expression.match_indices('=') {
         let (before, after) = expression.split_at(position);
@@ -102,17 +95,21 @@ pub(crate) fn equated_value<'b>(
     None
 }
 
+/// Whether `operand` of an expression in `body` names `attribute`: as it is, or as a
+/// placeholder of `ExpressionAttributeNames`.
+fn names(body: &Value, operand: &str, attribute: &str) -> bool {
+    operand == attribute
+        || body
+            .get("ExpressionAttributeNames")
+            .and_then(|names| names.get(operand))
+            .and_then(Value::as_str)
+            == Some(attribute)
+}
+
 /// Whether update `expression` (of `body`) removes `attribute`: it is named, as it is or through
 /// `ExpressionAttributeNames`, in the expression's `REMOVE` clause.
 pub(crate) fn removes(body: &Value, expression: &str, attribute: &str) -> bool {
-    let names = body.get("ExpressionAttributeNames");
-    let named = |operand: &str| {
-        operand == attribute
-            || names
-                .and_then(|names| names.get(operand))
-                .and_then(Value::as_str)
-                == Some(attribute)
-    };
+    let named = |operand: &str| names(body, operand, attribute);
     let words: Vec<&str> = expression.split_whitespace().collect();
     let clause = |word: &str| {
         ["SET", "REMOVE", "ADD", "DELETE"]
@@ -375,17 +372,8 @@ pub(crate) fn json_value_size(value: &Value) -> usize {
 mod tests {
     use super::*;
     use crate::partition_limits::test_key as key;
+    use crate::table_keys::test_keys as keys;
     use serde_json::json;
-
-    fn keys() -> TableKeys {
-        TableKeys {
-            partition_key: "PK".to_owned(),
-            sort_key: Some("SK".to_owned()),
-            indexes: HashMap::from([("GSI1".to_owned(), "GSI1PK".to_owned())]),
-            index_sort_keys: HashMap::from([("GSI1".to_owned(), "GSI1SK".to_owned())]),
-            on_demand: true,
-        }
-    }
 
     #[test]
     fn sizes_are_counted_as_dynamodb_counts_them() {

@@ -205,17 +205,8 @@ fn entry(
 mod tests {
     use super::*;
     use crate::charges::write_charges;
+    use crate::table_keys::test_keys as keys;
     use serde_json::json;
-
-    fn keys() -> TableKeys {
-        TableKeys {
-            partition_key: "PK".to_owned(),
-            sort_key: Some("SK".to_owned()),
-            indexes: HashMap::from([("GSI1".to_owned(), "GSI1PK".to_owned())]),
-            index_sort_keys: HashMap::from([("GSI1".to_owned(), "GSI1SK".to_owned())]),
-            on_demand: true,
-        }
-    }
 
     /// The extra charges of `body` after `seen` saw `written`, as (index, partition, units).
     fn extra(

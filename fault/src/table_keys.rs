@@ -121,3 +121,15 @@ pub(crate) fn table_names(operation: &str, body: &Value) -> Vec<String> {
     names.dedup();
     names
 }
+
+/// The unit tests' table: key `PK` + `SK`, one index `GSI1` keyed `GSI1PK` + `GSI1SK`.
+#[cfg(test)]
+pub(crate) fn test_keys() -> TableKeys {
+    TableKeys {
+        partition_key: "PK".to_owned(),
+        sort_key: Some("SK".to_owned()),
+        indexes: HashMap::from([("GSI1".to_owned(), "GSI1PK".to_owned())]),
+        index_sort_keys: HashMap::from([("GSI1".to_owned(), "GSI1SK".to_owned())]),
+        on_demand: true,
+    }
+}
