@@ -1319,3 +1319,44 @@ async fn sweep_while_reads_lag() {
     assert_eq!((coverage.items, coverage.behind), (12, 0), "{coverage}");
     assert!(stats.report().lagging_reads > 0, "{}", stats.report());
 }
+
+/// `Comment` with its `author` field renamed in Rust, the attribute kept: the same keys.
+mod renamed {
+    use chrono::{DateTime, NaiveDate, Utc};
+    use serde::{Deserialize, Serialize};
+    use singletable::Entity;
+
+    #[derive(Entity, Serialize, Deserialize, Clone, Debug, PartialEq)]
+    #[dynamo(table = super::Workspace, name = "Comment", schema_version = 2, pk = "WS#{workspace}",
+             sk = "DOC#{date}#{doc}#CMT#{comment}",
+             gsi2pk = "MEMBER#{writer}", gsi2sk = "{created_at}",
+             gsi3pk = writer, gsi3sk = created_at)]
+    pub(super) struct Comment {
+        workspace: String,
+        date: NaiveDate,
+        doc: String,
+        comment: ulid::Ulid,
+        #[serde(rename = "author")]
+        writer: String,
+        created_at: DateTime<Utc>,
+        text: String,
+    }
+}
+
+/// The plan compares keys by the attributes they are written from: a field renamed in Rust
+/// whose attribute stays (`#[serde(rename)]`) changes no key, in a template or in an index that
+/// reads the attribute as is, and the plan does not refuse it.
+#[tokio::test]
+async fn a_field_renamed_in_rust_that_keeps_its_attribute_changes_no_key() {
+    let db = singletable::testing::table::<Workspace>().await.unwrap();
+    let applied = (db.admin().table_migration(&[Comment::SCHEMA]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(applied.plan.actions.len(), 1, "{}", applied.plan);
+    let plan = (db.admin().table_migration(&[renamed::Comment::SCHEMA]))
+        .plan()
+        .await
+        .unwrap();
+    assert!(plan.is_up_to_date(), "{plan}");
+}

@@ -48,7 +48,13 @@ impl Design {
         entities: &[&'static EntitySchema],
     ) -> Self {
         let rows: Vec<DesignRow> = (entities.iter())
-            .flat_map(|entity| entity_rows(schema, entity, |template| template.source.to_owned()))
+            .flat_map(|entity| {
+                let spelling = Spelling {
+                    template: |template: &KeyTemplate| template.source.to_owned(),
+                    by_attribute: false,
+                };
+                entity_rows(schema, entity, spelling)
+            })
             .collect();
         let unused_indexes = schema
             .indexes
@@ -65,13 +71,23 @@ impl Design {
     }
 }
 
-/// `entity`'s rows, its templates spelled by `spell`: as written, for the design's table, or
-/// in one spelling, for the record a plan compares ([`super::plan`]).
+/// How [`entity_rows`] spells keys.
+pub(crate) struct Spelling<S> {
+    /// A template: as written, for the design's table, or in one spelling, for the record a
+    /// plan compares ([`super::plan`]).
+    pub(crate) template: S,
+    /// Whether an index key read from an attribute as is shows the attribute (which a field's
+    /// rename in Rust keeps) rather than the field.
+    pub(crate) by_attribute: bool,
+}
+
+/// `entity`'s rows, spelled as `spelling` says.
 pub(crate) fn entity_rows(
     schema: &'static TableSchema,
     entity: &'static EntitySchema,
-    spell: impl Fn(&KeyTemplate) -> String,
+    spelling: Spelling<impl Fn(&KeyTemplate) -> String>,
 ) -> Vec<DesignRow> {
+    let spell = spelling.template;
     let mut rows = vec![DesignRow {
         entity: entity.name,
         schema_version: entity.schema_version,
@@ -86,10 +102,9 @@ pub(crate) fn entity_rows(
         let index = entity_index.index;
         // An index key read from an item attribute as is shows as that field alone.
         let as_is = |attribute: &str| {
-            let field = entity
-                .fields
-                .iter()
+            let field = (entity.fields.iter())
                 .find(|field| field.attribute == attribute)
+                .filter(|_| !spelling.by_attribute)
                 .map_or(attribute, |field| field.name);
             format!("{{{field}}}")
         };

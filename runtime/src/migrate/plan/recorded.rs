@@ -4,7 +4,7 @@
 //! compares the declaration with. A template or shard count changed without a new schema
 //! version leaves items where the new keys do not look, and no sweep finds them.
 
-use super::super::design::entity_rows;
+use super::super::design::{entity_rows, Spelling};
 use super::{Blocker, Note, Plan, PlanAction};
 use crate::error::Error;
 use crate::expr::condition::Node;
@@ -53,17 +53,19 @@ fn version_attribute(version: u32) -> String {
 
 /// `entity`'s keys as this code declares them.
 pub(super) fn declared<T: Table>(entity: &'static EntitySchema) -> Vec<RecordedKeys> {
-    entity_rows(T::SCHEMA, entity, |template| {
-        spelled(template, entity.fields)
-    })
-    .into_iter()
-    .map(|row| RecordedKeys {
-        index: row.index.map(str::to_owned),
-        partition: row.partition_template,
-        sort: row.sort_template,
-        when: row.rule.map(str::to_owned),
-    })
-    .collect()
+    let spelling = Spelling {
+        template: |template: &KeyTemplate| spelled(template, entity.fields),
+        by_attribute: true,
+    };
+    entity_rows(T::SCHEMA, entity, spelling)
+        .into_iter()
+        .map(|row| RecordedKeys {
+            index: row.index.map(str::to_owned),
+            partition: row.partition_template,
+            sort: row.sort_template,
+            when: row.rule.map(str::to_owned),
+        })
+        .collect()
 }
 
 /// A template in one spelling, whatever spaces or field names it was written with: each field
