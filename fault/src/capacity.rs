@@ -3,7 +3,7 @@
 
 use crate::charges::{
     batch_write_request, consistent, partition_key, queried_key, read_charges, read_units,
-    reported_write_rest, write_charges, Charge,
+    reported_write_rest, transact_write_operation, write_charges, Charge,
 };
 use crate::http::{json_response, Message};
 use crate::lock::lock;
@@ -129,11 +129,8 @@ impl CapacityModel {
                     else {
                         continue;
                     };
-                    let operation = match action.as_str() {
-                        "Put" => "PutItem",
-                        "Update" => "UpdateItem",
-                        "Delete" => "DeleteItem",
-                        _ => continue,
+                    let Some(operation) = transact_write_operation(action) else {
+                        continue;
                     };
                     if let Some(table) = request.get("TableName").and_then(Value::as_str) {
                         record(table, operation, request);
@@ -410,12 +407,10 @@ impl CapacityModel {
                     .into_iter()
                     .collect()
             } else {
-                match action.as_str() {
-                    "Put" => self.write_charges(keys, table, "PutItem", request, 2.0),
-                    "Update" => self.write_charges(keys, table, "UpdateItem", request, 2.0),
-                    "Delete" => self.write_charges(keys, table, "DeleteItem", request, 2.0),
+                match transact_write_operation(action) {
+                    Some(operation) => self.write_charges(keys, table, operation, request, 2.0),
                     // A condition check is charged as a write of its key, and changes no item.
-                    _ => write_charges(keys, table, "DeleteItem", request, 2.0),
+                    None => write_charges(keys, table, "DeleteItem", request, 2.0),
                 }
             };
             for charge in item_charges {

@@ -175,6 +175,17 @@ fn write_charge(
     })
 }
 
+/// The single write a transaction's `Put`, `Update` or `Delete` stands for; `None` for a
+/// `ConditionCheck`, which changes no item.
+pub(crate) fn transact_write_operation(action: &str) -> Option<&'static str> {
+    match action {
+        "Put" => Some("PutItem"),
+        "Update" => Some("UpdateItem"),
+        "Delete" => Some("DeleteItem"),
+        _ => None,
+    }
+}
+
 /// One `PutRequest` or `DeleteRequest` of a batch, as the single write it stands for.
 pub(crate) fn batch_write_request(request: &Value) -> Option<(&'static str, &Value)> {
     match (request.get("PutRequest"), request.get("DeleteRequest")) {

@@ -346,38 +346,33 @@ mod tests {
         assert_eq!(changes(&recorded, &declared, &["gsi4"]).len(), 3);
     }
 
+    /// The plan tests' table.
     struct App;
 
     impl Table for App {
-        const SCHEMA: &'static crate::schema::TableSchema = &crate::schema::TableSchema {
-            type_name: "App",
-            name: "app",
-            partition_key: "PK",
-            sort_key: Some("SK"),
-            entity_attribute: "_type",
-            schema_version_attribute: "_sv",
-            indexes: &[],
-            ttl_attribute: None,
-            stream: None,
-        };
+        const SCHEMA: &'static crate::schema::TableSchema = &super::super::tests::SCHEMA;
         type Stream = crate::schema::NoStream;
     }
 
     #[test]
-    fn a_record_is_read_by_version_and_a_malformed_one_is_a_typed_error() {
+    fn a_record_is_read_by_version_and_a_malformed_one_is_a_typed_error(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let declared = vec![keys(None, "TEAM#{team:3}", None)];
         let mut item = key::<App>("Task");
-        let stored = serde_dynamo::to_attribute_value(&declared).unwrap();
+        let stored = serde_dynamo::to_attribute_value(&declared)?;
         item.insert(version_attribute(2), stored);
         item.insert("_type".into(), AttributeValue::S("_migration".into()));
-        let recorded = versions::<App>(item.clone()).unwrap();
+        let recorded = versions::<App>(item.clone())?;
         assert_eq!(recorded, Recorded::from([(2, declared)]));
         item.insert(version_attribute(3), AttributeValue::S("not keys".into()));
-        let error = versions::<App>(item).unwrap_err();
+        let Err(error) = versions::<App>(item) else {
+            return Err("a version that holds no keys was read".into());
+        };
         assert!(
             matches!(&error, DecodeError::Attribute { attribute, .. } if attribute == "keys_v3"),
             "{error:?}"
         );
+        Ok(())
     }
 
     #[test]
@@ -385,6 +380,9 @@ mod tests {
         let recorded = [keys(Some("gsi1"), "OPEN#{team:3}", None)];
         let declared = [keys(Some("gsi1"), "OPEN#{team:3}#{shard(id, 4)}", None)];
         let changes = changes(&recorded, &declared, &[]);
-        assert!(changes[0].ends_with("(no shards, now 4)"), "{changes:?}");
+        let added = changes
+            .first()
+            .is_some_and(|change| change.ends_with("(no shards, now 4)"));
+        assert!(added, "{changes:?}");
     }
 }

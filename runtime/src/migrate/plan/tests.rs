@@ -34,7 +34,7 @@ static GSI2: IndexSchema = IndexSchema {
     projection: IndexProjection::All,
 };
 static INDEXES: [IndexSchema; 2] = [GSI1, GSI2];
-static SCHEMA: TableSchema = TableSchema {
+pub(super) static SCHEMA: TableSchema = TableSchema {
     type_name: "App",
     name: "app",
     partition_key: "PK",
